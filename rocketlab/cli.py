@@ -1,0 +1,154 @@
+"""The ``rocketlab`` command (DESIGN.md's CLI contract).
+
+Exit codes: 0 success; 1 the run or check found a problem (an invariant violation); 2 bad usage or bad
+input, with one line on stderr. Subcommands live with their subsystem and register here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rocketlab import __version__
+from rocketlab.errors import RocketlabError
+
+# Modules with a ``register(subparsers)`` function, each adding its subcommands.
+COMMAND_MODULES = (
+    "rocketlab.lab",
+    "rocketlab.analysis.cli",
+    "rocketlab.store.cli",
+    "rocketlab.dledger.cli",
+    "rocketlab.net.cli",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's usage errors: one line, exit 2
+        self.exit(2, f"rocketlab: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rocketlab", description="Learn RocketMQ storage and replication by running it.")
+    parser.add_argument("--version", action="version", version=f"rocketlab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_sim(sub)
+    _add_demo(sub)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:  # a real import error inside an existing module
+                raise
+            continue  # that subsystem has not arrived yet
+        module.register(sub)
+    return parser
+
+
+def _add_sim(sub: Any) -> None:
+    p = sub.add_parser("sim", help="run a named scenario in the simulator and write its run directory")
+    p.add_argument("scenario", nargs="?", help="scenario name (see --list)")
+    p.add_argument("--list", action="store_true", help="list the scenarios, one per line")
+    p.add_argument("--nodes", type=int)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--profile")
+    p.add_argument("--network", help="reliable, unreliable, reordering or long-delays")
+    p.add_argument("--latency", help="constant:MS, uniform:LO:HI or exponential:MEAN")
+    p.add_argument("--duration", type=int, dest="duration_ms", help="simulated ms")
+    p.add_argument("--out", type=Path, help="run directory (default runs/SCENARIO-seedN)")
+    p.add_argument("--parquet", action="store_true", help="write events.parquet instead of events.jsonl")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.set_defaults(func=cmd_sim)
+
+
+def _add_demo(sub: Any) -> None:
+    p = sub.add_parser("demo", help="the headless tour (for now: the simulator smoke scenario)")
+    p.add_argument("--out", type=Path, default=Path("runs/demo"))
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_demo)
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    from rocketlab.sim.scenarios import SCENARIOS, ScenarioArgs, get_scenario
+
+    if args.list:
+        for name in sorted(SCENARIOS):
+            print(f"{name}\t{SCENARIOS[name].description}")
+        return 0
+    if not args.scenario:
+        raise RocketlabError("sim needs a SCENARIO name (or --list)")
+    scenario = get_scenario(args.scenario)
+    out = args.out or Path("runs") / f"{scenario.name}-seed{args.seed}"
+    sargs = ScenarioArgs(nodes=args.nodes, seed=args.seed, profile=args.profile, network=args.network,
+                         latency=args.latency, duration_ms=args.duration_ms, data_dir=out)
+    return _run_and_report(scenario.run, sargs, out, args.parquet, args.json)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from rocketlab.sim.scenarios import ScenarioArgs, get_scenario
+
+    out = args.out / "smoke"
+    print(f"rocketlab demo: seed {args.seed}; the smoke scenario (pingpong nodes under faults)")
+    return _run_and_report(get_scenario("smoke").run, ScenarioArgs(seed=args.seed, data_dir=out), out,
+                           False, False)
+
+
+def _run_and_report(run: Any, sargs: Any, out: Path, parquet: bool, as_json: bool) -> int:
+    from rocketlab.errors import InvariantViolation
+
+    try:
+        result = run(sargs)
+    except InvariantViolation as e:
+        print(f"rocketlab: {e}", file=sys.stderr)
+        return 1
+    result.cluster.save(out, parquet=parquet)
+    result.cluster.close()
+    if as_json:
+        print(json.dumps({**result.summary, "run_dir": str(out), "nodes": result.table}))
+    else:
+        print_summary(result.summary, result.table, out)
+    return 0 if result.ok else 1
+
+
+def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Path) -> None:
+    print(f"scenario {summary['scenario']}  seed {summary['seed']}  simulated {summary['simulated_ms']} ms  "
+          f"events {summary['events']}  violations {summary['violations']}")
+    msgs = summary["messages"]
+    print(f"messages: sent {msgs['sent']}  delivered {msgs['delivered']}  dropped {msgs['dropped']}  "
+          f"faults {summary['faults']}")
+    print("events by kind: " + ", ".join(f"{k} {v}" for k, v in summary["kinds"].items()))
+    print(format_table(table))
+    print(f"run directory: {out}")
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """A plain fixed-width table of dict rows (the same keys in every row)."""
+    if not rows:
+        return ""
+    cols = list(rows[0])
+    widths = [max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(cols, widths, strict=True))]
+    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths, strict=True)) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except RocketlabError as e:
+        print(f"rocketlab: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""PingPong: the smallest protocol that exercises every runtime feature (the smoke scenario's nodes).
+
+Each node, as a sans-IO core:
+
+* every ``heartbeat_interval_ms`` sends a one-way ``Heartbeat`` to every peer and counts those it gets;
+* every ``ping_interval_ms`` sends a ``Ping`` request to every peer and counts the ``Pong`` replies and
+  the failures (lost, peer down, timeout), tracing a ``ping`` event with the round-trip time;
+* with ``stream_frames`` > 0, keeps a byte stream open to the next peer in the ring and writes that
+  many length-prefixed frames per heartbeat; the receiver parses frames out of whatever split or merged
+  chunks arrive and checks that each stream's counters run 0, 1, 2, ... (``frame_errors`` counts breaks).
+
+It is not a RocketMQ component; it proves the simulator, the TCP runtime, the trace and the analyses.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rocketlab.core import EMPTY, BaseCore, Connect, NodeContext, Output, OutputBuilder, StreamClose, StreamWrite
+from rocketlab.errors import CodecError, ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ping:
+    seq: int
+    sent_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Pong:
+    seq: int
+    sent_ms: int
+
+
+_HEARTBEAT, _PING, _PONG = 1, 2, 3
+_ONE = struct.Struct(">Bq")
+_TWO = struct.Struct(">Bqq")
+FRAME = struct.Struct(">IQ")  # frame length (always 8), then the stream counter
+
+
+class PingPongCodec:
+    """Binary codec: a type byte then big-endian 8-byte fields."""
+
+    def encode(self, msg: Any) -> bytes:
+        if type(msg) is Heartbeat:
+            return _ONE.pack(_HEARTBEAT, msg.seq)
+        if type(msg) is Ping:
+            return _TWO.pack(_PING, msg.seq, msg.sent_ms)
+        if type(msg) is Pong:
+            return _TWO.pack(_PONG, msg.seq, msg.sent_ms)
+        raise CodecError(f"PingPongCodec cannot encode {type(msg).__name__}")
+
+    def decode(self, data: bytes) -> Any:
+        if not data:
+            raise CodecError("empty pingpong message", 0)
+        kind = data[0]
+        if kind == _HEARTBEAT and len(data) == _ONE.size:
+            return Heartbeat(_ONE.unpack(data)[1])
+        if kind in (_PING, _PONG) and len(data) == _TWO.size:
+            _, seq, sent = _TWO.unpack(data)
+            return Ping(seq, sent) if kind == _PING else Pong(seq, sent)
+        raise CodecError(f"bad pingpong message: type {kind}, {len(data)} bytes", 0)
+
+
+@dataclass(frozen=True)
+class PingPongConfig:
+    heartbeat_interval_ms: int = 50
+    ping_interval_ms: int = 200
+    ping_timeout_ms: int = 500
+    stream_frames: int = 0
+    trace_pings: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("heartbeat_interval_ms", "ping_interval_ms", "ping_timeout_ms"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+        if self.stream_frames < 0:
+            raise ConfigError(f"stream_frames must be >= 0, got {self.stream_frames}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class PingPongStats:
+    heartbeats_sent: int = 0
+    heartbeats_received: dict[str, int] = field(default_factory=dict)
+    pings_sent: int = 0
+    pongs: int = 0
+    ping_failures: int = 0
+    pings_answered: int = 0
+    frames_sent: int = 0
+    frames_received: int = 0
+    frame_errors: int = 0
+    streams_opened: int = 0
+    streams_closed: int = 0
+
+
+class PingPongNode(BaseCore):
+    """The smoke core (see module docstring). Not a RocketMQ class."""
+
+    role = "NODE"
+
+    def __init__(self, node_id: str, peers: tuple[str, ...], config: PingPongConfig) -> None:
+        self.node_id = node_id
+        self.peers = tuple(sorted(p for p in peers if p != node_id))
+        self.config = config
+        self.stats = PingPongStats()
+        self.next_heartbeat_ms = 0
+        self.next_ping_ms = 0
+        self.seq = 0
+        self.request_id = 0
+        self.stream_to = self._ring_successor(peers)
+        self.out_stream: str | None = None
+        self.connecting: str | None = None
+        self.out_counter = 0
+        self.rx: dict[Any, tuple[bytearray, int]] = {}
+
+    def _ring_successor(self, peers: tuple[str, ...]) -> str | None:
+        ring = sorted(peers)
+        if len(ring) < 2:
+            return None
+        return ring[(ring.index(self.node_id) + 1) % len(ring)]
+
+    # --- timers ------------------------------------------------------------------------------
+    def on_start(self, now_ms: int) -> Output:
+        self.next_heartbeat_ms = now_ms
+        self.next_ping_ms = now_ms + self.config.ping_interval_ms
+        return self.on_tick(now_ms)
+
+    def next_deadline_ms(self) -> int:
+        return min(self.next_heartbeat_ms, self.next_ping_ms)
+
+    def on_tick(self, now_ms: int) -> Output:
+        out = OutputBuilder()
+        if now_ms >= self.next_heartbeat_ms:
+            self.next_heartbeat_ms = now_ms + self.config.heartbeat_interval_ms
+            self.seq += 1
+            for peer in self.peers:
+                out.send(peer, Heartbeat(self.seq))
+            self.stats.heartbeats_sent += len(self.peers)
+            self._stream_tick(out)
+        if now_ms >= self.next_ping_ms:
+            self.next_ping_ms = now_ms + self.config.ping_interval_ms
+            for peer in self.peers:
+                self.request_id += 1
+                out.request(peer, Ping(self.request_id, now_ms), self.request_id, self.config.ping_timeout_ms)
+            self.stats.pings_sent += len(self.peers)
+        return out.build()
+
+    # --- messages ----------------------------------------------------------------------------
+    def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
+        received = self.stats.heartbeats_received
+        received[src] = received.get(src, 0) + 1
+        return EMPTY
+
+    def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
+        self.stats.pings_answered += 1
+        out = OutputBuilder()
+        out.reply(src, request_id, Pong(msg.seq, msg.sent_ms))
+        return out.build()
+
+    def on_reply(self, src: str, request_id: int, msg: Any | None, now_ms: int) -> Output:
+        out = OutputBuilder()
+        ok = msg is not None
+        if ok:
+            self.stats.pongs += 1
+        else:
+            self.stats.ping_failures += 1
+        if self.config.trace_pings:
+            rtt = float(now_ms - msg.sent_ms) if ok else None
+            out.trace("ping", to=src, ping_seq=request_id, ok=ok, rtt_ms=rtt)
+        return out.build()
+
+    # --- the stream ring ---------------------------------------------------------------------
+    def _stream_tick(self, out: OutputBuilder) -> None:
+        if self.stream_to is None or self.config.stream_frames == 0:
+            return
+        if self.out_stream is None and self.connecting is None:
+            self.connecting = f"{self.node_id}->{self.stream_to}#{self.seq}"
+            self.out_counter = 0
+            out.act(Connect(self.stream_to, self.connecting))
+        if self.out_stream is not None:
+            frames = b"".join(FRAME.pack(8, self.out_counter + i) for i in range(self.config.stream_frames))
+            self.out_counter += self.config.stream_frames
+            self.stats.frames_sent += self.config.stream_frames
+            out.act(StreamWrite(self.out_stream, frames))
+
+    def on_stream_open(self, stream_id: Any, peer: str, accepted: bool, now_ms: int) -> Output:
+        self.stats.streams_opened += 1
+        if accepted:
+            self.rx[stream_id] = (bytearray(), 0)
+        else:
+            self.connecting = None
+            self.out_stream = stream_id
+        return EMPTY
+
+    def on_stream_data(self, stream_id: Any, data: bytes, now_ms: int) -> Output:
+        buf, expected = self.rx.get(stream_id, (bytearray(), 0))
+        buf += data
+        while len(buf) >= FRAME.size:
+            length, counter = FRAME.unpack_from(buf)
+            if length != 8 or counter != expected:
+                self.stats.frame_errors += 1
+                self.rx.pop(stream_id, None)
+                out = OutputBuilder()
+                out.act(StreamClose(stream_id, f"bad frame: length {length}, counter {counter}, "
+                                               f"expected {expected}"))
+                return out.build()
+            del buf[:FRAME.size]
+            expected += 1
+            self.stats.frames_received += 1
+        self.rx[stream_id] = (buf, expected)
+        return EMPTY
+
+    def on_stream_closed(self, stream_id: Any, reason: str, now_ms: int) -> Output:
+        self.stats.streams_closed += 1
+        self.rx.pop(stream_id, None)
+        if stream_id == self.out_stream:
+            self.out_stream = None
+        if stream_id == self.connecting:
+            self.connecting = None
+        return EMPTY
+
+    def describe(self) -> dict[str, Any]:
+        return {"node": self.node_id, **asdict(self.stats)}
+
+
+def make_pingpong_node(ctx: NodeContext, config: PingPongConfig | None = None) -> PingPongNode:
+    """Factory for both runtimes."""
+    return PingPongNode(ctx.node_id, ctx.peers, config or PingPongConfig())

@@ -1,0 +1,17 @@
+"""The deterministic runtime: virtual clock, simulated network with faults, the Cluster facade.
+
+* :mod:`~rocketlab.sim.kernel` — Scheduler (virtual ms clock, total event order);
+* :mod:`~rocketlab.sim.network` — NetworkModel (labrpc's reliable / unreliable / reordering /
+  long-delays modes, latency distributions);
+* :mod:`~rocketlab.sim.runtime` — SimRuntime hosting sans-IO cores (messages, requests, byte streams,
+  crash / restart / pause / partition / drop);
+* :mod:`~rocketlab.sim.faults` — fault schedules as data;
+* :mod:`~rocketlab.sim.cluster` — Cluster, the facade of DESIGN.md;
+* :mod:`~rocketlab.sim.scenarios` — named scenarios for ``rocketlab sim``.
+"""
+
+from rocketlab.sim.cluster import Checker, Cluster
+from rocketlab.sim.faults import Fault, FaultSchedule
+from rocketlab.sim.network import NETWORK_MODES, Latency, NetworkModel
+
+__all__ = ["Checker", "Cluster", "Fault", "FaultSchedule", "Latency", "NETWORK_MODES", "NetworkModel"]

@@ -1,0 +1,282 @@
+"""Cluster: the facade notebooks, tests and graders drive (DESIGN.md's Python API).
+
+A Cluster owns the virtual clock, the trace recorder, the simulated runtime and the invariant checkers.
+It is generic: a protocol plugs in by giving node factories and a codec. Constructors for concrete
+systems (``Cluster.pingpong`` here; DLedger and master-slave in their issues) are thin classmethods.
+
+Everything that happens is a trace event; every fault is one too (kind ``fault``). Checkers run after
+every event; a violation is recorded as a ``violation`` event and raised as
+:class:`~rocketlab.errors.InvariantViolation` carrying the seed and scenario (``raise_on_violation``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from rocketlab.core import Codec, CoreFactory, NodeContext
+from rocketlab.errors import InvariantViolation, RocketlabError
+from rocketlab.sim.faults import Fault, FaultSchedule
+from rocketlab.sim.kernel import Scheduler
+from rocketlab.sim.network import Latency, NetworkModel
+from rocketlab.sim.runtime import DropRule, SimRuntime
+from rocketlab.trace.recorder import Event, TraceRecorder
+from rocketlab.trace.rundir import write_run
+
+LEADER_ROLES = ("LEADER", "MASTER")
+
+
+class Checker(Protocol):
+    """An invariant checker: observes events, never participates. Returns a detail string on violation."""
+
+    name: str
+
+    def check(self, cluster: Cluster, event: Event) -> str | None: ...
+
+
+class Cluster:
+    """A simulated cluster of nodes hosting sans-IO cores; see the module docstring."""
+
+    def __init__(
+        self,
+        node_ids: Sequence[str],
+        factory: CoreFactory,
+        codec: Codec,
+        *,
+        seed: int = 1,
+        network: str | NetworkModel = "reliable",
+        latency: str | Latency | None = None,
+        data_dir: str | Path | None = None,
+        options: dict[str, Any] | None = None,
+        trace: bool = True,
+        trace_network: bool = True,
+        checkers: Iterable[Checker] = (),
+        raise_on_violation: bool = True,
+        scenario: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        if not node_ids:
+            raise RocketlabError("a cluster needs at least one node")
+        if len(set(node_ids)) != len(node_ids):
+            raise RocketlabError(f"duplicate node ids in {list(node_ids)}")
+        self.seed = seed
+        self.scenario = scenario
+        self.model = network if isinstance(network, NetworkModel) else NetworkModel.named(network, latency)
+        self.scheduler = Scheduler()
+        self.recorder = TraceRecorder(enabled=trace)
+        self.runtime = SimRuntime(self.scheduler, self.recorder, self.model, seed, trace_network and trace)
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.meta = dict(meta or {})
+        self.checkers = list(checkers)
+        self.raise_on_violation = raise_on_violation
+        self.violations: list[Event] = []
+        self._put_handler: Callable[..., Any] | None = None
+        peers = tuple(node_ids)
+        for node_id in node_ids:
+            node_dir = self.data_dir / "nodes" / node_id if self.data_dir is not None else None
+            if node_dir is not None:
+                node_dir.mkdir(parents=True, exist_ok=True)
+            ctx = NodeContext(node_id, peers, seed, node_dir, dict(options or {}))
+            self.runtime.add_node(node_id, factory, ctx, codec)
+        if self.checkers:
+            self.recorder.subscribe(self._check)
+        for node_id in node_ids:
+            self.runtime.start(node_id)
+
+    # --- constructors ------------------------------------------------------------------------
+    @classmethod
+    def pingpong(cls, nodes: int = 3, seed: int = 1, **kwargs: Any) -> Cluster:
+        """The smoke cluster: nodes exchanging heartbeats, pings and stream frames (rocketlab.pingpong)."""
+        from rocketlab.pingpong import PingPongCodec, PingPongConfig, make_pingpong_node
+
+        config = kwargs.pop("config", None) or PingPongConfig()
+        ids = [f"n{i}" for i in range(nodes)]
+        kwargs.setdefault("meta", {})
+        kwargs["meta"] = {"system": "pingpong", "config": config.as_dict(), **kwargs["meta"]}
+        return cls(ids, lambda ctx: make_pingpong_node(ctx, config), PingPongCodec(), seed=seed, **kwargs)
+
+    # --- time --------------------------------------------------------------------------------
+    @property
+    def now_ms(self) -> int:
+        return self.scheduler.now_ms
+
+    @property
+    def events(self) -> list[Event]:
+        return self.recorder.events
+
+    def step(self) -> bool:
+        """Run one kernel event; False when nothing is left to run."""
+        return self.scheduler.step()
+
+    def run_for(self, duration_ms: int) -> None:
+        self.scheduler.run_until_time(self.scheduler.now_ms + duration_ms)
+
+    def run_until(self, predicate: Callable[[Cluster], bool], timeout_ms: int = 30_000) -> bool:
+        """Run until ``predicate(self)`` holds (checked after every event) or ``timeout_ms`` passes."""
+        end = self.scheduler.now_ms + timeout_ms
+        while not predicate(self):
+            next_time = self.scheduler.next_time()
+            if next_time is None or next_time > end:
+                self.scheduler.run_until_time(end)
+                return predicate(self)
+            self.scheduler.step()
+        return True
+
+    # --- nodes -------------------------------------------------------------------------------
+    @property
+    def node_ids(self) -> list[str]:
+        return list(self.runtime.nodes)
+
+    def node(self, node_id: str) -> Any:
+        """The node's core, for inspection (None while crashed)."""
+        return self.runtime.get(node_id).core
+
+    def alive(self, node_id: str) -> bool:
+        return self.runtime.get(node_id).alive
+
+    def live_nodes(self) -> list[str]:
+        return [n for n, node in self.runtime.nodes.items() if node.alive]
+
+    def leader(self) -> str | None:
+        """The live node whose core's ``role`` is LEADER/MASTER (the highest ``term`` if several)."""
+        best: tuple[int, str] | None = None
+        for node_id, node in self.runtime.nodes.items():
+            if node.alive and getattr(node.core, "role", None) in LEADER_ROLES:
+                term = getattr(node.core, "term", 0) or 0
+                if best is None or term > best[0]:
+                    best = (term, node_id)
+        return best[1] if best else None
+
+    def followers(self) -> list[str]:
+        leader = self.leader()
+        return [n for n in self.live_nodes() if n != leader]
+
+    def put(self, body: bytes, topic: str = "TopicTest", **kwargs: Any) -> Any:
+        """Put a message through the current leader or master (systems with a store install this)."""
+        if self._put_handler is None:
+            raise RocketlabError("this cluster's system takes no puts (it has no message store)")
+        return self._put_handler(self, body, topic, **kwargs)
+
+    # --- faults ------------------------------------------------------------------------------
+    def _fault(self, action: str, targets: Sequence[str]) -> None:
+        self.recorder.emit(self.now_ms, None, "fault", {"action": action, "targets": list(targets)})
+
+    def crash(self, *node_ids: str, lose_unflushed: bool = False) -> None:
+        """Crash nodes: volatile state is lost; with ``lose_unflushed`` unflushed writes are too."""
+        for node_id in node_ids:
+            self.runtime.get(node_id)
+        self._fault("crash", node_ids)
+        for node_id in node_ids:
+            self.runtime.crash(node_id, lose_unflushed)
+
+    def restart(self, *node_ids: str) -> None:
+        for node_id in node_ids:
+            if self.runtime.get(node_id).alive:
+                raise RocketlabError(f"cannot restart {node_id}: it is running (crash it first)")
+        self._fault("restart", node_ids)
+        for node_id in node_ids:
+            self.runtime.start(node_id)
+
+    def partition(self, *groups: Sequence[str]) -> None:
+        """Cut links between groups: ``c.partition(["n0"], ["n1", "n2"])``; unnamed nodes group together."""
+        self.runtime.partition([list(g) for g in groups])
+        self._fault("partition", [",".join(g) for g in groups])
+
+    def isolate(self, node_id: str) -> None:
+        self.partition([node_id])
+
+    def heal(self) -> None:
+        self._fault("heal", [])
+        self.runtime.heal()
+
+    def pause(self, *node_ids: str) -> None:
+        for node_id in node_ids:
+            self.runtime.get(node_id)
+        self._fault("pause", node_ids)
+        for node_id in node_ids:
+            self.runtime.pause(node_id)
+
+    def resume(self, *node_ids: str) -> None:
+        for node_id in node_ids:
+            self.runtime.get(node_id)
+        self._fault("resume", node_ids)
+        for node_id in node_ids:
+            self.runtime.resume(node_id)
+
+    def drop_next(self, src: str | None = None, dst: str | None = None, msg: str | None = None,
+                  count: int = 1) -> None:
+        """Drop the next ``count`` messages from ``src`` to ``dst`` of type ``msg`` (None = any)."""
+        for node_id in (src, dst):
+            if node_id is not None:
+                self.runtime.get(node_id)
+        self.runtime.drop_rules.append(DropRule(src, dst, msg, count))
+        self._fault("drop", [src or "*", dst or "*"])
+
+    def drop(self, msg_id: int) -> None:
+        """Drop the message in flight with this ``msg_id`` (from its ``msg_send`` event)."""
+        self.runtime.doomed.add(msg_id)
+        self._fault("drop", [str(msg_id)])
+
+    def apply(self, fault: Fault) -> None:
+        """Carry out one fault now."""
+        if fault.action in ("crash", "crash!"):
+            self.crash(*fault.targets, lose_unflushed=fault.action == "crash!")
+        elif fault.action == "restart":
+            self.restart(*fault.targets)
+        elif fault.action == "partition":
+            self.partition(*fault.groups)
+        elif fault.action == "heal":
+            self.heal()
+        elif fault.action == "pause":
+            self.pause(*fault.targets)
+        elif fault.action == "resume":
+            self.resume(*fault.targets)
+        else:
+            src, dst = (None if t == "*" else t for t in fault.targets)
+            self.drop_next(src, dst)
+
+    def apply_schedule(self, schedule: FaultSchedule | str) -> None:
+        """Schedule every fault of a schedule (or its text) at its time, relative to time 0."""
+        faults = FaultSchedule.parse(schedule) if isinstance(schedule, str) else schedule
+        for fault in faults:
+            for node_id in [*fault.targets, *(n for g in fault.groups for n in g)]:
+                if node_id != "*":
+                    self.runtime.get(node_id)
+        for fault in faults:
+            self.scheduler.at(max(fault.at_ms, self.now_ms), self.apply, fault)
+
+    # --- checks and output -------------------------------------------------------------------
+    def _check(self, event: Event) -> None:
+        if event["kind"] == "violation":
+            return
+        for checker in self.checkers:
+            detail = checker.check(self, event)
+            if detail is not None:
+                violation = self.recorder.emit(self.now_ms, event.get("node"), "violation",
+                                               {"invariant": checker.name, "detail": detail})
+                self.violations.append(violation or {"invariant": checker.name, "detail": detail})
+                if self.raise_on_violation:
+                    raise InvariantViolation(checker.name, detail, self.seed, self.scenario)
+
+    def describe(self) -> dict[str, Any]:
+        """Seed, scenario, network and node ids: the first thing written for a run."""
+        return {"seed": self.seed, "scenario": self.scenario, "network": self.model.describe(),
+                "nodes": self.node_ids, **self.meta}
+
+    def save(self, run_dir: str | Path, *, parquet: bool = False) -> Path:
+        """Write ``meta.json`` and the events to ``run_dir`` (the store files are under ``nodes/``)."""
+        meta = {**self.describe(), "end_ms": self.now_ms, "counters": dict(self.runtime.counters),
+                "violations": len(self.violations)}
+        return write_run(run_dir, meta, self.recorder.events, parquet=parquet)
+
+    def close(self) -> None:
+        """Stop every live node cleanly (closes their files)."""
+        for node_id in self.node_ids:
+            self.runtime.stop(node_id)
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

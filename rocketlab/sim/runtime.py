@@ -1,0 +1,566 @@
+"""SimRuntime: hosts sans-IO cores on the virtual clock and moves their messages and byte streams.
+
+Theory of operation
+-------------------
+Each node is a :class:`SimNode` holding a core built by its factory. An input to a core (message,
+request, reply, tick, stream event) returns an :class:`~rocketlab.core.Output`; the runtime records the
+output's trace events, then carries out its actions in order, then re-arms the node's tick at
+``core.next_deadline_ms()``. Messages pass through the node's codec at the network boundary, so nodes
+never share objects and every run exercises the codec.
+
+Faults: a *crash* discards the core (``on_crash``) and everything in flight to it; a *restart* builds a
+new core from the same data directory (a new incarnation: messages addressed to the old one are lost);
+a *pause* defers every input of the node until *resume* (its clock keeps running, so timers fire late);
+a *partition* cuts every link between groups, checked when a message is sent and when it arrives;
+*drop* removes one message (by id or by the next one matching a rule).
+
+Requests always resolve exactly once at the caller: with the reply, or with ``None`` on loss, on a dead
+or unreachable peer (after labrpc's failure delay), or at the request's timeout.
+
+Byte streams are TCP-like: ordered and lossless; writes may arrive split or merged; bytes crossing a
+partition are held until it heals; a crashed peer's streams are closed (as the kernel does for a
+killed process). Simplified: no flow control, no connect timeout beyond the failure delay.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocketlab.core import (
+    Codec,
+    Connect,
+    Core,
+    CoreFactory,
+    NodeContext,
+    Output,
+    Reply,
+    Request,
+    Send,
+    StreamClose,
+    StreamWrite,
+)
+from rocketlab.errors import LocalProtocolError, UnknownNodeError
+from rocketlab.sim.kernel import Scheduler
+from rocketlab.sim.network import NetworkModel
+from rocketlab.trace.recorder import TraceRecorder
+
+
+@dataclass(eq=False)
+class SimNode:
+    """One simulated process: its factory, context, codec and (while alive) its core."""
+
+    node_id: str
+    factory: CoreFactory
+    ctx: NodeContext
+    codec: Codec
+    core: Core | None = None
+    alive: bool = False
+    paused: bool = False
+    incarnation: int = 0
+    tick_at: int | None = None
+    tick_gen: int = 0
+    deferred: list[tuple[Callable[..., None], tuple[Any, ...]]] = field(default_factory=list)
+    accepted: int = 0
+
+
+@dataclass(eq=False)
+class DropRule:
+    """Drop the next ``count`` messages matching src/dst/message type (None matches anything)."""
+
+    src: str | None
+    dst: str | None
+    msg: str | None
+    count: int = 1
+
+    def matches(self, src: str, dst: str, msg_name: str) -> bool:
+        return ((self.src is None or self.src == src) and (self.dst is None or self.dst == dst)
+                and (self.msg is None or self.msg == msg_name))
+
+
+@dataclass(eq=False)
+class _Pending:
+    dst: str
+    msg: str
+    timeout_at: int
+
+
+@dataclass(eq=False)
+class _Half:
+    """One direction of a stream: where bytes go, what is held by a partition, arrival order."""
+
+    node: str
+    incarnation: int
+    stream_id: Any
+    last_arrival: int = 0
+    held: list[tuple[bytes | None, str]] = field(default_factory=list)
+    rx: bytearray = field(default_factory=bytearray)
+    read_scheduled: bool = False
+    closed: bool = False
+
+
+@dataclass(eq=False)
+class _Stream:
+    sid: int
+    halves: dict[str, _Half]  # "a" -> initiator's end, "b" -> acceptor's end
+
+    def other(self, side: str) -> str:
+        return "b" if side == "a" else "a"
+
+
+class SimRuntime:
+    """Moves messages and bytes between simulated nodes; see the module docstring for the rules."""
+
+    def __init__(self, scheduler: Scheduler, recorder: TraceRecorder, model: NetworkModel, seed: int,
+                 trace_network: bool = True) -> None:
+        self.scheduler = scheduler
+        self.recorder = recorder
+        self.model = model
+        self.rng = random.Random(f"{seed}/network")
+        self.trace_network = trace_network
+        self.nodes: dict[str, SimNode] = {}
+        self.group_of: dict[str, int] | None = None
+        self.drop_rules: list[DropRule] = []
+        self.doomed: set[int] = set()
+        self.msg_seq = 0
+        self.pending: dict[tuple[str, int, int], _Pending] = {}
+        self.inbound: dict[tuple[str, int, str, int], int] = {}
+        self.streams: dict[int, _Stream] = {}
+        self.stream_ends: dict[tuple[str, int, Any], tuple[int, str]] = {}
+        self.stream_seq = 0
+        self.counters = {"sent": 0, "delivered": 0, "dropped": 0}
+        self._apply_table: dict[type, Callable[[SimNode, Any], None]] = {
+            Send: self._send, Request: self._request, Reply: self._reply, Connect: self._connect,
+            StreamWrite: self._stream_write, StreamClose: self._stream_close,
+        }
+
+    # --- nodes -------------------------------------------------------------------------------
+    def add_node(self, node_id: str, factory: CoreFactory, ctx: NodeContext, codec: Codec) -> None:
+        self.nodes[node_id] = SimNode(node_id, factory, ctx, codec)
+
+    def get(self, node_id: str) -> SimNode:
+        try:
+            return self.nodes[node_id]
+        except KeyError:
+            known = ", ".join(self.nodes)
+            raise UnknownNodeError(f"unknown node {node_id!r} (this cluster has {known})") from None
+
+    def start(self, node_id: str) -> None:
+        node = self.get(node_id)
+        node.incarnation += 1
+        node.core = node.factory(node.ctx)
+        node.alive, node.paused, node.deferred = True, False, []
+        node.tick_at = None
+        self._after_input(node, node.core.on_start(self.scheduler.now_ms))
+
+    def crash(self, node_id: str, lose_unflushed: bool = False) -> None:
+        node = self.get(node_id)
+        if not node.alive:
+            return
+        core = node.core
+        node.alive, node.core, node.paused, node.deferred = False, None, False, []
+        node.tick_at = None
+        node.tick_gen += 1
+        self._forget_calls(node)
+        self._close_streams_of(node, "peer crashed")
+        core.on_crash(lose_unflushed)
+
+    def stop(self, node_id: str) -> None:
+        """A clean shutdown (``on_stop``), used when a cluster is closed."""
+        node = self.get(node_id)
+        if node.alive and node.core is not None:
+            node.core.on_stop()
+        node.alive, node.core = False, None
+
+    def pause(self, node_id: str) -> None:
+        self.get(node_id).paused = True
+
+    def resume(self, node_id: str) -> None:
+        node = self.get(node_id)
+        node.paused = False
+        deferred, node.deferred = node.deferred, []
+        for fn, args in deferred:
+            fn(*args)
+
+    # --- connectivity ------------------------------------------------------------------------
+    def partition(self, groups: list[list[str]]) -> None:
+        """Cut all links between groups; nodes not named form one more group together."""
+        group_of: dict[str, int] = {}
+        for index, group in enumerate(groups):
+            for node_id in group:
+                self.get(node_id)
+                if node_id in group_of:
+                    raise LocalProtocolError(f"node {node_id!r} is in two partition groups")
+                group_of[node_id] = index
+        rest = len(groups)
+        for node_id in self.nodes:
+            group_of.setdefault(node_id, rest)
+        self.group_of = group_of
+
+    def heal(self) -> None:
+        self.group_of = None
+        for stream in list(self.streams.values()):
+            for side, half in stream.halves.items():
+                if half.held:
+                    held, half.held = half.held, []
+                    for data, reason in held:
+                        self._schedule_arrival(stream, side, data, reason)
+
+    def connected(self, a: str, b: str) -> bool:
+        return self.group_of is None or self.group_of[a] == self.group_of[b]
+
+    # --- applying outputs --------------------------------------------------------------------
+    def _after_input(self, node: SimNode, out: Output) -> None:
+        now = self.scheduler.now_ms
+        if out.trace:
+            emit, node_id = self.recorder.emit, node.node_id
+            for tr in out.trace:
+                emit(now, node_id, tr.kind, tr.fields)
+        table = self._apply_table
+        for action in out.actions:
+            if node.core is None:  # an action crashed the node (an invariant checker may do this)
+                return
+            table[type(action)](node, action)
+        self._arm_tick(node, now)
+
+    def _arm_tick(self, node: SimNode, now: int) -> None:
+        core = node.core
+        if core is None:
+            return
+        deadline = core.next_deadline_ms()
+        if deadline is None or deadline == node.tick_at:
+            return
+        node.tick_at = deadline = max(deadline, now)
+        node.tick_gen += 1
+        self.scheduler.at(deadline, self._tick, node, node.incarnation, node.tick_gen)
+
+    def _tick(self, node: SimNode, incarnation: int, gen: int) -> None:
+        if not node.alive or node.incarnation != incarnation or node.tick_gen != gen:
+            return
+        if node.paused:
+            node.deferred.append((self._tick, (node, incarnation, gen)))
+            return
+        now = self.scheduler.now_ms
+        node.tick_at = None
+        out = node.core.on_tick(now)
+        # a core asking to be ticked again at the same ms is moved one ms on: the clock's resolution
+        deadline = node.core.next_deadline_ms() if node.core is not None else None
+        if deadline is not None and deadline <= now:
+            node.tick_at = now  # makes _arm_tick schedule strictly later
+            node.tick_gen += 1
+            self.scheduler.at(now + 1, self._tick, node, incarnation, node.tick_gen)
+        self._after_input(node, out)
+
+    # --- messages ----------------------------------------------------------------------------
+    def _new_msg(self, src: SimNode, dst: str, msg: Any, channel: str) -> tuple[int, bytes, str]:
+        if dst not in self.nodes:
+            raise LocalProtocolError(f"{src.node_id} sent {type(msg).__name__} to unknown node {dst!r}")
+        data = src.codec.encode(msg)
+        self.msg_seq += 1
+        name = type(msg).__name__
+        self.counters["sent"] += 1
+        if self.trace_network:
+            self.recorder.emit(self.scheduler.now_ms, src.node_id, "msg_send",
+                               {"src": src.node_id, "dst": dst, "msg": name, "channel": channel,
+                                "msg_id": self.msg_seq, "bytes": len(data)})
+        return self.msg_seq, data, name
+
+    def _lost(self, src: str, dst: str, name: str, channel: str, msg_id: int, reason: str) -> None:
+        self.counters["dropped"] += 1
+        if self.trace_network:
+            self.recorder.emit(self.scheduler.now_ms, dst, "msg_drop",
+                               {"src": src, "dst": dst, "msg": name, "channel": channel,
+                                "msg_id": msg_id, "reason": reason})
+
+    def _gate(self, src: str, dst: str, name: str) -> str | None:
+        """Why a message leaving now cannot go (a drop rule, a partition, a dead peer), or None."""
+        for rule in self.drop_rules:
+            if rule.matches(src, dst, name):
+                rule.count -= 1
+                if rule.count <= 0:
+                    self.drop_rules.remove(rule)
+                return "fault: drop"
+        if not self.connected(src, dst):
+            return "partition"
+        if not self.nodes[dst].alive:
+            return "peer down"
+        return None
+
+    def _arrival_gate(self, src: str, dst: SimNode, dst_inc: int, msg_id: int) -> str | None:
+        if msg_id in self.doomed:
+            self.doomed.discard(msg_id)
+            return "fault: drop"
+        if not dst.alive or dst.incarnation != dst_inc:
+            return "peer down"
+        if not self.connected(src, dst.node_id):
+            return "partition"
+        return None
+
+    def _received(self, src: str, dst: str, name: str, channel: str, msg_id: int, size: int) -> None:
+        self.counters["delivered"] += 1
+        if self.trace_network:
+            self.recorder.emit(self.scheduler.now_ms, dst, "msg_recv",
+                               {"src": src, "dst": dst, "msg": name, "channel": channel,
+                                "msg_id": msg_id, "bytes": size})
+
+    def _send(self, node: SimNode, action: Send) -> None:
+        msg_id, data, name = self._new_msg(node, action.to, action.msg, "oneway")
+        reason = self._gate(node.node_id, action.to, name)
+        delay = self.model.request_delay(self.rng) if reason is None else None
+        if delay is None:
+            self._lost(node.node_id, action.to, name, "oneway", msg_id, reason or "loss")
+            return
+        dst = self.nodes[action.to]
+        self.scheduler.after(delay, self._deliver_oneway, node.node_id, dst, dst.incarnation, msg_id,
+                             name, data)
+
+    def _deliver_oneway(self, src: str, dst: SimNode, dst_inc: int, msg_id: int, name: str,
+                        data: bytes) -> None:
+        reason = self._arrival_gate(src, dst, dst_inc, msg_id)
+        if reason is not None:
+            self._lost(src, dst.node_id, name, "oneway", msg_id, reason)
+            return
+        if dst.paused:
+            dst.deferred.append((self._deliver_oneway, (src, dst, dst_inc, msg_id, name, data)))
+            return
+        self._received(src, dst.node_id, name, "oneway", msg_id, len(data))
+        msg = dst.codec.decode(data)
+        self._after_input(dst, dst.core.on_message(src, msg, self.scheduler.now_ms))
+
+    def _request(self, node: SimNode, action: Request) -> None:
+        src, now = node.node_id, self.scheduler.now_ms
+        key = (src, node.incarnation, action.request_id)
+        if key in self.pending:
+            raise LocalProtocolError(f"{src} reused request id {action.request_id} while it is pending")
+        msg_id, data, name = self._new_msg(node, action.to, action.msg, "request")
+        self.pending[key] = _Pending(action.to, name, now + action.timeout_ms)
+        self.scheduler.at(now + action.timeout_ms, self._resolve, key, None, None)
+        reason = self._gate(src, action.to, name)
+        delay = self.model.request_delay(self.rng) if reason is None else None
+        if delay is None:
+            self._lost(src, action.to, name, "request", msg_id, reason or "loss")
+            self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
+            return
+        dst = self.nodes[action.to]
+        self.scheduler.after(delay, self._deliver_request, key, dst, dst.incarnation, msg_id, name, data)
+
+    def _deliver_request(self, key: tuple[str, int, int], dst: SimNode, dst_inc: int, msg_id: int,
+                         name: str, data: bytes) -> None:
+        src, src_inc, request_id = key
+        reason = self._arrival_gate(src, dst, dst_inc, msg_id)
+        if reason is not None:
+            self._lost(src, dst.node_id, name, "request", msg_id, reason)
+            self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
+            return
+        if dst.paused:
+            dst.deferred.append((self._deliver_request, (key, dst, dst_inc, msg_id, name, data)))
+            return
+        self._received(src, dst.node_id, name, "request", msg_id, len(data))
+        self.inbound[(dst.node_id, dst.incarnation, src, request_id)] = src_inc
+        msg = dst.codec.decode(data)
+        self._after_input(dst, dst.core.on_request(src, request_id, msg, self.scheduler.now_ms))
+
+    def _reply(self, node: SimNode, action: Reply) -> None:
+        src = node.node_id
+        caller_inc = self.inbound.pop((src, node.incarnation, action.to, action.request_id), None)
+        if caller_inc is None:
+            raise LocalProtocolError(f"{src} replied to request {action.request_id} of {action.to}, "
+                                     "which it never received or already answered")
+        key = (action.to, caller_inc, action.request_id)
+        msg_id, data, name = self._new_msg(node, action.to, action.msg, "reply")
+        reason = self._gate(src, action.to, name)
+        if reason is None and self.nodes[action.to].incarnation != caller_inc:
+            reason = "peer down"
+        delay = self.model.reply_delay(self.rng) if reason is None else None
+        if delay is None:
+            self._lost(src, action.to, name, "reply", msg_id, reason or "loss")
+            self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
+            return
+        self.scheduler.after(delay, self._deliver_reply, key, src, msg_id, name, data)
+
+    def _deliver_reply(self, key: tuple[str, int, int], src: str, msg_id: int, name: str,
+                       data: bytes) -> None:
+        caller = self.nodes[key[0]]
+        reason = self._arrival_gate(src, caller, key[1], msg_id)
+        if reason is not None:
+            self._lost(src, caller.node_id, name, "reply", msg_id, reason)
+            self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
+            return
+        if key not in self.pending:  # already failed by its timeout
+            self._lost(src, caller.node_id, name, "reply", msg_id, "late: request timed out")
+            return
+        self._received(src, caller.node_id, name, "reply", msg_id, len(data))
+        self._resolve(key, caller.codec.decode(data), src)
+
+    def _resolve(self, key: tuple[str, int, int], msg: Any, src: str | None) -> None:
+        """Give the caller its one ``on_reply`` (``msg`` None = failed), unless already given."""
+        caller = self.nodes[key[0]]
+        if caller.paused and caller.alive and caller.incarnation == key[1]:
+            caller.deferred.append((self._resolve, (key, msg, src)))
+            return
+        pending = self.pending.pop(key, None)
+        if pending is None or not caller.alive or caller.incarnation != key[1]:
+            return
+        out = caller.core.on_reply(src or pending.dst, key[2], msg, self.scheduler.now_ms)
+        self._after_input(caller, out)
+
+    def _forget_calls(self, node: SimNode) -> None:
+        for key in [k for k in self.pending if k[0] == node.node_id]:
+            del self.pending[key]
+        for key in [k for k in self.inbound if k[0] == node.node_id]:
+            del self.inbound[key]
+
+    # --- byte streams ------------------------------------------------------------------------
+    def _connect(self, node: SimNode, action: Connect) -> None:
+        src, to = node.node_id, action.to
+        if to not in self.nodes:
+            raise LocalProtocolError(f"{src} connected to unknown node {to!r}")
+        if (src, node.incarnation, action.stream_id) in self.stream_ends:
+            raise LocalProtocolError(f"{src} reused stream id {action.stream_id!r}")
+        reason = "connect timed out" if not self.connected(src, to) else (
+            "connection refused" if not self.nodes[to].alive else None)
+        if reason is not None:
+            self.scheduler.after(self.model.failure_delay(self.rng), self._stream_failed, node,
+                                 node.incarnation, action.stream_id, reason, to)
+            return
+        dst = self.nodes[to]
+        dst.accepted += 1
+        self.stream_seq += 1
+        delay = self.model.stream_delay(self.rng)
+        now = self.scheduler.now_ms
+        a = _Half(src, node.incarnation, action.stream_id, last_arrival=now + 2 * delay)
+        b = _Half(to, dst.incarnation, f"{src}#{dst.accepted}", last_arrival=now + delay)
+        stream = _Stream(self.stream_seq, {"a": a, "b": b})
+        self.streams[stream.sid] = stream
+        self.stream_ends[(src, a.incarnation, a.stream_id)] = (stream.sid, "a")
+        self.stream_ends[(to, b.incarnation, b.stream_id)] = (stream.sid, "b")
+        self.scheduler.at(now + delay, self._stream_opened, stream, "b", src)
+        self.scheduler.at(now + 2 * delay, self._stream_opened, stream, "a", to)
+
+    def _stream_failed(self, node: SimNode, incarnation: int, stream_id: Any, reason: str, to: str) -> None:
+        if node.alive and node.incarnation == incarnation:
+            if self.trace_network:
+                self.recorder.emit(self.scheduler.now_ms, node.node_id, "stream_close",
+                                   {"src": to, "dst": node.node_id, "reason": reason})
+            self._after_input(node, node.core.on_stream_closed(stream_id, reason, self.scheduler.now_ms))
+
+    def _stream_opened(self, stream: _Stream, side: str, peer: str) -> None:
+        half = stream.halves[side]
+        node = self.nodes[half.node]
+        if half.closed or not node.alive or node.incarnation != half.incarnation:
+            return
+        if node.paused:
+            node.deferred.append((self._stream_opened, (stream, side, peer)))
+            return
+        if side == "b" and self.trace_network:
+            self.recorder.emit(self.scheduler.now_ms, half.node, "stream_open",
+                               {"src": peer, "dst": half.node, "channel": "stream"})
+        out = node.core.on_stream_open(half.stream_id, peer, side == "b", self.scheduler.now_ms)
+        self._after_input(node, out)
+
+    def _stream_of(self, node: SimNode, stream_id: Any) -> tuple[_Stream, str] | None:
+        found = self.stream_ends.get((node.node_id, node.incarnation, stream_id))
+        if found is None or found[0] not in self.streams:
+            return None
+        return self.streams[found[0]], found[1]
+
+    def _stream_write(self, node: SimNode, action: StreamWrite) -> None:
+        found = self._stream_of(node, action.stream_id)
+        if found is None or not action.data:
+            return  # writing to a closed stream: the bytes go nowhere, as after a TCP reset
+        stream, side = found
+        if stream.halves[side].closed:
+            return
+        self._schedule_arrival(stream, stream.other(side), bytes(action.data), "")
+
+    def _stream_close(self, node: SimNode, action: StreamClose) -> None:
+        found = self._stream_of(node, action.stream_id)
+        if found is None:
+            return
+        stream, side = found
+        stream.halves[side].closed = True
+        self._schedule_arrival(stream, stream.other(side), None, action.reason or "closed by peer")
+
+    def _close_streams_of(self, node: SimNode, reason: str) -> None:
+        for key in [k for k in self.stream_ends if k[0] == node.node_id and k[1] == node.incarnation]:
+            found = self._stream_of(node, key[2])
+            if found is not None:
+                stream, side = found
+                stream.halves[side].closed = True
+                self._schedule_arrival(stream, stream.other(side), None, reason)
+
+    def _schedule_arrival(self, stream: _Stream, to_side: str, data: bytes | None, reason: str) -> None:
+        """Queue bytes (or, with ``data`` None, the close) for ``to_side``, keeping stream order."""
+        half = stream.halves[to_side]
+        if half.held or not self.connected(half.node, stream.halves[stream.other(to_side)].node):
+            half.held.append((data, reason))
+            return
+        now = self.scheduler.now_ms
+        arrival = max(now + self.model.stream_delay(self.rng), half.last_arrival)
+        half.last_arrival = arrival
+        self.scheduler.at(arrival, self._stream_arrive, stream, to_side, data, reason)
+
+    def _stream_arrive(self, stream: _Stream, side: str, data: bytes | None, reason: str) -> None:
+        half = stream.halves[side]
+        peer = stream.halves[stream.other(side)].node
+        if half.held or not self.connected(half.node, peer):
+            half.held.append((data, reason))  # cut while in flight: waits for the heal
+            return
+        node = self.nodes[half.node]
+        if half.closed or not node.alive or node.incarnation != half.incarnation:
+            half.closed = True
+            self._drop_stream(stream)
+            return
+        if data is None and node.paused:
+            node.deferred.append((self._stream_arrive, (stream, side, data, reason)))
+            return
+        if data is not None:
+            half.rx += data
+            if not half.read_scheduled:
+                half.read_scheduled = True
+                self.scheduler.at(self.scheduler.now_ms, self._stream_read, stream, side)
+            return
+        self._deliver_rx(stream, side, split=False)  # data before the close
+        if not node.alive or node.incarnation != half.incarnation:
+            return
+        half.closed = True
+        self._drop_stream(stream)
+        if self.trace_network:
+            self.recorder.emit(self.scheduler.now_ms, half.node, "stream_close",
+                               {"src": peer, "dst": half.node, "reason": reason})
+        self._after_input(node, node.core.on_stream_closed(half.stream_id, reason, self.scheduler.now_ms))
+
+    def _stream_read(self, stream: _Stream, side: str) -> None:
+        half = stream.halves[side]
+        half.read_scheduled = False
+        self._deliver_rx(stream, side, split=True)
+
+    def _deliver_rx(self, stream: _Stream, side: str, split: bool) -> None:
+        """Hand buffered bytes to the core: all at once, or (``split``) a random prefix first."""
+        half = stream.halves[side]
+        node = self.nodes[half.node]
+        while half.rx and not half.closed and node.alive and node.incarnation == half.incarnation:
+            if node.paused:
+                if not half.read_scheduled:
+                    half.read_scheduled = True
+                    node.deferred.append((self._stream_read, (stream, side)))
+                return
+            cut = len(half.rx)
+            if split and cut > 1 and self.rng.random() < self.model.stream_split:
+                cut = self.rng.randint(1, cut - 1)
+            chunk = bytes(half.rx[:cut])
+            del half.rx[:cut]
+            out = node.core.on_stream_data(half.stream_id, chunk, self.scheduler.now_ms)
+            self._after_input(node, out)
+            if split and half.rx:
+                half.read_scheduled = True
+                self.scheduler.at(self.scheduler.now_ms, self._stream_read, stream, side)
+                return
+
+    def _drop_stream(self, stream: _Stream) -> None:
+        if all(h.closed for h in stream.halves.values()):
+            self.streams.pop(stream.sid, None)
+            for half in stream.halves.values():
+                self.stream_ends.pop((half.node, half.incarnation, half.stream_id), None)

@@ -1,0 +1,110 @@
+"""The trace event contract of DESIGN.md as data: envelope, kinds and their fields with types.
+
+Every event is one flat JSON object: the envelope ``t`` (ms), ``seq`` (total order), ``node`` (id or
+None), ``kind``, then the kind's own fields. Readers (pandas, Spark, plots, graders, checkers) rely on
+these names; renaming or removing one is a breaking change. A kind may carry extra fields beyond the
+required ones; :data:`FIELD_TYPES` gives each known field one type across all kinds so that a columnar
+reader (Spark, Parquet) can use a single explicit schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rocketlab.errors import RocketlabError
+
+ENVELOPE: dict[str, str] = {"t": "long", "seq": "long", "node": "string", "kind": "string"}
+
+# One type per field name, whichever kind uses it: "long", "double", "string", "bool", "strings".
+FIELD_TYPES: dict[str, str] = {
+    # elections and replication
+    "term": "long", "prev": "long", "role": "string", "leader": "string", "candidate": "string",
+    "voter": "string", "ledger_end_index": "long", "ledger_end_term": "long", "result": "string",
+    "accepted": "long", "not_ready": "long", "bigger_ledger": "long", "valid": "long", "all": "long",
+    "to": "string", "code": "string", "index": "long", "pos": "long", "size": "long",
+    # store and HA
+    "topic": "string", "queue_id": "long", "queue_offset": "long", "phy_offset": "long",
+    "status": "string", "latency_ms": "double", "slave": "string", "offset": "long",
+    # faults and checks
+    "action": "string", "targets": "strings", "invariant": "string", "detail": "string",
+    # the simulated / real network
+    "src": "string", "dst": "string", "msg": "string", "channel": "string", "msg_id": "long",
+    "reason": "string", "bytes": "long",
+    # smoke ping/pong
+    "ping_seq": "long", "rtt_ms": "double", "ok": "bool",
+}
+
+# kind -> required fields (DESIGN.md's table plus the network and smoke kinds).
+KINDS: dict[str, tuple[str, ...]] = {
+    "role": ("term", "role", "leader"),
+    "term": ("term", "prev"),
+    "vote_request": ("term", "candidate", "voter", "ledger_end_index", "ledger_end_term"),
+    "vote_response": ("term", "candidate", "voter", "result"),
+    "vote_round": ("term", "result", "accepted", "not_ready", "bigger_ledger", "valid", "all"),
+    "heartbeat": ("term", "leader", "to", "code"),
+    "append": ("index", "term", "pos", "size"),
+    "commit": ("index", "pos"),
+    "truncate": ("index",),
+    "put": ("topic", "queue_id", "queue_offset", "phy_offset", "size", "status", "latency_ms"),
+    "ha_report": ("slave", "offset"),
+    "ha_transfer": ("slave", "offset", "size"),
+    "fault": ("action", "targets"),
+    "violation": ("invariant", "detail"),
+    # network: one event when a message enters the network, one when it is delivered or lost
+    "msg_send": ("src", "dst", "msg", "channel", "msg_id", "bytes"),
+    "msg_recv": ("src", "dst", "msg", "channel", "msg_id", "bytes"),
+    "msg_drop": ("src", "dst", "msg", "channel", "msg_id", "reason"),
+    # byte streams
+    "stream_open": ("src", "dst", "channel"),
+    "stream_close": ("src", "dst", "reason"),
+    # smoke scenario
+    "ping": ("to", "ping_seq", "ok", "rtt_ms"),
+}
+
+FAULT_ACTIONS = ("crash", "restart", "partition", "heal", "drop", "pause", "resume")
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "long": (int,), "double": (int, float), "string": (str,), "bool": (bool,), "strings": (list, tuple),
+}
+
+
+class TraceSchemaError(RocketlabError):
+    """An event does not follow the trace contract."""
+
+
+def validate_event(event: Mapping[str, Any]) -> None:
+    """Raise :class:`TraceSchemaError` naming the problem if ``event`` breaks the contract."""
+    for name in ("t", "seq", "kind"):
+        if name not in event:
+            raise TraceSchemaError(f"event lacks envelope field {name!r}: {dict(event)!r}")
+    if "node" not in event:
+        raise TraceSchemaError(f"event lacks envelope field 'node': {dict(event)!r}")
+    kind = event["kind"]
+    if kind not in KINDS:
+        raise TraceSchemaError(f"unknown event kind {kind!r}")
+    for name in KINDS[kind]:
+        if name not in event:
+            raise TraceSchemaError(f"{kind} event lacks field {name!r}: {dict(event)!r}")
+    for name, value in event.items():
+        _check_type(kind, name, value)
+
+
+def _check_type(kind: str, name: str, value: Any) -> None:
+    if value is None:
+        return
+    type_name = ENVELOPE.get(name) or FIELD_TYPES.get(name)
+    if type_name is None:
+        raise TraceSchemaError(f"{kind} event has field {name!r} that the schema does not know")
+    ok = isinstance(value, _PY_TYPES[type_name])
+    if type_name in ("long", "double") and isinstance(value, bool):
+        ok = False
+    if type_name == "strings" and ok:
+        ok = all(isinstance(v, str) for v in value)
+    if not ok:
+        raise TraceSchemaError(f"{kind}.{name} should be {type_name}, got {value!r}")
+
+
+def all_fields() -> dict[str, str]:
+    """Envelope plus every known field, in a stable order: the columns of a flat trace table."""
+    return {**ENVELOPE, **FIELD_TYPES}

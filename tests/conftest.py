@@ -1,0 +1,37 @@
+"""Shared fixtures: one SparkSession for the whole run, seeds, temp run directories.
+
+Long seed sweeps are marked ``slow``; CI runs a bounded default. ``ROCKETLAB_FULL=1`` (or ``-m slow``)
+runs the full sweeps.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+FULL = os.environ.get("ROCKETLAB_FULL") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip ``slow`` tests unless asked for (``-m slow`` or ROCKETLAB_FULL=1)."""
+    if FULL or "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="long sweep: run with ROCKETLAB_FULL=1 or -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one SparkSession shared by every test that needs Spark (local[2])."""
+    from rocketlab.analysis.session import get_spark
+
+    session = get_spark(master="local[2]", app_name="rocketlab-tests")
+    yield session
+    session.stop()
