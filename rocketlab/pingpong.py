@@ -18,7 +18,16 @@ import struct
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rocketlab.core import EMPTY, BaseCore, Connect, NodeContext, Output, OutputBuilder, StreamClose, StreamWrite
+from rocketlab.core import (
+    EMPTY,
+    BaseCore,
+    Connect,
+    NodeContext,
+    Output,
+    OutputBuilder,
+    StreamClose,
+    StreamWrite,
+)
 from rocketlab.errors import CodecError, ConfigError
 
 
