@@ -82,7 +82,9 @@ class Cluster:
         if self.checkers:
             self.recorder.subscribe(self._check)
         for node_id in node_ids:
-            self.runtime.start(node_id)
+            self.runtime.boot(node_id)
+        for node_id in node_ids:
+            self.runtime.kick_off(node_id)
 
     # --- constructors ------------------------------------------------------------------------
     @classmethod
@@ -176,7 +178,9 @@ class Cluster:
                 raise RocketlabError(f"cannot restart {node_id}: it is running (crash it first)")
         self._fault("restart", node_ids)
         for node_id in node_ids:
-            self.runtime.start(node_id)
+            self.runtime.boot(node_id)
+        for node_id in node_ids:
+            self.runtime.kick_off(node_id)
 
     def partition(self, *groups: Sequence[str]) -> None:
         """Cut links between groups: ``c.partition(["n0"], ["n1", "n2"])``; unnamed nodes group together."""

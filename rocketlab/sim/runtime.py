@@ -148,11 +148,21 @@ class SimRuntime:
             raise UnknownNodeError(f"unknown node {node_id!r} (this cluster has {known})") from None
 
     def start(self, node_id: str) -> None:
+        """Build the node's core (a new incarnation) and give it ``on_start``."""
+        self.boot(node_id)
+        self.kick_off(node_id)
+
+    def boot(self, node_id: str) -> None:
+        """Build the core and mark the node alive, without input yet (so peers booted together can
+        all receive each other's first messages)."""
         node = self.get(node_id)
         node.incarnation += 1
         node.core = node.factory(node.ctx)
         node.alive, node.paused, node.deferred = True, False, []
         node.tick_at = None
+
+    def kick_off(self, node_id: str) -> None:
+        node = self.get(node_id)
         self._after_input(node, node.core.on_start(self.scheduler.now_ms))
 
     def crash(self, node_id: str, lose_unflushed: bool = False) -> None:
