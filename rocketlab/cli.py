@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_sim(sub)
     _add_demo(sub)
+    _add_bench(sub)
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -69,6 +70,33 @@ def _add_demo(sub: Any) -> None:
     p.add_argument("--out", type=Path, default=Path("runs/demo"))
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_demo)
+
+
+def _add_bench(sub: Any) -> None:
+    p = sub.add_parser("bench", help="run benchmarks (benchmarks/bench_*.py), print and record figures")
+    p.add_argument("name", nargs="?", help="one benchmark, e.g. sim (default: all)")
+    p.add_argument("--quick", action="store_true", help="smaller sizes")
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import subprocess
+
+    bench_dir = Path(__file__).resolve().parent.parent / "benchmarks"
+    if not bench_dir.is_dir():
+        raise RocketlabError(f"no benchmarks directory at {bench_dir} (run from a checkout of the kit)")
+    scripts = sorted(bench_dir.glob("bench_*.py"))
+    if args.name:
+        scripts = [s for s in scripts if s.stem == f"bench_{args.name}"]
+        if not scripts:
+            known = ", ".join(s.stem[6:] for s in sorted(bench_dir.glob("bench_*.py")))
+            raise RocketlabError(f"no benchmark named {args.name!r} (known: {known})")
+    failed = 0
+    for script in scripts:
+        print(f"== {script.stem}", flush=True)
+        cmd = [sys.executable, str(script), *(["--quick"] if args.quick else [])]
+        failed += subprocess.run(cmd, check=False).returncode != 0
+    return 1 if failed else 0
 
 
 def cmd_sim(args: argparse.Namespace) -> int:

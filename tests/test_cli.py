@@ -1,0 +1,70 @@
+"""The rocketlab command: sim, demo, exit codes and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rocketlab.cli import format_table, main
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rocketlab.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_sim_list_prints_name_and_description_per_line(capsys):
+    assert main(["sim", "--list"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert any(line.startswith("smoke\t") and len(line.split("\t")[1]) > 20 for line in lines)
+
+
+def test_sim_smoke_writes_a_run_directory_and_a_summary(tmp_path, capsys):
+    assert main(["sim", "smoke", "--seed", "5", "--out", str(tmp_path / "r"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["seed"] == 5 and summary["violations"] == 0 and summary["faults"] == 7
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    assert meta["scenario"] == "smoke" and meta["events"] == summary["events"]
+    lines = (tmp_path / "r" / "events.jsonl").read_text().splitlines()
+    assert len(lines) == summary["events"]
+
+
+def test_sim_is_deterministic_across_processes(tmp_path):
+    for name in ("a", "b"):
+        assert run("sim", "smoke", "--seed", "3", "--out", str(tmp_path / name)).returncode == 0
+    assert (tmp_path / "a" / "events.jsonl").read_bytes() == (tmp_path / "b" / "events.jsonl").read_bytes()
+
+
+def test_sim_parquet_option(tmp_path):
+    assert main(["sim", "smoke", "--duration", "500", "--out", str(tmp_path), "--parquet"]) == 0
+    assert (tmp_path / "events.parquet").stat().st_size > 0
+
+
+@pytest.mark.parametrize("args,problem", [
+    (["sim", "nope"], "no scenario named 'nope'"),
+    (["sim"], "needs a SCENARIO"),
+    (["sim", "smoke", "--network", "lossy"], "network 'lossy'"),
+    (["sim", "smoke", "--latency", "gauss:1"], "kind must be"),
+    (["sim", "smoke", "--nodes", "2"], "at least 3 nodes"),
+    (["sim", "smoke", "--seed", "x"], "invalid int value"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, problem):
+    proc = run(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert problem in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stderr.startswith("rocketlab: ")
+
+
+def test_demo_prints_a_summary(tmp_path):
+    proc = run("demo", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "scenario smoke  seed 1" in proc.stdout and "violations 0" in proc.stdout
+    assert (tmp_path / "smoke" / "meta.json").exists()
+
+
+def test_format_table_aligns_columns():
+    assert format_table([{"node": "n0", "ok": 10}, {"node": "n10", "ok": 2}]) == "node  ok\nn0    10\nn10   2"
