@@ -49,6 +49,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "put": ("topic", "queue_id", "queue_offset", "phy_offset", "size", "status", "latency_ms"),
     "ha_report": ("slave", "offset"),
     "ha_transfer": ("slave", "offset", "size"),
+    "ha_close": ("slave", "reason"),
     "fault": ("action", "targets"),
     "violation": ("invariant", "detail"),
     # network: one event when a message enters the network, one when it is delivered or lost
