@@ -57,7 +57,7 @@ class _PeerLink:
     """The outgoing message connection to one peer."""
 
     node_id: str
-    address: tuple[str, int]
+    address: tuple[str, int] | None  # None: a client that connected to us; replies go on its connection
     writer: asyncio.StreamWriter | None = None
     connecting: asyncio.Task | None = None
     queue: list[bytes] = field(default_factory=list)
@@ -224,6 +224,8 @@ class NetRuntime:
         if link.writer is not None and not link.writer.is_closing():
             link.writer.write(frame)
             return
+        if link.address is None:  # a client that has gone away
+            return
         if now_ms() < link.down_until_ms:  # peer just refused us: fail fast, as labrpc does
             self._spawn_failure(link)
             return
@@ -270,11 +272,12 @@ class NetRuntime:
         _nodelay(writer)
         decoder = FrameDecoder()
         peer = _peername(writer)
+        clients: list[str] = []
         try:
             while data := await reader.read(65536):
                 decoder.receive_data(data)
                 while (frame := decoder.next_frame()) is not None:
-                    self._on_frame(frame)
+                    self._on_frame(frame, writer, clients)
         except (RemoteProtocolError, CodecError) as e:
             log.warning("%s: closing connection from %s: %s", self.ctx.node_id, peer, e)
             self.recorder.emit(now_ms(), self.ctx.node_id, "msg_drop",
@@ -284,10 +287,17 @@ class NetRuntime:
             pass
         finally:
             writer.close()
+            for client in clients:
+                if self.links.get(client) is not None and self.links[client].writer is writer:
+                    del self.links[client]
 
-    def _on_frame(self, frame: Any) -> None:
-        if frame.src not in self.links:
-            raise RemoteProtocolError(f"frame from unknown node {frame.src!r}")
+    def _on_frame(self, frame: Any, writer: asyncio.StreamWriter, clients: list[str]) -> None:
+        if frame.src not in self.links or (frame.src in clients and self.links[frame.src].writer is not writer):
+            if frame.kind == REPLY or frame.src == self.ctx.node_id:
+                raise RemoteProtocolError(f"reply from unknown node {frame.src!r}")
+            # a client (not a peer): it talks and listens on this one connection
+            self.links[frame.src] = _PeerLink(frame.src, None, writer=writer)
+            clients.append(frame.src)
         msg = self.codec.decode(frame.body)
         if self.core is None:
             return

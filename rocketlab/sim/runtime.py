@@ -165,6 +165,15 @@ class SimRuntime:
         node = self.get(node_id)
         self._after_input(node, node.core.on_start(self.scheduler.now_ms))
 
+    def call(self, node_id: str, fn: Callable[[Any, int], Output]) -> Output:
+        """A client's call into a live core (a put, an append): ``fn(core, now_ms)``; its output is applied."""
+        node = self.get(node_id)
+        if not node.alive or node.paused:
+            raise LocalProtocolError(f"node {node_id} is {'paused' if node.paused else 'down'}: it takes no calls")
+        out = fn(node.core, self.scheduler.now_ms)
+        self._after_input(node, out)
+        return out
+
     def crash(self, node_id: str, lose_unflushed: bool = False) -> None:
         node = self.get(node_id)
         if not node.alive:

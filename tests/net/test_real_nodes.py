@@ -122,3 +122,22 @@ def test_bad_node_config_is_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(bad)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "selfId='n9' is not in peers" in proc.stderr
+
+
+def test_a_client_that_is_not_a_peer_gets_replies_on_its_own_connection(pair):
+    import asyncio
+
+    from rocketlab.net.client import NetClient
+    from rocketlab.pingpong import Ping, PingPongCodec, Pong
+
+    configs, procs, _, ports = pair
+    procs["n0"] = start(configs["n0"])
+
+    async def talk():
+        client = await NetClient(("127.0.0.1", ports["n0"]), PingPongCodec(), "producer-1").connect()
+        replies = await asyncio.gather(*(client.request(Ping(i, 0)) for i in range(5)))
+        await client.close()
+        return replies
+
+    assert asyncio.run(talk()) == [Pong(i, 0) for i in range(5)]
+    assert procs["n0"].poll() is None
