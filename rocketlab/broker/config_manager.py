@@ -1,0 +1,231 @@
+"""The broker's metadata tables, persisted as RocketMQ's JSON files under ``<storeRoot>/config/``.
+
+Models ``TopicConfigManager`` (``topics.json``), ``ConsumerOffsetManager`` (``consumerOffset.json``),
+``ScheduleMessageService``'s offsets (``delayOffset.json``) and ``SubscriptionGroupManager``
+(``subscriptionGroup.json``), each a ``ConfigManager`` that persists its table and a ``DataVersion``
+(``{timestamp, counter}``; two versions are equal only if both are). Simplified: fastjson writes
+integer map keys unquoted (``{0:12}``); we write standard JSON with string keys. Files are replaced
+atomically (temporary file, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketlab.errors import ConfigError
+
+
+@dataclass
+class DataVersion:
+    """Models ``DataVersion``: bumped on every change; slaves copy the master's (``assignNewOne``)."""
+
+    timestamp: int = 0
+    counter: int = 0
+
+    def next_version(self, now_ms: int) -> None:
+        self.timestamp = now_ms
+        self.counter += 1
+
+    def to_json(self) -> dict[str, int]:
+        return {"counter": self.counter, "timestamp": self.timestamp}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DataVersion:
+        return cls(int(data.get("timestamp", 0)), int(data.get("counter", 0)))
+
+
+def default_topic_config(topic: str, queue_nums: int = 4) -> dict[str, Any]:
+    """``TopicConfig`` as RocketMQ serialises it (perm 6 = read + write)."""
+    return {"order": False, "perm": 6, "readQueueNums": queue_nums, "topicFilterType": "SINGLE_TAG",
+            "topicName": topic, "topicSysFlag": 0, "writeQueueNums": queue_nums}
+
+
+def default_subscription_group(group: str) -> dict[str, Any]:
+    return {"brokerId": 0, "consumeBroadcastEnable": True, "consumeEnable": True,
+            "consumeFromMinEnable": True, "groupName": group, "notifyConsumerIdsChangedEnable": True,
+            "retryMaxTimes": 16, "retryQueueNums": 1, "whichBrokerWhenConsumeSlowly": 1}
+
+
+class ConfigManager:
+    """One JSON file: ``encode()`` to a dict, ``decode()`` from it, ``persist()``/``load()``."""
+
+    file_name = ""
+
+    def __init__(self, config_dir: Path | None) -> None:
+        self.config_dir = config_dir
+
+    @property
+    def path(self) -> Path | None:
+        return self.config_dir / self.file_name if self.config_dir is not None else None
+
+    def encode(self) -> dict[str, Any]:
+        return {}
+
+    def decode(self, data: dict[str, Any]) -> None:
+        return None
+
+    def load(self) -> None:
+        path = self.path
+        if path is None or not path.exists():
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: corrupt JSON ({e}); fix or remove it") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a JSON object")
+        self.decode(data)
+
+    def persist(self) -> None:
+        path = self.path
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(self.encode(), f, indent=4, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+
+
+class TopicConfigManager(ConfigManager):
+    """Models ``TopicConfigManager``: topics are created on first use (``autoCreateTopicEnable``)."""
+
+    file_name = "topics.json"
+
+    def __init__(self, config_dir: Path | None) -> None:
+        super().__init__(config_dir)
+        self.topic_config_table: dict[str, dict[str, Any]] = {}
+        self.data_version = DataVersion()
+
+    def create_topic_if_absent(self, topic: str, now_ms: int, queue_nums: int = 4) -> bool:
+        if topic in self.topic_config_table:
+            return False
+        self.topic_config_table[topic] = default_topic_config(topic, queue_nums)
+        self.data_version.next_version(now_ms)
+        self.persist()
+        return True
+
+    def encode(self) -> dict[str, Any]:
+        return {"dataVersion": self.data_version.to_json(), "topicConfigTable": self.topic_config_table}
+
+    def decode(self, data: dict[str, Any]) -> None:
+        self.topic_config_table = dict(data.get("topicConfigTable", {}))
+        self.data_version = DataVersion.from_json(data.get("dataVersion", {}))
+
+
+class SubscriptionGroupManager(ConfigManager):
+    """Models ``SubscriptionGroupManager``."""
+
+    file_name = "subscriptionGroup.json"
+
+    def __init__(self, config_dir: Path | None) -> None:
+        super().__init__(config_dir)
+        self.subscription_group_table: dict[str, dict[str, Any]] = {}
+        self.data_version = DataVersion()
+
+    def create_group_if_absent(self, group: str, now_ms: int) -> bool:
+        if group in self.subscription_group_table:
+            return False
+        self.subscription_group_table[group] = default_subscription_group(group)
+        self.data_version.next_version(now_ms)
+        self.persist()
+        return True
+
+    def encode(self) -> dict[str, Any]:
+        return {"dataVersion": self.data_version.to_json(),
+                "subscriptionGroupTable": self.subscription_group_table}
+
+    def decode(self, data: dict[str, Any]) -> None:
+        self.subscription_group_table = dict(data.get("subscriptionGroupTable", {}))
+        self.data_version = DataVersion.from_json(data.get("dataVersion", {}))
+
+
+class ConsumerOffsetManager(ConfigManager):
+    """Models ``ConsumerOffsetManager``: ``offsetTable`` keyed ``topic@group`` then queue id."""
+
+    file_name = "consumerOffset.json"
+
+    def __init__(self, config_dir: Path | None) -> None:
+        super().__init__(config_dir)
+        self.offset_table: dict[str, dict[str, int]] = {}
+
+    def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
+        self.offset_table.setdefault(f"{topic}@{group}", {})[str(queue_id)] = offset
+
+    def query_offset(self, group: str, topic: str, queue_id: int) -> int:
+        return self.offset_table.get(f"{topic}@{group}", {}).get(str(queue_id), -1)
+
+    def encode(self) -> dict[str, Any]:
+        return {"offsetTable": self.offset_table}
+
+    def decode(self, data: dict[str, Any]) -> None:
+        self.offset_table = {k: {q: int(o) for q, o in v.items()} for k, v in data.get("offsetTable", {}).items()}
+
+
+class DelayOffsetManager(ConfigManager):
+    """The schedule service's progress per delay level (``delayOffset.json``)."""
+
+    file_name = "delayOffset.json"
+
+    def __init__(self, config_dir: Path | None) -> None:
+        super().__init__(config_dir)
+        self.offset_table: dict[str, int] = {}
+
+    def encode(self) -> dict[str, Any]:
+        return {"offsetTable": self.offset_table}
+
+    def decode(self, data: dict[str, Any]) -> None:
+        self.offset_table = {k: int(v) for k, v in data.get("offsetTable", {}).items()}
+
+
+class BrokerMetadata:
+    """The four tables together, loaded from and persisted to one config directory."""
+
+    def __init__(self, config_dir: Path | None) -> None:
+        self.topic_config_manager = TopicConfigManager(config_dir)
+        self.consumer_offset_manager = ConsumerOffsetManager(config_dir)
+        self.delay_offset_manager = DelayOffsetManager(config_dir)
+        self.subscription_group_manager = SubscriptionGroupManager(config_dir)
+
+    @property
+    def managers(self) -> tuple[ConfigManager, ...]:
+        return (self.topic_config_manager, self.consumer_offset_manager, self.delay_offset_manager,
+                self.subscription_group_manager)
+
+    def load(self) -> None:
+        for manager in self.managers:
+            manager.load()
+
+    def snapshot(self) -> dict[str, Any]:
+        """What the master answers to a slave's sync request."""
+        return {m.file_name: m.encode() for m in self.managers}
+
+    def sync_from(self, snapshot: dict[str, Any]) -> list[str]:
+        """Models ``SlaveSynchronize.syncAll``: topics and groups only on a new DataVersion; consumer
+        offsets merged (putAll); delay offsets replaced. Returns the files that changed."""
+        changed: list[str] = []
+        for manager in (self.topic_config_manager, self.subscription_group_manager):
+            incoming = snapshot.get(manager.file_name, {})
+            if DataVersion.from_json(incoming.get("dataVersion", {})) != manager.data_version:
+                manager.decode(incoming)
+                manager.persist()
+                changed.append(manager.file_name)
+        offsets = snapshot.get(ConsumerOffsetManager.file_name, {}).get("offsetTable", {})
+        if offsets:
+            for key, table in offsets.items():
+                self.consumer_offset_manager.offset_table.setdefault(key, {}).update(
+                    {q: int(o) for q, o in table.items()})
+            self.consumer_offset_manager.persist()
+            changed.append(ConsumerOffsetManager.file_name)
+        delay = snapshot.get(DelayOffsetManager.file_name)
+        if delay is not None:
+            self.delay_offset_manager.decode(delay)
+            self.delay_offset_manager.persist()
+            changed.append(DelayOffsetManager.file_name)
+        return changed
