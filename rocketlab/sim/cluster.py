@@ -72,6 +72,7 @@ class Cluster:
         self.raise_on_violation = raise_on_violation
         self.violations: list[Event] = []
         self._put_handler: Callable[..., Any] | None = None
+        self._pull_handler: Callable[..., Any] | None = None
         peers = tuple(node_ids)
         for node_id in node_ids:
             node_dir = self.data_dir / "nodes" / node_id if self.data_dir is not None else None
@@ -97,6 +98,40 @@ class Cluster:
         kwargs.setdefault("meta", {})
         kwargs["meta"] = {"system": "pingpong", "config": config.as_dict(), **kwargs["meta"]}
         return cls(ids, lambda ctx: make_pingpong_node(ctx, config), PingPongCodec(), seed=seed, **kwargs)
+
+    @classmethod
+    def master_slave(cls, role: str = "ASYNC_MASTER", slaves: int = 1, seed: int = 1,
+                     data_dir: str | Path | None = None, broker: dict[str, Any] | None = None,
+                     ha: dict[str, Any] | None = None, checkers: Iterable[Checker] | None = None,
+                     **kwargs: Any) -> Cluster:
+        """Classic HA: ``n0`` is the master (``role`` ASYNC_MASTER or SYNC_MASTER), ``n1``.. slaves.
+
+        ``broker`` and ``ha`` override BrokerConfig / HAConfig fields (snake_case RocketMQ names);
+        stores live under ``data_dir`` (a new temporary directory when None).
+        """
+        import tempfile
+
+        from rocketlab.broker.broker import BrokerConfig, make_broker
+        from rocketlab.broker.protocol import broker_codec
+        from rocketlab.ha.config import HAConfig
+        from rocketlab.ha.invariants import SlaveIsPrefixChecker, SyncPutOnSlaveChecker
+
+        ids = [f"n{i}" for i in range(slaves + 1)]
+        ha_config = HAConfig(**(ha or {}))
+        base = {"mapped_file_size_commit_log": 64 * 1024, **(broker or {})}
+        configs = {"n0": BrokerConfig(broker_role=role, broker_id=0, ha=ha_config, **base)}
+        for i, node_id in enumerate(ids[1:], 1):
+            configs[node_id] = BrokerConfig(broker_role="SLAVE", broker_id=i, ha_master_address="n0",
+                                            master_id="n0", ha=ha_config, **base)
+        if checkers is None:
+            checkers = [SlaveIsPrefixChecker("n0", ids[1:]), SyncPutOnSlaveChecker("n0", ids[1:])]
+        root = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="rocketlab-ms-"))
+        meta = {"system": "master_slave", "role": role, "slaves": slaves, **kwargs.pop("meta", {})}
+        cluster = cls(ids, lambda ctx: make_broker(ctx, configs[ctx.node_id]), broker_codec(), seed=seed,
+                      data_dir=root, checkers=checkers, meta=meta, **kwargs)
+        cluster._put_handler = _broker_put
+        cluster._pull_handler = _broker_pull
+        return cluster
 
     # --- time --------------------------------------------------------------------------------
     @property
@@ -159,6 +194,12 @@ class Cluster:
         if self._put_handler is None:
             raise RocketlabError("this cluster's system takes no puts (it has no message store)")
         return self._put_handler(self, body, topic, **kwargs)
+
+    def pull(self, topic: str, queue_id: int = 0, offset: int = 0, max_msg_nums: int = 32) -> Any:
+        """Read a queue as a consumer would: from the master, or from a slave when the master is down."""
+        if self._pull_handler is None:
+            raise RocketlabError("this cluster's system has no queues to pull from")
+        return self._pull_handler(self, topic, queue_id, offset, max_msg_nums)
 
     # --- faults ------------------------------------------------------------------------------
     def _fault(self, action: str, targets: Sequence[str]) -> None:
@@ -284,3 +325,37 @@ class Cluster:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, tags: str | None = None,
+                keys: str | None = None, properties: dict[str, str] | None = None) -> Any:
+    """Put through the master and run the simulation until the put is answered."""
+    from rocketlab.store import Message
+
+    master = cluster.leader()
+    if master is None:
+        raise RocketlabError("no master is up to take the put")
+    msg = Message(topic=topic, body=body, queue_id=queue_id, tags=tags, keys=keys, properties=properties or {})
+    handles = []
+
+    def put(core: Any, now_ms: int) -> Any:
+        handle, out = core.put_message(msg, now_ms)
+        handles.append(handle)
+        return out
+
+    cluster.runtime.call(master, put)
+    handle = handles[0]
+    if not handle.done:
+        wait = cluster.node(master).config.ha.slave_timeout + 1000
+        cluster.run_until(lambda c: handle.done, timeout_ms=wait)
+    return handle
+
+
+def _broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:
+    """``findBrokerAddressInSubscribe``: brokerId 0 if it is up, else the next live broker id."""
+    from rocketlab.broker.protocol import PullMessageRequest
+
+    live = sorted((cluster.node(n).config.broker_id, n) for n in cluster.live_nodes())
+    if not live:
+        raise RocketlabError("no broker of the group is up")
+    return cluster.node(live[0][1]).pull_message(PullMessageRequest(topic, queue_id, offset, max_msg_nums))

@@ -1,0 +1,335 @@
+"""BrokerCore: one broker — a MessageStore plus classic HA as master or slave — as a sans-IO core.
+
+Models the parts of ``BrokerController`` and ``DefaultMessageStore`` that decide a put's fate in
+RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, a simplified
+``PullMessageProcessor`` and ``SlaveSynchronize``:
+
+* roles ``ASYNC_MASTER`` / ``SYNC_MASTER`` (brokerId 0, trace role MASTER) and ``SLAVE`` (brokerId > 0,
+  trace role SLAVE); a slave's store refuses puts (SERVICE_NOT_AVAILABLE);
+* a SYNC_MASTER put that is stored waits for a slave's ack (GroupTransferService): PUT_OK, or
+  FLUSH_SLAVE_TIMEOUT after ``slaveTimeout``; with no slave, or one more than
+  ``haSlaveFallbehindMax`` behind, SLAVE_NOT_AVAILABLE at once. The message is stored in every case.
+  The append lock is never held while waiting (pipelined, RocketMQ 4.7+);
+* the slave pulls topics, consumer offsets, delay offsets and subscription groups from the master
+  every 10 s (first after 3 s), gated by DataVersion, persisted as JSON;
+* the store runs without threads: the core flushes (ASYNC_FLUSH every ``flushIntervalCommitLog``) and
+  dispatches (reput) itself, so the simulator stays deterministic.
+
+Every finished put is a ``put`` trace event; HA adds ``ha_report``, ``ha_transfer`` and ``ha_close``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketlab.broker.config_manager import BrokerMetadata
+from rocketlab.broker.protocol import (
+    GetAllMetadataRequest,
+    GetAllMetadataResponse,
+    PullMessageRequest,
+    PullMessageResponse,
+    SendMessageRequest,
+    SendMessageResponse,
+    UpdateConsumerOffsetRequest,
+    UpdateConsumerOffsetResponse,
+)
+from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
+from rocketlab.errors import ConfigError
+from rocketlab.ha.config import HAConfig
+from rocketlab.ha.ha_client import HAClient
+from rocketlab.ha.ha_service import HAService
+from rocketlab.store import Message, MessageStore, PutMessageStatus
+from rocketlab.store.config import BrokerRole, FlushDiskType
+from rocketlab.store.crash import simulate_crash
+
+ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
+
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """``BrokerConfig`` + the store keys a broker sets (RocketMQ names in snake_case).
+
+    ``ha_master_address``: where a slave's HAClient connects — a node id in the simulator, host:port
+    of the master's haListenPort on TCP. ``master_id``: the master's node id, for SlaveSynchronize.
+    """
+
+    broker_name: str = "broker-a"
+    broker_id: int = 0
+    broker_role: str = "ASYNC_MASTER"
+    ha_master_address: str | None = None
+    master_id: str | None = None
+    slave_read_enable: bool = False
+    flush_disk_type: str = "ASYNC_FLUSH"
+    mapped_file_size_commit_log: int = 1024 * 1024
+    flush_interval_commit_log: int = 500
+    slave_sync_interval_ms: int = 10_000
+    slave_sync_first_delay_ms: int = 3_000
+    store_options: dict[str, Any] = field(default_factory=dict)
+    ha: HAConfig = field(default_factory=HAConfig)
+
+    def __post_init__(self) -> None:
+        if self.broker_role not in ROLES:
+            raise ConfigError(f"brokerRole={self.broker_role!r} is not one of {', '.join(ROLES)}")
+        if self.broker_role == "SLAVE" and self.broker_id <= 0:
+            raise ConfigError(f"a SLAVE needs brokerId > 0, got {self.broker_id}")
+        if self.broker_role != "SLAVE" and self.broker_id != 0:
+            object.__setattr__(self, "broker_id", 0)  # masters are forced to MixAll.MASTER_ID
+        if self.flush_disk_type not in ("ASYNC_FLUSH", "SYNC_FLUSH"):
+            raise ConfigError(f"flushDiskType={self.flush_disk_type!r} is not ASYNC_FLUSH or SYNC_FLUSH")
+
+    @property
+    def is_master(self) -> bool:
+        return self.broker_role != "SLAVE"
+
+
+@dataclass(eq=False)
+class PutHandle:
+    """A put in progress or done: ``status`` (PutMessageStatus name) is set once ``done``."""
+
+    token: int
+    topic: str
+    queue_id: int
+    start_ms: int
+    result: Any = None
+    status: str | None = None
+    done: bool = False
+    latency_ms: float = 0.0
+    reply_to: tuple[str, int] | None = None
+
+    @property
+    def wrote_offset(self) -> int | None:
+        return self.result.wrote_offset if self.result is not None else None
+
+    @property
+    def wrote_bytes(self) -> int | None:
+        return self.result.wrote_bytes if self.result is not None else None
+
+    @property
+    def queue_offset(self) -> int | None:
+        return self.result.queue_offset if self.result is not None else None
+
+    @property
+    def msg_id(self) -> str | None:
+        return self.result.msg_id if self.result is not None else None
+
+
+class BrokerCore(BaseCore):
+    """One broker (see module docstring)."""
+
+    def __init__(self, ctx: NodeContext, config: BrokerConfig, wall_clock: bool = False) -> None:
+        if ctx.data_dir is None:
+            raise ConfigError(f"broker {ctx.node_id} needs a data directory (storePathRootDir)")
+        self.node_id = ctx.node_id
+        self.config = config
+        self.role = "MASTER" if config.is_master else "SLAVE"
+        self.term = 0
+        self.now_ms = 0
+        clock = None if wall_clock else (lambda: self.now_ms)
+        self.store = MessageStore.open(
+            Path(ctx.data_dir) / "store", threads=False, clock=clock,
+            broker_role=BrokerRole(config.broker_role), flush_disk_type=FlushDiskType(config.flush_disk_type),
+            mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
+        self.metadata = BrokerMetadata(Path(ctx.data_dir) / "store" / "config")
+        self.metadata.load()
+        size = config.mapped_file_size_commit_log
+        self.ha_service = HAService(config.ha, self.store.commit_log, size) if config.is_master else None
+        self.ha_client = None if config.is_master else HAClient(
+            config.ha, self.store.commit_log, config.ha_master_address, ctx.node_id)
+        self.tokens = itertools.count(1)
+        self.pending: dict[int, PutHandle] = {}
+        self.next_flush_ms = 0
+        self.next_sync_ms = config.slave_sync_first_delay_ms
+        self.sync_request_id = 0
+        self.sync_in_flight = False
+        self.syncs = 0
+
+    # --- inspection --------------------------------------------------------------------------
+    @property
+    def max_offset(self) -> int:
+        return self.store.get_max_phy_offset()
+
+    def describe(self) -> dict[str, Any]:
+        return {"node": self.node_id, "role": self.config.broker_role, "broker_id": self.config.broker_id,
+                "max_offset": self.max_offset, "pending_puts": len(self.pending),
+                "slaves": self.ha_service.connection_count if self.ha_service else None,
+                "push2_slave_max_offset": self.ha_service.push2_slave_max_offset if self.ha_service else None}
+
+    # --- life cycle --------------------------------------------------------------------------
+    def on_start(self, now_ms: int) -> Output:
+        self.now_ms = now_ms
+        self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
+        self.next_sync_ms = now_ms + self.config.slave_sync_first_delay_ms
+        out = OutputBuilder()
+        out.trace("role", term=0, role=self.role, leader=self.node_id if self.config.is_master else
+                  self.config.master_id)
+        if self.ha_client is not None:
+            self.ha_client.on_tick(now_ms, out)
+        return out.build()
+
+    def on_stop(self) -> None:
+        self.store.shutdown()
+
+    def on_crash(self, lose_unflushed: bool) -> None:
+        simulate_crash(self.store, lose_unflushed)
+
+    # --- puts ----------------------------------------------------------------------------------
+    def put_message(self, msg: Message, now_ms: int,
+                    reply_to: tuple[str, int] | None = None) -> tuple[PutHandle, Output]:
+        """A producer's put; the handle is done now or once the slave acks (SYNC_MASTER).
+        ``reply_to`` = (client, request id) answers a SEND_MESSAGE request when the put is done."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        handle = PutHandle(next(self.tokens), msg.topic, msg.queue_id, now_ms, reply_to=reply_to)
+        if self.config.is_master:
+            self.metadata.topic_config_manager.create_topic_if_absent(msg.topic, now_ms)
+        handle.result = result = self.store.put_message(msg)
+        self.store.reput()
+        status = result.status
+        if status is PutMessageStatus.PUT_OK and self.config.broker_role == "SYNC_MASTER" \
+                and msg.is_wait_store_msg_ok():
+            status = self._handle_ha(handle, now_ms, out)
+        if status is not None:
+            self._finish(handle, status.name, now_ms, out)
+        return handle, out.build()
+
+    def _handle_ha(self, handle: PutHandle, now_ms: int, out: OutputBuilder) -> PutMessageStatus | None:
+        """4.x submitReplicaRequest, or 5.x needAckNums when ``in_sync_replicas`` is set; None = wait."""
+        next_offset = handle.result.wrote_offset + handle.result.wrote_bytes
+        need = self.config.ha.in_sync_replicas
+        if need is None:
+            if not self.ha_service.is_slave_ok(next_offset):
+                return PutMessageStatus.SLAVE_NOT_AVAILABLE
+            self.ha_service.submit_replica_request(next_offset, handle.token, now_ms)
+        elif need <= 1:
+            return PutMessageStatus.PUT_OK
+        else:
+            self.ha_service.submit_replica_request(next_offset, handle.token, now_ms, ack_nums=need)
+        self.pending[handle.token] = handle
+        self.ha_service.wakeup_all(now_ms, out)
+        return None
+
+    def _finish(self, handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) -> None:
+        handle.status, handle.done = status, True
+        handle.latency_ms = float(now_ms - handle.start_ms)
+        self.pending.pop(handle.token, None)
+        out.trace("put", topic=handle.topic, queue_id=handle.queue_id, queue_offset=handle.queue_offset,
+                  phy_offset=handle.wrote_offset, size=handle.wrote_bytes or 0, status=status,
+                  latency_ms=handle.latency_ms)
+        if handle.reply_to is not None:
+            src, request_id = handle.reply_to
+            out.reply(src, request_id, SendMessageResponse(
+                status, handle.msg_id, _or_minus_one(handle.queue_offset), _or_minus_one(handle.wrote_offset)))
+
+    def _completed(self, done: list[tuple[Any, bool]], now_ms: int, out: OutputBuilder) -> None:
+        for token, ok in done:
+            handle = self.pending.get(token)
+            if handle is not None:
+                self._finish(handle, "PUT_OK" if ok else "FLUSH_SLAVE_TIMEOUT", now_ms, out)
+
+    # --- timers ----------------------------------------------------------------------------------
+    def next_deadline_ms(self) -> int | None:
+        times = [self.next_flush_ms]
+        ha = self.ha_service.next_deadline_ms() if self.ha_service else self.ha_client.next_deadline_ms()
+        if ha is not None:
+            times.append(ha)
+        if self.ha_client is not None and self.config.master_id and not self.sync_in_flight:
+            times.append(self.next_sync_ms)
+        return min(times)
+
+    def on_tick(self, now_ms: int) -> Output:
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        if now_ms >= self.next_flush_ms:
+            self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
+            self.store.flush()
+        if self.ha_service is not None:
+            self._completed(self.ha_service.on_tick(now_ms, out), now_ms, out)
+        else:
+            self.ha_client.on_tick(now_ms, out)
+            self._slave_synchronize(now_ms, out)
+        return out.build()
+
+    # --- HA streams ----------------------------------------------------------------------------
+    def on_stream_open(self, stream_id: Any, peer: str, accepted: bool, now_ms: int) -> Output:
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        if accepted and self.ha_service is not None:
+            self.ha_service.accept(stream_id, peer, now_ms)
+        elif not accepted and self.ha_client is not None and self.ha_client.owns(stream_id):
+            self.ha_client.on_stream_open(now_ms, out)
+        return out.build()
+
+    def on_stream_data(self, stream_id: Any, data: bytes, now_ms: int) -> Output:
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        if self.ha_service is not None:
+            self._completed(self.ha_service.on_stream_data(stream_id, data, now_ms, out), now_ms, out)
+        elif self.ha_client.owns(stream_id):
+            if self.ha_client.on_stream_data(data, now_ms, out):
+                self.store.reput()  # the slave builds its own consume queues
+        return out.build()
+
+    def on_stream_closed(self, stream_id: Any, reason: str, now_ms: int) -> Output:
+        self.now_ms = now_ms
+        if self.ha_service is not None:
+            self.ha_service.on_stream_closed(stream_id)
+        elif self.ha_client.owns(stream_id):
+            self.ha_client.on_stream_closed(reason, now_ms)
+        return EMPTY
+
+    # --- requests ------------------------------------------------------------------------------
+    def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
+        self.now_ms = now_ms
+        if isinstance(msg, SendMessageRequest):
+            message = Message(topic=msg.topic, body=msg.body, queue_id=msg.queue_id, tags=msg.tags,
+                              keys=msg.keys, properties=dict(msg.properties or {}))
+            return self.put_message(message, now_ms, reply_to=(src, request_id))[1]
+        out = OutputBuilder()
+        if isinstance(msg, PullMessageRequest):
+            out.reply(src, request_id, self.pull_message(msg))
+        elif isinstance(msg, GetAllMetadataRequest):
+            out.reply(src, request_id, GetAllMetadataResponse(self.metadata.snapshot()))
+        elif isinstance(msg, UpdateConsumerOffsetRequest):
+            self.metadata.consumer_offset_manager.commit_offset(msg.group, msg.topic, msg.queue_id, msg.offset)
+            self.metadata.consumer_offset_manager.persist()
+            out.reply(src, request_id, UpdateConsumerOffsetResponse(True))
+        return out.build()
+
+    def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
+        """PULL_MESSAGE, simplified to one direct read; a slave answers only with slaveReadEnable."""
+        if not self.config.is_master and not self.config.slave_read_enable:
+            return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
+        got = self.store.get_message(req.topic, req.queue_id, offset=req.offset, max_msg_nums=req.max_msg_nums)
+        messages = tuple({"queue_offset": m.queue_offset, "phy_offset": m.commit_log_offset, "body": m.body,
+                          "msg_id": m.msg_id, "tags": m.tags, "keys": m.keys} for m in got.messages)
+        return PullMessageResponse(got.status.name, messages, got.next_begin_offset, got.min_offset,
+                                   got.max_offset, self.config.broker_id)
+
+    def on_reply(self, src: str, request_id: int, msg: Any | None, now_ms: int) -> Output:
+        self.now_ms = now_ms
+        if request_id == self.sync_request_id:
+            self.sync_in_flight = False
+            if isinstance(msg, GetAllMetadataResponse):
+                self.metadata.sync_from(msg.snapshot)
+                self.syncs += 1
+        return EMPTY
+
+    def _slave_synchronize(self, now_ms: int, out: OutputBuilder) -> None:
+        if not self.config.master_id or self.sync_in_flight or now_ms < self.next_sync_ms:
+            return
+        self.next_sync_ms = now_ms + self.config.slave_sync_interval_ms
+        self.sync_request_id += 1
+        self.sync_in_flight = True
+        out.request(self.config.master_id, GetAllMetadataRequest(), self.sync_request_id, timeout_ms=3000)
+
+
+def _or_minus_one(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+def make_broker(ctx: NodeContext, config: BrokerConfig, wall_clock: bool = False) -> BrokerCore:
+    return BrokerCore(ctx, config, wall_clock)
+
