@@ -100,6 +100,8 @@ class HAConnection:
 
     def next_deadline_ms(self, commit_log: CommitLogReader) -> int:
         """When this connection next needs the write or read loop."""
-        heartbeat = self.last_write_timestamp + self.config.ha_send_heartbeat_interval + 1
         housekeeping = self.last_read_timestamp + self.config.ha_housekeeping_interval + 1
+        if self.slave_request_offset < 0:  # nothing to write until the slave says where to start
+            return housekeeping
+        heartbeat = self.last_write_timestamp + self.config.ha_send_heartbeat_interval + 1
         return min(self.next_poll_ms, heartbeat, housekeeping)

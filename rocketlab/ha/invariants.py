@@ -3,7 +3,7 @@
 * :class:`SlaveIsPrefixChecker` — every slave's CommitLog is a byte-identical prefix of the master's
   (checked on each ack the master sees, over the bytes added since the last check);
 * :class:`SyncPutOnSlaveChecker` — every PUT_OK a SYNC_MASTER answers is already on a slave at that
-  moment (4.x semantics: one slave suffices).
+  moment (4.x semantics: one slave suffices; not checked for 5.x with inSyncReplicas 1).
 """
 
 from __future__ import annotations
@@ -57,8 +57,9 @@ class SyncPutOnSlaveChecker:
     def check(self, cluster: Any, event: dict) -> str | None:
         if event["kind"] != "put" or event["status"] != "PUT_OK" or event["node"] != self.master:
             return None
-        if cluster.node(self.master).config.broker_role != "SYNC_MASTER":
-            return None
+        config = cluster.node(self.master).config
+        if config.broker_role != "SYNC_MASTER" or (config.ha.in_sync_replicas or 2) <= 1:
+            return None  # an ASYNC_MASTER, or 5.x with inSyncReplicas 1, answers before any slave
         end = event["phy_offset"] + event["size"]
         on = [s for s in self.slaves if cluster.alive(s) and cluster.node(s).max_offset >= end]
         if not on:

@@ -62,6 +62,7 @@ class SimNode:
     incarnation: int = 0
     tick_at: int | None = None
     tick_gen: int = 0
+    last_tick_ms: int = -1
     deferred: list[tuple[Callable[..., None], tuple[Any, ...]]] = field(default_factory=list)
     accepted: int = 0
 
@@ -159,7 +160,7 @@ class SimRuntime:
         node.incarnation += 1
         node.core = node.factory(node.ctx)
         node.alive, node.paused, node.deferred = True, False, []
-        node.tick_at = None
+        node.tick_at, node.last_tick_ms = None, -1
 
     def kick_off(self, node_id: str) -> None:
         node = self.get(node_id)
@@ -249,9 +250,14 @@ class SimRuntime:
         if core is None:
             return
         deadline = core.next_deadline_ms()
-        if deadline is None or deadline == node.tick_at:
+        if deadline is None:
             return
-        node.tick_at = deadline = max(deadline, now)
+        # a deadline at or before the last tick is moved one ms on: the clock's resolution, and a
+        # guarantee of progress even for a core whose deadline does not advance
+        deadline = max(deadline, now, node.last_tick_ms + 1)
+        if deadline == node.tick_at:
+            return
+        node.tick_at = deadline
         node.tick_gen += 1
         self.scheduler.at(deadline, self._tick, node, node.incarnation, node.tick_gen)
 
@@ -263,14 +269,8 @@ class SimRuntime:
             return
         now = self.scheduler.now_ms
         node.tick_at = None
-        out = node.core.on_tick(now)
-        # a core asking to be ticked again at the same ms is moved one ms on: the clock's resolution
-        deadline = node.core.next_deadline_ms() if node.core is not None else None
-        if deadline is not None and deadline <= now:
-            node.tick_at = now  # makes _arm_tick schedule strictly later
-            node.tick_gen += 1
-            self.scheduler.at(now + 1, self._tick, node, incarnation, node.tick_gen)
-        self._after_input(node, out)
+        node.last_tick_ms = now
+        self._after_input(node, node.core.on_tick(now))
 
     # --- messages ----------------------------------------------------------------------------
     def _new_msg(self, src: SimNode, dst: str, msg: Any, channel: str) -> tuple[int, bytes, str]:
