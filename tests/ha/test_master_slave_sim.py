@@ -75,7 +75,7 @@ def test_async_master_lags_by_its_poll_and_sync_master_does_not(tmp_path):
             c.run_for(37)
             handle = c.put(b"m" * 200)
             end, start = handle.wrote_offset + handle.wrote_bytes, c.now_ms
-            c.run_until(lambda c: c.node("n1").max_offset >= end, timeout_ms=1000)
+            c.run_until(lambda c, end=end: c.node("n1").max_offset >= end, timeout_ms=1000)
             lags[role].append(c.now_ms - start + handle.latency_ms)
         c.close()
     assert max(lags["SYNC_MASTER"]) <= 10  # the put path wakes the write loop
@@ -157,12 +157,11 @@ def test_faults_full_sweep(seed, tmp_path):
 def test_a_restarted_slave_resumes_from_its_own_max_offset(tmp_path):
     c = _cluster("ASYNC_MASTER", tmp=tmp_path)
     assert _connected(c)
-    for i in range(5):
+    for _ in range(5):
         c.put(b"a" * 100)
     c.run_for(500)
     c.crash("n1")
-    resume_at = None
-    for i in range(5):
+    for _ in range(5):
         c.put(b"b" * 100)
     c.restart("n1")
     resume_at = c.node("n1").max_offset
@@ -246,9 +245,8 @@ def test_metadata_sync_copies_topics_and_merges_consumer_offsets(tmp_path):
 
     c = _cluster("ASYNC_MASTER", tmp=tmp_path)
     c.put(b"x", topic="Orders")
-    c.runtime.call("n0", lambda core, now: core.on_request(
-        "client", 1, UpdateConsumerOffsetRequest("g1", "Orders", 0, 1), now) if False else
-        _commit(core, "g1", "Orders", 0, 1))
+    out = c.node("n0").on_request("client", 7, UpdateConsumerOffsetRequest("g1", "Orders", 0, 1), c.now_ms)
+    assert [(a.to, a.request_id, a.msg.ok) for a in out.actions] == [("client", 7, True)]
     c.run_for(3500)
     config = tmp_path / "nodes" / "n1" / "store" / "config"
     assert "Orders" in json.loads((config / "topics.json").read_text())["topicConfigTable"]
@@ -257,14 +255,6 @@ def test_metadata_sync_copies_topics_and_merges_consumer_offsets(tmp_path):
     c.run_for(10_000)
     assert c.node("n1").syncs == 2
     c.close()
-
-
-def _commit(core, group, topic, queue_id, offset):
-    from rocketlab.core import EMPTY
-
-    core.metadata.consumer_offset_manager.commit_offset(group, topic, queue_id, offset)
-    core.metadata.consumer_offset_manager.persist()
-    return EMPTY
 
 
 @pytest.mark.parametrize("slave_read_enable", [True, False])
