@@ -1,0 +1,503 @@
+"""Every figure a learner sees, one call each, reading trace events only.
+
+Each function takes one run's events (a list of event dicts, e.g. ``cluster.events``, or a pandas
+DataFrame from :func:`rocketlab.trace.rundir.load_events`) and returns a plotly ``Figure``. A run that
+lacks the kinds a figure needs gets a figure that says so ("no put events in this run"), never an
+exception. Field names are DESIGN.md's trace contract.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rocketlab.trace.recorder import describe
+from rocketlab.viz.style import (
+    GRANTED_COLOR,
+    NO_ANSWER_COLOR,
+    PALETTE,
+    TIME_AXIS_TITLE,
+    base_layout,
+    empty_figure,
+    mark_faults,
+    nice_bin_ms,
+    note_figure,
+    role_color,
+    series_colors,
+    shade_partitions,
+    whole_number_ticks,
+)
+from rocketlab.viz.timeline import (
+    DOWN,
+    UP,
+    Event,
+    Events,
+    Segment,
+    Span,
+    as_records,
+    end_ms,
+    fault_line,
+    node_ids,
+    of_kind,
+    partition_spans,
+    paused_spans,
+    role_segments,
+    start_ms,
+)
+
+FAULT_ROW = "faults"
+ROLE_ORDER = ("LEADER", "CANDIDATE", "FOLLOWER", "MASTER", "SLAVE")
+STATE_NAMES = {UP: "up (role unknown)", DOWN: "down (crashed)"}
+WRITTEN_STATUSES = ("PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE")
+ROUND_COLORS = {"PASSED": GRANTED_COLOR, "WAIT_TO_REVOTE": "#ff7f0e", "REVOTE_IMMEDIATELY": "#9467bd",
+                "WAIT_TO_VOTE_NEXT": "#d62728"}
+REJECTION_PALETTE = ("#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf", "#1f77b4")
+STATUS_COLORS = {"PUT_OK": GRANTED_COLOR, "FLUSH_SLAVE_TIMEOUT": "#ff7f0e", "SLAVE_NOT_AVAILABLE": "#d62728",
+                 "FLUSH_DISK_TIMEOUT": "#9467bd"}
+
+
+# --- roles and terms ------------------------------------------------------------------------------
+def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
+    """Role and term of every node over time, one row per node, faults marked on the time axis.
+
+    Bars are coloured by role (LEADER, FOLLOWER, CANDIDATE, MASTER, SLAVE; grey while crashed, pale
+    green while up with no role known) and labelled ``T<term>``; hatching marks a paused node, red
+    bands a partition, and the top row lists the faults (and any invariant violation) at their times.
+    """
+    records = as_records(events)
+    nodes = node_ids(records)
+    if not nodes:
+        return empty_figure("Roles and terms", ["role", "term", "fault"])
+    fig = go.Figure()
+    _add_segment_bars(fig, role_segments(records, until_ms))
+    _add_paused_bars(fig, paused_spans(records, until_ms))
+    has_marks = _add_fault_marks(fig, records) | _add_violation_marks(fig, records)
+    shade_partitions(fig, partition_spans(records, until_ms), label=not has_marks)
+    rows = ([FAULT_ROW] if has_marks else []) + nodes
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows, autorange="reversed")
+    fig.update_xaxes(title=TIME_AXIS_TITLE, range=run_range(records, until_ms))
+    fig.update_layout(barmode="overlay", bargap=0.25, uniformtext=dict(minsize=9, mode="hide"))
+    if not of_kind(records, "role"):
+        fig.add_annotation(text="no role events in this run: bars show only up / down / paused", x=0.5,
+                           y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False,
+                           font=dict(color="#555"))
+    return base_layout(fig, _timeline_title(records), 150 + 48 * len(rows), legend="top")
+
+
+def run_range(records: Sequence[Event], until_ms: int | None = None) -> list[int]:
+    """The run's whole time span, so every time axis of a report lines up."""
+    t0 = start_ms(records)
+    t_end = end_ms(records) if until_ms is None else until_ms
+    return [t0, max(t_end, t0 + 1)]
+
+
+def _timeline_title(records: Sequence[Event]) -> str:
+    terms = [e["term"] for e in of_kind(records, "role", "term") if e.get("term") is not None]
+    faults = len(of_kind(records, "fault"))
+    head = "Roles and terms" if of_kind(records, "role") else "Nodes over time"
+    head += f" (last term {max(terms)})" if terms and max(terms) > 0 else ""
+    return f"{head}: {faults} fault{'s' if faults != 1 else ''}"
+
+
+def _state_order(state: str) -> tuple[int, str]:
+    if state in ROLE_ORDER:
+        return ROLE_ORDER.index(state), state
+    return (len(ROLE_ORDER) + (1 if state == UP else 2 if state == DOWN else 0)), state
+
+
+def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
+    by_state: dict[str, list[Segment]] = defaultdict(list)
+    for seg in segments:
+        by_state[seg.state].append(seg)
+    for state in sorted(by_state, key=_state_order):
+        segs = by_state[state]
+        fig.add_trace(go.Bar(
+            orientation="h", name=STATE_NAMES.get(state, state), y=[s.node for s in segs],
+            base=[s.start_ms for s in segs], x=[s.end_ms - s.start_ms for s in segs],
+            marker=dict(color=role_color(state), line=dict(width=0.5, color="white")),
+            text=[_term_label(s) for s in segs],
+            textposition="inside", insidetextanchor="middle", textfont=dict(color="white"),
+            customdata=[[s.end_ms, "-" if s.term is None else s.term, s.leader or "-"] for s in segs],
+            hovertemplate=(f"%{{y}} {state}<br>term %{{customdata[1]}}, leader %{{customdata[2]}}"
+                           "<br>%{base} → %{customdata[0]} ms<extra></extra>"),
+        ))
+
+
+def _term_label(seg: Segment) -> str:
+    """``T3`` on a role bar; nothing while down, nor for classic HA's MASTER / SLAVE at term 0."""
+    if seg.term is None or seg.state == DOWN or (seg.term == 0 and seg.state in ("MASTER", "SLAVE")):
+        return ""
+    return f"T{seg.term}"
+
+
+def _add_paused_bars(fig: go.Figure, spans: dict[str, list[Span]]) -> None:
+    pairs = [(node, s) for node, node_spans in spans.items() for s in node_spans]
+    if not pairs:
+        return
+    fig.add_trace(go.Bar(
+        orientation="h", name="paused", y=[n for n, _ in pairs], base=[s.start_ms for _, s in pairs],
+        x=[s.end_ms - s.start_ms for _, s in pairs],
+        marker=dict(color="rgba(255,255,255,0.35)", line=dict(width=1, color="#333"),
+                    pattern=dict(shape="/", fgcolor="#333", size=6)),
+        hovertemplate="%{y} paused<br>%{base} ms for %{x} ms<extra></extra>",
+    ))
+
+
+def _add_fault_marks(fig: go.Figure, records: Sequence[Event]) -> bool:
+    """One marker per fault time on the top row (simultaneous faults share a label), plus a dotted line."""
+    by_time: dict[int, list[str]] = defaultdict(list)
+    for e in of_kind(records, "fault"):
+        by_time[e["t"]].append(fault_line(e))
+    if not by_time:
+        return False
+    times = sorted(by_time)
+    labels = ["; ".join(by_time[t]) for t in times]
+    fig.add_trace(go.Scatter(
+        x=times, y=[FAULT_ROW] * len(times), mode="markers+text", name="fault", cliponaxis=False,
+        text=labels, textposition=["bottom center" if i % 2 == 0 else "top center" for i in range(len(times))],
+        textfont=dict(size=10, color="#444"), marker=dict(symbol="triangle-down", size=11, color="#444"),
+        hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
+    ))
+    for t in times[:60]:
+        fig.add_vline(x=t, line=dict(color="#999", width=1, dash="dot"), layer="below")
+    return True
+
+
+def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> bool:
+    violations = of_kind(records, "violation")
+    if not violations:
+        return False
+    fig.add_trace(go.Scatter(
+        x=[e["t"] for e in violations], y=[e.get("node") or FAULT_ROW for e in violations],
+        mode="markers", name="violation", text=[describe(e) for e in violations],
+        marker=dict(symbol="x", size=14, color="#b00020", line=dict(width=2, color="#b00020")),
+        hovertemplate="%{text}<extra></extra>",
+    ))
+    first = violations[0]
+    fig.add_vline(x=first["t"], line=dict(color="#b00020", width=2),
+                  annotation_text=f"first violation: {first.get('invariant')}",
+                  annotation_font=dict(color="#b00020"))
+    return any(not e.get("node") for e in violations)
+
+
+# --- votes ----------------------------------------------------------------------------------------
+def votes_per_term(events: Events) -> go.Figure:
+    """Vote requests and answers per term (granted = ACCEPT, rejections by reason, lost answers) and,
+    below, the candidates' vote-round verdicts (``vote_round`` ParseResult) per term."""
+    records = as_records(events)
+    requests = of_kind(records, "vote_request")
+    responses = of_kind(records, "vote_response")
+    rounds = of_kind(records, "vote_round")
+    if not (requests or responses or rounds):
+        return empty_figure("Votes per term", ["vote_request", "vote_response", "vote_round"])
+    panels = [p for p, present in (("votes", requests or responses), ("rounds", rounds)) if present]
+    titles = {"votes": "vote requests (◆) and answers by result", "rounds": "vote rounds by verdict"}
+    fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.14,
+                        subplot_titles=[titles[p] for p in panels])
+    if "votes" in panels:
+        _add_answer_bars(fig, responses, row=1)
+        _add_request_marks(fig, requests, row=1)
+    if "rounds" in panels:
+        _add_round_bars(fig, rounds, row=len(panels))
+    fig.update_xaxes(dtick=1, tickformat="d")
+    fig.update_xaxes(title="term", row=len(panels), col=1)
+    fig.update_yaxes(title="count", rangemode="tozero")
+    per_term = Counter((e["kind"], e.get("term")) for e in [*requests, *responses, *rounds])
+    whole_number_ticks(fig, max(per_term.values()))
+    fig.update_layout(barmode="stack", bargap=0.3)
+    granted = sum(1 for e in responses if e.get("result") == "ACCEPT")
+    title = (f"Votes per term: {len(requests)} requests, {granted} granted, "
+             f"{len(responses) - granted} rejected or unanswered")
+    return base_layout(fig, title, 260 + 220 * len(panels))
+
+
+def _result_label(result: str) -> str:
+    if result == "ACCEPT":
+        return "granted (ACCEPT)"
+    if result in ("UNKNOWN", "None"):
+        return "no answer (UNKNOWN)"
+    return "rejected: " + result.removeprefix("REJECT_")
+
+
+def _result_order(result: str) -> tuple[int, str]:
+    return (0 if result == "ACCEPT" else 2 if result in ("UNKNOWN", "None") else 1), result
+
+
+def _add_answer_bars(fig: go.Figure, responses: Sequence[Event], row: int) -> None:
+    pairs: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for e in responses:
+        pairs[(e.get("term"), str(e.get("result")))].append(f"{e.get('candidate')}→{e.get('voter')}")
+    results = sorted({r for _, r in pairs}, key=_result_order)
+    rejections = [r for r in results if _result_order(r)[0] == 1]
+    colors = {"ACCEPT": GRANTED_COLOR,
+              **{r: REJECTION_PALETTE[i % len(REJECTION_PALETTE)] for i, r in enumerate(rejections)}}
+    for result in results:
+        cells = sorted((t, who) for (t, r), who in pairs.items() if r == result and t is not None)
+        color = colors.get(result, NO_ANSWER_COLOR)
+        fig.add_trace(go.Bar(
+            x=[t for t, _ in cells], y=[len(who) for _, who in cells], name=_result_label(result),
+            marker_color=color, customdata=[", ".join(who) for _, who in cells],
+            hovertemplate=f"term %{{x}}: %{{y}} × {result}<br>%{{customdata}}<extra></extra>",
+        ), row=row, col=1)
+
+
+def _add_request_marks(fig: go.Figure, requests: Sequence[Event], row: int) -> None:
+    per_term: dict[int, list[str]] = defaultdict(list)
+    for e in requests:
+        if e.get("term") is not None:
+            per_term[e["term"]].append(str(e.get("candidate")))
+    terms = sorted(per_term)
+    fig.add_trace(go.Scatter(
+        x=terms, y=[len(per_term[t]) for t in terms], mode="markers", name="requests sent",
+        marker=dict(symbol="diamond", size=10, color="#222"),
+        customdata=[", ".join(sorted(set(per_term[t]))) for t in terms],
+        hovertemplate="term %{x}: %{y} requests<br>candidates %{customdata}<extra></extra>",
+    ), row=row, col=1)
+
+
+def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
+    cells: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for e in rounds:
+        cells[(e.get("term"), str(e.get("result")))].append(
+            f"{e.get('node')}: {e.get('accepted')}/{e.get('all')} accepted, {e.get('valid')} valid")
+    verdicts = sorted({r for _, r in cells}, key=lambda r: (r != "PASSED", r))
+    for verdict in verdicts:
+        items = sorted((t, who) for (t, r), who in cells.items() if r == verdict and t is not None)
+        fig.add_trace(go.Bar(
+            x=[t for t, _ in items], y=[len(who) for _, who in items], name=f"round: {verdict}",
+            marker_color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR),
+            customdata=["<br>".join(who) for _, who in items],
+            hovertemplate=f"term %{{x}}: %{{y}} × {verdict}<br>%{{customdata}}<extra></extra>",
+        ), row=row, col=1)
+
+
+# --- log and offsets ------------------------------------------------------------------------------
+def commit_progress(events: Events) -> go.Figure:
+    """Replication progress: per node the DLedger append index (dashed) and commit index (solid), with
+    truncations marked; for classic HA the master's max offset after each put and each slave's
+    acknowledged offset (``ha_report``) and pushed offset (``ha_transfer``). One panel per system found."""
+    records = as_records(events)
+    log = of_kind(records, "append", "commit", "truncate")
+    ha = of_kind(records, "put", "ha_report", "ha_transfer")
+    if not (log or ha):
+        return empty_figure("Log and offsets", ["commit", "append", "ha_report", "put"])
+    panels = [p for p, present in (("log", log), ("ha", ha)) if present]
+    titles = {"log": "DLedger log: append index (dashed), commit index (solid), truncations (×)",
+              "ha": "CommitLog offsets: master max offset after puts, slave acks (ha_report)"}
+    fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.14,
+                        subplot_titles=[titles[p] for p in panels])
+    colors = series_colors(node_ids(records))
+    if "log" in panels:
+        _add_log_lines(fig, log, colors, row=1)
+        fig.update_yaxes(title="entry index", row=1, col=1)
+    if "ha" in panels:
+        _add_offset_lines(fig, ha, colors, row=len(panels))
+        fig.update_yaxes(title="byte offset", row=len(panels), col=1)
+    shade_partitions(fig, partition_spans(records), row="all", col=1)
+    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
+    fig.update_xaxes(range=run_range(records))
+    fig.update_xaxes(title=TIME_AXIS_TITLE, row=len(panels), col=1)
+    return base_layout(fig, _progress_title(log, ha), 200 + 260 * len(panels))
+
+
+def _progress_title(log: Sequence[Event], ha: Sequence[Event]) -> str:
+    parts = []
+    commits = [e["index"] for e in of_kind(log, "commit") if e.get("index") is not None]
+    if commits:
+        parts.append(f"highest commit index {max(commits)}")
+    ends = [end for end in map(_put_end, of_kind(ha, "put")) if end is not None]
+    if ends:
+        parts.append(f"master max offset {max(ends)}")
+    acks = [e["offset"] for e in of_kind(ha, "ha_report") if e.get("offset") is not None]
+    if acks:
+        parts.append(f"highest slave ack {max(acks)}")
+    return "Log and offsets" + (": " + ", ".join(parts) if parts else "")
+
+
+def _step_line(fig: go.Figure, points: list[tuple[int, int]], name: str, color: str, row: int,
+               dash: str = "solid", width: float = 2.0, group: str | None = None) -> None:
+    fig.add_trace(go.Scatter(
+        x=[t for t, _ in points], y=[v for _, v in points], mode="lines", name=name,
+        line=dict(shape="hv", color=color, dash=dash, width=width),
+        legendgroup=group or name, hovertemplate=f"{name}<br>t=%{{x}} ms: %{{y}}<extra></extra>",
+    ), row=row, col=1)
+
+
+def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str], row: int) -> None:
+    """Commit lines get thinner node by node, so nodes that agree show as stacked stripes."""
+    nodes = node_ids(log)
+    for i, node in enumerate(nodes):
+        mine = [e for e in log if e.get("node") == node]
+        appended = [(e["t"], e["index"]) for e in mine if e["kind"] == "append" and e.get("index") is not None]
+        appended += [(e["t"], e["index"] - 1) for e in mine if e["kind"] == "truncate" and e.get("index") is not None]
+        appended.sort(key=lambda p: p[0])
+        committed = [(e["t"], e["index"]) for e in mine if e["kind"] == "commit" and e.get("index") is not None]
+        if appended:
+            _step_line(fig, appended, f"{node} append", colors[node], row, dash="dash", width=1.5, group=node)
+        if committed:
+            width = 2 + 2.5 * (len(nodes) - 1 - i)
+            _step_line(fig, committed, f"{node} commit", colors[node], row, width=width, group=node)
+        cuts = [e for e in mine if e["kind"] == "truncate" and e.get("index") is not None]
+        if cuts:
+            fig.add_trace(go.Scatter(
+                x=[e["t"] for e in cuts], y=[e["index"] for e in cuts], mode="markers", name=f"{node} truncate",
+                marker=dict(symbol="x", size=11, color=colors[node]), legendgroup=node,
+                hovertemplate=f"{node} truncated from index %{{y}} at t=%{{x}} ms<extra></extra>",
+            ), row=row, col=1)
+
+
+def _put_end(put: Event) -> int | None:
+    """The commit log's end after a put that wrote its message (``phy_offset + size``), else None."""
+    offset = put.get("phy_offset")
+    if put.get("status") not in WRITTEN_STATUSES or offset is None or offset < 0:
+        return None
+    return offset + (put.get("size") or 0)
+
+
+def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str], row: int) -> None:
+    masters = node_ids([e for e in ha if e.get("node")])
+    prefix = (lambda node: f"{node} ") if len(masters) > 1 else (lambda node: "")
+    for node in masters:
+        mine = [e for e in ha if e.get("node") == node]
+        ends = [(e["t"], _put_end(e)) for e in mine if e["kind"] == "put" and _put_end(e) is not None]
+        if ends:
+            _step_line(fig, ends, f"{prefix(node)}master max offset ({node})", colors[node], row, width=2.5)
+        slaves = sorted({str(e.get("slave")) for e in mine if e["kind"] in ("ha_report", "ha_transfer")})
+        for i, slave in enumerate(slaves):
+            color = colors.get(slave, PALETTE[(len(colors) + i) % len(PALETTE)])
+            acked = [(e["t"], e["offset"]) for e in mine if e["kind"] == "ha_report"
+                     and str(e.get("slave")) == slave and e.get("offset") is not None]
+            pushed = [(e["t"], e["offset"] + (e.get("size") or 0)) for e in mine if e["kind"] == "ha_transfer"
+                      and str(e.get("slave")) == slave and e.get("offset") is not None]
+            if pushed:
+                _step_line(fig, pushed, f"{prefix(node)}pushed to {slave}", color, row, dash="dot", width=1.5)
+            if acked:
+                _step_line(fig, acked, f"{prefix(node)}acked by {slave}", color, row, width=2)
+
+
+# --- messages ----------------------------------------------------------------------------------------
+def message_flow(events: Events, *, bin_ms: int | None = None) -> go.Figure:
+    """Network traffic: messages sent per type per time bin (top) and messages lost by reason (bottom:
+    partition, peer down, random loss, injected drops), with partitions shaded."""
+    records = as_records(events)
+    sends, recvs = of_kind(records, "msg_send"), of_kind(records, "msg_recv")
+    drops = of_kind(records, "msg_drop")
+    if not (sends or recvs or drops):
+        return empty_figure("Messages", ["msg_send", "msg_recv", "msg_drop"])
+    t0 = start_ms(records)
+    width = bin_ms or nice_bin_ms(end_ms(records) - t0)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16, row_heights=[0.6, 0.4],
+                        subplot_titles=(f"sent per message type (per {width} ms)",
+                                        f"lost by reason (per {width} ms)"))
+    _add_send_lines(fig, sends, recvs, t0, width)
+    _add_drop_bars(fig, drops, t0, width)
+    shade_partitions(fig, partition_spans(records), row="all", col=1)
+    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
+    fig.update_layout(barmode="stack", bargap=0.05)
+    fig.update_xaxes(range=run_range(records))
+    fig.update_yaxes(title="messages", rangemode="tozero")
+    fig.update_xaxes(title=TIME_AXIS_TITLE, row=2, col=1)
+    title = f"Messages: {len(sends)} sent, {len(recvs)} delivered, {len(drops)} lost"
+    return base_layout(fig, title, 560)
+
+
+def _binned(events: Sequence[Event], t0: int, width: int) -> tuple[list[float], list[int]]:
+    counts = Counter((e["t"] - t0) // width for e in events)
+    if not counts:
+        return [], []
+    bins = range(0, max(counts) + 1)
+    return [t0 + b * width + width / 2 for b in bins], [counts.get(b, 0) for b in bins]
+
+
+def _add_send_lines(fig: go.Figure, sends: Sequence[Event], recvs: Sequence[Event], t0: int, width: int) -> None:
+    types = sorted({str(e.get("msg")) for e in sends})
+    colors = series_colors(types)
+    for msg in types:
+        xs, ys = _binned([e for e in sends if str(e.get("msg")) == msg], t0, width)
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{msg} sent", line=dict(color=colors[msg]),
+                                 hovertemplate=f"{msg}: %{{y}} sent around t=%{{x}} ms<extra></extra>"),
+                      row=1, col=1)
+    xs, ys = _binned(recvs, t0, width)
+    if xs:
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="all delivered",
+                                 line=dict(color="#222", dash="dot", width=1.5),
+                                 hovertemplate="%{y} delivered around t=%{x} ms<extra></extra>"), row=1, col=1)
+
+
+def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) -> None:
+    if not drops:
+        fig.add_annotation(text="no msg_drop events: nothing was lost", x=0.5, y=0.5, showarrow=False,
+                           xref="x2 domain", yref="y2 domain", font=dict(color="#555"))
+        return
+    reasons = Counter(str(e.get("reason")) for e in drops)
+    colors = series_colors(sorted(reasons))
+    whole_number_ticks(fig, max(Counter((e["t"] - t0) // width for e in drops).values()), row=2, col=1)
+    for reason in sorted(reasons):
+        xs, ys = _binned([e for e in drops if str(e.get("reason")) == reason], t0, width)
+        fig.add_trace(go.Bar(x=xs, y=ys, width=width * 0.9, name=f"lost: {reason} ({reasons[reason]})",
+                             marker_color=colors[reason],
+                             hovertemplate=f"{reason}: %{{y}} lost around t=%{{x}} ms<extra></extra>"),
+                      row=2, col=1)
+
+
+# --- put latency ------------------------------------------------------------------------------------
+def put_latency(events: Events) -> go.Figure:
+    """Latency of every put over time coloured by PutMessageStatus (left) and its distribution per
+    status (right): SYNC_MASTER waits show up as FLUSH_SLAVE_TIMEOUT / SLAVE_NOT_AVAILABLE tails."""
+    records = as_records(events)
+    puts = of_kind(records, "put")
+    if not puts:
+        return empty_figure("Put latency", ["put"])
+    timed = [e for e in puts if e.get("latency_ms") is not None]
+    if not timed:
+        return note_figure("Put latency", f"{len(puts)} put events, none with a latency_ms")
+    statuses = sorted({str(e.get("status")) for e in timed}, key=lambda s: (s != "PUT_OK", s))
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.68, 0.32], shared_yaxes=True, horizontal_spacing=0.03,
+                        subplot_titles=("each put over time", "distribution by status"))
+    for i, status in enumerate(statuses):
+        mine = [e for e in timed if str(e.get("status")) == status]
+        color = STATUS_COLORS.get(status, PALETTE[(4 + i) % len(PALETTE)])
+        _add_status_traces(fig, status, mine, color)
+    fig.update_xaxes(title=TIME_AXIS_TITLE, range=run_range(records), row=1, col=1)
+    fig.update_yaxes(title="latency (ms)", row=1, col=1)
+    latencies = [float(e["latency_ms"]) for e in timed]
+    if min(latencies) > 0 and max(latencies) / min(latencies) >= 50:
+        fig.update_yaxes(type="log")
+        fig.update_yaxes(title="latency (ms, log scale)", row=1, col=1)
+    shade_partitions(fig, partition_spans(records), label=False, row=1, col=1)
+    mark_faults(fig, of_kind(records, "fault"), row=1, col=1)
+    return base_layout(fig, _latency_title(puts, timed), 460)
+
+
+def _add_status_traces(fig: go.Figure, status: str, puts: Sequence[Event], color: str) -> None:
+    latencies = [float(e["latency_ms"]) for e in puts]
+    fig.add_trace(go.Scatter(
+        x=[e["t"] for e in puts], y=latencies, mode="markers", name=f"{status} ({len(puts)})",
+        legendgroup=status, marker=dict(color=color, size=6, opacity=0.75), cliponaxis=False,
+        customdata=[[e.get("node") or "-", e.get("phy_offset", "-")] for e in puts],
+        hovertemplate=(f"{status} on %{{customdata[0]}}<br>t=%{{x}} ms, %{{y}} ms"
+                       "<br>phy_offset %{customdata[1]}<extra></extra>"),
+    ), row=1, col=1)
+    fig.add_trace(go.Box(y=latencies, name=status, legendgroup=status, showlegend=False, marker_color=color,
+                         boxpoints="outliers"), row=1, col=2)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of a non-empty sequence."""
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))
+    return ordered[min(int(rank), len(ordered)) - 1]
+
+
+def _latency_title(puts: Sequence[Event], timed: Sequence[Event]) -> str:
+    latencies = [float(e["latency_ms"]) for e in timed]
+    ok = sum(1 for e in puts if e.get("status") == "PUT_OK")
+    return (f"Put latency: {len(puts)} puts, {ok} PUT_OK; p50 {percentile(latencies, 50):g} ms, "
+            f"p99 {percentile(latencies, 99):g} ms, max {max(latencies):g} ms")
+
+
+__all__ = ["commit_progress", "message_flow", "percentile", "put_latency", "role_timeline", "votes_per_term"]
+
