@@ -67,6 +67,7 @@ class BrokerConfig:
     flush_interval_commit_log: int = 500
     slave_sync_interval_ms: int = 10_000
     slave_sync_first_delay_ms: int = 3_000
+    store_path_root_dir: str | None = None
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
 
@@ -120,7 +121,7 @@ class BrokerCore(BaseCore):
     """One broker (see module docstring)."""
 
     def __init__(self, ctx: NodeContext, config: BrokerConfig, wall_clock: bool = False) -> None:
-        if ctx.data_dir is None:
+        if ctx.data_dir is None and not config.store_path_root_dir:
             raise ConfigError(f"broker {ctx.node_id} needs a data directory (storePathRootDir)")
         self.node_id = ctx.node_id
         self.config = config
@@ -128,11 +129,12 @@ class BrokerCore(BaseCore):
         self.term = 0
         self.now_ms = 0
         clock = None if wall_clock else (lambda: self.now_ms)
+        root = Path(config.store_path_root_dir) if config.store_path_root_dir else Path(ctx.data_dir) / "store"
         self.store = MessageStore.open(
-            Path(ctx.data_dir) / "store", threads=False, clock=clock,
+            root, threads=False, clock=clock,
             broker_role=BrokerRole(config.broker_role), flush_disk_type=FlushDiskType(config.flush_disk_type),
             mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
-        self.metadata = BrokerMetadata(Path(ctx.data_dir) / "store" / "config")
+        self.metadata = BrokerMetadata(root / "config")
         self.metadata.load()
         size = config.mapped_file_size_commit_log
         self.ha_service = HAService(config.ha, self.store.commit_log, size) if config.is_master else None

@@ -27,10 +27,12 @@ from rocketlab.trace.recorder import TraceRecorder
 
 @dataclass
 class NodeSpec:
-    """What a node kind builds from its properties: the core factory and its codec."""
+    """What a node kind builds from its properties: the core factory, its codec, and the port for
+    byte streams if the kind listens for them (a master's haListenPort)."""
 
     factory: CoreFactory
     codec: Codec
+    stream_listen_port: int = 0
 
 
 def _int(props: dict[str, str], key: str, default: int) -> int:
@@ -55,7 +57,13 @@ def build_pingpong(props: dict[str, str]) -> NodeSpec:
     return NodeSpec(lambda ctx: make_pingpong_node(ctx, config), PingPongCodec())
 
 
-NODE_KINDS: dict[str, Callable[[dict[str, str]], NodeSpec]] = {"pingpong": build_pingpong}
+def build_broker(props: dict[str, str]) -> NodeSpec:
+    from rocketlab.broker.node import build_broker as build
+
+    return build(props)
+
+
+NODE_KINDS: dict[str, Callable[[dict[str, str]], NodeSpec]] = {"pingpong": build_pingpong, "broker": build_broker}
 
 
 def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:
@@ -70,12 +78,12 @@ def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:
     if self_id not in peers:
         raise ConfigError(f"{source}: selfId={self_id!r} is not in peers ({', '.join(peers)})")
     stream_peers = parse_peers(props["streamPeers"], "streamPeers") if "streamPeers" in props else {}
-    stream_port = _int(props, "streamListenPort", 0)
+    spec = NODE_KINDS[kind](props)
+    stream_port = spec.stream_listen_port or _int(props, "streamListenPort", 0)
     run_dir = Path(props.get("runDir", f"runs/node-{self_id}"))
     data_dir = run_dir / "nodes" / self_id
     data_dir.mkdir(parents=True, exist_ok=True)
     sink = open(run_dir / f"events-{self_id}.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed at exit
-    spec = NODE_KINDS[kind](props)
     ctx = NodeContext(self_id, tuple(peers), _int(props, "seed", 1), data_dir, dict(props))
     return NetRuntime(ctx, spec.factory, spec.codec, listen=peers[self_id], peers=peers,
                       stream_listen=(peers[self_id][0], stream_port) if stream_port else None,
