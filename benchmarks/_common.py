@@ -1,0 +1,60 @@
+"""Shared by the benchmark scripts: record results with machine info, print aligned figure lines.
+
+    from _common import record, line
+    line("pandas load_events", 12.3, "s")          # "  pandas load_events ........ 12.3 s"
+    record("trace_analysis", {...})                # -> benchmarks/results/trace_analysis.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def machine_info() -> dict[str, Any]:
+    """Where the figures were measured: CPU count, memory, OS, Python, rocketlab version."""
+    from rocketlab import __version__
+
+    info: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "system": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "rocketlab": __version__,
+    }
+    try:
+        with open("/proc/meminfo") as f:
+            info["mem_total_gib"] = round(int(f.readline().split()[1]) / 2**20, 1)
+        info["load_avg_1m"] = round(os.getloadavg()[0], 2)
+    except (OSError, ValueError, IndexError):
+        pass
+    return info
+
+
+def record(name: str, results: dict[str, Any]) -> Path:
+    """Write ``benchmarks/results/NAME.json``: name, UTC timestamp, machine info and ``results``."""
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"{name}.json"
+    doc = {"name": name, "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "machine": machine_info(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+           "results": results}
+    path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    print(f"results: {path}")
+    return path
+
+
+def line(label: str, value: float | int | str, unit: str = "", note: str = "") -> None:
+    """Print one figure: label padded with dots, the value, its unit and an optional note."""
+    if isinstance(value, float):
+        shown = f"{value:,.2f}"
+    else:
+        shown = f"{value:,}" if isinstance(value, int) else value
+    text = f"  {label} {'.' * max(2, 44 - len(label))} {shown} {unit}".rstrip()
+    print(f"{text}   {note}" if note else text)

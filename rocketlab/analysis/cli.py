@@ -1,0 +1,126 @@
+"""``rocketlab analyze RUN_DIR... [--master URL] [--json]``: a Spark summary of run directories.
+
+For each run: events, time span, nodes, then events per kind and node, the faults and any invariant
+violations. ``--json`` prints one JSON object per run and line. Exit codes: 0, 1 when a run recorded an
+invariant violation, 2 (a :class:`RocketlabError` raised here, printed by the main CLI) on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rocketlab.errors import RocketlabError
+from rocketlab.trace.rundir import event_files
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``analyze`` subcommand; its handler is ``args.func(args) -> int``."""
+    parser = subparsers.add_parser(
+        "analyze", help="Spark analysis of run directories",
+        description="Summarise run directories with Spark: events per kind and node, time span, faults. "
+                    "Exit 1 if a run recorded an invariant violation.")
+    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directory (meta.json + events)")
+    parser.add_argument("--master", default=None, metavar="URL",
+                        help="Spark master URL (default: $SPARK_MASTER or local[*])")
+    parser.add_argument("--json", action="store_true", help="one JSON object per run and line")
+    parser.set_defaults(func=run_analyze)
+    return parser
+
+
+def run_analyze(args: argparse.Namespace) -> int:
+    """Handler of ``rocketlab analyze``: prints the summary, returns the exit code."""
+    summaries = analyze(args.run_dirs, master=args.master)
+    if args.json:
+        for summary in summaries:
+            print(json.dumps(summary, separators=(",", ":")))
+    else:
+        print(format_summaries(summaries))
+    return 1 if any(s["violations"] for s in summaries) else 0
+
+
+def analyze(run_dirs: Sequence[str | Path], master: str | None = None) -> list[dict[str, Any]]:
+    """Summaries (one dict per run, in argument order) computed with Spark.
+
+    Uses the SparkSession already running in this process if there is one (and leaves it running);
+    otherwise starts one for ``master`` and stops it afterwards. Bad input raises RocketlabError before
+    Spark starts where it can (missing directory, no events, duplicate run names).
+    """
+    from rocketlab.analysis import analyses
+    from rocketlab.analysis.readers import read_events
+    from rocketlab.analysis.session import active_session, get_spark
+
+    names: dict[str, str] = {}
+    for run_dir in run_dirs:
+        event_files(run_dir)  # RunDirError for a missing directory or one without events
+        name = Path(os.path.abspath(run_dir)).name
+        if name in names:
+            raise RocketlabError(f"run directories {names[name]} and {run_dir} have the same name {name!r}; "
+                                 "analyze tells runs apart by directory name")
+        names[name] = str(run_dir)
+
+    started = active_session() is None
+    spark = get_spark(master=master, app_name="rocketlab-analyze")
+    try:
+        events = read_events(spark, list(run_dirs))
+        per_kind_node = [r.asDict(recursive=True) for r in
+                         analyses.events_per_kind_and_node(events, by_run=True).collect()]
+        notable = [r.asDict(recursive=True) for r in
+                   events.where(events.kind.isin("fault", "violation"))
+                   .select("run", "t", "seq", "node", "kind", "action", "targets", "invariant", "detail")
+                   .orderBy("run", "t", "seq").collect()]
+    finally:
+        if started:
+            spark.stop()
+    return [_summary(name, per_kind_node, notable) for name in names]
+
+
+def _summary(run: str, per_kind_node: list[dict[str, Any]], notable: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [{k: r[k] for k in ("kind", "node", "events", "first_t", "last_t")}
+            for r in per_kind_node if r["run"] == run]
+    first = min((r["first_t"] for r in rows), default=None)
+    last = max((r["last_t"] for r in rows), default=None)
+    return {
+        "run": run,
+        "events": sum(r["events"] for r in rows),
+        "first_t": first,
+        "last_t": last,
+        "span_ms": None if first is None or last is None else last - first,
+        "nodes": sorted({r["node"] for r in rows if r["node"] is not None}),
+        "per_kind_node": rows,
+        "faults": [{k: e[k] for k in ("t", "node", "action", "targets")}
+                   for e in notable if e["run"] == run and e["kind"] == "fault"],
+        "violations": [{k: e[k] for k in ("t", "node", "invariant", "detail")}
+                       for e in notable if e["run"] == run and e["kind"] == "violation"],
+    }
+
+
+def format_summaries(summaries: Sequence[dict[str, Any]]) -> str:
+    """The human-readable summary: one block per run."""
+    return "\n\n".join(_format_one(s) for s in summaries)
+
+
+def _format_one(s: dict[str, Any]) -> str:
+    span = "no events" if s["first_t"] is None else (
+        f"t {s['first_t']}..{s['last_t']} ms ({s['span_ms'] / 1000:.1f} s)")
+    lines = [f"run {s['run']}: {s['events']} events, {span}, nodes {', '.join(s['nodes']) or '-'}, "
+             f"{len(s['faults'])} faults, {len(s['violations'])} violations"]
+    header = ("kind", "node", "events", "first_t", "last_t")
+    table = [header] + [(r["kind"], r["node"] or "-", str(r["events"]), str(r["first_t"]), str(r["last_t"]))
+                        for r in s["per_kind_node"]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        cells = [row[i].ljust(widths[i]) if i < 2 else row[i].rjust(widths[i]) for i in range(len(header))]
+        lines.append("  " + "  ".join(cells).rstrip())
+    if s["faults"]:
+        lines.append("  faults:")
+        lines += [f"    t={f['t']} {f['action']} {' '.join(f['targets'] or []) or '-'}" for f in s["faults"]]
+    if s["violations"]:
+        lines.append("  violations:")
+        lines += [f"    t={v['t']} {v['node'] or '-'} {v['invariant']}: {v['detail']}"
+                  for v in s["violations"]]
+    return "\n".join(lines)

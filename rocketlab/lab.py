@@ -1,0 +1,191 @@
+"""``rocketlab lab``: JupyterLab on the labs directory, ready to use as root and on a headless machine.
+
+The notebook directory is ``--dir``, else the ``labs/`` beside the installed package (a source
+checkout), else ``./labs``. Jupyter's config, runtime, data, settings and workspaces go to ``.jupyter/``
+beside that directory (the repo's, gitignored), so nothing lands in ``~``. The launcher checks the port
+first (Jupyter would silently move to another one), switches off Lab's news toast through
+``overrides.json``, prints the URL with its token and then replaces itself with the Jupyter server
+(same PID, so stopping it is one ``kill``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import secrets
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from rocketlab.errors import RocketlabError
+
+DEFAULT_PORT = 8888
+DEFAULT_IP = "127.0.0.1"
+NOTIFICATION_PLUGIN = "@jupyterlab/apputils-extension:notification"
+NO_NEWS = {"checkForUpdates": False, "fetchNews": "false"}
+
+
+@dataclass(frozen=True)
+class LabLaunch:
+    """What ``rocketlab lab`` runs: the command line, its environment and the URL to open."""
+
+    argv: list[str]
+    env: dict[str, str]
+    url: str
+    labs_dir: Path
+    state_dir: Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``lab`` subcommand; its handler is ``args.func(args) -> int``."""
+    parser = subparsers.add_parser(
+        "lab", help="JupyterLab on labs/",
+        description="Start JupyterLab on the labs directory and print the URL (with its token) to open.")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument("--ip", default=DEFAULT_IP, help=f"address to listen on (default {DEFAULT_IP})")
+    parser.add_argument("--token", default=None, help="access token (default: a random one)")
+    parser.add_argument("--no-browser", action="store_true", help="do not try to open a web browser")
+    parser.add_argument("--dir", default=None,
+                        help="notebook directory (default: the repo's labs/ or ./labs)")
+    parser.set_defaults(func=run_lab)
+    return parser
+
+
+def run_lab(args: argparse.Namespace) -> int:
+    """Handler of ``rocketlab lab``: checks, prints the URL, then execs JupyterLab (does not return)."""
+    launch = prepare(port=args.port, ip=args.ip, token=args.token, open_browser=not args.no_browser,
+                     labs_dir=args.dir)
+    print(f"rocketlab lab: serving {launch.labs_dir} (Jupyter state in {launch.state_dir})")
+    print(f"rocketlab lab: open {launch.url}", flush=True)
+    sys.stderr.flush()
+    os.execve(launch.argv[0], launch.argv, launch.env)
+    return 0  # not reached: execve replaces the process
+
+
+def prepare(
+    *, port: int = DEFAULT_PORT, ip: str = DEFAULT_IP, token: str | None = None, open_browser: bool = False,
+    labs_dir: str | Path | None = None,
+) -> LabLaunch:
+    """Check the arguments and the port, create ``.jupyter/`` and overrides.json; return the launch."""
+    if not 1 <= port <= 65535:
+        raise RocketlabError(f"--port must be between 1 and 65535, got {port}")
+    if token is None:
+        token = secrets.token_hex(24)
+    if not token or any(c.isspace() for c in token):
+        raise RocketlabError("--token must be non-empty and contain no spaces")
+    labs = find_labs_dir(labs_dir)
+    check_port_free(ip, port)
+    state = labs.parent / ".jupyter"
+    env = jupyter_env(state)
+    for key in ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTER_DATA_DIR", "JUPYTERLAB_SETTINGS_DIR",
+                "JUPYTERLAB_WORKSPACES_DIR"):
+        Path(env[key]).mkdir(parents=True, exist_ok=True)
+    write_no_news_overrides(lab_app_dir(env) / "settings")
+    argv = [
+        sys.executable, "-m", "jupyterlab",
+        f"--ServerApp.root_dir={labs}",
+        f"--ServerApp.ip={ip}",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.open_browser={open_browser}",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")
+    return LabLaunch(argv=argv, env=env, url=lab_url(ip, port, token), labs_dir=labs, state_dir=state)
+
+
+def find_labs_dir(explicit: str | Path | None = None) -> Path:
+    """``explicit`` (must exist), else ``labs/`` beside the package's source tree, else ``./labs``."""
+    if explicit is not None:
+        path = Path(explicit).expanduser().resolve()
+        if not path.is_dir():
+            raise RocketlabError(f"--dir {explicit}: no such directory")
+        return path
+    beside_package = Path(__file__).resolve().parent.parent / "labs"
+    candidates = [beside_package, Path.cwd() / "labs"]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate.resolve()
+    raise RocketlabError(
+        f"no labs directory found (looked in {candidates[0]} and {candidates[1]}); pass --dir DIR")
+
+
+def check_port_free(ip: str, port: int) -> None:
+    """Raise RocketlabError in one line if nothing can listen on ``ip:port`` (in use, bad address)."""
+    try:
+        infos = socket.getaddrinfo(ip, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise RocketlabError(f"--ip {ip}: not an address this machine knows ({e.strerror})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Jupyter (tornado) does
+        try:
+            sock.bind(address)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise RocketlabError(
+                    f"port {port} on {ip} is already in use (another Jupyter?); choose another with --port"
+                ) from None
+            raise RocketlabError(f"cannot listen on {ip}:{port}: {e.strerror}") from None
+
+
+def jupyter_env(state_dir: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The server's environment: ``base`` (default os.environ) with Jupyter's dirs inside ``state_dir``."""
+    env = dict(os.environ if base is None else base)
+    env.update({
+        "JUPYTER_CONFIG_DIR": str(state_dir / "config"),
+        "JUPYTER_RUNTIME_DIR": str(state_dir / "runtime"),
+        "JUPYTER_DATA_DIR": str(state_dir / "data"),
+        "JUPYTERLAB_SETTINGS_DIR": str(state_dir / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(state_dir / "workspaces"),
+    })
+    env.setdefault("PYSPARK_PYTHON", sys.executable)  # notebooks' Spark workers use this interpreter
+    return env
+
+
+def lab_app_dir(env: dict[str, str] | None = None) -> Path:
+    """JupyterLab's application directory (``$JUPYTERLAB_DIR`` or ``<prefix>/share/jupyter/lab``)."""
+    env = os.environ if env is None else env
+    return Path(env.get("JUPYTERLAB_DIR") or Path(sys.prefix) / "share" / "jupyter" / "lab").resolve()
+
+
+def write_no_news_overrides(settings_dir: Path) -> bool:
+    """Merge "no update checks, no news" into ``settings_dir/overrides.json``; True if it is in place.
+
+    The news toast would cover notebooks (and screenshots). Other overrides in the file are kept. A file
+    that cannot be read or written is left alone with a warning on stderr: the toast is only cosmetic.
+    """
+    path = settings_dir / "overrides.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        print(f"rocketlab lab: warning: leaving {path} alone ({e})", file=sys.stderr)
+        return False
+    plugin = data.get(NOTIFICATION_PLUGIN)
+    plugin = dict(plugin) if isinstance(plugin, dict) else {}
+    if all(plugin.get(k) == v for k, v in NO_NEWS.items()):
+        return True
+    data[NOTIFICATION_PLUGIN] = {**plugin, **NO_NEWS}
+    try:
+        settings_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as e:
+        print(f"rocketlab lab: warning: cannot write {path} ({e.strerror}); Lab may show a news toast",
+              file=sys.stderr)
+        return False
+    return True
+
+
+def lab_url(ip: str, port: int, token: str) -> str:
+    """The URL to open: ``http://IP:PORT/lab?token=TOKEN`` (wildcard addresses shown as 127.0.0.1)."""
+    host = "127.0.0.1" if ip in ("", "0.0.0.0") else ("::1" if ip == "::" else ip)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}/lab?token={quote(token, safe='')}"
