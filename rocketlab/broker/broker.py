@@ -13,7 +13,9 @@ RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, 
 * the slave pulls topics, consumer offsets, delay offsets and subscription groups from the master
   every 10 s (first after 3 s), gated by DataVersion, persisted as JSON;
 * the store runs without threads: the core flushes (ASYNC_FLUSH every ``flushIntervalCommitLog``) and
-  dispatches (reput) itself, so the simulator stays deterministic.
+  dispatches (reput) itself, so the simulator stays deterministic. A master dispatches right after each
+  put; a slave 1 ms after bytes arrive (as ReputMessageService, apart from the HAClient's appends and
+  acks).
 
 Every finished put is a ``put`` trace event; HA adds ``ha_report``, ``ha_transfer`` and ``ha_close``.
 """
@@ -46,6 +48,7 @@ from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.crash import simulate_crash
 
 ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
+REPUT_INTERVAL_MS = 1  # ReputMessageService's pause between rounds
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,7 @@ class BrokerCore(BaseCore):
         self.sync_request_id = 0
         self.sync_in_flight = False
         self.syncs = 0
+        self.reput_at: int | None = None
 
     # --- inspection --------------------------------------------------------------------------
     @property
@@ -239,6 +243,8 @@ class BrokerCore(BaseCore):
             times.append(ha)
         if self.ha_client is not None and self.config.master_id and not self.sync_in_flight:
             times.append(self.next_sync_ms)
+        if self.reput_at is not None:
+            times.append(self.reput_at)
         return min(times)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -252,6 +258,9 @@ class BrokerCore(BaseCore):
         else:
             self.ha_client.on_tick(now_ms, out)
             self._slave_synchronize(now_ms, out)
+        if self.reput_at is not None and now_ms >= self.reput_at:
+            self.reput_at = None
+            self.store.reput()
         return out.build()
 
     # --- HA streams ----------------------------------------------------------------------------
@@ -270,8 +279,8 @@ class BrokerCore(BaseCore):
         if self.ha_service is not None:
             self._completed(self.ha_service.on_stream_data(stream_id, data, now_ms, out), now_ms, out)
         elif self.ha_client.owns(stream_id):
-            if self.ha_client.on_stream_data(data, now_ms, out):
-                self.store.reput()  # the slave builds its own consume queues
+            if self.ha_client.on_stream_data(data, now_ms, out) and self.reput_at is None:
+                self.reput_at = now_ms + REPUT_INTERVAL_MS  # the slave builds its own consume queues
         return out.build()
 
     def on_stream_closed(self, stream_id: Any, reason: str, now_ms: int) -> Output:

@@ -28,6 +28,7 @@ def test_hatest_sync_master_puts_are_readable_from_the_slaves_consume_queue(tmp_
     assert _connected(c)
     handles = [c.put(f"body-{i}".encode(), topic="TopicTest", queue_id=0) for i in range(10)]
     assert [h.status for h in handles] == ["PUT_OK"] * 10
+    c.run_for(2)  # the slave's reput runs 1 ms after the bytes arrive
     got = c.node("n1").store.get_message("TopicTest", 0, offset=0, max_msg_nums=32)
     assert [m.body for m in got.messages] == [f"body-{i}".encode() for i in range(10)]
     c.close()

@@ -1,0 +1,255 @@
+"""Classic HA on real TCP, master and slave as separate processes on 127.0.0.1 (issue #4's benchmarks).
+
+1. Async catch-up: an empty slave copies a master's commit log of 1 KiB messages (200 MB; 20 MB with
+   --quick). Baseline in the same run: raw asyncio socket throughput between two fresh processes of
+   the same interpreter on the same loopback (target: catch-up >= 50 % of it).
+2. Put latency p50/p99 and throughput, ASYNC_MASTER vs SYNC_MASTER, 1 and 32 concurrent producers
+   (target: SYNC >= 50 % of ASYNC throughput at 32 producers, thanks to pipelined waits).
+3. Replication lag under steady load (ASYNC_MASTER): per put, ms from the put's answer to the slave's
+   ack that covers it, and bytes the slave is behind, both from the master's trace.
+
+    python benchmarks/bench_ha.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from _common import record  # noqa: E402
+
+from rocketlab.broker.protocol import SendMessageRequest, broker_codec  # noqa: E402
+from rocketlab.net.client import NetClient  # noqa: E402
+from rocketlab.store import Message, MessageStore  # noqa: E402
+from tests.net.test_real_nodes import free_port  # noqa: E402
+
+GIB = 1024 ** 3
+
+
+def start_node(config: Path) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc.stdout.readline()
+    return proc
+
+
+def stop(*procs: subprocess.Popen) -> None:
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        proc.wait(timeout=30)
+
+
+def write_group(tmp: Path, role: str) -> tuple[Path, Path, dict[str, int]]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    ports = {"n0": free_port(), "n1": free_port(), "ha": free_port()}
+    peers = f"n0-127.0.0.1:{ports['n0']};n1-127.0.0.1:{ports['n1']}"
+    common = f"nodeKind=broker\npeers={peers}\nrunDir={tmp / 'run'}\nmappedFileSizeCommitLog={GIB}\n"
+    master = tmp / "master.conf"
+    master.write_text(common + f"selfId=n0\nbrokerRole={role}\nhaListenPort={ports['ha']}\n"
+                               f"storePathRootDir={tmp / 'master'}\n")
+    slave = tmp / "slave.conf"
+    slave.write_text(common + f"selfId=n1\nbrokerRole=SLAVE\nbrokerId=1\nhaMasterAddress=127.0.0.1:{ports['ha']}\n"
+                              f"storePathRootDir={tmp / 'slave'}\n")
+    return master, slave, ports
+
+
+def master_events(tmp: Path) -> list[dict]:
+    path = tmp / "run" / "events-n0.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+# --- 1. catch-up vs raw sockets ----------------------------------------------------------------------
+
+def preload(root: Path, total_bytes: int) -> int:
+    with MessageStore.open(root, mapped_file_size_commit_log=GIB) as store:
+        batch = [Message(topic="Bench", body=b"x" * 1024, queue_id=0) for _ in range(64)]
+        while store.get_max_phy_offset() < total_bytes:
+            store.put_messages(batch)
+        return store.get_max_phy_offset()
+
+
+def catch_up(tmp: Path, total_bytes: int) -> dict[str, float]:
+    master_conf, slave_conf, _ = write_group(tmp, "ASYNC_MASTER")
+    end = preload(tmp / "master", total_bytes)
+    master = start_node(master_conf)
+    start = time.perf_counter()
+    slave = start_node(slave_conf)
+    while True:
+        reports = [e["offset"] for e in master_events(tmp) if e["kind"] == "ha_report"]
+        if reports and max(reports) >= end:
+            break
+        time.sleep(0.05)
+    seconds = time.perf_counter() - start
+    stop(slave, master)
+    return {"bytes": end, "seconds": round(seconds, 2), "mib_per_s": round(end / seconds / 2**20, 1)}
+
+
+RAW_RECEIVER = """
+import asyncio, sys
+async def main(port, total):
+    done = asyncio.Event()
+    async def handle(reader, writer):
+        got = 0
+        while got < total:
+            data = await reader.read(1 << 20)
+            if not data: break
+            got += len(data)
+        writer.write(b"k"); await writer.drain(); writer.close(); done.set()
+    server = await asyncio.start_server(handle, "127.0.0.1", port)
+    print("ready", flush=True)
+    await done.wait(); server.close()
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+"""
+
+RAW_SENDER = """
+import asyncio, sys, time
+async def main(port, total):
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    chunk = b"x" * 32768
+    start = time.perf_counter()
+    for _ in range(total // len(chunk)):
+        writer.write(chunk)
+        await writer.drain()
+    await reader.read(1)
+    print(time.perf_counter() - start)
+asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+"""
+
+
+def raw_socket(total_bytes: int) -> dict[str, float]:
+    port = free_port()
+    total = total_bytes - total_bytes % 32768
+    receiver = subprocess.Popen([sys.executable, "-c", RAW_RECEIVER, str(port), str(total)],
+                                stdout=subprocess.PIPE, text=True)
+    receiver.stdout.readline()
+    out = subprocess.run([sys.executable, "-c", RAW_SENDER, str(port), str(total)], capture_output=True,
+                         text=True, check=True)
+    receiver.wait(timeout=60)
+    seconds = float(out.stdout.strip())
+    return {"bytes": total, "seconds": round(seconds, 2), "mib_per_s": round(total / seconds / 2**20, 1)}
+
+
+# --- 2. put latency and throughput -----------------------------------------------------------------
+
+async def producers(port: int, concurrency: int, total: int) -> dict[str, float]:
+    clients = [await NetClient(("127.0.0.1", port), broker_codec(), f"p{i}").connect() for i in range(concurrency)]
+    latencies: list[float] = []
+    statuses: dict[str, int] = {}
+
+    async def run(client: NetClient, count: int) -> None:
+        for _ in range(count):
+            start = time.perf_counter()
+            reply = await client.request(SendMessageRequest("Bench", b"x" * 1024, 0))
+            latencies.append((time.perf_counter() - start) * 1000)
+            statuses[reply.status] = statuses.get(reply.status, 0) + 1
+
+    start = time.perf_counter()
+    await asyncio.gather(*(run(c, total // concurrency) for c in clients))
+    seconds = time.perf_counter() - start
+    for client in clients:
+        await client.close()
+    latencies.sort()
+    return {"producers": concurrency, "puts": len(latencies), "tps": round(len(latencies) / seconds),
+            "p50_ms": round(latencies[len(latencies) // 2], 2),
+            "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 2), "statuses": statuses}
+
+
+def put_load(tmp: Path, role: str, concurrency: int, total: int) -> dict[str, float]:
+    master_conf, slave_conf, ports = write_group(tmp, role)
+    master, slave = start_node(master_conf), start_node(slave_conf)
+
+    async def warm_up() -> None:
+        client = await NetClient(("127.0.0.1", ports["n0"]), broker_codec(), "warm").connect()
+        while (await client.request(SendMessageRequest("Bench", b"w", 0))).status != "PUT_OK":
+            await asyncio.sleep(0.05)
+        await client.close()
+
+    asyncio.run(warm_up())
+    time.sleep(0.3)  # the slave's first report has arrived
+    result = asyncio.run(producers(ports["n0"], concurrency, total))
+    stop(slave, master)
+    return result
+
+
+# --- 3. replication lag ------------------------------------------------------------------------------
+
+def replication_lag(tmp: Path, rate: int, seconds: float) -> dict[str, float]:
+    master_conf, slave_conf, ports = write_group(tmp, "ASYNC_MASTER")
+    master, slave = start_node(master_conf), start_node(slave_conf)
+
+    async def steady() -> None:
+        client = await NetClient(("127.0.0.1", ports["n0"]), broker_codec(), "steady").connect()
+        interval, next_at, end = 1 / rate, time.perf_counter(), time.perf_counter() + seconds
+        while next_at < end:
+            await client.request(SendMessageRequest("Bench", b"x" * 1024, 0))
+            next_at += interval
+            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+        await client.close()
+
+    asyncio.run(steady())
+    time.sleep(0.5)
+    stop(slave, master)
+    events = master_events(tmp)
+    acks = [(e["t"], e["offset"]) for e in events if e["kind"] == "ha_report"]
+    lags_ms, lags_bytes = [], []
+    for put in (e for e in events if e["kind"] == "put" and e["status"] == "PUT_OK"):
+        end = put["phy_offset"] + put["size"]
+        covered = next((t for t, offset in acks if offset >= end and t >= put["t"]), None)
+        if covered is not None:
+            lags_ms.append(covered - put["t"])
+        behind = [end - offset for t, offset in acks if t <= put["t"]]
+        lags_bytes.append(max(0, behind[-1]) if behind else end)
+    lags_ms.sort()
+    lags_bytes.sort()
+    return {"rate_per_s": rate, "puts": len(lags_bytes), "lag_ms_p50": lags_ms[len(lags_ms) // 2],
+            "lag_ms_p99": lags_ms[int(len(lags_ms) * 0.99) - 1], "lag_ms_max": lags_ms[-1],
+            "lag_bytes_p50": lags_bytes[len(lags_bytes) // 2], "lag_bytes_max": lags_bytes[-1]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    total = (20 if args.quick else 200) * 1000 * 1000
+    puts = 600 if args.quick else 3200
+    results: dict[str, object] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-ha-") as tmp_name:
+        tmp = Path(tmp_name)
+        raw = raw_socket(total)
+        up = catch_up(tmp / "catchup", total)
+        share = up["mib_per_s"] / raw["mib_per_s"]
+        print(f"catch-up of {up['bytes'] / 1e6:.0f} MB: {up['mib_per_s']} MiB/s in {up['seconds']} s; raw sockets "
+              f"{raw['mib_per_s']} MiB/s; {share:.0%} of raw (target >= 50%)")
+        results["catch_up"], results["raw_socket"], results["catch_up_share_of_raw"] = up, raw, round(share, 3)
+        loads = {}
+        for role in ("ASYNC_MASTER", "SYNC_MASTER"):
+            for concurrency in (1, 32):
+                r = put_load(tmp / f"{role}-{concurrency}", role, concurrency, puts)
+                loads[f"{role}/{concurrency}"] = r
+                print(f"{role:12} {concurrency:2} producers: {r['tps']:6} puts/s  p50 {r['p50_ms']} ms  "
+                      f"p99 {r['p99_ms']} ms  {r['statuses']}")
+        ratio = loads["SYNC_MASTER/32"]["tps"] / loads["ASYNC_MASTER/32"]["tps"]
+        print(f"SYNC/ASYNC throughput at 32 producers: {ratio:.0%} (target >= 50%)")
+        results["puts"], results["sync_over_async_32"] = loads, round(ratio, 3)
+        lag = replication_lag(tmp / "lag", rate=500, seconds=3 if args.quick else 6)
+        print(f"replication lag at {lag['rate_per_s']} puts/s: p50 {lag['lag_ms_p50']} ms, p99 "
+              f"{lag['lag_ms_p99']} ms, max {lag['lag_ms_max']} ms; bytes behind p50 {lag['lag_bytes_p50']}, "
+              f"max {lag['lag_bytes_max']}")
+        results["replication_lag"] = lag
+    record("ha", results)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
