@@ -141,6 +141,10 @@ def _run_and_report(run: Any, sargs: Any, out: Path, parquet: bool, as_json: boo
     return 0 if result.ok else 1
 
 
+STANDARD_SUMMARY = ("scenario", "seed", "simulated_ms", "events", "kernel_events", "messages", "faults",
+                    "violations", "kinds")
+
+
 def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Path) -> None:
     print(f"scenario {summary['scenario']}  seed {summary['seed']}  simulated {summary['simulated_ms']} ms  "
           f"events {summary['events']}  violations {summary['violations']}")
@@ -148,6 +152,9 @@ def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Pat
     print(f"messages: sent {msgs['sent']}  delivered {msgs['delivered']}  dropped {msgs['dropped']}  "
           f"faults {summary['faults']}")
     print("events by kind: " + ", ".join(f"{k} {v}" for k, v in summary["kinds"].items()))
+    extra = {k: v for k, v in summary.items() if k not in STANDARD_SUMMARY}
+    if extra:
+        print("  ".join(f"{k} {v}" for k, v in extra.items()))
     print(format_table(table))
     print(f"run directory: {out}")
 
@@ -156,7 +163,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     """A plain fixed-width table of dict rows (the same keys in every row)."""
     if not rows:
         return ""
-    cols = list(rows[0])
+    cols = list(dict.fromkeys(c for row in rows for c in row))
     widths = [max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(cols, widths, strict=True))]
     lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths, strict=True)) for r in rows]

@@ -160,8 +160,8 @@ class BrokerCore(BaseCore):
     def describe(self) -> dict[str, Any]:
         return {"node": self.node_id, "role": self.config.broker_role, "broker_id": self.config.broker_id,
                 "max_offset": self.max_offset, "pending_puts": len(self.pending),
-                "slaves": self.ha_service.connection_count if self.ha_service else None,
-                "push2_slave_max_offset": self.ha_service.push2_slave_max_offset if self.ha_service else None}
+                "slaves": self.ha_service.connection_count if self.ha_service else "-",
+                "push2_slave_max_offset": self.ha_service.push2_slave_max_offset if self.ha_service else "-"}
 
     # --- life cycle --------------------------------------------------------------------------
     def on_start(self, now_ms: int) -> Output:

@@ -286,3 +286,17 @@ def test_in_sync_replicas_option_follows_5x(tmp_path):
     two.crash("n1")
     assert two.put(b"z").status == "FLUSH_SLAVE_TIMEOUT"
     two.close()
+
+
+def test_master_crash_scenarios_count_lost_acknowledged_messages(tmp_path, capsys):
+    import json
+
+    from rocketlab.cli import main
+
+    lost = {}
+    for name in ("ms-async-crash", "ms-sync-crash"):
+        assert main(["sim", name, "--seed", "2", "--out", str(tmp_path / name), "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["acked"] > 100
+        lost[name] = summary["lost_acked"]
+    assert lost == {"ms-async-crash": 10, "ms-sync-crash": 0}  # seed 2: the async master lost ten
