@@ -1,0 +1,207 @@
+"""One fixed-size, memory-mapped store file with its write and flush positions.
+
+Models ``org.apache.rocketmq.store.logfile.DefaultMappedFile`` (5.x) / ``MappedFile`` (4.x).
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+import re
+
+from rocketlab.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+OS_PAGE_SIZE = 4096
+FILE_NAME_RE = re.compile(r"^\d{20}$")
+_fdatasync = getattr(os, "fdatasync", os.fsync)  # macOS has no fdatasync
+
+
+def offset_to_file_name(offset: int) -> str:
+    """``UtilAll.offset2FileName``: 20 digits, zero-padded."""
+    return f"{offset:020d}"
+
+
+def open_sized_file(file_name: str, file_size: int, create: bool) -> int:
+    """Open a store file that must be exactly ``file_size`` bytes. A new file is sized under a
+    temporary name and then renamed, so a crash can never leave a short file under a real name."""
+    if create and not os.path.exists(file_name):
+        tmp = file_name + ".tmp"
+        try:
+            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.ftruncate(fd, file_size)
+                os.rename(tmp, file_name)
+            except BaseException:
+                os.close(fd)
+                raise
+        except OSError as exc:
+            raise StoreError(f"{file_name}: cannot create store file: {exc.strerror}") from exc
+        return fd
+    try:
+        fd = os.open(file_name, os.O_RDWR)
+    except OSError as exc:
+        raise StoreError(f"{file_name}: cannot open store file: {exc.strerror}") from exc
+    actual = os.fstat(fd).st_size
+    if actual != file_size:
+        os.close(fd)
+        raise StoreError(
+            f"{file_name}: file is {actual} bytes but the configured size is {file_size} bytes "
+            "(was the store created with another file size?)"
+        )
+    return fd
+
+
+class MappedFile:
+    """Models ``DefaultMappedFile``: a file of ``file_size`` bytes named by the offset of its first
+    byte, mapped with ``mmap``, written at ``wrote_position`` and forced to disk up to
+    ``flushed_position``.
+
+    Simplified: no TransientStorePool (``committed_position`` always equals ``wrote_position``), no
+    reference counting, no warm-up. ``mm`` is the mapping; readers must stay below
+    :meth:`get_read_position`. A new file is created sparse (``ftruncate``); nothing is ever read
+    whole into memory. :meth:`truncate_to` zeroes what lies past the cut (Java leaves the stale
+    bytes in place), so a later recovery cannot mistake them for records.
+    """
+
+    __slots__ = (
+        "file_name",
+        "file_size",
+        "file_from_offset",
+        "wrote_position",
+        "flushed_position",
+        "store_timestamp",
+        "first_create_in_queue",
+        "mm",
+        "_fd",
+    )
+
+    def __init__(self, file_name: str, file_size: int, *, create: bool = True) -> None:
+        base = os.path.basename(file_name)
+        if not FILE_NAME_RE.match(base):
+            raise StoreError(f"{file_name}: a store file name must be 20 digits (its start offset)")
+        self.file_name = file_name
+        self.file_size = file_size
+        self.file_from_offset = int(base)
+        self.wrote_position = 0
+        self.flushed_position = 0
+        self.store_timestamp = 0
+        self.first_create_in_queue = False
+        self._fd = open_sized_file(file_name, file_size, create)
+        try:
+            self.mm = mmap.mmap(self._fd, file_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except BaseException:
+            os.close(self._fd)
+            raise
+
+    # ---- positions ----
+    def get_read_position(self) -> int:
+        """How far readers may read (``wrotePosition`` without a write buffer)."""
+        return self.wrote_position
+
+    @property
+    def committed_position(self) -> int:
+        return self.wrote_position
+
+    def is_full(self) -> bool:
+        return self.wrote_position == self.file_size
+
+    def set_positions(self, position: int) -> None:
+        """Set wrote, committed and flushed positions at once (load and truncation)."""
+        self.wrote_position = position
+        self.flushed_position = position
+
+    # ---- writing ----
+    def append_message(self, data: bytes | bytearray | memoryview) -> bool:
+        """``appendMessage(byte[])``: the raw append used by a slave and by the ConsumeQueue.
+
+        Returns False, writing nothing, when the data does not fit.
+        """
+        pos = self.wrote_position
+        end = pos + len(data)
+        if end > self.file_size:
+            return False
+        self.mm[pos:end] = data
+        self.wrote_position = end
+        return True
+
+    def flush(self, flush_least_pages: int) -> int:
+        """``flush``: force the file to disk when :meth:`is_able_to_flush`; returns the flushed position."""
+        if self.is_able_to_flush(flush_least_pages):
+            value = self.wrote_position
+            # fdatasync covers pages dirtied through the shared mapping (Linux tracks them in the page
+            # cache) and, unlike mmap.flush (msync), releases the GIL while the disk works.
+            _fdatasync(self._fd)
+            self.flushed_position = value
+        return self.flushed_position
+
+    def is_able_to_flush(self, flush_least_pages: int) -> bool:
+        flush, write = self.flushed_position, self.wrote_position
+        if write <= flush:
+            return False
+        if self.is_full():
+            return True
+        if flush_least_pages > 0:
+            return (write // OS_PAGE_SIZE) - (flush // OS_PAGE_SIZE) >= flush_least_pages
+        return True
+
+    def truncate_to(self, position: int) -> None:
+        """Cut the file's content at ``position``: positions move there and the bytes after it become
+        zeros (the partial page in place, whole pages by shrinking and re-growing the sparse file)."""
+        page_end = min(-(-position // OS_PAGE_SIZE) * OS_PAGE_SIZE, self.file_size)
+        if page_end > position:
+            self.mm[position:page_end] = bytes(page_end - position)
+        if page_end < self.file_size:
+            os.ftruncate(self._fd, page_end)
+            os.ftruncate(self._fd, self.file_size)
+        self.set_positions(position)
+
+    # ---- reading ----
+    def select_mapped_buffer(self, pos: int, size: int | None = None) -> bytes | None:
+        """``selectMappedBuffer``: a copy of ``[pos, pos+size)`` (to the read position when size is
+        None), or None when that range is not readable yet."""
+        read_position = self.wrote_position
+        if size is None:
+            if pos < 0 or pos >= read_position:
+                return None
+            return self.mm[pos:read_position]
+        if pos < 0 or size < 0 or pos + size > read_position:
+            return None
+        return self.mm[pos : pos + size]
+
+    # ---- lifecycle ----
+    def get_last_modified_timestamp(self) -> int:
+        try:
+            return int(os.stat(self.file_name).st_mtime * 1000)
+        except OSError:
+            return 0
+
+    def close(self) -> None:
+        """Unmap and close (the file stays on disk)."""
+        if self._fd >= 0:
+            try:
+                self.mm.close()
+            except BufferError:  # a reader still holds a view; let GC reclaim the mapping
+                log.warning("%s: mapping still exported at close", self.file_name)
+            os.close(self._fd)
+            self._fd = -1
+
+    def destroy(self) -> None:
+        """Close and delete the file."""
+        self.close()
+        try:
+            os.unlink(self.file_name)
+        except FileNotFoundError:
+            pass
+
+    @property
+    def available(self) -> bool:
+        return self._fd >= 0
+
+    def __repr__(self) -> str:
+        return (
+            f"MappedFile({os.path.basename(self.file_name)}, wrote={self.wrote_position}, "
+            f"flushed={self.flushed_position}, size={self.file_size})"
+        )
