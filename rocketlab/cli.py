@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if e.name != name:  # a real import error inside an existing module
+            if not e.name or not name.startswith(e.name):  # a real import error inside an existing module
                 raise
             continue  # that subsystem has not arrived yet
         module.register(sub)
