@@ -1,0 +1,221 @@
+"""DLedgerCodec: DLedger messages to bytes and back, shaped like a RocketMQ remoting frame.
+
+Frame (big-endian)::
+
+    int32  length          bytes that follow this field
+    int32  type+headerLen  high byte: serialize type (0 = JSON), low 3 bytes: header length
+    bytes  header          JSON {"code": request code (0 for a response), "flag": 0 request / 1 response,
+                                 "type": message class name}
+    bytes  body            JSON of the message, Java's camelCase field names (fastjson style): enums by
+                           name, byte arrays base64, entries as objects, null fields omitted
+
+:meth:`DLedgerCodec.decode` raises :class:`~rocketlab.errors.CodecError` (with the offset) on anything
+malformed: short or overlong frames, bad lengths, invalid UTF-8 or JSON, unknown types, unknown or
+mistyped fields, out-of-range integers. Simplified against DLedgerRpcNettyService: no opaque/request id
+(the runtime pairs replies), no remoting header fields beyond the three above.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+import json
+import re
+import struct
+from dataclasses import fields
+from typing import Any
+
+from rocketlab.dledger.entry import DLedgerEntry
+from rocketlab.dledger.protocol import (
+    MESSAGE_TYPES,
+    REQUEST_CODES,
+    DLedgerResponseCode,
+    PushType,
+    RequestOrResponse,
+    VoteResult,
+)
+from rocketlab.errors import CodecError
+
+_INT32 = struct.Struct(">i")
+_PREFIX = struct.Struct(">ii")
+MAX_FRAME = 64 * 1024 * 1024
+INT64 = (-(2**63), 2**63 - 1)
+INT32 = (-(2**31), 2**31 - 1)
+
+_TYPES = {t.__name__: t for t in MESSAGE_TYPES}
+_STR = ("group", "remote_id", "local_id", "leader_id", "transfer_id", "transferee_id")
+_INT = ("term", "ledger_end_index", "ledger_end_term", "commit_index", "total_size", "begin_index", "end_index",
+        "count", "max_size", "pos", "take_leadership_ledger_index")
+_KINDS: dict[str, str] = {**{n: "str?" for n in _STR}, **{n: "int" for n in _INT}, "code": "code",
+                          "vote_result": "vote_result", "type": "push_type", "entry": "entry?",
+                          "batch_entry": "entries", "entries": "entries", "body": "bytes", "batch_msgs": "bytes_list",
+                          "positions": "int_list", "peers": "str_map", "index": "int?"}
+_ENTRY_FIELDS = {"magic": INT32, "size": INT32, "index": INT64, "term": INT64, "pos": INT64, "channel": INT32,
+                 "chain_crc": INT32, "body_crc": INT32}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class DLedgerCodec:
+    """The :class:`~rocketlab.core.Codec` for DLedger members (and clients): see the module docstring."""
+
+    def encode(self, msg: Any) -> bytes:
+        if type(msg) not in _TYPES.values():
+            raise CodecError(f"cannot encode {type(msg).__name__}: not a DLedger message")
+        code = REQUEST_CODES.get(type(msg))
+        header = {"code": int(code) if code is not None else 0, "flag": 0 if code is not None else 1,
+                  "type": type(msg).__name__}
+        head = json.dumps(header, separators=(",", ":")).encode()
+        body = json.dumps(_to_json(msg), separators=(",", ":"), sort_keys=True).encode()
+        return _PREFIX.pack(4 + len(head) + len(body), len(head)) + head + body
+
+    def decode(self, data: bytes) -> Any:
+        data = bytes(data)
+        if len(data) < _PREFIX.size:
+            raise CodecError(f"frame of {len(data)} bytes is shorter than its 8-byte prefix", 0)
+        length, mark = _PREFIX.unpack_from(data)
+        if length < 4 or length > MAX_FRAME or length != len(data) - 4:
+            raise CodecError(f"frame length {length} does not match the {len(data) - 4} bytes that follow", 0)
+        serialize_type, head_len = (mark >> 24) & 0xFF, mark & 0xFFFFFF
+        if serialize_type != 0:
+            raise CodecError(f"unsupported serialize type {serialize_type} (only 0 = JSON)", 4)
+        if head_len > length - 4:
+            raise CodecError(f"header length {head_len} exceeds the frame", 4)
+        header = _load_json(data[8:8 + head_len], 8)
+        if not isinstance(header, dict) or set(header) != {"code", "flag", "type"}:
+            raise CodecError("header must be an object with exactly code, flag and type", 8)
+        msg_type = _TYPES.get(header["type"]) if isinstance(header["type"], str) else None
+        if msg_type is None:
+            raise CodecError(f"unknown message type {header['type']!r}", 8)
+        expected = REQUEST_CODES.get(msg_type)
+        if header["code"] != (int(expected) if expected is not None else 0) or header["flag"] != (
+                0 if expected is not None else 1):
+            raise CodecError(f"header code/flag {header['code']}/{header['flag']} do not fit {msg_type.__name__}", 8)
+        body_at = 8 + head_len
+        body = _load_json(data[body_at:], body_at)
+        if not isinstance(body, dict):
+            raise CodecError(f"{msg_type.__name__} body must be a JSON object", body_at)
+        return _from_json(msg_type, body, body_at)
+
+
+def _load_json(raw: bytes, offset: int) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CodecError(f"invalid UTF-8: {e.reason}", offset + e.start) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CodecError(f"invalid JSON: {e.msg}", offset + e.pos) from None
+    except RecursionError:
+        raise CodecError("JSON nested too deeply", offset) from None
+
+
+# ---------------------------------------------------------------------- to JSON
+def _entry_to_json(entry: DLedgerEntry) -> dict[str, Any]:
+    out: dict[str, Any] = {_camel(k): getattr(entry, k) for k in _ENTRY_FIELDS}
+    if entry.body is not None:
+        out["body"] = base64.b64encode(entry.body).decode()
+    return out
+
+
+def _value_to_json(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return int(value) if isinstance(value, DLedgerResponseCode) else value.name
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode()
+    if isinstance(value, DLedgerEntry):
+        return _entry_to_json(value)
+    if isinstance(value, tuple | list):
+        return [_value_to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items()}
+    return value
+
+
+def _to_json(msg: RequestOrResponse) -> dict[str, Any]:
+    return {_camel(f.name): _value_to_json(getattr(msg, f.name)) for f in fields(msg)
+            if getattr(msg, f.name) is not None}
+
+
+# ---------------------------------------------------------------------- from JSON
+def _int(value: Any, what: str, bounds: tuple[int, int], offset: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not bounds[0] <= value <= bounds[1]:
+        raise CodecError(f"{what} must be an integer in [{bounds[0]}, {bounds[1]}], got {value!r}", offset)
+    return value
+
+
+def _bytes(value: Any, what: str, offset: int) -> bytes:
+    if not isinstance(value, str):
+        raise CodecError(f"{what} must be a base64 string", offset)
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise CodecError(f"{what} is not valid base64", offset) from None
+
+
+def _entry(value: Any, offset: int) -> DLedgerEntry:
+    if not isinstance(value, dict):
+        raise CodecError("entry must be a JSON object", offset)
+    known = {_camel(k) for k in _ENTRY_FIELDS} | {"body"}
+    extra = set(value) - known
+    if extra:
+        raise CodecError(f"entry has unknown fields {sorted(extra)}", offset)
+    kwargs: dict[str, Any] = {k: _int(value.get(_camel(k), 0), f"entry.{_camel(k)}", b, offset)
+                              for k, b in _ENTRY_FIELDS.items()}
+    kwargs["body"] = _bytes(value["body"], "entry.body", offset) if "body" in value else None
+    return DLedgerEntry(**kwargs)
+
+
+def _list(value: Any, what: str, offset: int) -> list[Any]:
+    if not isinstance(value, list):
+        raise CodecError(f"{what} must be a JSON array", offset)
+    return value
+
+
+def _field(kind: str, name: str, value: Any, offset: int) -> Any:
+    if kind == "str?":
+        if value is not None and not isinstance(value, str):
+            raise CodecError(f"{name} must be a string", offset)
+        return value
+    if kind in ("int", "int?"):
+        return None if value is None and kind == "int?" else _int(value, name, INT64, offset)
+    if kind == "code":
+        return DLedgerResponseCode.value_of(_int(value, name, INT32, offset))
+    if kind in ("vote_result", "push_type"):
+        enum_type = VoteResult if kind == "vote_result" else PushType
+        if not isinstance(value, str) or value not in enum_type.__members__:
+            raise CodecError(f"{name} must be one of {list(enum_type.__members__)}, got {value!r}", offset)
+        return enum_type[value]
+    if kind == "entry?":
+        return None if value is None else _entry(value, offset)
+    if kind == "entries":
+        return tuple(_entry(v, offset) for v in _list(value, name, offset))
+    if kind == "bytes":
+        return _bytes(value, name, offset)
+    if kind == "bytes_list":
+        return tuple(_bytes(v, name, offset) for v in _list(value, name, offset))
+    if kind == "int_list":
+        return tuple(_int(v, name, INT64, offset) for v in _list(value, name, offset))
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise CodecError(f"{name} must be an object of strings", offset)
+    return dict(value)
+
+
+def _from_json(msg_type: type[RequestOrResponse], body: dict[str, Any], offset: int) -> RequestOrResponse:
+    names = {f.name for f in fields(msg_type)}
+    kwargs: dict[str, Any] = {}
+    for key, value in body.items():
+        name = _snake(key)
+        if name not in names or _camel(name) != key:
+            raise CodecError(f"{msg_type.__name__} has no field {key!r}", offset)
+        kwargs[name] = _field(_KINDS[name], key, value, offset)
+    return msg_type(**kwargs)

@@ -1,0 +1,352 @@
+"""DLedgerConfig: DLedger's settings with their Java names (snake_case) and defaults, plus profiles.
+
+Theory of operation
+-------------------
+A config is a frozen dataclass validated on construction: every problem raises
+:class:`~rocketlab.errors.ConfigError` naming the field. It loads from a mapping or a Java-properties
+file whose keys may be Java's camelCase names (``heartBeatTimeIntervalMs``) or the snake_case field names.
+
+Profiles (DESIGN.md principle 6) choose where released versions differ. Each difference is one boolean
+field; leaving it ``None`` takes the profile's value, setting it overrides the profile:
+
+============================  ======  ================  =================================================
+field                         safe    rocketmq-4.9.5    what it switches
+============================  ======  ================  =================================================
+step_down_on_bigger_term      True    False             issue #247 (fixed in 0.3.2): a leader steps down
+                                                        on any EXPIRED_TERM heartbeat answer, even with a
+                                                        quorum of SUCCESS
+remove_stuck_buffered_push    True    False             issue #251 (fixed in 0.3.2): the follower removes
+                                                        the stuck buffered push it answers
+                                                        INCONSISTENT_STATE; 0.3.1.2 keeps it, so re-pushes
+                                                        of that index get REPEATED_PUSH forever
+commit_only_current_term      True    False             the QuorumAckChecker commits only up to an entry
+                                                        of the current term (Raft 5.4.2); 0.3.1.2 commits
+                                                        old-term entries by counting replicas (issue #4)
+append_noop_on_leadership     True    False             a new leader appends an empty NOOP entry (magic 2,
+                                                        as master's enableFastAdvanceCommitIndex) so older
+                                                        entries commit without waiting for a client write
+============================  ======  ================  =================================================
+
+``rocketmq-4.9.5`` is DLedger 0.3.1.2 as shipped in RocketMQ 4.9.5 - 5.3.
+
+Java hard-codes some timers; rocketlab makes them fields (their Java value is the default) so that tests
+and labs can shrink every timer down to single milliseconds: ``rpc_timeout_ms`` (3000),
+``state_maintainer_interval_ms`` (10), ``vote_round_wait_base_ms`` (2000), ``push_commit_interval_ms``
+(1000), ``follower_push_timeout_ms`` (1000), ``check_abnormal_future_interval_ms`` (1000),
+``dispatcher_error_backoff_ms`` (500), ``leak_check_interval_ms`` (1000),
+``check_preferred_leader_interval_ms`` (1000), ``max_pending_size`` (1000, per EntryDispatcher).
+
+Java file: ``DLedgerConfig.java`` (DLedger 0.3.1.2).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import Field, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from rocketlab.dledger.entry import INDEX_UNIT_SIZE
+from rocketlab.errors import ConfigError
+
+PROFILES: dict[str, dict[str, bool]] = {
+    "safe": {
+        "step_down_on_bigger_term": True,
+        "remove_stuck_buffered_push": True,
+        "commit_only_current_term": True,
+        "append_noop_on_leadership": True,
+    },
+    "rocketmq-4.9.5": {
+        "step_down_on_bigger_term": False,
+        "remove_stuck_buffered_push": False,
+        "commit_only_current_term": False,
+        "append_noop_on_leadership": False,
+    },
+}
+PROFILE_SWITCHES = tuple(PROFILES["safe"])
+STORE_TYPES = ("FILE", "MEMORY")
+FSYNC_POLICIES = ("interval", "always", "never")
+
+_PEER_RE = re.compile(r"^(?P<host>[^\s:;]+|\[[0-9A-Fa-f:.]+\]):(?P<port>\d{1,5})$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DLedgerConfig:
+    """Models DLedgerConfig, DLedger 0.3.1.2: one member's settings, validated on construction.
+
+    Simplified: no disk-space cleaning (``fileReservedHours``, ``deleteWhen``, disk ratios), no
+    multi-path data dirs, no ``enablePushToFollower`` (declared but unused in Java); peers are parsed
+    once here (``DLedgerConfig.init`` in Java). Added: profile switches and Java's hard-coded timers
+    (see the module docstring), and ``fsync_policy``: ``interval`` (flush data with fsync every
+    ``flush_file_interval`` ms, as DLedger's FlushDataService), ``always`` (fsync after every append) or
+    ``never`` (flush on the same interval but never call fsync: page cache only, for fast simulations;
+    a simulated power loss still forgets what was not flushed). ``currterm`` and ``checkpoint`` are
+    fsynced unless ``never``.
+    """
+
+    group: str = "default"
+    self_id: str = "n0"
+    peers: str = "n0-localhost:20911"
+    store_base_dir: str = "/tmp/dledgerstore"
+    store_type: str = "FILE"
+    mapped_file_size_for_entry_data: int = 1024 * 1024 * 1024
+    mapped_file_size_for_entry_index: int = INDEX_UNIT_SIZE * 5 * 1024 * 1024
+    enable_leader_elector: bool = True
+    heart_beat_time_interval_ms: int = 2000
+    max_heart_beat_leak: int = 3
+    min_vote_interval_ms: int = 300
+    max_vote_interval_ms: int = 1000
+    preferred_leader_ids: str | None = None
+    max_leadership_transfer_wait_index: int = 1000
+    min_take_leadership_vote_interval_ms: int = 30
+    max_take_leadership_vote_interval_ms: int = 100
+    leadership_transfer_wait_timeout: int = 1000
+    max_pending_requests_num: int = 10000
+    max_wait_ack_time_ms: int = 2500
+    max_push_time_out_ms: int = 1000
+    peer_push_throttle_point: int = 300 * 1024 * 1024
+    peer_push_quota: int = 20 * 1024 * 1024
+    is_enable_batch_push: bool = False
+    max_batch_push_size: int = 4 * 1024
+    flush_file_interval: int = 10
+    check_point_interval: int = 3000
+    # rocketlab: profile and its switches (None = take the profile's value)
+    profile: str = "safe"
+    step_down_on_bigger_term: bool | None = None
+    remove_stuck_buffered_push: bool | None = None
+    commit_only_current_term: bool | None = None
+    append_noop_on_leadership: bool | None = None
+    # rocketlab: Java's hard-coded constants, made configurable
+    rpc_timeout_ms: int = 3000
+    state_maintainer_interval_ms: int = 10
+    vote_round_wait_base_ms: int = 2000
+    push_commit_interval_ms: int = 1000
+    follower_push_timeout_ms: int = 1000
+    check_abnormal_future_interval_ms: int = 1000
+    dispatcher_error_backoff_ms: int = 500
+    leak_check_interval_ms: int = 1000
+    check_preferred_leader_interval_ms: int = 1000
+    max_pending_size: int = 1000
+    fsync_policy: str = "interval"
+    peer_map: dict[str, str] = field(default_factory=dict, init=False, compare=False, repr=False)
+    explicit_switches: frozenset[str] = field(default=frozenset(), init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_types(self)
+        if self.profile not in PROFILES:
+            raise ConfigError(f"profile: unknown profile {self.profile!r}, expected one of {sorted(PROFILES)}")
+        explicit = frozenset(name for name in PROFILE_SWITCHES if getattr(self, name) is not None)
+        object.__setattr__(self, "explicit_switches", explicit)
+        for name, value in PROFILES[self.profile].items():
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, value)
+        object.__setattr__(self, "peer_map", parse_peers(self.peers))
+        _validate(self)
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def default_path(self) -> Path:
+        """``storeBaseDir/dledger-<selfId>`` (``getDefaultPath()``)."""
+        return Path(self.store_base_dir) / f"dledger-{self.self_id}"
+
+    @property
+    def peer_ids(self) -> tuple[str, ...]:
+        """Member ids, sorted (broadcasts go out in this order)."""
+        return tuple(sorted(self.peer_map))
+
+    @property
+    def self_address(self) -> str:
+        return self.peer_map[self.self_id]
+
+    @property
+    def preferred_leader_id_list(self) -> tuple[str, ...]:
+        if not self.preferred_leader_ids:
+            return ()
+        return tuple(p.strip() for p in self.preferred_leader_ids.split(";") if p.strip())
+
+    def replace(self, **changes: Any) -> DLedgerConfig:
+        """A copy with some fields changed (validated again); profile switches not set explicitly follow
+        the (possibly new) profile."""
+        return DLedgerConfig(**(self.to_dict() | changes))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The init fields; profile switches only where they were set explicitly."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.init and (f.name not in PROFILE_SWITCHES or f.name in self.explicit_switches)}
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def load(cls, values: Mapping[str, Any]) -> DLedgerConfig:
+        """Build from a mapping of Java (camelCase) or snake_case names to values or strings."""
+        kwargs: dict[str, Any] = {}
+        for key, raw in values.items():
+            name = _field_name(str(key))
+            kwargs[name] = _convert(name, raw)
+        return cls(**kwargs)
+
+    @classmethod
+    def from_properties(cls, path: str | Path) -> DLedgerConfig:
+        """Load a Java-properties file (``key=value`` or ``key: value``; ``#``/``!`` comments)."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as e:
+            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+        return cls.load(parse_properties(text, source=str(path)))
+
+    def to_properties(self) -> str:
+        """Render as a properties text that :meth:`from_properties` reads back to an equal config."""
+        lines = []
+        for name, value in self.to_dict().items():
+            if value is None:
+                continue
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            lines.append(f"{name}={text}")
+        return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- helpers
+def members_peers(ids: list[str] | tuple[str, ...], host: str = "127.0.0.1", base_port: int = 40911) -> str:
+    """A ``peers`` string for the given ids: ``n0-127.0.0.1:40911;n1-127.0.0.1:40912;...``."""
+    return ";".join(f"{i}-{host}:{base_port + k}" for k, i in enumerate(ids))
+
+
+def parse_peers(peers: str) -> dict[str, str]:
+    """Parse ``n0-host:port;n1-host:port``; the id is the text before the first ``-``."""
+    if not isinstance(peers, str) or not peers.strip():
+        raise ConfigError("peers: must be a non-empty string like 'n0-127.0.0.1:40911;n1-127.0.0.1:40912'")
+    result: dict[str, str] = {}
+    for item in peers.split(";"):
+        item = item.strip()
+        if not item:
+            continue
+        peer_id, sep, address = item.partition("-")
+        if not sep or not peer_id or not address:
+            raise ConfigError(f"peers: malformed entry {item!r}, expected 'id-host:port'")
+        m = _PEER_RE.match(address)
+        if m is None or not 0 <= int(m.group("port")) <= 65535:
+            raise ConfigError(f"peers: malformed address {address!r} of {peer_id!r}, expected 'host:port'")
+        if peer_id in result:
+            raise ConfigError(f"peers: duplicate member id {peer_id!r}")
+        result[peer_id] = address
+    if not result:
+        raise ConfigError("peers: no member given")
+    return result
+
+
+def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
+    """The subset of java.util.Properties syntax configs use: one ``key=value``/``key: value`` a line."""
+    result: dict[str, str] = {}
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        m = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        if m is None:
+            raise ConfigError(f"{source}:{lineno}: expected 'key=value', got {raw!r}")
+        result[m.group(1)] = m.group(2).strip()
+    return result
+
+
+def _field_names() -> dict[str, Field[Any]]:
+    return {f.name: f for f in fields(DLedgerConfig) if f.init}
+
+
+def _camel_to_snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+_ALIASES = {"enable_batch_push": "is_enable_batch_push", "preferred_leader_id": "preferred_leader_ids"}
+
+
+def _field_name(key: str) -> str:
+    name = _camel_to_snake(key) if key not in _field_names() else key
+    name = _ALIASES.get(name, name)
+    if name not in _field_names():
+        raise ConfigError(f"{key}: unknown DLedger config field")
+    return name
+
+
+_BOOL_FIELDS = {"enable_leader_elector", "is_enable_batch_push", *PROFILE_SWITCHES}
+_STR_FIELDS = {"group", "self_id", "peers", "store_base_dir", "store_type", "profile", "fsync_policy"}
+_OPT_STR_FIELDS = {"preferred_leader_ids"}
+
+
+def _convert(name: str, raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    text = raw.strip()
+    if name in _BOOL_FIELDS:
+        if text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        if text == "" and name in PROFILE_SWITCHES:
+            return None
+        raise ConfigError(f"{name}: expected true or false, got {raw!r}")
+    if name in _STR_FIELDS:
+        return text
+    if name in _OPT_STR_FIELDS:
+        return text or None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{name}: expected an integer, got {raw!r}") from None
+
+
+def _check_types(cfg: DLedgerConfig) -> None:
+    for name in _field_names():
+        value = getattr(cfg, name)
+        if name in _BOOL_FIELDS:
+            ok = isinstance(value, bool) or (value is None and name in PROFILE_SWITCHES)
+            kind = "a boolean"
+        elif name in _STR_FIELDS:
+            ok, kind = isinstance(value, str), "a string"
+        elif name in _OPT_STR_FIELDS:
+            ok, kind = value is None or isinstance(value, str), "a string or None"
+        else:
+            ok, kind = isinstance(value, int) and not isinstance(value, bool), "an integer"
+        if not ok:
+            raise ConfigError(f"{name}: expected {kind}, got {value!r}")
+
+
+_POSITIVE = (
+    "heart_beat_time_interval_ms", "max_heart_beat_leak", "max_vote_interval_ms", "max_pending_requests_num",
+    "max_wait_ack_time_ms", "max_push_time_out_ms", "max_batch_push_size", "flush_file_interval",
+    "check_point_interval", "rpc_timeout_ms", "state_maintainer_interval_ms", "push_commit_interval_ms",
+    "follower_push_timeout_ms", "check_abnormal_future_interval_ms", "dispatcher_error_backoff_ms",
+    "leak_check_interval_ms", "check_preferred_leader_interval_ms", "max_pending_size",
+    "max_take_leadership_vote_interval_ms", "leadership_transfer_wait_timeout", "peer_push_quota",
+)
+_NON_NEGATIVE = (
+    "min_vote_interval_ms", "min_take_leadership_vote_interval_ms", "max_leadership_transfer_wait_index",
+    "vote_round_wait_base_ms", "peer_push_throttle_point",
+)
+
+
+def _validate(cfg: DLedgerConfig) -> None:
+    for name in _POSITIVE:
+        if getattr(cfg, name) <= 0:
+            raise ConfigError(f"{name}: must be > 0, got {getattr(cfg, name)}")
+    for name in _NON_NEGATIVE:
+        if getattr(cfg, name) < 0:
+            raise ConfigError(f"{name}: must be >= 0, got {getattr(cfg, name)}")
+    if cfg.min_vote_interval_ms > cfg.max_vote_interval_ms:
+        raise ConfigError(f"min_vote_interval_ms: {cfg.min_vote_interval_ms} > max_vote_interval_ms "
+                          f"{cfg.max_vote_interval_ms}")
+    if cfg.min_take_leadership_vote_interval_ms > cfg.max_take_leadership_vote_interval_ms:
+        raise ConfigError("min_take_leadership_vote_interval_ms: greater than max_take_leadership_vote_interval_ms")
+    if not cfg.group:
+        raise ConfigError("group: must not be empty")
+    if cfg.self_id not in cfg.peer_map:
+        raise ConfigError(f"self_id: {cfg.self_id!r} is not one of peers {sorted(cfg.peer_map)}")
+    if cfg.store_type not in STORE_TYPES:
+        raise ConfigError(f"store_type: expected one of {STORE_TYPES}, got {cfg.store_type!r}")
+    if cfg.fsync_policy not in FSYNC_POLICIES:
+        raise ConfigError(f"fsync_policy: expected one of {FSYNC_POLICIES}, got {cfg.fsync_policy!r}")
+    if cfg.mapped_file_size_for_entry_data < 64:
+        raise ConfigError("mapped_file_size_for_entry_data: must be >= 64 bytes (one header + blank)")
+    idx = cfg.mapped_file_size_for_entry_index
+    if idx < INDEX_UNIT_SIZE or idx % INDEX_UNIT_SIZE:
+        raise ConfigError(f"mapped_file_size_for_entry_index: must be a positive multiple of {INDEX_UNIT_SIZE}")
+    for pid in cfg.preferred_leader_id_list:
+        if pid not in cfg.peer_map:
+            raise ConfigError(f"preferred_leader_ids: {pid!r} is not one of peers {sorted(cfg.peer_map)}")

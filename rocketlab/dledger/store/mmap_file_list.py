@@ -1,0 +1,303 @@
+"""MmapFileList: a contiguous byte address space made of equal-sized files named by their start offset.
+
+Theory of operation
+-------------------
+File *k* is named by its absolute start offset as 20 zero-padded digits (``00000000000000065536``);
+``file = pos // file_size``. Appends go to the last file at its write position; with ``use_blank`` an
+append that would leave fewer than ``MIN_BLANK_LEN`` (8) bytes fills the rest of the file with a blank
+record (int ``-1``, int remaining) and goes to offset 0 of a new file. ``truncate_offset`` cuts the space
+at an offset (deleting whole files beyond it) and ``rebuild_with_pos`` drops everything and restarts the
+space at an arbitrary offset (the first file then begins with zeros up to it).
+
+Files are preallocated to ``file_size`` (sparse) and accessed with ``pread``/``pwrite``.
+Java file: ``store/file/MmapFileList.java`` + ``DefaultMmapFile.java`` (DLedger 0.3.1.2).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+from rocketlab.dledger.entry import BLANK_MAGIC_CODE, MIN_BLANK_LEN
+from rocketlab.errors import StoreError
+
+_BLANK = struct.Struct(">ii")
+
+
+class MmapFile:
+    """Models DefaultMmapFile: one fixed-size file with write/flush positions.
+
+    Simplified: ``pread``/``pwrite`` on a file descriptor instead of a memory map; no reference counting.
+    ``start_position`` is the first readable byte (non-zero only in the first file after a rebuild).
+    """
+
+    def __init__(self, path: Path, file_from_offset: int, file_size: int, create: bool) -> None:
+        self.path = path
+        self.file_from_offset = file_from_offset
+        self.file_size = file_size
+        flags = os.O_RDWR | (os.O_CREAT if create else 0)
+        try:
+            self.fd = os.open(path, flags, 0o644)
+        except OSError as e:
+            raise StoreError(f"{path}: cannot open: {e.strerror}") from e
+        actual = os.fstat(self.fd).st_size
+        if create and actual == 0:
+            os.ftruncate(self.fd, file_size)
+        elif actual != file_size:
+            os.close(self.fd)
+            raise StoreError(f"{path}: file size {actual} != configured size {file_size}; every file of a "
+                             f"DLedger store must have exactly mapped_file_size")
+        self.wrote_position = 0
+        self.flushed_position = 0
+        self.start_position = 0
+
+    @property
+    def is_full(self) -> bool:
+        return self.wrote_position == self.file_size
+
+    def append(self, data: bytes | bytearray | memoryview) -> bool:
+        if self.wrote_position + len(data) > self.file_size:
+            return False
+        os.pwrite(self.fd, data, self.wrote_position)
+        self.wrote_position += len(data)
+        return True
+
+    def read(self, in_file: int, size: int) -> bytes:
+        return os.pread(self.fd, size, in_file)
+
+    def zero(self, start: int, end: int) -> None:
+        """Overwrite ``[start, end)`` with zeros (used when truncating written bytes)."""
+        step = 1 << 20
+        for pos in range(start, end, step):
+            os.pwrite(self.fd, bytes(min(step, end - pos)), pos)
+
+    def zero_tail(self, start: int, chunk: int = 65536) -> None:
+        """Zero from ``start`` until the first all-zero chunk (a torn tail cut by recovery)."""
+        pos = start
+        while pos < self.file_size:
+            size = min(chunk, self.file_size - pos)
+            data = os.pread(self.fd, size, pos)
+            if not any(data):
+                return
+            os.pwrite(self.fd, bytes(size), pos)
+            pos += size
+
+    def flush(self, fsync: bool) -> None:
+        if self.flushed_position < self.wrote_position:
+            if fsync:
+                os.fsync(self.fd)
+            self.flushed_position = self.wrote_position
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def destroy(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+class MmapFileList:
+    """Models MmapFileList, DLedger 0.3.1.2.
+
+    Simplified: no multi-path variant, no reference counting or warm-up; ``truncate_offset`` also zeroes
+    the cut bytes that had been written (Java leaves them, so a restart could scan them again).
+    """
+
+    def __init__(self, store_path: Path, mapped_file_size: int, fsync: bool = True) -> None:
+        self.store_path = Path(store_path)
+        self.mapped_file_size = mapped_file_size
+        self.fsync = fsync
+        self.mapped_files: list[MmapFile] = []
+
+    # ------------------------------------------------------------------ loading
+    def load(self) -> None:
+        """Open every existing file (names must be 20-digit offsets, sizes exactly ``mapped_file_size``)."""
+        self.store_path.mkdir(parents=True, exist_ok=True)
+        names = sorted(p.name for p in self.store_path.iterdir() if p.is_file() and len(p.name) == 20
+                       and p.name.isdigit())
+        for name in names:
+            f = MmapFile(self.store_path / name, int(name), self.mapped_file_size, create=False)
+            f.wrote_position = f.flushed_position = self.mapped_file_size
+            self.mapped_files.append(f)
+        self.check_self()
+
+    def check_self(self) -> None:
+        """Consecutive files must differ by exactly one file size (``checkSelf``)."""
+        for a, b in zip(self.mapped_files, self.mapped_files[1:], strict=False):
+            if b.file_from_offset - a.file_from_offset != self.mapped_file_size:
+                raise StoreError(f"{self.store_path}: files {a.path.name} and {b.path.name} are not contiguous "
+                                 f"(file size {self.mapped_file_size})")
+        for f in self.mapped_files:
+            if f.file_from_offset % self.mapped_file_size:
+                raise StoreError(f"{f.path}: start offset is not a multiple of the file size")
+
+    # ------------------------------------------------------------------ positions
+    def first(self) -> MmapFile | None:
+        return self.mapped_files[0] if self.mapped_files else None
+
+    def last(self) -> MmapFile | None:
+        return self.mapped_files[-1] if self.mapped_files else None
+
+    @property
+    def min_offset(self) -> int:
+        f = self.first()
+        return f.file_from_offset + f.start_position if f else -1
+
+    @property
+    def max_wrote_position(self) -> int:
+        f = self.last()
+        return f.file_from_offset + f.wrote_position if f else 0
+
+    @property
+    def flushed_where(self) -> int:
+        f = self.last()
+        if f is None:
+            return 0
+        for g in self.mapped_files:
+            if g.flushed_position < g.wrote_position:
+                return g.file_from_offset + g.flushed_position
+        return f.file_from_offset + f.flushed_position
+
+    def find_file(self, offset: int) -> MmapFile | None:
+        first = self.first()
+        if first is None or offset < first.file_from_offset:
+            return None
+        k = (offset - first.file_from_offset) // self.mapped_file_size
+        return self.mapped_files[k] if k < len(self.mapped_files) else None
+
+    # ------------------------------------------------------------------ appending
+    def get_last_mapped_file(self, start_offset: int = 0, create: bool = True) -> MmapFile | None:
+        last = self.last()
+        if last is not None and not last.is_full:
+            return last
+        if not create:
+            return None
+        if last is None:
+            create_offset = start_offset - start_offset % self.mapped_file_size
+        else:
+            create_offset = last.file_from_offset + self.mapped_file_size
+        self.store_path.mkdir(parents=True, exist_ok=True)
+        f = MmapFile(self.store_path / f"{create_offset:020d}", create_offset, self.mapped_file_size, create=True)
+        self.mapped_files.append(f)
+        return f
+
+    def pre_append(self, length: int, use_blank: bool = True) -> int:
+        """Where ``length`` bytes would go, padding the current file with a blank record if needed."""
+        if length + (MIN_BLANK_LEN if use_blank else 0) > self.mapped_file_size:
+            return -1
+        f = self.get_last_mapped_file()
+        assert f is not None
+        blank = MIN_BLANK_LEN if use_blank else 0
+        remaining = f.file_size - f.wrote_position
+        if length + blank > remaining:
+            if not use_blank:
+                return -1
+            pad = bytearray(remaining)
+            _BLANK.pack_into(pad, 0, BLANK_MAGIC_CODE, remaining)
+            f.append(pad)
+            f = self.get_last_mapped_file()
+            assert f is not None
+        return f.file_from_offset + f.wrote_position
+
+    def append(self, data: bytes | bytearray | memoryview, use_blank: bool = True) -> int:
+        """Append ``data``; returns its absolute position, or -1 if it cannot fit a file."""
+        if self.pre_append(len(data), use_blank) == -1:
+            return -1
+        f = self.last()
+        assert f is not None
+        pos = f.file_from_offset + f.wrote_position
+        return pos if f.append(data) else -1
+
+    # ------------------------------------------------------------------ reading
+    def get_data(self, pos: int, size: int) -> bytes | None:
+        """``size`` bytes at ``pos`` if they are inside one file and below its write position."""
+        f = self.find_file(pos)
+        if f is None:
+            return None
+        in_file = pos - f.file_from_offset
+        if in_file < f.start_position or in_file + size > f.wrote_position:
+            return None
+        return f.read(in_file, size)
+
+    def read_raw(self, f: MmapFile, in_file: int, size: int) -> bytes:
+        """Bytes of ``f`` regardless of the write position (recovery scans whole files)."""
+        return f.read(in_file, max(0, min(size, f.file_size - in_file)))
+
+    # ------------------------------------------------------------------ cutting
+    def truncate_offset(self, offset: int) -> None:
+        """Cut the space at ``offset``: the file holding it keeps ``[0, offset)``, later files go."""
+        doomed = []
+        for f in self.mapped_files:
+            tail = f.file_from_offset + self.mapped_file_size
+            if tail > offset:
+                if offset >= f.file_from_offset:
+                    cut = offset - f.file_from_offset
+                    f.zero(cut, f.wrote_position)
+                    f.wrote_position = cut
+                    f.flushed_position = min(f.flushed_position, cut)
+                else:
+                    doomed.append(f)
+        for f in doomed:
+            f.destroy()
+            self.mapped_files.remove(f)
+
+    def reset_offset(self, offset: int) -> None:
+        """Make ``offset`` the first readable byte: drop files wholly before it, set ``start_position``."""
+        while self.mapped_files and self.mapped_files[0].file_from_offset + self.mapped_file_size <= offset:
+            self.mapped_files.pop(0).destroy()
+        first = self.first()
+        if first is not None and offset > first.file_from_offset:
+            first.start_position = offset - first.file_from_offset
+
+    def truncate_or_rebuild(self, offset: int) -> bool:
+        """Cut at ``offset`` if it lies within the written space, else rebuild the space at it."""
+        if self.mapped_files and self.min_offset <= offset <= self.max_wrote_position:
+            self.truncate_offset(offset)
+            return self.max_wrote_position == offset
+        if not self.mapped_files and offset == 0:
+            return True
+        return self.rebuild_with_pos(offset)
+
+    def rebuild_with_pos(self, pos: int) -> bool:
+        """Drop every file and restart the space so that the next byte written lands at ``pos``."""
+        for f in self.mapped_files:
+            f.destroy()
+        self.mapped_files.clear()
+        f = self.get_last_mapped_file(pos)
+        assert f is not None
+        f.wrote_position = f.flushed_position = f.start_position = pos - f.file_from_offset
+        return self.max_wrote_position == pos
+
+    def update_where_position(self, offset: int) -> None:
+        """After recovery: files before ``offset`` are full, the one holding it is written up to it."""
+        for f in self.mapped_files:
+            if f.file_from_offset + self.mapped_file_size <= offset:
+                f.wrote_position = f.flushed_position = self.mapped_file_size
+            elif f.file_from_offset <= offset:
+                f.wrote_position = f.flushed_position = offset - f.file_from_offset
+
+    # ------------------------------------------------------------------ durability
+    def flush(self) -> bool:
+        """Flush every file with unflushed bytes; True if anything was flushed."""
+        dirty = False
+        for f in self.mapped_files:
+            if f.flushed_position < f.wrote_position:
+                f.flush(self.fsync)
+                dirty = True
+        return dirty
+
+    @property
+    def is_dirty(self) -> bool:
+        return any(f.flushed_position < f.wrote_position for f in self.mapped_files)
+
+    def close(self) -> None:
+        for f in self.mapped_files:
+            f.close()
+
+    def destroy(self) -> None:
+        for f in self.mapped_files:
+            f.destroy()
+        self.mapped_files.clear()

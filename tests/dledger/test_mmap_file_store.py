@@ -1,0 +1,210 @@
+"""DLedgerMmapFileStore on real files: checkpoint, flush policy, normal and abnormal recovery
+(DLedgerMappedFileStoreTest: testCommittedIndex, testNormalRecovery, testAbnormalRecovery,
+testReviseWherePosition) plus damaged tails, damaged index files and refused recoveries."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from rocketlab.dledger.entry import DLedgerEntry
+from rocketlab.dledger.member_state import MemberState
+from rocketlab.dledger.store import DLedgerMmapFileStore
+from rocketlab.errors import StoreError
+
+from .helpers import make_config
+from .test_store import follower_with, leader_log, open_store, set_role
+
+FILE = 1024  # data file size: six 148-byte entries per file, then a 136-byte blank
+
+
+def fill(tmp_path: Path, n: int, body: int = 100, **overrides) -> DLedgerMmapFileStore:
+    store = open_store(tmp_path, **overrides)
+    for i in range(n):
+        store.append_as_leader(DLedgerEntry(body=bytes([i % 251]) * body))
+    assert isinstance(store, DLedgerMmapFileStore)
+    return store
+
+
+def reopen(tmp_path: Path, **overrides) -> DLedgerMmapFileStore:
+    config = make_config(**overrides)
+    store = DLedgerMmapFileStore(config, MemberState(config, tmp_path), tmp_path)
+    store.startup()
+    return store
+
+
+def data_file(tmp_path: Path, k: int) -> Path:
+    return tmp_path / "data" / f"{k * FILE:020d}"
+
+
+def test_normal_recovery_restores_every_entry(tmp_path: Path):
+    store = fill(tmp_path, 20)
+    before = store.entries()
+    store.shutdown()
+    again = reopen(tmp_path)
+    assert again.entries() == before
+    assert (again.ledger_begin_index, again.ledger_end_index, again.ledger_end_term) == (0, 19, 0)
+    report = again.recovery_report
+    assert report is not None and not report.truncated and "index 19" in report.describe()
+    set_role(again, "leader", 0)
+    assert again.append_as_leader(DLedgerEntry(body=b"next")).index == 20
+
+
+def test_committed_index_survives_restart_via_checkpoint(tmp_path: Path):
+    store = fill(tmp_path, 100, body=10)
+    store.update_committed_index(0, 90)
+    store.shutdown()
+    assert "committedIndex=90" in (tmp_path / "checkpoint").read_text()
+    again = reopen(tmp_path)
+    assert (again.committed_index, again.ledger_end_index) == (90, 99)
+    assert again.committed_pos == again.get(90).pos + again.get(90).size
+
+
+def test_checkpoint_is_written_periodically_not_on_crash(tmp_path: Path):
+    store = fill(tmp_path, 5, body=10)
+    store.update_committed_index(0, 3)
+    store.on_tick(10_000)
+    store.update_committed_index(0, 4)
+    store.close()  # a crash: nothing more is persisted
+    again = reopen(tmp_path)
+    assert again.committed_index == 3 and again.ledger_end_index == 4
+
+
+def test_flush_policy_interval_and_always(tmp_path: Path):
+    store = fill(tmp_path / "a", 2, fsync_policy="interval")
+    assert store.data_file_list.is_dirty and store.next_deadline_ms() == 10
+    store.on_tick(10)
+    assert not store.data_file_list.is_dirty and store.data_file_list.flushed_where == 296
+    always = open_store(tmp_path / "b", fsync_policy="always")
+    always.append_as_leader(DLedgerEntry(body=b"x"))
+    assert not always.data_file_list.is_dirty
+
+
+def test_abnormal_recovery_after_losing_the_last_files(tmp_path: Path):
+    store = fill(tmp_path, 72)  # exactly 12 data files of 6 entries
+    store.close()
+    assert len(list((tmp_path / "data").iterdir())) == 12
+    data_file(tmp_path, 11).unlink()
+    data_file(tmp_path, 10).unlink()
+    again = reopen(tmp_path)
+    assert (again.ledger_begin_index, again.ledger_end_index) == (0, 59)
+    assert again.get(59).pos == 9 * FILE + 5 * 148
+    again.close()
+    for p in (tmp_path / "data").iterdir():
+        p.unlink()
+    empty = reopen(tmp_path)
+    assert (empty.ledger_begin_index, empty.ledger_end_index, empty.ledger_end_term) == (-1, -1, -1)
+
+
+def test_corrupt_tail_is_cut_and_reported_earlier_entries_survive(tmp_path: Path):
+    store = fill(tmp_path, 10)
+    last_pos = store.get(9).pos
+    store.close()
+    with open(data_file(tmp_path, 1), "r+b") as f:
+        f.seek(last_pos - FILE + 24)
+        f.write(b"\x7f" * 8)  # the pos field of entry 9
+    again = reopen(tmp_path)
+    report = again.recovery_report
+    assert report is not None and report.truncated and "pos" in (report.reason or "")
+    assert again.ledger_end_index == 8 and [e.index for e in again.entries()] == list(range(9))
+    events = [e for e in again.drain_events() if e.kind == "truncate"]
+    assert events and events[0].fields["index"] == 9 and events[0].fields["reason"].startswith("recovery")
+    set_role(again, "leader", 0)
+    assert again.append_as_leader(DLedgerEntry(body=b"after")).pos == last_pos
+    again.shutdown()
+    assert reopen(tmp_path).ledger_end_index == 9
+
+
+def test_torn_header_at_the_end_is_cut(tmp_path: Path):
+    store = fill(tmp_path, 3)
+    store.close()
+    with open(data_file(tmp_path, 0), "r+b") as f:
+        f.seek(296 + 30)
+        f.write(bytes(18))  # half of entry 2's header is gone
+    again = reopen(tmp_path)
+    assert again.ledger_end_index == 1 and again.recovery_report.truncated
+
+
+def test_damaged_index_slots_are_rebuilt_from_data(tmp_path: Path):
+    store = fill(tmp_path, 10)
+    before = store.entries()
+    store.close()
+    index = tmp_path / "index" / f"{0:020d}"
+    raw = bytearray(index.read_bytes())
+    raw[4 * 32:4 * 32 + 8] = b"\xff" * 8
+    index.write_bytes(bytes(raw))
+    again = reopen(tmp_path)
+    assert again.entries() == before and again.recovery_report.index_rebuilt_from == 4
+    assert not again.recovery_report.truncated
+
+
+def test_missing_index_directory_is_rebuilt(tmp_path: Path):
+    store = fill(tmp_path, 8)
+    before = store.entries()
+    store.close()
+    for p in (tmp_path / "index").iterdir():
+        p.unlink()
+    again = reopen(tmp_path)
+    assert again.entries() == before
+
+
+def test_recovery_refuses_to_cut_more_than_one_file(tmp_path: Path):
+    store = fill(tmp_path, 30)  # 5 files
+    store.close()
+    with open(data_file(tmp_path, 2), "r+b") as f:
+        f.seek(8)
+        f.write(b"\x01" * 8)  # index field of the first entry of file 2
+    with pytest.raises(StoreError, match="more than one file"):
+        reopen(tmp_path)
+
+
+def test_wrong_file_size_and_gaps_are_clear_errors(tmp_path: Path):
+    fill(tmp_path / "a", 8).close()
+    with open(data_file(tmp_path / "a", 1), "r+b") as f:
+        f.truncate(500)
+    with pytest.raises(StoreError, match="file size 500 != configured size 1024"):
+        reopen(tmp_path / "a")
+    fill(tmp_path / "b", 20).close()
+    data_file(tmp_path / "b", 1).unlink()
+    with pytest.raises(StoreError, match="not contiguous"):
+        reopen(tmp_path / "b")
+
+
+def test_crash_keeps_what_was_written(tmp_path: Path):
+    store = fill(tmp_path, 4)
+    store.close()
+    assert reopen(tmp_path).ledger_end_index == 3
+
+
+def test_rebased_follower_log_survives_restart(tmp_path: Path):
+    log = leader_log(12)
+    store = follower_with(tmp_path, log[:3])
+    store.truncate(log[9], 5, "n1")
+    store.append_as_follower(log[10], 5, "n1")
+    store.shutdown()
+    again = reopen(tmp_path)
+    assert (again.ledger_begin_index, again.ledger_end_index) == (9, 10)
+    assert again.get(9) == log[9] and again.get(10) == log[10]
+
+
+def test_truncate_zeroes_cut_bytes_so_restart_cannot_resurrect_them(tmp_path: Path):
+    log = leader_log(8)
+    store = follower_with(tmp_path, log)
+    store.truncate(log[3], 5, "n1")
+    store.close()
+    assert reopen(tmp_path).ledger_end_index == 3
+    size = os.path.getsize(data_file(tmp_path, 0))
+    assert size == FILE
+
+
+def test_power_loss_forgets_what_was_not_flushed(tmp_path: Path):
+    store = fill(tmp_path, 3)
+    store.on_tick(100)  # fsync_policy "never" still flushes (without fsync) on the interval
+    assert not store.data_file_list.is_dirty
+    store.append_as_leader(DLedgerEntry(body=b"unflushed"))
+    assert store.lose_unflushed() == 48 + 9
+    store.close()
+    again = reopen(tmp_path)
+    assert again.ledger_end_index == 2 and not again.recovery_report.truncated
