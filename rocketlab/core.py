@@ -193,8 +193,9 @@ class Core(Protocol):
 class BaseCore:
     """Default input handlers: a core overrides the ones its protocol uses; the rest are no-ops.
 
-    ``on_stop`` is called on a clean shutdown and on a simulated crash (the object is then discarded);
-    it must release file handles, never flush anything that a crash would not have flushed.
+    ``on_stop`` is called on a clean shutdown (flush and close). ``on_crash`` is called on a simulated
+    crash (the object is then discarded): it releases handles and must not flush anything a crash would
+    not have flushed; its default falls back to ``on_stop``, which suits cores without storage.
     """
 
     def on_start(self, now_ms: int) -> Output:
