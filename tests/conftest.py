@@ -1,6 +1,6 @@
 """Shared fixtures: one SparkSession for the whole run, seeds, temp run directories.
 
-Long seed sweeps are marked ``slow``; CI runs a bounded default. ``ROCKETLAB_FULL=1`` (or ``-m slow``)
+Long seed sweeps are marked ``slow`` and deselected; CI runs a bounded default. ``ROCKETLAB_FULL=1`` (or ``-m slow``)
 runs the full sweeps.
 """
 
@@ -18,13 +18,13 @@ FULL = os.environ.get("ROCKETLAB_FULL") == "1"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip ``slow`` tests unless asked for (``-m slow`` or ROCKETLAB_FULL=1)."""
+    """Deselect ``slow`` tests unless asked for (``-m slow`` or ROCKETLAB_FULL=1)."""
     if FULL or "slow" in (config.getoption("-m") or ""):
         return
-    skip = pytest.mark.skip(reason="long sweep: run with ROCKETLAB_FULL=1 or -m slow")
-    for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+    slow = [item for item in items if "slow" in item.keywords]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if "slow" not in item.keywords]
 
 
 @pytest.fixture(scope="session")
