@@ -1,15 +1,20 @@
 """RocketMQ-style ``key=value`` properties files (broker.conf, DLedger's ``currterm``), read and written.
 
-Blank lines and lines starting with ``#`` or ``!`` are comments; the first ``=`` (or ``:``) separates
-key and value; whitespace around both is stripped. Simplified: no line continuations or escapes.
+Blank lines and lines starting with ``#`` or ``!`` are comments; the first ``=``, ``:`` or run of blanks
+separates key and value (as ``java.util.Properties``); whitespace around both is stripped. Simplified:
+no line continuations or escapes, and a key with no value at all is an error rather than "".
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from rocketlab.errors import ConfigError
+
+# key, then '=' or ':' (with optional blanks around) or blanks alone, then the value (java.util.Properties)
+_PAIR = re.compile(r"^([^=:\s]+)(?:\s*[=:]\s*|\s+)(.*)$")
 
 
 def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
@@ -18,10 +23,10 @@ def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
         line = raw.strip()
         if not line or line[0] in "#!":
             continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if cut <= 0:
+        match = _PAIR.match(line)
+        if match is None:
             raise ConfigError(f"{source} line {lineno}: expected key=value, got {raw.strip()!r}")
-        key, value = line[:cut].strip(), line[cut + 1:].strip()
+        key, value = match.group(1), match.group(2).strip()
         if key in props:
             raise ConfigError(f"{source} line {lineno}: {key} is set twice")
         props[key] = value

@@ -49,6 +49,8 @@ from typing import Any
 
 from rocketlab.dledger.entry import INDEX_UNIT_SIZE
 from rocketlab.errors import ConfigError
+from rocketlab.net.peers import parse_peers as shared_parse_peers
+from rocketlab.properties import parse_properties as shared_parse_properties
 
 PROFILES: dict[str, dict[str, bool]] = {
     "safe": {
@@ -68,7 +70,6 @@ PROFILE_SWITCHES = tuple(PROFILES["safe"])
 STORE_TYPES = ("FILE", "MEMORY")
 FSYNC_POLICIES = ("interval", "always", "never")
 
-_PEER_RE = re.compile(r"^(?P<host>[^\s:;]+|\[[0-9A-Fa-f:.]+\]):(?P<port>\d{1,5})$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,40 +213,16 @@ def members_peers(ids: list[str] | tuple[str, ...], host: str = "127.0.0.1", bas
 
 
 def parse_peers(peers: str) -> dict[str, str]:
-    """Parse ``n0-host:port;n1-host:port``; the id is the text before the first ``-``."""
-    if not isinstance(peers, str) or not peers.strip():
-        raise ConfigError("peers: must be a non-empty string like 'n0-127.0.0.1:40911;n1-127.0.0.1:40912'")
-    result: dict[str, str] = {}
-    for item in peers.split(";"):
-        item = item.strip()
-        if not item:
-            continue
-        peer_id, sep, address = item.partition("-")
-        if not sep or not peer_id or not address:
-            raise ConfigError(f"peers: malformed entry {item!r}, expected 'id-host:port'")
-        m = _PEER_RE.match(address)
-        if m is None or not 0 <= int(m.group("port")) <= 65535:
-            raise ConfigError(f"peers: malformed address {address!r} of {peer_id!r}, expected 'host:port'")
-        if peer_id in result:
-            raise ConfigError(f"peers: duplicate member id {peer_id!r}")
-        result[peer_id] = address
-    if not result:
-        raise ConfigError("peers: no member given")
-    return result
+    """Parse ``n0-host:port;n1-host:port`` into ``{id: "host:port"}`` (see :mod:`rocketlab.net.peers`)."""
+    if not isinstance(peers, str):
+        raise ConfigError("peers: must be a string like 'n0-127.0.0.1:40911;n1-127.0.0.1:40912'")
+    return {peer_id: (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+            for peer_id, (host, port) in shared_parse_peers(peers).items()}
 
 
 def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
-    """The subset of java.util.Properties syntax configs use: one ``key=value``/``key: value`` a line."""
-    result: dict[str, str] = {}
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        m = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-        if m is None:
-            raise ConfigError(f"{source}:{lineno}: expected 'key=value', got {raw!r}")
-        result[m.group(1)] = m.group(2).strip()
-    return result
+    """``key=value`` lines (see :mod:`rocketlab.properties`)."""
+    return shared_parse_properties(text, source)
 
 
 def _field_names() -> dict[str, Field[Any]]:

@@ -54,8 +54,8 @@ def test_peers_id_is_text_before_first_dash():
 
 
 @pytest.mark.parametrize("peers, message", [
-    ("", "peers"), ("n0", "malformed entry"), ("n0-localhost", "malformed address"),
-    ("n0-localhost:99999", "malformed address"), ("n0-a:1;n0-b:2", "duplicate"), ("-a:1", "malformed entry"),
+    ("", "peers"), ("n0", "not id-host:port"), ("n0-localhost", "expected host:port"),
+    ("n0-localhost:99999", "1-65535"), ("n0-a:1;n0-b:2", "appears twice"), ("-a:1", "not id-host:port"),
 ])
 def test_malformed_peers_name_the_field(peers, message):
     with pytest.raises(ConfigError, match=message):
