@@ -51,6 +51,7 @@ class HAService:
         conn = self.connections.get(stream_id)
         if conn is None:
             return []
+        first = conn.slave_request_offset < 0
         try:
             ack = conn.on_data(data, now_ms, self.commit_log.get_max_offset())
         except RemoteProtocolError as e:
@@ -60,8 +61,9 @@ class HAService:
             return []
         out.trace("ha_report", slave=conn.client_addr, offset=ack)
         self.notify_transfer_some(ack)
-        self._pump(conn, now_ms, out)
-        return self._complete(now_ms, out)
+        if first:  # the write loop, which was waiting for the request offset, starts now
+            conn.next_poll_ms = now_ms
+        return self._complete(now_ms, out)  # an ack wakes GroupTransferService only, not the writer
 
     def notify_transfer_some(self, offset: int) -> None:
         if offset > self.push2_slave_max_offset:

@@ -11,6 +11,8 @@ every event; a violation is recorded as a ``violation`` event and raised as
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +27,12 @@ from rocketlab.trace.recorder import Event, TraceRecorder
 from rocketlab.trace.rundir import write_run
 
 LEADER_ROLES = ("LEADER", "MASTER")
+TEMPORARY_PREFIX = "rocketlab-tmp-"
+
+
+def _temporary_dir(kind: str) -> Path:
+    """A data directory the cluster owns: removed again by :meth:`Cluster.close`."""
+    return Path(tempfile.mkdtemp(prefix=TEMPORARY_PREFIX + kind))
 
 
 class Checker(Protocol):
@@ -108,8 +116,6 @@ class Cluster:
         ``data_dir`` (a new temporary directory when None), or memory stores with ``memory=True``.
         The DLedger invariants are checked after every event (committed entries stay unchanged only
         in the ``safe`` profile: ``rocketmq-4.9.5`` can lose them, as Figure 8 shows)."""
-        import tempfile
-
         from rocketlab.dledger import DLedgerCodec, dledger_factory
         from rocketlab.dledger.invariants import DLedgerChecker
 
@@ -121,7 +127,7 @@ class Cluster:
         if memory:
             root = None
         else:
-            root = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="rocketlab-dl-"))
+            root = Path(data_dir) if data_dir is not None else _temporary_dir("rocketlab-dl-")
         meta = {"system": "dledger", "profile": profile, "config": dict(config or {}), **kwargs.pop("meta", {})}
         cluster = cls(ids, factory, DLedgerCodec(), seed=seed, data_dir=root, checkers=checkers, meta=meta,
                       **kwargs)
@@ -138,8 +144,6 @@ class Cluster:
         ``broker`` and ``ha`` override BrokerConfig / HAConfig fields (snake_case RocketMQ names);
         stores live under ``data_dir`` (a new temporary directory when None).
         """
-        import tempfile
-
         from rocketlab.broker.broker import BrokerConfig, make_broker
         from rocketlab.broker.protocol import broker_codec
         from rocketlab.ha.config import HAConfig
@@ -154,7 +158,7 @@ class Cluster:
                                             master_id="n0", ha=ha_config, **base)
         if checkers is None:
             checkers = [SlaveIsPrefixChecker("n0", ids[1:]), SyncPutOnSlaveChecker("n0", ids[1:])]
-        root = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="rocketlab-ms-"))
+        root = Path(data_dir) if data_dir is not None else _temporary_dir("rocketlab-ms-")
         meta = {"system": "master_slave", "role": role, "slaves": slaves, **kwargs.pop("meta", {})}
         cluster = cls(ids, lambda ctx: make_broker(ctx, configs[ctx.node_id]), broker_codec(), seed=seed,
                       data_dir=root, checkers=checkers, meta=meta, **kwargs)
@@ -345,9 +349,11 @@ class Cluster:
         return write_run(run_dir, meta, self.recorder.events, parquet=parquet)
 
     def close(self) -> None:
-        """Stop every live node cleanly (closes their files)."""
+        """Stop every live node cleanly (closes their files); a temporary data directory is removed."""
         for node_id in self.node_ids:
             self.runtime.stop(node_id)
+        if self.data_dir is not None and self.data_dir.name.startswith(TEMPORARY_PREFIX):
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def __enter__(self) -> Cluster:
         return self

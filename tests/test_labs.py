@@ -1,0 +1,80 @@
+"""Every notebook in labs/ runs top to bottom headless, and none is stored with outputs.
+
+Notebooks are found by glob, so a new lab is covered as soon as it exists. They run in their own
+kernel (nbclient, the ``python3`` kernel of this environment) with ``ROCKETLAB_FAST=1``, which each lab
+reads once in its first code cell to use fewer puts and seeds. Besides "no cell raised", a lab can list
+key outputs in ``EXPECTED``: regular expressions searched in the text of all its outputs, so that a lab
+whose story stops matching what the code shows fails here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+LABS = Path(__file__).resolve().parents[1] / "labs"
+NOTEBOOKS = sorted(LABS.glob("*.ipynb"))
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+EXPECTED: dict[str, list[str]] = {
+    "01_master_slave.ipynb": [
+        r"'00 00 00 00 00 00 01 29'",                                  # the slave's 8-byte ack for 297
+        r"\(NEED_DATA, 0, NEED_DATA\)",                                # a split frame waits for its rest
+        r"n1\s+1\s+SLAVE\s+True\s+12288\s+15941",                      # an empty slave starts at the last file
+        r"(?m)^ASYNC_MASTER: lost [1-9]\d* of \d+ acknowledged",      # the lesson, both halves
+        r"(?m)^SYNC_MASTER: lost 0 of \d+ acknowledged",
+        r"FLUSH_SLAVE_TIMEOUT\s+6\s+5034\.0\s+22534\.0\s+3000\.0",    # partition: waits of slaveTimeout...
+        r"t=24535 n0 ha_close slave=n1 reason=housekeeping",          # ...until housekeeping closes it
+        r"\('FOUND', 1, \[0, 1, 2, 3, 4\]\)",                          # reads from the slave
+        r"\(None, 'SLAVE'\)",                                          # no failover
+        r"sync-partition\s+6\s+20\s+28",                               # Spark: puts per status per run
+    ],
+}
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.name for p in paths]
+
+
+def _text_outputs(nb) -> str:
+    """Stream text and text/plain results of every code cell, in order."""
+    parts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.output_type == "stream":
+                parts.append(out.text)
+            elif "text/plain" in out.get("data", {}):
+                parts.append(out.data["text/plain"])
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
+    from nbclient import NotebookClient
+
+    monkeypatch.setenv("ROCKETLAB_FAST", "1")  # the kernel inherits the environment it starts with
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(LABS)}}).execute()  # raises on the first failing cell
+    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
+    assert not errors, [f"{e.ename}: {e.evalue}" for e in errors]
+    text = _text_outputs(nb)
+    missing = [pattern for pattern in EXPECTED.get(path.name, []) if not re.search(pattern, text)]
+    assert not missing, f"{path.name}: outputs do not show {missing}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_is_stored_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    assert nb.metadata.get("kernelspec") == KERNELSPEC
+    stored = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+              and (cell.get("outputs") or cell.get("execution_count") is not None)]
+    assert not stored, f"{path.name}: code cells {stored} have stored outputs or execution counts"
+
+
+def test_the_labs_are_found():
+    assert "01_master_slave.ipynb" in _ids(NOTEBOOKS)
