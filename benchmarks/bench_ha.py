@@ -83,16 +83,19 @@ def catch_up(tmp: Path, total_bytes: int) -> dict[str, float]:
     master_conf, slave_conf, _ = write_group(tmp, "ASYNC_MASTER")
     end = preload(tmp / "master", total_bytes)
     master = start_node(master_conf)
-    start = time.perf_counter()
     slave = start_node(slave_conf)
     while True:
-        reports = [e["offset"] for e in master_events(tmp) if e["kind"] == "ha_report"]
-        if reports and max(reports) >= end:
+        reports = [(e["t"], e["offset"]) for e in master_events(tmp) if e["kind"] == "ha_report"]
+        if reports and max(offset for _, offset in reports) >= end:
             break
         time.sleep(0.05)
-    seconds = time.perf_counter() - start
     stop(slave, master)
-    return {"bytes": end, "seconds": round(seconds, 2), "mib_per_s": round(end / seconds / 2**20, 1)}
+    # from the slave's first report (connected, asking for offset 0) to its ack of the last byte,
+    # both on the master's clock: process start-up is not counted
+    first = reports[0][0]
+    last = min(t for t, offset in reports if offset >= end)
+    seconds = max(last - first, 1) / 1000
+    return {"bytes": end, "seconds": round(seconds, 3), "mib_per_s": round(end / seconds / 2**20, 1)}
 
 
 RAW_RECEIVER = """

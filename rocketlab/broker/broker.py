@@ -14,8 +14,8 @@ RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, 
   every 10 s (first after 3 s), gated by DataVersion, persisted as JSON;
 * the store runs without threads: the core flushes (ASYNC_FLUSH every ``flushIntervalCommitLog``) and
   dispatches (reput) itself, so the simulator stays deterministic. A master dispatches right after each
-  put; a slave 1 ms after bytes arrive (as ReputMessageService, apart from the HAClient's appends and
-  acks).
+  put; a slave 1 ms after bytes arrive, in slices of 256 KiB per ms (Java's ReputMessageService is a
+  thread of its own beside the HAClient; slices keep our single thread's appends and acks flowing).
 
 Every finished put is a ``put`` trace event; HA adds ``ha_report``, ``ha_transfer`` and ``ha_close``.
 """
@@ -49,6 +49,7 @@ from rocketlab.store.crash import simulate_crash
 
 ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
 REPUT_INTERVAL_MS = 1  # ReputMessageService's pause between rounds
+REPUT_SLICE_BYTES = 256 * 1024  # a slave's dispatch per round, so appends and acks are not held up
 
 
 @dataclass(frozen=True)
@@ -146,13 +147,16 @@ class BrokerCore(BaseCore):
         self.tokens = itertools.count(1)
         self.pending: dict[int, PutHandle] = {}
         self.next_flush_ms = 0
-        self.next_sync_ms = config.slave_sync_first_delay_ms
-        self.sync_request_id = 0
-        self.sync_in_flight = False
-        self.syncs = 0
+        self.slave_synchronize = SlaveSynchronize(self.metadata, config.slave_sync_interval_ms,
+                                                  config.slave_sync_first_delay_ms)
         self.reput_at: int | None = None
 
     # --- inspection --------------------------------------------------------------------------
+    @property
+    def syncs(self) -> int:
+        """How many metadata syncs from the master this slave has applied."""
+        return self.slave_synchronize.syncs
+
     @property
     def max_offset(self) -> int:
         return self.store.get_max_phy_offset()
@@ -167,7 +171,7 @@ class BrokerCore(BaseCore):
     def on_start(self, now_ms: int) -> Output:
         self.now_ms = now_ms
         self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
-        self.next_sync_ms = now_ms + self.config.slave_sync_first_delay_ms
+        self.slave_synchronize.start(now_ms)
         out = OutputBuilder()
         out.trace("role", term=0, role=self.role, leader=self.node_id if self.config.is_master else
                   self.config.master_id)
@@ -218,16 +222,8 @@ class BrokerCore(BaseCore):
         return None
 
     def _finish(self, handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) -> None:
-        handle.status, handle.done = status, True
-        handle.latency_ms = float(now_ms - handle.start_ms)
         self.pending.pop(handle.token, None)
-        out.trace("put", topic=handle.topic, queue_id=handle.queue_id, queue_offset=handle.queue_offset,
-                  phy_offset=handle.wrote_offset, size=handle.wrote_bytes or 0, status=status,
-                  latency_ms=handle.latency_ms)
-        if handle.reply_to is not None:
-            src, request_id = handle.reply_to
-            out.reply(src, request_id, SendMessageResponse(
-                status, handle.msg_id, _or_minus_one(handle.queue_offset), _or_minus_one(handle.wrote_offset)))
+        finish_put(handle, status, now_ms, out)
 
     def _completed(self, done: list[tuple[Any, bool]], now_ms: int, out: OutputBuilder) -> None:
         for token, ok in done:
@@ -241,8 +237,10 @@ class BrokerCore(BaseCore):
         ha = self.ha_service.next_deadline_ms() if self.ha_service else self.ha_client.next_deadline_ms()
         if ha is not None:
             times.append(ha)
-        if self.ha_client is not None and self.config.master_id and not self.sync_in_flight:
-            times.append(self.next_sync_ms)
+        if self.ha_client is not None:
+            sync = self.slave_synchronize.next_deadline_ms(self.config.master_id)
+            if sync is not None:
+                times.append(sync)
         if self.reput_at is not None:
             times.append(self.reput_at)
         return min(times)
@@ -257,10 +255,12 @@ class BrokerCore(BaseCore):
             self._completed(self.ha_service.on_tick(now_ms, out), now_ms, out)
         else:
             self.ha_client.on_tick(now_ms, out)
-            self._slave_synchronize(now_ms, out)
+            self.slave_synchronize.on_tick(self.config.master_id, now_ms, out)
         if self.reput_at is not None and now_ms >= self.reput_at:
             self.reput_at = None
-            self.store.reput()
+            self.store.reput(REPUT_SLICE_BYTES)
+            if self.store.dispatch_behind_bytes() > 0:
+                self.reput_at = now_ms + REPUT_INTERVAL_MS
         return out.build()
 
     # --- HA streams ----------------------------------------------------------------------------
@@ -301,40 +301,103 @@ class BrokerCore(BaseCore):
         out = OutputBuilder()
         if isinstance(msg, PullMessageRequest):
             out.reply(src, request_id, self.pull_message(msg))
-        elif isinstance(msg, GetAllMetadataRequest):
-            out.reply(src, request_id, GetAllMetadataResponse(self.metadata.snapshot()))
-        elif isinstance(msg, UpdateConsumerOffsetRequest):
-            self.metadata.consumer_offset_manager.commit_offset(msg.group, msg.topic, msg.queue_id, msg.offset)
-            self.metadata.consumer_offset_manager.persist()
-            out.reply(src, request_id, UpdateConsumerOffsetResponse(True))
+        else:
+            answer_metadata_request(self.metadata, src, request_id, msg, out)
         return out.build()
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
         """PULL_MESSAGE, simplified to one direct read; a slave answers only with slaveReadEnable."""
         if not self.config.is_master and not self.config.slave_read_enable:
             return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
-        got = self.store.get_message(req.topic, req.queue_id, offset=req.offset, max_msg_nums=req.max_msg_nums)
-        messages = tuple({"queue_offset": m.queue_offset, "phy_offset": m.commit_log_offset, "body": m.body,
-                          "msg_id": m.msg_id, "tags": m.tags, "keys": m.keys} for m in got.messages)
-        return PullMessageResponse(got.status.name, messages, got.next_begin_offset, got.min_offset,
-                                   got.max_offset, self.config.broker_id)
+        return pull_from_store(self.store, req, self.config.broker_id)
 
     def on_reply(self, src: str, request_id: int, msg: Any | None, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if request_id == self.sync_request_id:
-            self.sync_in_flight = False
-            if isinstance(msg, GetAllMetadataResponse):
-                self.metadata.sync_from(msg.snapshot)
-                self.syncs += 1
+        self.slave_synchronize.on_reply(request_id, msg)
         return EMPTY
 
-    def _slave_synchronize(self, now_ms: int, out: OutputBuilder) -> None:
-        if not self.config.master_id or self.sync_in_flight or now_ms < self.next_sync_ms:
+
+# --- pieces shared with the broker on DLedger (rocketlab.broker.dledger_broker) --------------------
+
+class SlaveSynchronize:
+    """Models ``SlaveSynchronize.syncAll`` as BrokerController schedules it: the first sync
+    ``first_delay_ms`` after start, then every ``interval_ms``, one GetAllMetadataRequest in flight at
+    a time to the current master; the answer is applied to :class:`BrokerMetadata` (DataVersion-gated).
+
+    Simplified: one round trip instead of Java's four requests. ``request_id_base`` keeps this
+    component's request ids apart from other components of the same core.
+    """
+
+    def __init__(self, metadata: BrokerMetadata, interval_ms: int, first_delay_ms: int,
+                 request_id_base: int = 0) -> None:
+        self.metadata = metadata
+        self.interval_ms = interval_ms
+        self.first_delay_ms = first_delay_ms
+        self.request_id = request_id_base
+        self.next_sync_ms = first_delay_ms
+        self.in_flight = False
+        self.syncs = 0
+
+    def start(self, now_ms: int) -> None:
+        """(Re)start the schedule: the first sync ``first_delay_ms`` from now."""
+        self.next_sync_ms = now_ms + self.first_delay_ms
+
+    def next_deadline_ms(self, master_id: str | None) -> int | None:
+        return self.next_sync_ms if master_id and not self.in_flight else None
+
+    def on_tick(self, master_id: str | None, now_ms: int, out: OutputBuilder) -> None:
+        if not master_id or self.in_flight or now_ms < self.next_sync_ms:
             return
-        self.next_sync_ms = now_ms + self.config.slave_sync_interval_ms
-        self.sync_request_id += 1
-        self.sync_in_flight = True
-        out.request(self.config.master_id, GetAllMetadataRequest(), self.sync_request_id, timeout_ms=3000)
+        self.next_sync_ms = now_ms + self.interval_ms
+        self.request_id += 1
+        self.in_flight = True
+        out.request(master_id, GetAllMetadataRequest(), self.request_id, timeout_ms=3000)
+
+    def on_reply(self, request_id: int, msg: Any | None) -> bool:
+        """True if the reply was this component's (applied when it carries metadata)."""
+        if request_id != self.request_id or not self.in_flight:
+            return False
+        self.in_flight = False
+        if isinstance(msg, GetAllMetadataResponse):
+            self.metadata.sync_from(msg.snapshot)
+            self.syncs += 1
+        return True
+
+
+def finish_put(handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) -> None:
+    """A put is answered: set its status and latency, trace ``put``, reply to a SEND_MESSAGE request."""
+    handle.status, handle.done = status, True
+    handle.latency_ms = float(now_ms - handle.start_ms)
+    out.trace("put", topic=handle.topic, queue_id=handle.queue_id, queue_offset=handle.queue_offset,
+              phy_offset=handle.wrote_offset, size=handle.wrote_bytes or 0, status=status,
+              latency_ms=handle.latency_ms)
+    if handle.reply_to is not None:
+        src, request_id = handle.reply_to
+        out.reply(src, request_id, SendMessageResponse(
+            status, handle.msg_id, _or_minus_one(handle.queue_offset), _or_minus_one(handle.wrote_offset)))
+
+
+def pull_from_store(store: Any, req: PullMessageRequest, broker_id: int) -> PullMessageResponse:
+    """PULL_MESSAGE's read, simplified to one ``get_message`` of one queue."""
+    got = store.get_message(req.topic, req.queue_id, offset=req.offset, max_msg_nums=req.max_msg_nums)
+    messages = tuple({"queue_offset": m.queue_offset, "phy_offset": m.commit_log_offset, "body": m.body,
+                      "msg_id": m.msg_id, "tags": m.tags, "keys": m.keys} for m in got.messages)
+    return PullMessageResponse(got.status.name, messages, got.next_begin_offset, got.min_offset,
+                               got.max_offset, broker_id)
+
+
+def answer_metadata_request(metadata: BrokerMetadata, src: str, request_id: int, msg: Any,
+                            out: OutputBuilder) -> bool:
+    """GET_ALL_* (for SlaveSynchronize) and UPDATE_CONSUMER_OFFSET; False if ``msg`` is neither."""
+    if isinstance(msg, GetAllMetadataRequest):
+        out.reply(src, request_id, GetAllMetadataResponse(metadata.snapshot()))
+    elif isinstance(msg, UpdateConsumerOffsetRequest):
+        metadata.consumer_offset_manager.commit_offset(msg.group, msg.topic, msg.queue_id, msg.offset)
+        metadata.consumer_offset_manager.persist()
+        out.reply(src, request_id, UpdateConsumerOffsetResponse(True))
+    else:
+        return False
+    return True
 
 
 def _or_minus_one(value: int | None) -> int:

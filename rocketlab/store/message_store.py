@@ -515,10 +515,11 @@ class DefaultMessageStore:
         for dispatcher in self.dispatcher_list:
             dispatcher.dispatch(request)
 
-    def reput(self) -> int:
-        """Run one reput round now (any mode). Returns the number of messages dispatched."""
+    def reput(self, max_bytes: int | None = None) -> int:
+        """Run one reput round now (any mode), over at most about ``max_bytes`` of records (None: all).
+        Returns the number of messages dispatched."""
         assert self.reput_message_service is not None
-        return self.reput_message_service.do_reput()
+        return self.reput_message_service.do_reput(max_bytes)
 
     do_reput = reput
 

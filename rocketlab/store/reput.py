@@ -100,18 +100,21 @@ class ReputMessageService:
         for dispatcher in self.dispatcher_list:
             dispatcher.dispatch(request)
 
-    def do_reput(self) -> int:
-        """One round. Returns the number of messages dispatched."""
+    def do_reput(self, max_bytes: int | None = None) -> int:
+        """One round, at most about ``max_bytes`` of records (None: all there is). Returns the number
+        of messages dispatched."""
         with self._lock:
-            return self._do_reput()
+            return self._do_reput(max_bytes)
 
-    def _do_reput(self) -> int:
+    def _do_reput(self, max_bytes: int | None = None) -> int:
         cl = self.commit_log
         min_offset = cl.get_min_offset()
         if self.reput_from_offset < min_offset:
             log.warning("reput_from_offset %d below commit log min offset %d: jumping", self.reput_from_offset, min_offset)
             self.reput_from_offset = min_offset
         end = cl.get_confirm_offset()
+        if max_bytes is not None:
+            budget_end = self.reput_from_offset + max_bytes
         dispatched = 0
         dispatchers = self.dispatcher_list
         mfq = cl.mapped_file_queue
@@ -134,6 +137,11 @@ class ReputMessageService:
                             dispatcher.dispatch(req)
                         dispatched += 1
                         pos += size
+                        if max_bytes is not None and base + pos >= budget_end:
+                            self.reput_from_offset = base + pos
+                            self.stalled_reason = None
+                            self.dispatched_total += dispatched
+                            return dispatched
                     else:  # END_OF_FILE blank: roll to the next file
                         pos = mf.file_size
                         break
