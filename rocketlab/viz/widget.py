@@ -45,8 +45,15 @@ _CLUSTER_CALLS: dict[str, Callable[[Any, str | None], None]] = {
     "resume": lambda c, n: c.resume(n),
     "isolate": lambda c, n: c.partition([n]),
     "heal": lambda c, n: c.heal(),
+    "put": lambda c, n: _put_one(c),
     **{name: (lambda c, n, ms=ms: c.run_for(ms)) for name, (_, ms) in RUN_ACTIONS.items()},
 }
+
+
+def _put_one(cluster: Any) -> None:
+    """One producer put through the leader or master; its body counts the puts so far (replayable)."""
+    sent = sum(1 for e in cluster.events if e["kind"] in ("put", "append"))
+    cluster.put(f"message-{sent}".encode(), topic="TopicTest")
 
 
 def apply_action(cluster: Any, action: str, node: str | None = None) -> None:
@@ -142,7 +149,10 @@ class ClusterWidget:
 
     def _control_row(self) -> widgets.HBox:
         runs = [self._button(name, None, label, "primary") for name, (label, _) in RUN_ACTIONS.items()]
-        return widgets.HBox([*runs, self._button("heal", None, "heal partition", "")])
+        extra = [self._button("heal", None, "heal partition", "")]
+        if getattr(self.cluster, "_put_handler", None) is not None:  # systems with a store take puts
+            extra.append(self._button("put", None, "put a message", "success"))
+        return widgets.HBox([*runs, *extra])
 
     # --- actions -------------------------------------------------------------------------------
     def _on_click(self, action: str, node: str | None) -> None:

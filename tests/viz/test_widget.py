@@ -127,3 +127,20 @@ def test_helpers_work_on_any_cluster():
     lines = last_lines(c.events, 2, hide=("msg_send", "msg_recv"))
     assert lines[-1] == "t=250 - fault action=crash targets=[n1]" and len(lines) == 2
     assert lines[0].startswith("t=200 n1 ping to=n0")
+
+
+def test_the_put_button_appears_for_systems_with_a_store_and_replays():
+    from rocketlab.sim import Cluster
+    from rocketlab.viz.widget import ClusterWidget, replay
+
+    assert ("put", None) not in ClusterWidget(Cluster.pingpong(nodes=3)).buttons
+    c = Cluster.master_slave(role="SYNC_MASTER")
+    widget = ClusterWidget(c)
+    for action, node in [("run_100ms", None), ("put", None), ("put", None), ("crash", "n1"), ("run_100ms", None),
+                         ("put", None)]:
+        widget.click(action, node)
+    assert [e["status"] for e in c.events if e["kind"] == "put"] == ["PUT_OK", "PUT_OK", "SLAVE_NOT_AVAILABLE"]
+    again = replay(Cluster.master_slave(role="SYNC_MASTER"), widget.history)
+    assert again.events == c.events
+    c.close()
+    again.close()
