@@ -62,8 +62,9 @@ def test_bad_input_is_one_line_and_exit_2(args, problem):
 def test_demo_prints_a_summary(tmp_path):
     proc = run("demo", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    assert "scenario smoke  seed 1" in proc.stdout and "violations 0" in proc.stdout
-    assert (tmp_path / "smoke" / "meta.json").exists()
+    assert "rocketlab demo: seed 1" in proc.stdout and "0 invariant violations" in proc.stdout
+    assert "lost 0 of" in proc.stdout and (tmp_path / "report.html").exists()
+    assert (tmp_path / "dledger-failover" / "meta.json").exists()
 
 
 def test_format_table_aligns_columns():

@@ -1,5 +1,11 @@
-"""The broker: a MessageStore with classic HA (master or slave) or, later, a commit log on DLedger.
+"""The broker: a MessageStore with classic HA (master or slave), or with its commit log on DLedger.
 
+* :mod:`~rocketlab.broker.broker` — BrokerCore: store + classic HA, 4.x put semantics, SlaveSynchronize;
+* :mod:`~rocketlab.broker.dledger_commit_log`, :mod:`~rocketlab.broker.dledger_message_store` — the
+  CommitLog on a DLedger log (DLedgerCommitLog, both record formats, smooth upgrade);
+* :mod:`~rocketlab.broker.dledger_role_change_handler` — DLedger roles to broker roles;
+* :mod:`~rocketlab.broker.dledger_broker` — DLedgerBrokerCore: a broker group that fails over by itself;
+* :mod:`~rocketlab.broker.dledger_tour` — the scripted tour of ``rocketlab demo`` and ``labs/00_tour``;
 * :mod:`~rocketlab.broker.protocol` — requests a broker answers (SEND_MESSAGE, PULL_MESSAGE, metadata);
 * :mod:`~rocketlab.broker.config_manager` — topics, consumer offsets, delay offsets, subscription groups.
 """

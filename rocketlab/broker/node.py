@@ -7,6 +7,16 @@ master's haListenPort), ``storePathRootDir``, ``mappedFileSizeCommitLog``, ``flu
 ``haHousekeepingInterval``, ``slaveTimeout``; plus the node keys ``selfId`` and ``peers`` (the
 group's message addresses: producers and consumers connect to ``selfId``'s address, a slave pulls
 metadata from ``masterId``, default ``n0``).
+
+With ``enableDLegerCommitLog=true`` the broker keeps its CommitLog on DLedger and fails over by itself
+(:mod:`rocketlab.broker.dledger_broker`); ``brokerRole``, ``brokerId`` and the HA keys are then ignored,
+as in RocketMQ. Its keys: ``dLegerGroup`` (default ``brokerName``), ``dLegerPeers`` (``n0-host:port;...``,
+default: ``peers``; its ids must be the node's peers, and DLedger RPCs travel on each node's message
+port, so its addresses are not dialled), ``dLegerSelfId`` (default and required: ``selfId``; one letter
+followed by digits), ``preferredLeaderId``, ``enableBatchPush``, ``storePathRootDir``,
+``mappedFileSizeCommitLog``, ``slaveReadEnable``; and any DLedgerConfig field by its Java name
+(``heartBeatTimeIntervalMs``, ``maxVoteIntervalMs``, ``maxWaitAckTimeMs``, ``profile``, ...) to tune
+DLedger (RocketMQ keeps Java's defaults).
 """
 
 from __future__ import annotations
@@ -60,12 +70,60 @@ def broker_config_from_properties(props: dict[str, str]):
     )
 
 
+_DLEDGER_RESERVED = {"group", "self_id", "peers", "store_base_dir", "store_type", "mapped_file_size_for_entry_data"}
+
+
+def dledger_broker_config_from_properties(props: dict[str, str]):
+    """The DLedgerBrokerConfig of ``enableDLegerCommitLog=true`` (see the module docstring)."""
+    import dataclasses
+    import re
+
+    from rocketlab.broker.dledger_broker import DLedgerBrokerConfig
+    from rocketlab.dledger.config import DLedgerConfig
+
+    dledger: dict[str, str] = {}
+    for f in dataclasses.fields(DLedgerConfig):
+        if not f.init or f.name in _DLEDGER_RESERVED:
+            continue
+        camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f.name)
+        if camel in props:
+            dledger[f.name] = props[camel]
+    if "preferredLeaderId" in props:
+        dledger["preferred_leader_ids"] = props["preferredLeaderId"]
+    if "enableBatchPush" in props:
+        dledger["is_enable_batch_push"] = props["enableBatchPush"]
+    profile = dledger.pop("profile", "safe")
+    for key in ("dLegerGroup", "dLegerPeers", "dLegerSelfId"):
+        if key in props and not props[key].strip():
+            raise ConfigError(f"{key} is empty")
+    return DLedgerBrokerConfig(
+        broker_name=props.get("brokerName", "broker-a"),
+        dleger_group=props.get("dLegerGroup"),
+        dleger_peers=props.get("dLegerPeers"),
+        dleger_self_id=props.get("dLegerSelfId"),
+        profile=profile,
+        dledger=dledger,
+        mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
+        slave_read_enable=_bool(props, "slaveReadEnable", False),
+        store_path_root_dir=props.get("storePathRootDir"),
+    )
+
+
 def build_broker(props: dict[str, str]):
     """The NodeSpec for a broker (see module docstring)."""
     from rocketlab.broker.broker import make_broker
     from rocketlab.broker.protocol import broker_codec
     from rocketlab.net.node import NodeSpec
 
+    if _bool(props, "enableDLegerCommitLog", False):
+        from rocketlab.broker.dledger_broker import dledger_broker_codec, make_dledger_broker
+
+        dconfig = dledger_broker_config_from_properties(props)
+        if "selfId" in props and "peers" in props:  # fail at start, not in the first input
+            from rocketlab.net.peers import parse_peers
+
+            dconfig.dledger_config(props["selfId"], tuple(parse_peers(props["peers"])))
+        return NodeSpec(lambda ctx: make_dledger_broker(ctx, dconfig, wall_clock=True), dledger_broker_codec())
     config = broker_config_from_properties(props)
     return NodeSpec(lambda ctx: make_broker(ctx, config, wall_clock=True), broker_codec(),
                     stream_listen_port=_int(props, "haListenPort", 0) if config.is_master else 0)

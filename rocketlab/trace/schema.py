@@ -52,6 +52,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "ha_close": ("slave", "reason"),
     "fault": ("action", "targets"),
     "violation": ("invariant", "detail"),
+    "config_error": ("detail",),
     # network: one event when a message enters the network, one when it is delivered or lost
     "msg_send": ("src", "dst", "msg", "channel", "msg_id", "bytes"),
     "msg_recv": ("src", "dst", "msg", "channel", "msg_id", "bytes"),

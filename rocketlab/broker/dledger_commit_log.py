@@ -1,0 +1,515 @@
+"""DLedgerCommitLog: RocketMQ's CommitLog on a DLedger log (RocketMQ 4.9.5 - 5.3, DLedger 0.3.1.2).
+
+Theory of operation
+-------------------
+Every message becomes the *body* of one DLedger entry: the broker encodes the normal CommitLog record
+(TOTALSIZE, MAGICCODE, ... PROPERTIES) and appends those bytes verbatim through
+:meth:`DLedgerServer.append`; a batch is one entry per inner record, appended as a batch. So the data
+files hold ``[48-byte DLedger header][RocketMQ record]`` back to back, and the *physical offset* of a
+message is ``entry.pos + 48`` (where its record starts)::
+
+    entry.pos                entry.pos + 48                                entry.pos + entry.size
+    | magic size index term pos ... bodySize | TOTALSIZE MAGICCODE ... PROPERTIES |
+                                             ^ PHYSICALOFFSET (body offset 28) = entry.pos + 48
+
+* **Put**: under the put lock the broker takes the queue offset from ``topic_queue_table``, stamps
+  QUEUEOFFSET and STORETIMESTAMP into the record and appends it. An *append hook* registered on the
+  DLedger store writes ``entry.pos + 48`` into PHYSICALOFFSET inside the append, before the bytes are
+  written and replicated, so every replica holds identical bytes. A refused append (pos -1: not
+  leader, pending full, transferring, ...) answers OS_PAGE_CACHE_BUSY at once; otherwise the queue
+  offset advances and the put completes when DLedger answers: :data:`CODE_TO_STATUS`.
+* **Reads**: only committed bytes exist for RocketMQ. :meth:`get_max_offset` / :meth:`get_confirm_offset`
+  are DLedger's ``committedPos``; :meth:`get_data` stops there, so the reput (consume queues, index)
+  and consumers see committed entries only, on the leader and on followers alike. Because followers
+  place every entry at the leader's ``pos``, consume queues are identical on every replica.
+* **Two formats**: :func:`check_message_and_return_size` tells an old CommitLog record from a DLedger
+  entry by the record's second int (an old magic code) and skips the 48-byte header of an entry,
+  reporting ``buffer_size = msg_size + 48``; the DLedger blank (first int -1) rolls to the next file.
+* **Smooth upgrade** (:meth:`DLedgerCommitLog.recover`): on the first start in DLedger mode (no DLedger
+  data file yet) the old commit log is recovered classically, an old blank record closes its last file,
+  ``divided_commitlog_offset`` = that file's end, and the first DLedger data file is created *at that
+  offset*: DLedger positions continue the old offset space. Offsets below the divide are read from the
+  old files, the rest from DLedger. Later starts recover DLedger only and take the divide from its
+  first data file.
+
+Java file: ``store/dledger/DLedgerCommitLog.java`` (RocketMQ 4.9.5). Simplified: no disk cleaning of
+DLedger files (DLedger's CleanSpaceService is not modelled, so retention of the old files after an
+upgrade does not apply either), no transactional/delay specifics beyond the batch check, no
+``resetOffset``; abnormal recovery is the normal one, as in 4.9.x. Kit additions: the entry header is
+validated (magic, size, pos) before its body is parsed, DLedger's NOOP entries (``safe`` profile) are
+skipped by the reput, and a marker file ties a DLedger data directory to its group (see
+:func:`check_group_marker`).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from rocketlab.core import Output, OutputBuilder
+from rocketlab.dledger.config import DLedgerConfig
+from rocketlab.dledger.entry import BLANK_MAGIC_CODE as DLEDGER_BLANK_MAGIC_CODE
+from rocketlab.dledger.entry import BODY_OFFSET, MAGIC_1, VALID_MAGICS, DLedgerEntry
+from rocketlab.dledger.entry_coder import decode_header
+from rocketlab.dledger.entry_pusher import AppendFuture
+from rocketlab.dledger.protocol import DLedgerResponseCode
+from rocketlab.dledger.server import DLedgerServer
+from rocketlab.dledger.store.mmap_file_list import MmapFileList
+from rocketlab.dledger.store.mmap_file_store import DLedgerMmapFileStore
+from rocketlab.errors import CodecError, ConfigError, StoreError
+from rocketlab.store.commit_log import CommitLog
+from rocketlab.store.config import MessageStoreConfig
+from rocketlab.store.dispatch_request import DispatchRequest
+from rocketlab.store.message import PROPERTY_DELAY_TIME_LEVEL, Message, MessageSysFlag
+from rocketlab.store.message_batch import MessageExtBatch
+from rocketlab.store.message_codec import (
+    BLANK_MAGIC_CODE,
+    END_FILE_MIN_BLANK_LENGTH,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    PHY_POS_POSITION,
+    MessageRejected,
+    create_message_id,
+    stamp_record,
+)
+from rocketlab.store.message_codec import check_message_and_return_size as check_old_format
+from rocketlab.store.recovery import RecoveryReport, recover_normally
+from rocketlab.store.status import (
+    AppendMessageResult,
+    AppendMessageStatus,
+    PutMessageResult,
+    PutMessageStatus,
+)
+
+Code = DLedgerResponseCode
+_HEAD = struct.Struct(">ii")
+_I64 = struct.Struct(">q")
+_OLD_FORMAT_SECOND_INT = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE)
+_TRAN_MASK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
+GROUP_MARKER = "rocketlab-group.properties"
+
+CODE_TO_STATUS: dict[DLedgerResponseCode, PutMessageStatus] = {
+    Code.SUCCESS: PutMessageStatus.PUT_OK,
+    Code.INCONSISTENT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    Code.NOT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    Code.LEADER_NOT_READY: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    Code.DISK_FULL: PutMessageStatus.SERVICE_NOT_AVAILABLE,
+    Code.WAIT_QUORUM_ACK_TIMEOUT: PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH,
+    Code.LEADER_PENDING_FULL: PutMessageStatus.OS_PAGE_CACHE_BUSY,
+}
+"""How ``asyncPutMessage`` (5.x) maps the DLedger answer; any other code is UNKNOWN_ERROR."""
+
+PutDone = Callable[[PutMessageResult, OutputBuilder], None]
+
+
+def put_status_of(code: DLedgerResponseCode | None) -> PutMessageStatus:
+    return CODE_TO_STATUS.get(code, PutMessageStatus.UNKNOWN_ERROR) if code is not None \
+        else PutMessageStatus.UNKNOWN_ERROR
+
+
+def broker_id_of(self_id: str) -> int:
+    """``DLedgerCommitLog.id``: the digits of ``dLegerSelfId`` plus one (``n0`` -> 1), the broker id
+    a member uses while it is a slave. The id must be one letter followed by digits, as RocketMQ
+    requires (``Integer.valueOf(selfId.substring(1)) + 1``)."""
+    if len(self_id) < 2 or self_id[0].isdigit() or not self_id[1:].isdigit() or not self_id[1:].isascii():
+        raise ConfigError(f"dLegerSelfId={self_id!r} must be one letter followed by digits (n0, n1, ...): "
+                          f"RocketMQ derives the slave brokerId from the digits (n0 -> 1)")
+    return int(self_id[1:]) + 1
+
+
+# ---------------------------------------------------------------------- the two formats
+class Checked(NamedTuple):
+    """What :func:`check_message_and_return_size` found: the DispatchRequest and how many bytes the
+    reader advances over (``buffer_size``: the record, plus 48 for a DLedger entry; 0 = roll to the
+    next file; -1 = stop here, torn or garbage)."""
+
+    request: DispatchRequest
+    buffer_size: int
+
+
+def check_message_and_return_size(buf: Any, offset: int, limit: int, *, base: int | None = None,
+                                  check_crc: bool = False, read_body: bool = False,
+                                  old_format_only: bool = False) -> Checked:
+    """``DLedgerCommitLog.checkMessageAndReturnSize``: one record of either format; never raises.
+
+    ``buf[offset:limit]`` holds the bytes at absolute offset ``base + offset`` (``base=None`` skips the
+    position checks). Old format when the second int is an old magic (message v1/v2 or the old blank);
+    a first int of -1 is DLedger's blank (roll); otherwise a DLedger entry: its header must be sane
+    (valid magic, ``size = bodySize + 48``, ``pos`` = where it sits) and its body one whole record whose
+    PHYSICALOFFSET is ``pos + 48``. A NOOP entry (empty body) is skipped: success, ``msg_size`` 0,
+    ``buffer_size`` 48. ``old_format_only`` is ``isInrecoveringOldCommitlog``.
+    """
+    if limit - offset < 8:
+        return Checked(DispatchRequest.failure(-1, f"only {max(limit - offset, 0)} bytes at {offset}"), -1)
+    first, second = _HEAD.unpack_from(buf, offset)
+    if old_format_only or second in _OLD_FORMAT_SECOND_INT:
+        expected = base + offset if base is not None else None
+        req = check_old_format(buf, offset, limit, check_crc=check_crc, read_body=read_body, expected_offset=expected)
+        return Checked(req, req.msg_size)
+    if first == DLEDGER_BLANK_MAGIC_CODE:
+        return Checked(DispatchRequest(msg_size=0, success=True), 0)
+    if limit - offset < BODY_OFFSET:
+        return Checked(DispatchRequest.failure(-1, f"DLedger header torn: {limit - offset} of 48 bytes"), -1)
+    magic, size, _index, _term, pos, body_size = decode_header(bytes(buf[offset:offset + BODY_OFFSET]))
+    where = base + offset if base is not None else None
+    if magic not in VALID_MAGICS or size != body_size + BODY_OFFSET or body_size < 0:
+        return Checked(DispatchRequest.failure(-1, f"no DLedger entry at {where}: magic {magic}, size {size}, "
+                                                   f"bodySize {body_size}"), -1)
+    if where is not None and pos != where:
+        return Checked(DispatchRequest.failure(-1, f"DLedger entry at {where} says pos {pos}"), -1)
+    if size > limit - offset:
+        return Checked(DispatchRequest.failure(-1, f"DLedger entry of {size} bytes at {where}: only "
+                                                   f"{limit - offset} there"), -1)
+    if body_size == 0:
+        return Checked(DispatchRequest(msg_size=0, success=True, reason="noop entry"), BODY_OFFSET)
+    req = check_old_format(buf, offset + BODY_OFFSET, offset + size, check_crc=check_crc, read_body=read_body,
+                           expected_offset=pos + BODY_OFFSET)
+    if req.success and req.msg_size != body_size:
+        return Checked(DispatchRequest.failure(size, f"record of {req.msg_size} bytes in a body of {body_size}"),
+                       size)
+    if req.success or req.msg_size > 0:
+        return Checked(req, req.msg_size + BODY_OFFSET)
+    return Checked(req, -1)
+
+
+# ---------------------------------------------------------------------- group marker
+def check_group_marker(store_dir: Path, config: DLedgerConfig) -> None:
+    """Refuse a DLedger data directory written for another group or member set (kit addition).
+
+    ``<storeRoot>/dledger-<selfId>/rocketlab-group.properties`` records ``group`` and the member ids the
+    first time; a later start with a different ``dLegerGroup`` or member set raises ConfigError and
+    touches nothing. A directory with data but no marker (written by an older kit) gets one.
+    """
+    path = store_dir / GROUP_MARKER
+    members = ",".join(config.peer_ids)
+    if path.exists():
+        try:
+            props = dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines() if "=" in line)
+        except (OSError, UnicodeDecodeError) as e:
+            raise StoreError(f"{path}: unreadable: {e}") from e
+        if props.get("group") != config.group or props.get("members") != members:
+            raise ConfigError(
+                f"{store_dir}: this DLedger data directory belongs to group {props.get('group')!r} with members "
+                f"{props.get('members')!r}, but the broker is configured with dLegerGroup={config.group!r} and "
+                f"members {members!r}; refusing to start (nothing was changed): fix dLegerGroup/dLegerPeers or "
+                f"point storePathRootDir elsewhere")
+        return
+    store_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(f"group={config.group}\nmembers={members}\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def has_data_files(data_dir: Path) -> bool:
+    return data_dir.is_dir() and any(p.is_file() and len(p.name) == 20 and p.name.isdigit()
+                                     for p in data_dir.iterdir())
+
+
+@dataclass
+class DLedgerRecoveryReport(RecoveryReport):
+    """RecoveryReport plus what the DLedger side did: its own report, the divide, the upgrade step."""
+
+    divided_commitlog_offset: int = -1
+    upgraded: bool = False
+    blank_written_at: int | None = None
+    old_recovery: RecoveryReport | None = None
+    dledger: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        values = dict(self.__dict__)
+        values["old_recovery"] = self.old_recovery.as_dict() if self.old_recovery is not None else None
+        return values
+
+    def summary(self) -> str:
+        text = f"DLedger: {self.dledger}; divided commit log offset {self.divided_commitlog_offset}"
+        if self.upgraded and self.old_recovery is not None:
+            text += f"; upgraded from the old commit log ({self.old_recovery.summary()})"
+            if self.blank_written_at is not None:
+                text += f"; old blank written at {self.blank_written_at}"
+        return text
+
+
+# ---------------------------------------------------------------------- the commit log
+class DLedgerCommitLog(CommitLog):
+    """Models ``DLedgerCommitLog`` (RocketMQ 4.9.5, asyncPutMessage as 5.x): see the module docstring.
+
+    It owns the :class:`DLedgerServer` (``dledger_server``), which the hosting broker core drives
+    (ticks, requests, replies). ``mapped_file_queue`` is the *old* commit log (empty unless upgraded);
+    ``dledger_store.data_file_list`` holds the DLedger entries. ``id`` is the broker id while slave.
+    Simplified: see the module docstring.
+    """
+
+    def __init__(self, config: MessageStoreConfig, dledger_config: DLedgerConfig, rng: Any, *,
+                 clock: Callable[[], int] | None = None, checkpoint: Any = None) -> None:
+        super().__init__(config, clock=clock, checkpoint=checkpoint, threads=False)
+        if dledger_config.mapped_file_size_for_entry_data != config.mapped_file_size_commit_log:
+            dledger_config = dledger_config.replace(mapped_file_size_for_entry_data=config.mapped_file_size_commit_log)
+        self.dledger_config = dledger_config
+        self.rng = rng
+        self.id = broker_id_of(dledger_config.self_id)
+        self.store_dir = dledger_config.default_path
+        self.dledger_server: DLedgerServer | None = None
+        self.divided_commitlog_offset = -1
+        self.is_in_recovering_old_commitlog = False
+
+    # ------------------------------------------------------------------ DLedger side
+    @property
+    def dledger_store(self) -> DLedgerMmapFileStore:
+        server = self.dledger_server
+        if server is None:
+            raise StoreError("the DLedger server is not started (recover() first)")
+        return server.store  # type: ignore[return-value]
+
+    @property
+    def data_file_list(self) -> MmapFileList:
+        return self.dledger_store.data_file_list
+
+    def _start_dledger(self) -> None:
+        self.dledger_server = DLedgerServer(self.dledger_config, self.store_dir, self.rng)
+        self.dledger_store.add_append_hook(self.append_hook)
+
+    @staticmethod
+    def append_hook(entry: DLedgerEntry, buf: bytearray, body_offset: int) -> None:
+        """The AppendHook: write ``entry.pos + 48`` (the message's physical offset) into PHYSICALOFFSET
+        of the record in the entry body, inside the append, before the bytes are written and shipped."""
+        if entry.magic == MAGIC_1 and len(buf) >= body_offset + PHY_POS_POSITION + 8:
+            _I64.pack_into(buf, body_offset + PHY_POS_POSITION, entry.pos + body_offset)
+
+    # ------------------------------------------------------------------ recovery / upgrade
+    def recover(self, max_phy_offset_of_consume_queue: int, target: Any, check_crc: bool) -> DLedgerRecoveryReport:
+        """``DLedgerCommitLog.recover`` (normal and abnormal alike, as 4.9.x): see the module docstring."""
+        data_dir = self.store_dir / "data"
+        had_data = has_data_files(data_dir)
+        check_group_marker(self.store_dir, self.dledger_config)
+        report = DLedgerRecoveryReport(normal=True)
+        if not had_data:
+            self._upgrade_from_old_commit_log(max_phy_offset_of_consume_queue, target, check_crc, report)
+        self._start_dledger()
+        data = self.data_file_list
+        first = data.first()
+        if had_data and first is not None:
+            self.divided_commitlog_offset = first.file_from_offset
+            max_phy_offset = data.max_wrote_position
+            if target is not None and max_phy_offset_of_consume_queue >= max_phy_offset:
+                removed = target.truncate_dirty_logic_files(max_phy_offset)
+                report.consume_queue_units_removed = {k: v for k, v in removed.items() if v}
+        recovery = self.dledger_store.recovery_report
+        report.dledger = recovery.describe() if recovery is not None else "empty"
+        report.truncated = report.truncated or bool(recovery is not None and recovery.truncated)
+        report.process_offset = max(data.max_wrote_position, self.divided_commitlog_offset, 0)
+        report.divided_commitlog_offset = self.divided_commitlog_offset
+        report.start_file = first.path.name if first is not None else None
+        report.stop_reason = (recovery.reason or "end of data") if recovery is not None else "no DLedger data"
+        return report
+
+    def _upgrade_from_old_commit_log(self, max_phy_offset_of_cq: int, target: Any, check_crc: bool,
+                                     report: DLedgerRecoveryReport) -> None:
+        """First start in DLedger mode: recover the old log, close it with a blank, create the first
+        DLedger data file at the next file boundary (``dividedCommitlogOffset``)."""
+        self.is_in_recovering_old_commitlog = True
+        try:
+            old = recover_normally(self, max_phy_offset_of_cq, target, check_crc)
+        finally:
+            self.is_in_recovering_old_commitlog = False
+        report.old_recovery = old
+        report.truncated = old.truncated
+        report.removed_files = old.removed_files
+        report.consume_queue_units_removed = old.consume_queue_units_removed
+        mfs = self.mapped_file_queue.mapped_files
+        if not mfs:
+            return
+        last = mfs[-1]
+        pos = last.wrote_position
+        if pos < last.file_size:
+            head = last.mm[pos:pos + 8] if last.file_size - pos >= 8 else b""
+            if len(head) < 8 or _HEAD.unpack(head)[1] != BLANK_MAGIC_CODE:
+                if last.file_size - pos >= END_FILE_MIN_BLANK_LENGTH:
+                    last.mm[pos:pos + 8] = _HEAD.pack(last.file_size - pos, BLANK_MAGIC_CODE)
+                    report.blank_written_at = last.file_from_offset + pos
+        last.set_positions(last.file_size)
+        last.mm.flush()
+        self.divided_commitlog_offset = last.file_from_offset + last.file_size
+        report.upgraded = True
+        first_file = MmapFileList(self.store_dir / "data", self.dledger_config.mapped_file_size_for_entry_data, False)
+        first_file.get_last_mapped_file(self.divided_commitlog_offset)
+        first_file.close()
+
+    # ------------------------------------------------------------------ reads
+    def get_max_offset(self) -> int:
+        """``getMaxOffset``: DLedger's committedPos, else the first DLedger byte, else 0."""
+        committed = self.dledger_store.committed_pos
+        if committed > 0:
+            return committed
+        min_offset = self.data_file_list.min_offset
+        return min_offset if min_offset > 0 else 0
+
+    def get_confirm_offset(self) -> int:
+        """How far the reput may read: committed bytes only."""
+        return self.get_max_offset()
+
+    def get_min_offset(self) -> int:
+        """``getMinOffset``: the old files while they exist, else the first DLedger byte (0 if none)."""
+        if self.mapped_file_queue.mapped_files:
+            return super().get_min_offset()
+        min_offset = self.data_file_list.min_offset
+        return min_offset if min_offset >= 0 else 0
+
+    def get_data(self, offset: int, max_size: int | None = None) -> bytes | None:
+        """``getData``: below the divide from the old files; above it the bytes of the DLedger file
+        holding ``offset``, cut at ``committedPos`` (None at or beyond it)."""
+        if offset < self.divided_commitlog_offset:
+            return super().get_data(offset, max_size)
+        committed = self.dledger_store.committed_pos
+        if offset >= committed:
+            return None
+        f = self.data_file_list.find_file(offset)
+        if f is None:
+            return None
+        in_file = offset - f.file_from_offset
+        end = min(f.wrote_position, committed - f.file_from_offset)
+        if max_size is not None:
+            end = min(end, in_file + max_size)
+        if in_file < f.start_position or in_file >= end:
+            return None
+        return f.read(in_file, end - in_file)
+
+    def get_message(self, offset: int, size: int) -> bytes | None:
+        """``getMessage(offset, size)``: one record's bytes from whichever log holds ``offset``."""
+        if offset < self.divided_commitlog_offset:
+            return super().get_message(offset, size)
+        return self.data_file_list.get_data(offset, size)
+
+    def append_data(self, start_offset: int, data: bytes) -> bool:
+        """Classic HA's slave path is disabled on DLedger (Java returns false)."""
+        return False
+
+    # ------------------------------------------------------------------ puts
+    def put_message(self, msg: Message) -> PutMessageResult:  # type: ignore[override]
+        raise StoreError("a DLedger commit log has no synchronous put: use async_put(msg, now_ms, on_done)")
+
+    def put_messages(self, batch: Any) -> PutMessageResult:  # type: ignore[override]
+        raise StoreError("a DLedger commit log has no synchronous put: use async_put_batch(batch, now_ms, on_done)")
+
+    def async_put(self, msg: Message, now_ms: int, on_done: PutDone) -> Output:
+        """``asyncPutMessage``: encode with the next queue offset, append through DLedger; ``on_done``
+        runs once, in this input's Output (refused) or in the one that completes the append."""
+        born = msg.born_timestamp
+        try:
+            encoded = self.encoder.encode(msg, self.clock() if born is None else born)
+        except MessageRejected as e:
+            return _answer(on_done, PutMessageResult(e.status, None, str(e)))
+        too_big = self._too_big(len(encoded) + BODY_OFFSET, "entry")
+        if too_big is not None:
+            return _answer(on_done, too_big)
+        key = (msg.topic, msg.queue_id)
+        tran = msg.sys_flag & _TRAN_MASK
+        counted = tran == 0 or tran == MessageSysFlag.TRANSACTION_COMMIT_TYPE
+        with self.put_message_lock:
+            store_timestamp = self.clock()
+            queue_offset = self.topic_queue_table.get(key, 0) if counted else 0
+            stamp_record(encoded, queue_offset, 0, store_timestamp)
+            length = len(encoded)
+            host = self.encoder.store_host_raw
+
+            def done(future: AppendFuture, out: OutputBuilder) -> None:
+                if future.pos == -1:
+                    on_done(PutMessageResult(PutMessageStatus.OS_PAGE_CACHE_BUSY, None,
+                                             f"DLedger refused the append: {_code_name(future)}"), out)
+                    return
+                result = AppendMessageResult(AppendMessageStatus.PUT_OK, future.pos + BODY_OFFSET, length,
+                                             store_timestamp, queue_offset, 1, host)
+                on_done(PutMessageResult(put_status_of(future.code), result, _detail(future)), out)
+
+            future, out = self.dledger_server_or_fail().append(bytes(encoded), now_ms, done)
+            if future.pos != -1 and counted:
+                self.topic_queue_table[key] = queue_offset + 1
+        return out
+
+    def async_put_batch(self, batch: MessageExtBatch | Sequence[Message], now_ms: int, on_done: PutDone) -> Output:
+        """``asyncPutMessages``: one entry per record of the batch, appended as one batch request (the
+        future waits for the last entry). Transactional or delayed batches are MESSAGE_ILLEGAL."""
+        illegal = PutMessageStatus.MESSAGE_ILLEGAL
+        if not isinstance(batch, Message):
+            try:
+                batch = MessageExtBatch.from_messages(batch)
+            except CodecError as e:
+                return _answer(on_done, PutMessageResult(illegal, None, str(e)))
+        if batch.sys_flag & _TRAN_MASK or PROPERTY_DELAY_TIME_LEVEL in batch.properties:
+            return _answer(on_done, PutMessageResult(illegal, None, "batch messages cannot be transactional or delayed"))
+        try:
+            encoded, starts = self.encoder.encode_batch(batch, self.clock())
+        except MessageRejected as e:
+            return _answer(on_done, PutMessageResult(e.status, None, str(e)))
+        bounds = [*starts, len(encoded)]
+        key = (batch.topic, batch.queue_id)
+        with self.put_message_lock:
+            store_timestamp = self.clock()
+            first_queue_offset = self.topic_queue_table.get(key, 0)
+            bodies = []
+            for i, (start, end) in enumerate(zip(bounds, bounds[1:], strict=False)):
+                record = bytearray(encoded[start:end])
+                stamp_record(record, first_queue_offset + i, 0, store_timestamp)
+                bodies.append(bytes(record))
+            host = self.encoder.store_host_raw
+            total = len(encoded)
+
+            def done(future: AppendFuture, out: OutputBuilder) -> None:
+                if future.pos == -1:
+                    on_done(PutMessageResult(PutMessageStatus.OS_PAGE_CACHE_BUSY, None,
+                                             f"DLedger refused the append: {_code_name(future)}"), out)
+                    return
+                offsets = [p + BODY_OFFSET for p in future.positions] or [future.pos + BODY_OFFSET]
+                result = AppendMessageResult(
+                    AppendMessageStatus.PUT_OK, offsets[0], total, store_timestamp, first_queue_offset,
+                    len(bodies), host, lambda: ",".join(create_message_id(host, o) for o in offsets))
+                on_done(PutMessageResult(put_status_of(future.code), result, _detail(future)), out)
+
+            future, out = self.dledger_server_or_fail().append(bodies, now_ms, done)
+            if future.pos != -1:
+                self.topic_queue_table[key] = first_queue_offset + len(bodies)
+        return out
+
+    def dledger_server_or_fail(self) -> DLedgerServer:
+        if self.dledger_server is None:
+            raise StoreError("the DLedger server is not started (recover() first)")
+        return self.dledger_server
+
+    # ------------------------------------------------------------------ life cycle
+    def shutdown(self) -> None:
+        """Clean stop: DLedger flushes and writes its checkpoint; the old files are released."""
+        if self.dledger_server is not None and not self.dledger_server.stopped:
+            self.dledger_server.shutdown()
+        super().shutdown()
+
+    def crash(self, lose_unflushed: bool) -> None:
+        """A crash of the DLedger side (the old files are closed by the store's crash)."""
+        if self.dledger_server is not None and not self.dledger_server.stopped:
+            self.dledger_server.on_crash(lose_unflushed)
+
+    def __repr__(self) -> str:
+        committed = self.dledger_server.committed_pos if self.dledger_server is not None else None
+        return (f"DLedgerCommitLog(divided={self.divided_commitlog_offset}, min={self.get_min_offset()}, "
+                f"committed_pos={committed})")
+
+
+def _answer(on_done: PutDone, result: PutMessageResult) -> Output:
+    out = OutputBuilder()
+    on_done(result, out)
+    return out.build()
+
+
+def _code_name(future: AppendFuture) -> str:
+    return future.code.name if future.code is not None else "no answer"
+
+
+def _detail(future: AppendFuture) -> str | None:
+    return None if future.code is Code.SUCCESS else f"DLedger answered {_code_name(future)}"
+
+
+__all__ = [
+    "CODE_TO_STATUS", "Checked", "DLedgerCommitLog", "DLedgerRecoveryReport", "broker_id_of",
+    "check_group_marker", "check_message_and_return_size", "put_status_of",
+]
