@@ -14,16 +14,19 @@ Over member cores (anything with ``ledger_begin_index``, ``ledger_end_index``, `
 
 * :func:`log_matching` - two logs holding an entry with the same index and term are identical up to it;
 * :class:`CommittedEntries` - an entry, once committed anywhere, never changes (same term, pos, body);
-* :func:`leader_completeness` - every live leader holds every committed entry.
+* :func:`leader_completeness` - every live leader holds every entry committed in its term or earlier
+  (a deposed leader that has not noticed the newer term yet - paused, cut off - need not).
 
-:class:`DLedgerInvariants` combines them incrementally (caching each log by store version) for use after
-every event. Under the ``rocketmq-4.9.5`` profile DLedger commits old-term entries by counting
-replicas, so "committed entries never change" can fail there (Raft's Figure 8, DLedger issue #4):
-that is the known behaviour the profile reproduces, not a bug of the checker.
+:class:`DLedgerInvariants` combines them incrementally for use after every event: :class:`LogCache`
+reads only the entries appended since the last look, and each check looks only at what changed.
+Under the ``rocketmq-4.9.5`` profile DLedger commits old-term entries by counting replicas, so
+"committed entries never change" can fail there (Raft's Figure 8, DLedger issue #4): that is the
+known behaviour the profile reproduces, not a bug of the checker.
 """
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -88,70 +91,135 @@ def entry_key(entry: Any) -> EntryKey:
     return entry.term, entry.pos, entry.size, entry.body
 
 
+_GENERATIONS = itertools.count(1)
+
+
+@dataclass(eq=False)
+class CachedLog:
+    """One member's log as read by :class:`LogCache`: ``entries`` ``{index: EntryKey}`` from ``begin``,
+    ``chain[i - begin]`` a hash of every entry from ``begin`` to ``i`` (so two logs with the same begin
+    agree up to ``i`` when their chains agree there), and ``generation``, which changes whenever the
+    log had to be read again from scratch (a truncate, a new begin, a store without versions)."""
+
+    key: tuple[Any, int, int]
+    begin: int
+    entries: dict[int, EntryKey]
+    chain: list[int]
+    generation: int
+
+    @property
+    def end(self) -> int:
+        return self.begin + len(self.chain) - 1
+
+    def extend(self, new_entries: Iterable[Any]) -> None:
+        for e in new_entries:
+            key = entry_key(e)
+            self.entries[e.index] = key
+            self.chain.append(hash((self.chain[-1] if self.chain else self.begin, key)))
+
+
 class LogCache:
-    """Each member's log as ``{index: EntryKey}``, re-read only when its store version changes."""
+    """Each member's log, re-read only as far as it changed.
+
+    A store bumps ``store.version`` once per ``append`` and once per ``truncate`` trace event, and only
+    those change a log; so when the version grew by exactly the number of new entries at the end and
+    the begin index is the same, only appends happened and only the new entries are read. Anything else
+    (a truncate, a re-based log, a member without ``store.version``) reads the whole log again.
+    """
 
     def __init__(self) -> None:
-        self._cache: weakref.WeakKeyDictionary[Any, tuple[Any, dict[int, EntryKey]]] = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[Any, CachedLog] = weakref.WeakKeyDictionary()
 
     @staticmethod
     def version(core: Any) -> tuple[Any, int, int]:
         return (getattr(getattr(core, "store", None), "version", None), core.ledger_begin_index,
                 core.ledger_end_index)
 
-    def log(self, core: Any) -> dict[int, EntryKey]:
-        version = self.version(core)
+    def refresh(self, core: Any) -> CachedLog:
+        key = self.version(core)
         cached = self._cache.get(core)
-        if cached is None or cached[0] != version or version[0] is None:
-            entries = {e.index: entry_key(e) for e in core.entries()} if core.ledger_end_index >= 0 else {}
-            cached = (version, entries)
-            self._cache[core] = cached
-        return cached[1]
+        if cached is not None and key[0] is not None:
+            if cached.key == key:
+                return cached
+            (old_version, old_begin, old_end), (version, begin, end) = cached.key, key
+            if begin == old_begin and end >= old_end and version - old_version == end - old_end and old_end >= 0:
+                cached.extend(core.entries(old_end + 1, end) if end > old_end else [])
+                cached.key = key
+                return cached
+        entries = core.entries() if core.ledger_end_index >= 0 else []
+        begin = entries[0].index if entries else core.ledger_begin_index
+        fresh = CachedLog(key, begin, {}, [], next(_GENERATIONS))
+        fresh.extend(entries)
+        self._cache[core] = fresh
+        return fresh
+
+    def log(self, core: Any) -> dict[int, EntryKey]:
+        return self.refresh(core).entries
 
 
 def log_matching(cores: Mapping[str, Any], cache: LogCache | None = None) -> list[Violation]:
     """If two logs have an entry with the same index and term, they are identical up to that index."""
     cache = cache or LogCache()
-    logs = {n: cache.log(c) for n, c in sorted(cores.items())}
+    logs = {n: cache.refresh(c) for n, c in sorted(cores.items())}
     found = []
     names = sorted(logs)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             la, lb = logs[a], logs[b]
-            common = sorted(set(la) & set(lb), reverse=True)
-            top = next((k for k in common if la[k][0] == lb[k][0]), None)
+            lo, hi = max(la.begin, lb.begin, 0), min(la.end, lb.end)
+            top = next((k for k in range(hi, lo - 1, -1) if la.entries[k][0] == lb.entries[k][0]), None)
             if top is None:
                 continue
-            bad = next((k for k in common if k <= top and la[k] != lb[k]), None)
+            if la.begin == lb.begin and la.chain[top - la.begin] == lb.chain[top - lb.begin]:
+                continue
+            bad = next((k for k in range(top, lo - 1, -1) if la.entries[k] != lb.entries[k]), None)
             if bad is not None:
-                found.append(Violation("log_matching", f"{a} and {b} agree on index {top} (term {la[top][0]}) "
-                                                       f"but differ at index {bad}: {la[bad][:3]} vs {lb[bad][:3]}"))
+                ea, eb = la.entries, lb.entries
+                found.append(Violation("log_matching", f"{a} and {b} agree on index {top} (term {ea[top][0]}) "
+                                                       f"but differ at index {bad}: {ea[bad][:3]} vs {eb[bad][:3]}"))
     return found
 
 
 @dataclass
 class CommittedEntries:
-    """Every entry seen committed on any member; :meth:`record` reports one that changed."""
+    """Every entry seen committed on any member; :meth:`record` reports one that changed.
+
+    ``terms[index]`` is the lowest term of a member that reported the entry committed: the entry was
+    committed in that term or earlier, so every leader of that term or a later one must hold it.
+    ``added`` lists the indices in the order they were first seen committed."""
 
     entries: dict[int, EntryKey] = field(default_factory=dict)
+    terms: dict[int, int] = field(default_factory=dict)
+    added: list[int] = field(default_factory=list)
     recorded: weakref.WeakKeyDictionary[Any, tuple[Any, int]] = field(default_factory=weakref.WeakKeyDictionary)
+    verified: weakref.WeakKeyDictionary[Any, tuple[int, int]] = field(default_factory=weakref.WeakKeyDictionary)
+    leaders: weakref.WeakKeyDictionary[Any, tuple[int, int]] = field(default_factory=weakref.WeakKeyDictionary)
 
     def record(self, cores: Mapping[str, Any], cache: LogCache) -> list[Violation]:
         found = []
         for name, core in sorted(cores.items()):
-            log = cache.log(core)
+            log = cache.refresh(core)
             state = (cache.version(core), core.committed_index)
             if self.recorded.get(core) == state:
                 continue
             self.recorded[core] = state
-            for index in range(max(core.ledger_begin_index, 0), min(core.committed_index, core.ledger_end_index) + 1):
-                key = log.get(index)
+            generation, done = self.verified.get(core, (None, -1))
+            start = max(core.ledger_begin_index, 0, done + 1 if generation == log.generation else 0)
+            upto = min(core.committed_index, core.ledger_end_index)
+            term = getattr(core, "term", -1)
+            for index in range(start, upto + 1):
+                key = log.entries.get(index)
                 if key is None:
                     continue
-                known = self.entries.setdefault(index, key)
+                known = self.entries.get(index)
+                if known is None:
+                    known = self.entries[index] = key
+                    self.added.append(index)
+                self.terms[index] = min(self.terms.get(index, term), term)
                 if known != key:
                     found.append(Violation("committed_entries_stable", f"{name} committed index {index} as "
                                                                       f"{key[:3]} but it was committed as {known[:3]}"))
+            self.verified[core] = (log.generation, max(upto, done if generation == log.generation else -1))
         return found
 
     @property
@@ -160,17 +228,27 @@ class CommittedEntries:
 
 
 def leader_completeness(cores: Mapping[str, Any], committed: CommittedEntries, cache: LogCache) -> list[Violation]:
-    """Every live leader holds every committed entry at or above its begin index, unchanged."""
+    """Every live leader holds every committed entry at or above its begin index, unchanged - every entry
+    committed in the leader's term or an earlier one (a deposed leader that has not yet noticed a newer
+    term need not hold what the newer leader committed). Each leader is checked against what was
+    committed since it was last checked, or against everything when its log was re-read from scratch."""
     found = []
     for name, core in sorted(cores.items()):
-        if core.role != "LEADER" or not committed.entries:
+        if core.role != "LEADER":
+            committed.leaders.pop(core, None)
             continue
-        log = cache.log(core)
-        for index in sorted(committed.entries, reverse=True):
-            if index < core.ledger_begin_index:
-                break
-            if log.get(index) != committed.entries[index]:
-                have = log.get(index)
+        if not committed.entries:
+            continue
+        log = cache.refresh(core)
+        generation, seen = committed.leaders.get(core, (None, 0))
+        fresh = committed.added[seen:] if generation == log.generation else committed.added
+        committed.leaders[core] = (log.generation, len(committed.added))
+        term = getattr(core, "term", None)
+        for index in sorted(set(fresh), reverse=True):
+            if index < core.ledger_begin_index or (term is not None and committed.terms.get(index, -1) > term):
+                continue
+            if log.entries.get(index) != committed.entries[index]:
+                have = log.entries.get(index)
                 found.append(Violation("leader_completeness", f"leader {name} (term {core.term}) lacks committed "
                                                               f"index {index}: has {have[:3] if have else None}"))
                 break

@@ -63,7 +63,14 @@ def build_broker(props: dict[str, str]) -> NodeSpec:
     return build(props)
 
 
-NODE_KINDS: dict[str, Callable[[dict[str, str]], NodeSpec]] = {"pingpong": build_pingpong, "broker": build_broker}
+def build_dledger(props: dict[str, str]) -> NodeSpec:
+    from rocketlab.dledger.node import build_dledger as build
+
+    return build(props)
+
+
+NODE_KINDS: dict[str, Callable[[dict[str, str]], NodeSpec]] = {
+    "pingpong": build_pingpong, "broker": build_broker, "dledger": build_dledger}
 
 
 def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:

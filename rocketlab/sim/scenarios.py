@@ -166,3 +166,5 @@ register(Scenario("ms-async-crash", "ASYNC_MASTER and slave under steady puts; t
 register(Scenario("ms-sync-crash", "the same with a SYNC_MASTER: no acknowledged message is lost "
                                    "(profile 5.x: inSyncReplicas=1 makes it behave like async)",
                   _master_crash("SYNC_MASTER", "ms-sync-crash")))
+
+import rocketlab.dledger.scenarios  # noqa: E402,F401  (registers the dledger-* scenarios)
