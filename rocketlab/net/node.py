@@ -1,6 +1,6 @@
 """``rocketlab node --config FILE``: one real node on TCP, configured by a properties file.
 
-Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong; later broker, dledger), ``selfId``,
+Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger), ``selfId``,
 ``peers`` (``n0-host:port;n1-host:port``), ``runDir`` (trace ``events-<selfId>.jsonl`` and the node's
 data under ``nodes/<selfId>/``), ``seed``; for streams ``streamListenPort`` and ``streamPeers``.
 Each kind adds its own keys. The process stops cleanly on SIGTERM or SIGINT.
