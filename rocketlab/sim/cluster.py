@@ -400,28 +400,36 @@ class Cluster:
         return cluster
 
 
+def _call_leader_and_wait(cluster: Cluster, call: Callable[[Any, int], tuple[Any, Any]], missing: str,
+                          timeout_ms: Callable[[Any], int]) -> Any:
+    """Call ``call(core, now_ms) -> (pending, Output)`` on the leader/master, then run the simulation
+    until ``pending.done`` or ``timeout_ms(core)`` passes; returns ``pending``."""
+    leader = cluster.leader()
+    if leader is None:
+        raise RocketlabError(missing)
+    results = []
+
+    def step(core: Any, now_ms: int) -> Any:
+        pending, out = call(core, now_ms)
+        results.append(pending)
+        return out
+
+    cluster.runtime.call(leader, step)
+    pending = results[0]
+    if not pending.done:
+        cluster.run_until(lambda c: pending.done, timeout_ms=timeout_ms(cluster.node(leader)))
+    return pending
+
+
 def _broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, tags: str | None = None,
                 keys: str | None = None, properties: dict[str, str] | None = None) -> Any:
     """Put through the master and run the simulation until the put is answered."""
     from rocketlab.store import Message
 
-    master = cluster.leader()
-    if master is None:
-        raise RocketlabError("no master is up to take the put")
     msg = Message(topic=topic, body=body, queue_id=queue_id, tags=tags, keys=keys, properties=properties or {})
-    handles = []
-
-    def put(core: Any, now_ms: int) -> Any:
-        handle, out = core.put_message(msg, now_ms)
-        handles.append(handle)
-        return out
-
-    cluster.runtime.call(master, put)
-    handle = handles[0]
-    if not handle.done:
-        wait = cluster.node(master).config.ha.slave_timeout + 1000
-        cluster.run_until(lambda c: handle.done, timeout_ms=wait)
-    return handle
+    return _call_leader_and_wait(cluster, lambda core, now: core.put_message(msg, now),
+                                 "no master is up to take the put",
+                                 lambda core: core.config.ha.slave_timeout + 1000)
 
 
 def _broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:
@@ -440,21 +448,9 @@ def _dledger_append(cluster: Cluster, body: bytes, topic: str, **_: Any) -> Any:
     ``topic`` is unused by a bare DLedger group (the broker on DLedger puts RocketMQ records instead).
     Returns the AppendFuture (``done``, ``code``, ``response`` with the entry's index and pos).
     """
-    leader = cluster.leader()
-    if leader is None:
-        raise RocketlabError("no leader to append to: run until one is elected (c.run_until(...leader()...))")
-    futures = []
-
-    def append(core: Any, now_ms: int) -> Any:
-        future, out = core.append(body, now_ms)
-        futures.append(future)
-        return out
-
-    cluster.runtime.call(leader, append)
-    future = futures[0]
-    if not future.done:
-        cluster.run_until(lambda c: future.done, timeout_ms=10_000)
-    return future
+    return _call_leader_and_wait(
+        cluster, lambda core, now: core.append(body, now),
+        "no leader to append to: run until one is elected (c.run_until(...leader()...))", lambda core: 10_000)
 
 
 def _dledger_broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, tags: str | None = None,
@@ -464,22 +460,11 @@ def _dledger_broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: 
     the broker's ``put_timeout_ms``)."""
     from rocketlab.store import Message
 
-    master = cluster.leader()
-    if master is None:
-        raise RocketlabError("no master is up to take the put: run until one is (c.run_until(lambda c: c.leader()))")
     msg = Message(topic=topic, body=body, queue_id=queue_id, tags=tags, keys=keys, properties=properties or {})
-    handles = []
-
-    def put(core: Any, now_ms: int) -> Any:
-        handle, out = core.put_message(msg, now_ms)
-        handles.append(handle)
-        return out
-
-    cluster.runtime.call(master, put)
-    handle = handles[0]
-    if not handle.done:
-        cluster.run_until(lambda c: handle.done, timeout_ms=cluster.node(master).config.put_timeout_ms + 1)
-    return handle
+    return _call_leader_and_wait(
+        cluster, lambda core, now: core.put_message(msg, now),
+        "no master is up to take the put: run until one is (c.run_until(lambda c: c.leader()))",
+        lambda core: core.config.put_timeout_ms + 1)
 
 
 def _dledger_broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:
