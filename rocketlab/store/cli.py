@@ -264,16 +264,7 @@ def register(subparsers: Any) -> None:
     d.set_defaults(func=consumequeue_dump)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="rocketlab")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    except RocketlabError as exc:
-        print(f"rocketlab: {exc}", file=sys.stderr)
-        return 2
+if __name__ == "__main__":  # the same command as ``rocketlab ...``
+    from rocketlab.cli import main
 
-
-if __name__ == "__main__":
     sys.exit(main())
