@@ -58,3 +58,34 @@ def line(label: str, value: float | int | str, unit: str = "", note: str = "") -
         shown = f"{value:,}" if isinstance(value, int) else value
     text = f"  {label} {'.' * max(2, 44 - len(label))} {shown} {unit}".rstrip()
     print(f"{text}   {note}" if note else text)
+
+
+# --- real nodes for the multi-process benchmarks -------------------------------------------------
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_node(config: Path):
+    """``rocketlab node --config CONFIG`` as a child process, returned once it listens."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc.stdout.readline()
+    return proc
+
+
+def stop(*procs) -> None:
+    """SIGTERM every node, then wait for each (a clean shutdown flushes and writes final state)."""
+    import signal
+
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        proc.wait(timeout=60)

@@ -17,40 +17,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _common import line, record  # noqa: E402
+from _common import free_port, line, record, start_node, stop  # noqa: E402
 
 from rocketlab.broker.dledger_broker import dledger_broker_codec  # noqa: E402
 from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest, broker_codec  # noqa: E402
 from rocketlab.core import derive_rng  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
-from tests.net.test_real_nodes import free_port  # noqa: E402
 
 GIB = 1024 ** 3
 NODES = ("n0", "n1", "n2")
-
-
-def start_node(config: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    proc.stdout.readline()
-    return proc
-
-
-def stop(*procs: subprocess.Popen) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        proc.wait(timeout=60)
 
 
 # --- groups ------------------------------------------------------------------------------------------

@@ -25,17 +25,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _common import line, record  # noqa: E402
+from _common import free_port, line, record, start_node, stop  # noqa: E402
 
 from rocketlab.dledger import DLedgerCodec  # noqa: E402
 from rocketlab.dledger.protocol import AppendEntryRequest, DLedgerResponseCode, MetadataRequest  # noqa: E402
@@ -43,7 +40,6 @@ from rocketlab.dledger.scenarios import SHORT_TIMERS, ChurnClient, run_election,
 from rocketlab.errors import RocketlabError  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
 from rocketlab.sim import Cluster  # noqa: E402
-from tests.net.test_real_nodes import free_port  # noqa: E402
 
 Code = DLedgerResponseCode
 
@@ -86,20 +82,6 @@ def write_group(tmp: Path, ids: list[str], extra: str = "") -> tuple[dict[str, P
                         f"mappedFileSizeForEntryIndex={32 * 2**20}\n{extra}")
         configs[n] = path
     return configs, ports
-
-
-def start_node(config: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    proc.stdout.readline()
-    return proc
-
-
-def stop(procs: list[subprocess.Popen]) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        proc.wait(timeout=60)
 
 
 async def find_leader(ports: dict[str, int], timeout_s: float = 30.0) -> str:
@@ -151,7 +133,7 @@ def append_load(tmp: Path, members: int, concurrency: int, total: int, extra: st
         leader = asyncio.run(find_leader(ports))
         return asyncio.run(appenders(ports[leader], leader, concurrency, total))
     finally:
-        stop(procs)
+        stop(*procs)
 
 
 # --- 3. simulator speed ----------------------------------------------------------------------------------

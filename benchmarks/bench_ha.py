@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,29 +24,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from _common import record  # noqa: E402
+from _common import free_port, record, start_node, stop  # noqa: E402
 
 from rocketlab.broker.protocol import SendMessageRequest, broker_codec  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
 from rocketlab.store import Message, MessageStore  # noqa: E402
-from tests.net.test_real_nodes import free_port  # noqa: E402
 
 GIB = 1024 ** 3
-
-
-def start_node(config: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    proc.stdout.readline()
-    return proc
-
-
-def stop(*procs: subprocess.Popen) -> None:
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        proc.wait(timeout=30)
 
 
 def write_group(tmp: Path, role: str) -> tuple[Path, Path, dict[str, int]]:
