@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,7 +19,7 @@ from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest
 from rocketlab.errors import ConfigError
 from rocketlab.net.client import NetClient
 from rocketlab.net.node import build_runtime
-from tests.net.test_real_nodes import free_port
+from tests.realnodes import NodeProcesses, free_port
 
 pytestmark = pytest.mark.realnet
 NODES = ("n0", "n1", "n2")
@@ -32,7 +28,7 @@ TIMERS = ("heartBeatTimeIntervalMs=100\nmaxHeartBeatLeak=3\nminVoteIntervalMs=50
           "pushCommitIntervalMs=200\ncheckAbnormalFutureIntervalMs=200\nfollowerPushTimeoutMs=200\n")
 
 
-class DLedgerGroup:
+class DLedgerGroup(NodeProcesses):
     def __init__(self, tmp: Path) -> None:
         self.tmp = tmp
         self.ports = {n: free_port() for n in NODES}
@@ -46,31 +42,12 @@ class DLedgerGroup:
             path = tmp / f"broker-{n}.conf"
             path.write_text(text)
             self.configs[n] = path
-        self.procs: dict[str, subprocess.Popen] = {}
-
-    def start(self, node: str) -> None:
-        proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(self.configs[node])],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = proc.stdout.readline()
-        assert line and json.loads(line)["node"] == node, proc.stderr.read() if not line else line
-        self.procs[node] = proc
-
-    def kill(self, node: str) -> None:
-        os.kill(self.procs[node].pid, signal.SIGKILL)
-        self.procs[node].wait()
-
-    def stop_all(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        super().__init__()
 
     async def client(self, node: str) -> NetClient:
         return await NetClient(("127.0.0.1", self.ports[node]), dledger_broker_codec(), f"test-{node}").connect()
+
+
 
 
 async def _master(group: DLedgerGroup, candidates, timeout_s: float) -> tuple[str, float]:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -25,7 +23,7 @@ from rocketlab.dledger.protocol import (
 )
 from rocketlab.errors import RocketlabError
 from rocketlab.net.client import NetClient
-from tests.net.test_real_nodes import free_port
+from tests.realnodes import NodeProcesses, free_port
 
 pytestmark = pytest.mark.realnet
 Code = DLedgerResponseCode
@@ -34,7 +32,7 @@ TIMERS = ("heartBeatTimeIntervalMs=100\nmaxHeartBeatLeak=3\nminVoteIntervalMs=30
           "mappedFileSizeForEntryData=65536\nmappedFileSizeForEntryIndex=32768\n")
 
 
-class Group:
+class Group(NodeProcesses):
     """Three member processes, their configs, ports and store directories."""
 
     def __init__(self, tmp: Path) -> None:
@@ -50,31 +48,10 @@ class Group:
             path.write_text(f"nodeKind=dledger\ngroup=g1\nselfId={n}\npeers={peers}\nrunDir={self.run_dir}\n"
                             f"storeBaseDir={self.store}\n" + TIMERS)
             self.configs[n] = path
-        self.procs: dict[str, subprocess.Popen] = {}
+        super().__init__()
 
-    def start(self, node: str) -> None:
-        proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(self.configs[node])],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = proc.stdout.readline()
-        assert line and json.loads(line)["node"] == node, line
-        self.procs[node] = proc
 
-    def kill(self, node: str) -> None:
-        os.kill(self.procs[node].pid, signal.SIGKILL)
-        self.procs[node].wait()
 
-    def stop_all(self) -> list[int]:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        codes = []
-        for proc in self.procs.values():
-            try:
-                codes.append(proc.wait(timeout=15))
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                codes.append(proc.wait())
-        return codes
 
     def client(self, node: str) -> NetClient:
         return NetClient(("127.0.0.1", self.ports[node]), DLedgerCodec(), f"test-{node}")

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,13 +11,13 @@ import pytest
 
 from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest, broker_codec
 from rocketlab.net.client import NetClient
-from tests.net.test_real_nodes import free_port
+from tests.realnodes import NodeProcesses, free_port
 
 pytestmark = pytest.mark.realnet
 FILE_SIZE = 64 * 1024
 
 
-class Group:
+class Group(NodeProcesses):
     """A master and a slave broker process, their configs and ports."""
 
     def __init__(self, tmp: Path, role: str) -> None:
@@ -37,33 +33,15 @@ class Group:
                                               f"haMasterAddress=127.0.0.1:{self.ha_port}\n"
                                               f"storePathRootDir={tmp / 'slave'}\n"),
         }
-        self.procs: dict[str, subprocess.Popen] = {}
+        super().__init__()
 
     def _write(self, node: str, text: str) -> Path:
         path = self.tmp / f"{node}.conf"
         path.write_text(text)
         return path
 
-    def start(self, node: str) -> None:
-        proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(self.configs[node])],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = proc.stdout.readline()
-        assert line and json.loads(line)["node"] == node, proc.stderr.read() if not line else line
-        self.procs[node] = proc
 
-    def kill(self, node: str) -> None:
-        os.kill(self.procs[node].pid, signal.SIGKILL)
-        self.procs[node].wait()
 
-    def stop_all(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
     def client(self, node: str) -> NetClient:
         return NetClient(("127.0.0.1", self.ports[node]), broker_codec(), f"test-{node}")

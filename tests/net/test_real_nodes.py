@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.realnodes import free_port
+from tests.realnodes import start_node as start
+
 pytestmark = pytest.mark.realnet
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_config(path: Path, self_id: str, ports: dict[str, int], stream_ports: dict[str, int],
@@ -30,14 +27,6 @@ def write_config(path: Path, self_id: str, ports: dict[str, int], stream_ports: 
                     f"streamListenPort={stream_ports[self_id]}\nstreamPeers={stream_peers}\nstreamFrames=3\n"
                     "heartbeatIntervalMs=20\npingIntervalMs=50\npingTimeoutMs=300\n")
     return path
-
-
-def start(config: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    assert json.loads(line)["listening"], line
-    return proc
 
 
 def pings(run_dir: Path, node: str) -> list[dict]:

@@ -1,0 +1,62 @@
+"""Real node processes for the realnet tests: free ports, start (until listening), SIGKILL, clean stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_node(config: Path, node: str | None = None) -> subprocess.Popen:
+    """``rocketlab node --config CONFIG``; returns once it prints that it listens (as ``node``).
+
+    Its stderr goes to ``CONFIG.log`` beside the config (a pipe nobody drains would fill and stall a
+    chatty node)."""
+    log = Path(config).with_suffix(".log")
+    with open(log, "ab") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
+                                stdout=subprocess.PIPE, stderr=stderr, text=True)
+    line = proc.stdout.readline()
+    assert line, log.read_text()
+    assert json.loads(line)["listening"] and (node is None or json.loads(line)["node"] == node), line
+    return proc
+
+
+class NodeProcesses:
+    """Processes started from ``self.configs`` (node id -> config file), killed or stopped by PID."""
+
+    configs: dict[str, Path]
+
+    def __init__(self) -> None:
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    def start(self, node: str) -> None:
+        self.procs[node] = start_node(self.configs[node], node)
+
+    def kill(self, node: str) -> None:
+        os.kill(self.procs[node].pid, signal.SIGKILL)
+        self.procs[node].wait()
+
+    def stop_all(self) -> list[int]:
+        """SIGTERM every live process and wait; returns the exit codes (a hung one is killed)."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        codes = []
+        for proc in self.procs.values():
+            try:
+                codes.append(proc.wait(timeout=15))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                codes.append(proc.wait())
+        return codes
