@@ -36,9 +36,10 @@ from _common import free_port, line, record, start_node, stop  # noqa: E402
 
 from rocketlab.dledger import DLedgerCodec  # noqa: E402
 from rocketlab.dledger.protocol import AppendEntryRequest, DLedgerResponseCode, MetadataRequest  # noqa: E402
-from rocketlab.dledger.scenarios import SHORT_TIMERS, ChurnClient, run_election, wait_settled  # noqa: E402
 from rocketlab.errors import RocketlabError  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
+from rocketlab.scenarios.dledger import ChurnClient, run_election  # noqa: E402
+from rocketlab.scenarios.dledger_group import SHORT_TIMERS, wait_settled  # noqa: E402
 from rocketlab.sim import Cluster  # noqa: E402
 
 Code = DLedgerResponseCode

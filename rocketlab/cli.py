@@ -101,7 +101,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    from rocketlab.sim.scenarios import SCENARIOS, ScenarioArgs, get_scenario
+    from rocketlab.scenarios import SCENARIOS, ScenarioArgs, get_scenario
 
     if args.list:
         for name in sorted(SCENARIOS):
@@ -117,9 +117,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """DESIGN.md's tour (rocketlab.broker.dledger_tour): three runs under --out and one HTML report."""
-    from rocketlab.broker.dledger_tour import run_tour
+    """DESIGN.md's tour (rocketlab.scenarios.tour): three runs under --out and one HTML report."""
     from rocketlab.errors import InvariantViolation
+    from rocketlab.scenarios.tour import run_tour
 
     print(f"rocketlab demo: seed {args.seed}; the same producer writes to a DLedger broker group, an "
           f"ASYNC_MASTER pair and a SYNC_MASTER pair, and each loses its master", flush=True)

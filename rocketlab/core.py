@@ -258,3 +258,15 @@ class NodeContext:
 
 
 CoreFactory = Callable[[NodeContext], Core]
+
+
+@dataclass
+class NodeSpec:
+    """What a node kind of ``rocketlab node`` builds from its properties: the core factory, its codec, and
+    the port for byte streams if the kind listens for them (a master's haListenPort). Kinds register in
+    :data:`rocketlab.net.node.NODE_KINDS`."""
+
+    factory: CoreFactory
+    codec: Codec
+    stream_listen_port: int = 0
+

@@ -23,12 +23,14 @@ from rocketlab.core import (
     BaseCore,
     Connect,
     NodeContext,
+    NodeSpec,
     Output,
     OutputBuilder,
     StreamClose,
     StreamWrite,
 )
 from rocketlab.errors import CodecError, ConfigError
+from rocketlab.properties import int_property
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,3 +247,16 @@ class PingPongNode(BaseCore):
 def make_pingpong_node(ctx: NodeContext, config: PingPongConfig | None = None) -> PingPongNode:
     """Factory for both runtimes."""
     return PingPongNode(ctx.node_id, ctx.peers, config or PingPongConfig())
+
+
+def build_pingpong(props: dict[str, str]) -> NodeSpec:
+    """``nodeKind=pingpong`` for ``rocketlab node``: keys ``heartbeatIntervalMs`` (50), ``pingIntervalMs``
+    (200), ``pingTimeoutMs`` (500), ``streamFrames`` (0)."""
+    config = PingPongConfig(
+        heartbeat_interval_ms=int_property(props, "heartbeatIntervalMs", 50),
+        ping_interval_ms=int_property(props, "pingIntervalMs", 200),
+        ping_timeout_ms=int_property(props, "pingTimeoutMs", 500),
+        stream_frames=int_property(props, "streamFrames", 0),
+    )
+    return NodeSpec(lambda ctx: make_pingpong_node(ctx, config), PingPongCodec())
+

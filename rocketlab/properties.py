@@ -44,6 +44,27 @@ def load_properties(path: str | Path) -> dict[str, str]:
     return parse_properties(text, str(p))
 
 
+def int_property(props: dict[str, str], key: str, default: int) -> int:
+    """``props[key]`` as an int (``default`` when absent); ConfigError names the key when it is not one."""
+    text = props.get(key)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"{key}={text!r} is not a whole number") from None
+
+
+def bool_property(props: dict[str, str], key: str, default: bool) -> bool:
+    """``props[key]`` as a bool (``true``/``false``, any case; ``default`` when absent)."""
+    text = props.get(key)
+    if text is None:
+        return default
+    if text.lower() not in ("true", "false"):
+        raise ConfigError(f"{key}={text!r} is not true or false")
+    return text.lower() == "true"
+
+
 def write_properties(path: str | Path, props: dict[str, object]) -> None:
     """Write atomically: a temporary file, fsync, rename (as DLedger persists ``currterm``)."""
     p = Path(path)

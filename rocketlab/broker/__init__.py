@@ -5,7 +5,6 @@
   CommitLog on a DLedger log (DLedgerCommitLog, both record formats, smooth upgrade);
 * :mod:`~rocketlab.broker.dledger_role_change_handler` — DLedger roles to broker roles;
 * :mod:`~rocketlab.broker.dledger_broker` — DLedgerBrokerCore: a broker group that fails over by itself;
-* :mod:`~rocketlab.broker.dledger_tour` — the scripted tour of ``rocketlab demo`` and ``labs/00_tour``;
 * :mod:`~rocketlab.broker.protocol` — requests a broker answers (SEND_MESSAGE, PULL_MESSAGE, metadata);
 * :mod:`~rocketlab.broker.config_manager` — topics, consumer offsets, delay offsets, subscription groups.
 """

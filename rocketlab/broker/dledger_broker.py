@@ -125,14 +125,14 @@ class DLedgerBrokerConfig:
     ``dleger_group`` (default: ``broker_name``, as RocketMQ's docs recommend), ``dleger_peers`` (default:
     the node's peers) and ``dleger_self_id`` (default and required: the node id) are
     ``dLegerGroup``/``dLegerPeers``/``dLegerSelfId``. ``dledger`` overrides DLedgerConfig fields (timers,
-    file sizes); ``profile`` is DLedger's (``safe`` or ``rocketmq-4.9.5``).
+    file sizes); ``profile`` is DLedger's (``dledger-0.3.1.2``, the default, ``dledger-0.3.2`` or ``raft``).
     """
 
     broker_name: str = "broker-a"
     dleger_group: str | None = None
     dleger_peers: str | None = None
     dleger_self_id: str | None = None
-    profile: str = "safe"
+    profile: str = "dledger-0.3.1.2"
     dledger: Mapping[str, Any] = field(default_factory=dict)
     mapped_file_size_commit_log: int = 1024 * 1024 * 1024
     slave_read_enable: bool = False

@@ -36,7 +36,7 @@ Java file: ``store/dledger/DLedgerCommitLog.java`` (RocketMQ 4.9.5). Simplified:
 DLedger files (DLedger's CleanSpaceService is not modelled, so retention of the old files after an
 upgrade does not apply either), no transactional/delay specifics beyond the batch check, no
 ``resetOffset``; abnormal recovery is the normal one, as in 4.9.x. Kit additions: the entry header is
-validated (magic, size, pos) before its body is parsed, DLedger's NOOP entries (``safe`` profile) are
+validated (magic, size, pos) before its body is parsed, DLedger's NOOP entries (``raft`` profile) are
 skipped by the reput, and a marker file ties a DLedger data directory to its group (see
 :func:`check_group_marker`).
 """

@@ -21,27 +21,11 @@ DLedger (RocketMQ keeps Java's defaults).
 
 from __future__ import annotations
 
+from rocketlab.core import NodeSpec
 from rocketlab.errors import ConfigError
 from rocketlab.ha.config import HAConfig
-
-
-def _int(props: dict[str, str], key: str, default: int) -> int:
-    text = props.get(key)
-    if text is None:
-        return default
-    try:
-        return int(text)
-    except ValueError:
-        raise ConfigError(f"{key}={text!r} is not a whole number") from None
-
-
-def _bool(props: dict[str, str], key: str, default: bool) -> bool:
-    text = props.get(key)
-    if text is None:
-        return default
-    if text.lower() not in ("true", "false"):
-        raise ConfigError(f"{key}={text!r} is not true or false")
-    return text.lower() == "true"
+from rocketlab.properties import bool_property as _bool
+from rocketlab.properties import int_property as _int
 
 
 def broker_config_from_properties(props: dict[str, str]):
@@ -79,7 +63,7 @@ def dledger_broker_config_from_properties(props: dict[str, str]):
     import re
 
     from rocketlab.broker.dledger_broker import DLedgerBrokerConfig
-    from rocketlab.dledger.config import DLedgerConfig
+    from rocketlab.dledger.config import DEFAULT_PROFILE, DLedgerConfig
 
     dledger: dict[str, str] = {}
     for f in dataclasses.fields(DLedgerConfig):
@@ -92,7 +76,7 @@ def dledger_broker_config_from_properties(props: dict[str, str]):
         dledger["preferred_leader_ids"] = props["preferredLeaderId"]
     if "enableBatchPush" in props:
         dledger["is_enable_batch_push"] = props["enableBatchPush"]
-    profile = dledger.pop("profile", "safe")
+    profile = dledger.pop("profile", DEFAULT_PROFILE)
     for key in ("dLegerGroup", "dLegerPeers", "dLegerSelfId"):
         if key in props and not props[key].strip():
             raise ConfigError(f"{key} is empty")
@@ -113,14 +97,13 @@ def build_broker(props: dict[str, str]):
     """The NodeSpec for a broker (see module docstring)."""
     from rocketlab.broker.broker import make_broker
     from rocketlab.broker.protocol import broker_codec
-    from rocketlab.net.node import NodeSpec
 
     if _bool(props, "enableDLegerCommitLog", False):
         from rocketlab.broker.dledger_broker import dledger_broker_codec, make_dledger_broker
 
         dconfig = dledger_broker_config_from_properties(props)
         if "selfId" in props and "peers" in props:  # fail at start, not in the first input
-            from rocketlab.net.peers import parse_peers
+            from rocketlab.peers import parse_peers
 
             dconfig.dledger_config(props["selfId"], tuple(parse_peers(props["peers"])))
         return NodeSpec(lambda ctx: make_dledger_broker(ctx, dconfig, wall_clock=True), dledger_broker_codec())

@@ -3,7 +3,7 @@ replication and the DLedger store, as sans-IO cores.
 
 Map (one module per Java class, names in snake_case)
 ----------------------------------------------------
-``config``            DLedgerConfig, profiles ``safe`` / ``rocketmq-4.9.5`` and their switches
+``config``            DLedgerConfig, profiles ``dledger-0.3.1.2`` (default) / ``dledger-0.3.2`` / ``raft``
 ``protocol``          request/response dataclasses, DLedgerResponseCode, VoteResponse.Result, ...
 ``codec``             DLedgerCodec: messages <-> bytes (RocketMQ remoting frame, JSON body)
 ``member_state``      MemberState (role, term, vote; the ``currterm`` file)
@@ -26,7 +26,7 @@ Hosting a member (what a runtime does)
     from rocketlab.dledger import DLedgerCodec, make_dledger_server
 
     ctx = NodeContext("n0", ("n0", "n1", "n2"), seed=7, data_dir=Path("run/nodes/n0"))  # None -> memory
-    core = make_dledger_server(ctx, {"heart_beat_time_interval_ms": 200, "profile": "safe"})
+    core = make_dledger_server(ctx, {"heart_beat_time_interval_ms": 200, "profile": "dledger-0.3.1.2"})
     codec = DLedgerCodec()                      # encode every message at the network boundary
     out = core.on_start(now_ms)                 # then after every input:
     deadline = core.next_deadline_ms()          # call core.on_tick(t) at some t >= deadline

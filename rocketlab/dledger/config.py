@@ -6,28 +6,36 @@ A config is a frozen dataclass validated on construction: every problem raises
 :class:`~rocketlab.errors.ConfigError` naming the field. It loads from a mapping or a Java-properties
 file whose keys may be Java's camelCase names (``heartBeatTimeIntervalMs``) or the snake_case field names.
 
-Profiles (DESIGN.md principle 6) choose where released versions differ. Each difference is one boolean
-field; leaving it ``None`` takes the profile's value, setting it overrides the profile:
+Profiles (DESIGN.md principle 6) choose where released versions differ; each is named after what it
+models. Each difference is one boolean field; leaving it ``None`` takes the profile's value, setting it
+overrides the profile:
 
-============================  ======  ================  =================================================
-field                         safe    rocketmq-4.9.5    what it switches
-============================  ======  ================  =================================================
-step_down_on_bigger_term      True    False             issue #247 (fixed in 0.3.2): a leader steps down
-                                                        on any EXPIRED_TERM heartbeat answer, even with a
-                                                        quorum of SUCCESS
-remove_stuck_buffered_push    True    False             issue #251 (fixed in 0.3.2): the follower removes
-                                                        the stuck buffered push it answers
-                                                        INCONSISTENT_STATE; 0.3.1.2 keeps it, so re-pushes
-                                                        of that index get REPEATED_PUSH forever
-commit_only_current_term      True    False             the QuorumAckChecker commits only up to an entry
-                                                        of the current term (Raft 5.4.2); 0.3.1.2 commits
-                                                        old-term entries by counting replicas (issue #4)
-append_noop_on_leadership     True    False             a new leader appends an empty NOOP entry (magic 2,
-                                                        as master's enableFastAdvanceCommitIndex) so older
-                                                        entries commit without waiting for a client write
-============================  ======  ================  =================================================
+============================  ===============  =============  ======  ========================================
+field                         dledger-0.3.1.2  dledger-0.3.2  raft    what it switches
+============================  ===============  =============  ======  ========================================
+step_down_on_bigger_term      False            True           True    issue #247 (fixed in 0.3.2): a leader
+                                                                      steps down on an EXPIRED_TERM heartbeat
+                                                                      answer even with a quorum of SUCCESS
+remove_stuck_buffered_push    False            True           True    issue #251 (fixed in 0.3.2): the
+                                                                      follower removes the stuck buffered push
+                                                                      it answers INCONSISTENT_STATE; 0.3.1.2
+                                                                      keeps it, so re-pushes of that index get
+                                                                      REPEATED_PUSH forever
+commit_only_current_term      False            False          True    the QuorumAckChecker commits only up to
+                                                                      an entry of the current term (Raft
+                                                                      5.4.2); DLedger commits old-term entries
+                                                                      by counting replicas (issue #4)
+append_noop_on_leadership     False            False          True    a new leader appends an empty NOOP entry
+                                                                      (magic 2, as DLedger master's
+                                                                      enableFastAdvanceCommitIndex) so older
+                                                                      entries commit without a client write
+============================  ===============  =============  ======  ========================================
 
-``rocketmq-4.9.5`` is DLedger 0.3.1.2 as shipped in RocketMQ 4.9.5 - 5.3.
+* ``dledger-0.3.1.2`` (the default everywhere): DLedger as RocketMQ 4.9.5 through 5.3.x ship it
+  (``dleger.version`` in their ``pom.xml``); ``rocketmq-4.9.5`` is an accepted alias.
+* ``dledger-0.3.2``: that tag, i.e. 0.3.1.2 plus its #247 and #251 fixes.
+* ``raft``: the textbook rules (commit only entries of the current term, a no-op on taking leadership).
+  It matches no DLedger release and says so; the labs use it to contrast Raft's Figure 8.
 
 Java hard-codes some timers; rocketlab makes them fields (their Java value is the default) so that tests
 and labs can shrink every timer down to single milliseconds: ``rpc_timeout_ms`` (3000),
@@ -49,24 +57,52 @@ from typing import Any
 
 from rocketlab.dledger.entry import INDEX_UNIT_SIZE
 from rocketlab.errors import ConfigError
-from rocketlab.net.peers import parse_peers as shared_parse_peers
+from rocketlab.peers import parse_peers as shared_parse_peers
 from rocketlab.properties import parse_properties as shared_parse_properties
 
 PROFILES: dict[str, dict[str, bool]] = {
-    "safe": {
-        "step_down_on_bigger_term": True,
-        "remove_stuck_buffered_push": True,
-        "commit_only_current_term": True,
-        "append_noop_on_leadership": True,
-    },
-    "rocketmq-4.9.5": {
+    "dledger-0.3.1.2": {
         "step_down_on_bigger_term": False,
         "remove_stuck_buffered_push": False,
         "commit_only_current_term": False,
         "append_noop_on_leadership": False,
     },
+    "dledger-0.3.2": {
+        "step_down_on_bigger_term": True,
+        "remove_stuck_buffered_push": True,
+        "commit_only_current_term": False,
+        "append_noop_on_leadership": False,
+    },
+    "raft": {
+        "step_down_on_bigger_term": True,
+        "remove_stuck_buffered_push": True,
+        "commit_only_current_term": True,
+        "append_noop_on_leadership": True,
+    },
 }
-PROFILE_SWITCHES = tuple(PROFILES["safe"])
+PROFILE_ALIASES: dict[str, str] = {"rocketmq-4.9.5": "dledger-0.3.1.2"}
+"""Other accepted names of a profile (``rocketmq-4.9.5`` ships DLedger 0.3.1.2)."""
+DEFAULT_PROFILE = "dledger-0.3.1.2"
+PROFILE_SWITCHES = tuple(PROFILES[DEFAULT_PROFILE])
+
+
+def commits_only_current_term(profile: str, overrides: Mapping[str, Any] | None = None) -> bool:
+    """Whether a group with this profile and these DLedgerConfig overrides commits only entries of the
+    current term (so no committed entry can ever be lost: what the invariant checker may demand)."""
+    explicit = (overrides or {}).get("commit_only_current_term")
+    return PROFILES[resolve_profile(profile)]["commit_only_current_term"] if explicit is None else bool(explicit)
+
+
+def resolve_profile(name: str) -> str:
+    """The profile's canonical name (aliases resolved); ConfigError listing the known names otherwise."""
+    if name in PROFILES:
+        return name
+    if name in PROFILE_ALIASES:
+        return PROFILE_ALIASES[name]
+    known = ", ".join([*PROFILES, *(f"{a} (= {c})" for a, c in PROFILE_ALIASES.items())])
+    raise ConfigError(f"profile: unknown profile {name!r}, expected one of {known}")
+
+
 STORE_TYPES = ("FILE", "MEMORY")
 FSYNC_POLICIES = ("interval", "always", "never")
 
@@ -113,7 +149,7 @@ class DLedgerConfig:
     flush_file_interval: int = 10
     check_point_interval: int = 3000
     # rocketlab: profile and its switches (None = take the profile's value)
-    profile: str = "safe"
+    profile: str = DEFAULT_PROFILE
     step_down_on_bigger_term: bool | None = None
     remove_stuck_buffered_push: bool | None = None
     commit_only_current_term: bool | None = None
@@ -135,8 +171,7 @@ class DLedgerConfig:
 
     def __post_init__(self) -> None:
         _check_types(self)
-        if self.profile not in PROFILES:
-            raise ConfigError(f"profile: unknown profile {self.profile!r}, expected one of {sorted(PROFILES)}")
+        object.__setattr__(self, "profile", resolve_profile(self.profile))
         explicit = frozenset(name for name in PROFILE_SWITCHES if getattr(self, name) is not None)
         object.__setattr__(self, "explicit_switches", explicit)
         for name, value in PROFILES[self.profile].items():
@@ -213,7 +248,7 @@ def members_peers(ids: list[str] | tuple[str, ...], host: str = "127.0.0.1", bas
 
 
 def parse_peers(peers: str) -> dict[str, str]:
-    """Parse ``n0-host:port;n1-host:port`` into ``{id: "host:port"}`` (see :mod:`rocketlab.net.peers`)."""
+    """Parse ``n0-host:port;n1-host:port`` into ``{id: "host:port"}`` (see :mod:`rocketlab.peers`)."""
     if not isinstance(peers, str):
         raise ConfigError("peers: must be a string like 'n0-127.0.0.1:40911;n1-127.0.0.1:40912'")
     return {peer_id: (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")

@@ -19,7 +19,8 @@ Over member cores (anything with ``ledger_begin_index``, ``ledger_end_index``, `
 
 :class:`DLedgerInvariants` combines them incrementally for use after every event: :class:`LogCache`
 reads only the entries appended since the last look, and each check looks only at what changed.
-Under the ``rocketmq-4.9.5`` profile DLedger commits old-term entries by counting replicas, so
+Under the DLedger profiles (``dledger-0.3.1.2``, ``dledger-0.3.2``) DLedger commits old-term entries by
+counting replicas, so
 "committed entries never change" can fail there (Raft's Figure 8, DLedger issue #4): that is the
 known behaviour the profile reproduces, not a bug of the checker.
 """

@@ -4,7 +4,7 @@ Keys are DLedger's own (``DLedgerConfig``, Java camelCase or snake_case): ``grou
 ``peers`` (``n0-127.0.0.1:40911;n1-127.0.0.1:40912;...``: the members' message addresses, which are also
 where clients connect), ``storeBaseDir`` (the member's files go to ``storeBaseDir/dledger-<selfId>``, as
 in Java; default ``runDir/nodes/<selfId>``), ``storeType`` (FILE or MEMORY), ``heartBeatTimeIntervalMs``,
-``maxHeartBeatLeak``, ``minVoteIntervalMs``, ``maxVoteIntervalMs``, ``profile`` (safe or rocketmq-4.9.5),
+``maxHeartBeatLeak``, ``minVoteIntervalMs``, ``maxVoteIntervalMs``, ``profile`` (``dledger-0.3.1.2``, the default, ``dledger-0.3.2`` or ``raft``),
 ``mappedFileSizeForEntryData``, ``fsyncPolicy``, ... - any field, each validated with a ConfigError that
 names it. The node keys ``nodeKind``, ``runDir``, ``seed`` and ``traceNetwork`` are the runtime's.
 
@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rocketlab.core import NodeContext
+from rocketlab.core import NodeContext, NodeSpec
 from rocketlab.dledger.codec import DLedgerCodec
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.dledger.server import DLedgerServer, resolve_config
@@ -50,8 +50,6 @@ def dledger_config_from_properties(props: dict[str, str]) -> DLedgerConfig:
 
 def build_dledger(props: dict[str, str]):
     """The NodeSpec for a DLedger member (see the module docstring)."""
-    from rocketlab.net.node import NodeSpec
-
     config = dledger_config_from_properties(props)
     base = props.get("storeBaseDir") or props.get("store_base_dir")
 

@@ -18,28 +18,19 @@ same numbers on every machine.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rocketlab.core import derive_rng
+from rocketlab.scenarios.tour import LATENCY
 from rocketlab.sim import Cluster
 from rocketlab.trace.recorder import describe
+from rocketlab.trace.rundir import fresh_dir
 from rocketlab.viz.figures import WRITTEN_STATUSES, percentile
 
-LATENCY = "uniform:1:3"  # one-way network delay in ms for every lab cluster
 MASTER = "n0"
-
-
-def fresh_dir(path: str | Path) -> Path:
-    """Empty ``path`` (removing what an earlier run left there) and return it: a rerun starts clean."""
-    path = Path(path)
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
-    return path
 
 
 def slave_connected(cluster: Cluster, count: int = 1) -> bool:

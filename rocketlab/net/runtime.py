@@ -40,7 +40,7 @@ from rocketlab.core import (
 )
 from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
 from rocketlab.net.framing import ONEWAY, REPLY, REQUEST, FrameDecoder, encode_frame
-from rocketlab.net.peers import parse_address
+from rocketlab.peers import parse_address
 from rocketlab.trace.recorder import TraceRecorder
 
 log = logging.getLogger("rocketlab.net")

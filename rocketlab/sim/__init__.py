@@ -6,8 +6,9 @@
 * :mod:`~rocketlab.sim.runtime` — SimRuntime hosting sans-IO cores (messages, requests, byte streams,
   crash / restart / pause / partition / drop);
 * :mod:`~rocketlab.sim.faults` — fault schedules as data;
-* :mod:`~rocketlab.sim.cluster` — Cluster, the facade of DESIGN.md;
-* :mod:`~rocketlab.sim.scenarios` — named scenarios for ``rocketlab sim``.
+* :mod:`~rocketlab.sim.cluster` — Cluster, the facade of DESIGN.md.
+
+Named scenarios for ``rocketlab sim`` live above the runtime, in :mod:`rocketlab.scenarios`.
 """
 
 from rocketlab.sim.cluster import Checker, Cluster

@@ -108,22 +108,26 @@ class Cluster:
         return cls(ids, lambda ctx: make_pingpong_node(ctx, config), PingPongCodec(), seed=seed, **kwargs)
 
     @classmethod
-    def dledger(cls, nodes: int = 3, seed: int = 1, profile: str = "safe", *, memory: bool = False,
+    def dledger(cls, nodes: int = 3, seed: int = 1, profile: str = "dledger-0.3.1.2", *, memory: bool = False,
                 data_dir: str | Path | None = None, config: dict[str, Any] | None = None,
                 checkers: Iterable[Checker] | None = None, **kwargs: Any) -> Cluster:
-        """A DLedger group ``n0``..: ``profile`` safe or rocketmq-4.9.5; ``config`` overrides
+        """A DLedger group ``n0``..: ``profile`` ``dledger-0.3.1.2`` (what RocketMQ ships, the default),
+        ``dledger-0.3.2`` or ``raft`` (see :mod:`rocketlab.dledger.config`); ``config`` overrides
         DLedgerConfig fields (e.g. ``heart_beat_time_interval_ms``). Members keep file stores under
         ``data_dir`` (a new temporary directory when None), or memory stores with ``memory=True``.
         The DLedger invariants are checked after every event (committed entries stay unchanged only
-        in the ``safe`` profile: ``rocketmq-4.9.5`` can lose them, as Figure 8 shows)."""
+        where the config commits only current-term entries (``raft``): DLedger's releases can lose them,
+        as Figure 8 shows)."""
         from rocketlab.dledger import DLedgerCodec, dledger_factory
+        from rocketlab.dledger.config import commits_only_current_term, resolve_profile
         from rocketlab.dledger.invariants import DLedgerChecker
 
         ids = [f"n{i}" for i in range(nodes)]
+        profile = resolve_profile(profile)
         factory = dledger_factory({"profile": profile, **(config or {})})
         if checkers is None:
             checkers = [DLedgerChecker(lambda c: {n: c.node(n) for n in c.live_nodes()},
-                                       committed_stable=profile == "safe")]
+                                       committed_stable=commits_only_current_term(profile, config))]
         if memory:
             root = None
         else:
@@ -363,7 +367,7 @@ class Cluster:
 
     # --- brokers on DLedger (issue #6) ---------------------------------------------------------
     @classmethod
-    def dledger_brokers(cls, nodes: int = 3, seed: int = 1, profile: str = "safe", *,
+    def dledger_brokers(cls, nodes: int = 3, seed: int = 1, profile: str = "dledger-0.3.1.2", *,
                         data_dir: str | Path | None = None, broker: dict[str, Any] | None = None,
                         dledger: dict[str, Any] | None = None, checkers: Iterable[Checker] | None = None,
                         **kwargs: Any) -> Cluster:
@@ -381,15 +385,17 @@ class Cluster:
             dledger_broker_codec,
             make_dledger_broker,
         )
+        from rocketlab.dledger.config import commits_only_current_term, resolve_profile
         from rocketlab.dledger.invariants import DLedgerChecker
 
         ids = [f"n{i}" for i in range(nodes)]
+        profile = resolve_profile(profile)
         dledger_values = {"mapped_file_size_for_entry_index": 32 * 1024, "fsync_policy": "never", **(dledger or {})}
         config = DLedgerBrokerConfig(**{"mapped_file_size_commit_log": 64 * 1024, "profile": profile,
                                         "dledger": dledger_values, **(broker or {})})
         if checkers is None:
             checkers = [DLedgerChecker(lambda c: {n: c.node(n).server for n in c.live_nodes()},
-                                       committed_stable=profile == "safe")]
+                                       committed_stable=commits_only_current_term(profile, dledger))]
         root = Path(data_dir) if data_dir is not None else _temporary_dir("rocketlab-dlb-")
         meta = {"system": "dledger_brokers", "profile": profile, "dledger": dict(dledger or {}),
                 **kwargs.pop("meta", {})}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import platform
+import shutil
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -25,6 +26,15 @@ PARQUET_FILE = "events.parquet"
 
 class RunDirError(RocketlabError):
     """A run directory is missing, or one of its files is corrupt (the message names file and line)."""
+
+
+def fresh_dir(path: str | Path) -> Path:
+    """Empty ``path`` (what an earlier run left there goes) and return it: a rerun starts clean."""
+    path = Path(path)
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
 
 
 def versions() -> dict[str, str]:

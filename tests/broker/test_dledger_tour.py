@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rocketlab.broker.dledger_tour import run_tour
+from rocketlab.dledger.cli import iter_entries
+from rocketlab.scenarios.tour import run_tour
 from rocketlab.trace.rundir import iter_events, read_meta
 
 
@@ -22,7 +23,12 @@ def test_the_tour_fails_over_on_dledger_and_only_the_async_master_loses_acknowle
         assert html.count("<h2 id='run-") == 3 and "dledger-failover" in html
         roles = {(e["node"], e["role"]) for e in iter_events(tmp_path / "dledger-failover") if e["kind"] == "role"}
         assert (d.new_master, "MASTER") in roles and (d.new_master, "LEADER") in roles
-        assert read_meta(tmp_path / "dledger-failover")["seed"] == 1
+        meta = read_meta(tmp_path / "dledger-failover")
+        assert meta["seed"] == 1 and meta["profile"] == "dledger-0.3.1.2"
+        # as RocketMQ ships DLedger: magic-1 entries only (no NOOP entry, which no release writes)
+        stores = sorted((tmp_path / "dledger-failover" / "nodes").glob("*/store/dledger-*"))
+        magics = {e["magic"] for store in stores for e in iter_entries(str(store))}
+        assert len(stores) == 3 and magics == {1}
     finally:
         tour.close()
 

@@ -1,6 +1,6 @@
 """DLedger's AppendAndPushTest, BatchPushTest and AppendAndGetTest (digest 7.1) on the harness, with roles
 forced and the elector off as ServerTestHarness does, under the ``rocketmq-4.9.5`` profile (exact Java
-index numbers); the ``safe`` profile's differences have their own tests."""
+index numbers); the ``raft`` profile's differences have their own tests."""
 
 from __future__ import annotations
 

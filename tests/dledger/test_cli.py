@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocketlab.cli import main
-from rocketlab.dledger.scenarios import SHORT_TIMERS, wait_settled
+from rocketlab.scenarios.dledger_group import SHORT_TIMERS, wait_settled
 from rocketlab.sim import Cluster
 
 SMALL_FILES = {**SHORT_TIMERS, "mapped_file_size_for_entry_data": 512, "mapped_file_size_for_entry_index": 32 * 64}
@@ -21,9 +21,9 @@ SMALL_FILES = {**SHORT_TIMERS, "mapped_file_size_for_entry_data": 512, "mapped_f
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> tuple[Path, list]:
     """A member's store after 20 appends of growing bodies: several 512-byte data files, blanks at their
-    ends, entries of two terms (a leader change in the middle), a NOOP."""
+    ends, entries of two terms (a leader change in the middle), a NOOP (the raft profile writes them)."""
     root = tmp_path_factory.mktemp("dl")
-    c = Cluster.dledger(nodes=3, seed=5, data_dir=root, config=SMALL_FILES)
+    c = Cluster.dledger(nodes=3, seed=5, profile="raft", data_dir=root, config=SMALL_FILES)
     wait_settled(c)
     for i in range(10):
         assert c.put(b"m%d" % i + b"." * i).code.name == "SUCCESS"
@@ -151,18 +151,18 @@ def test_sim_figure8_under_rocketmq_4_9_5_records_the_lost_entry_and_exits_1(tmp
     violations = [e for e in events(out) if e["kind"] == "violation"]
     assert len(violations) == summary["violations"] > 0
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["profile"] == "rocketmq-4.9.5" and meta["violations"] == len(violations)
+    assert meta["profile"] == "dledger-0.3.1.2" and meta["violations"] == len(violations)
     assert any(line.endswith("crash " + summary["names"]["S1"]) for line in summary["schedule"])
 
 
-def test_sim_figure8_under_safe_loses_nothing_and_is_deterministic(tmp_path, capsys):
-    code, summary, _ = sim(capsys, "dledger-figure8", "--seed", "4", "--out", str(tmp_path / "a"))
+def test_sim_figure8_under_raft_loses_nothing_and_is_deterministic(tmp_path, capsys):
+    code, summary, _ = sim(capsys, "dledger-figure8", "--profile", "raft", "--seed", "4", "--out", str(tmp_path / "a"))
     assert code == 0 and summary["committed_entry_lost"] is False and summary["violations"] == 0
-    assert sim(capsys, "dledger-figure8", "--seed", "4", "--out", str(tmp_path / "b"))[0] == 0
+    assert sim(capsys, "dledger-figure8", "--profile", "raft", "--seed", "4", "--out", str(tmp_path / "b"))[0] == 0
     assert (tmp_path / "a" / "events.jsonl").read_bytes() == (tmp_path / "b" / "events.jsonl").read_bytes()
 
 
-@pytest.mark.parametrize(("profile", "rejoined"), [("rocketmq-4.9.5", False), ("safe", True)])
+@pytest.mark.parametrize(("profile", "rejoined"), [("rocketmq-4.9.5", False), ("raft", True)])
 def test_sim_247_shows_the_stuck_follower_only_under_rocketmq_4_9_5(profile, rejoined, tmp_path, capsys):
     code, summary, _ = sim(capsys, "dledger-247", "--profile", profile, "--out", str(tmp_path / profile))
     assert code == 0 and summary["follower_rejoined"] is rejoined
@@ -186,7 +186,8 @@ def test_sim_churn_keeps_acknowledged_writes(network, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["dledger-figure8", "--profile", "4.x"], "DLedger profiles are safe or rocketmq-4.9.5, not '4.x'"),
+    (["dledger-figure8", "--profile", "4.x"], "profile: unknown profile '4.x', expected one of dledger-0.3.1.2, dledger-0.3.2, raft, "
+     "rocketmq-4.9.5 (= dledger-0.3.1.2)"),
     (["dledger-figure8", "--nodes", "3"], "this scenario is written for 5 members, not 3"),
     (["dledger-247", "--nodes", "2"], "this scenario needs at least 3 members, got 2"),
     (["dledger-churn", "--network", "reordering"], "this scenario runs on short timers (300 ms RPC timeout); "

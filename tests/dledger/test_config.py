@@ -6,8 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from rocketlab.dledger import PROFILES, DLedgerConfig
-from rocketlab.dledger.config import members_peers, parse_peers, parse_properties
+from rocketlab.dledger import DLedgerConfig
+from rocketlab.dledger.config import (
+    DEFAULT_PROFILE,
+    PROFILE_SWITCHES,
+    members_peers,
+    parse_peers,
+    parse_properties,
+)
 from rocketlab.errors import ConfigError
 
 
@@ -26,21 +32,34 @@ def test_defaults_are_dledger_0_3_1_2():
     assert c.default_path == Path("/tmp/dledgerstore/dledger-n0")
 
 
-def test_safe_is_the_default_profile_and_sets_every_switch():
+def test_the_default_profile_is_dledger_0_3_1_2_as_rocketmq_ships_it():
     c = DLedgerConfig()
-    assert c.profile == "safe"
-    assert all(getattr(c, name) is True for name in PROFILES["safe"])
+    assert c.profile == "dledger-0.3.1.2" == DEFAULT_PROFILE
+    assert all(getattr(c, name) is False for name in PROFILE_SWITCHES)
 
 
-def test_rocketmq_profile_is_0_3_1_2_as_shipped():
+def test_rocketmq_4_9_5_is_an_alias_of_dledger_0_3_1_2():
     c = DLedgerConfig(profile="rocketmq-4.9.5")
-    assert all(getattr(c, name) is False for name in PROFILES["rocketmq-4.9.5"])
+    assert c.profile == "dledger-0.3.1.2" and c == DLedgerConfig()
+
+
+def test_raft_sets_every_switch_and_0_3_2_only_its_two_fixes():
+    assert all(getattr(DLedgerConfig(profile="raft"), name) is True for name in PROFILE_SWITCHES)
+    c = DLedgerConfig(profile="dledger-0.3.2")
+    assert (c.step_down_on_bigger_term, c.remove_stuck_buffered_push) == (True, True)
+    assert (c.commit_only_current_term, c.append_noop_on_leadership) == (False, False)
+
+
+def test_an_unknown_profile_lists_the_known_ones():
+    with pytest.raises(ConfigError, match=r"unknown profile 'safe', expected one of dledger-0\.3\.1\.2, "
+                                          r"dledger-0\.3\.2, raft, rocketmq-4\.9\.5 \(= dledger-0\.3\.1\.2\)"):
+        DLedgerConfig(profile="safe")
 
 
 def test_explicit_switch_overrides_profile_and_survives_replace():
     c = DLedgerConfig(profile="rocketmq-4.9.5", remove_stuck_buffered_push=True)
     assert c.remove_stuck_buffered_push is True and c.step_down_on_bigger_term is False
-    d = c.replace(profile="safe")
+    d = c.replace(profile="raft")
     assert d.step_down_on_bigger_term is True and d.remove_stuck_buffered_push is True
     e = DLedgerConfig().replace(profile="rocketmq-4.9.5")
     assert e.commit_only_current_term is False

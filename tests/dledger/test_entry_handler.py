@@ -21,7 +21,7 @@ Code = DLedgerResponseCode
 class Follower:
     """n1 as a forced follower of n0 in term 1 (memory store), fed pushes by hand."""
 
-    def __init__(self, profile: str = "safe", **overrides) -> None:
+    def __init__(self, profile: str = "raft", **overrides) -> None:
         config = make_config(self_id="n1", enable_leader_elector=False, profile=profile, store_type="MEMORY",
                              **overrides)
         self.core = DLedgerServer(config, None, random.Random(1))
@@ -147,7 +147,7 @@ def test_lost_ack_is_answered_success_by_the_abnormal_check():
     assert f.code(again) is Code.SUCCESS
 
 
-@pytest.mark.parametrize("profile, repush_code", [("rocketmq-4.9.5", Code.REPEATED_PUSH), ("safe", None)])
+@pytest.mark.parametrize("profile, repush_code", [("rocketmq-4.9.5", Code.REPEATED_PUSH), ("raft", None)])
 def test_stuck_buffered_push_issue_251(profile, repush_code):
     """checkAbnormalFuture answers the oldest timed-out push past a gap INCONSISTENT_STATE; 0.3.1.2 keeps
     it buffered, so the leader's re-push of that index is REPEATED_PUSH (issue #251)."""

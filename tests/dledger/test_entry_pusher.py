@@ -177,9 +177,9 @@ def test_futures_of_an_old_term_complete_with_term_changed():
     assert old.code is Code.TERM_CHANGED  # ... until it leads again
 
 
-@pytest.mark.parametrize("profile, committed", [("rocketmq-4.9.5", 2), ("safe", -1)])
+@pytest.mark.parametrize("profile, committed", [("rocketmq-4.9.5", 2), ("raft", -1)])
 def test_old_term_entries_commit_by_counting_only_in_0_3_1_2(profile, committed):
-    """Watermarks of the new term cover term-1 entries: 0.3.1.2 commits them (issue #4); ``safe`` with the
+    """Watermarks of the new term cover term-1 entries: 0.3.1.2 commits them (issue #4); ``raft`` with the
     NOOP disabled (master's testDisableFastAdvanceCommitIndex) waits for an entry of the current term."""
     lead = Leader(term=1, profile=profile, append_noop_on_leadership=False)
     for i in range(3):
@@ -196,7 +196,7 @@ def test_old_term_entries_commit_by_counting_only_in_0_3_1_2(profile, committed)
 
 
 def test_safe_leader_appends_a_noop_when_its_log_is_not_committed():
-    lead = Leader(term=1, profile="safe")
+    lead = Leader(term=1, profile="raft")
     lead.append(b"t1")
     lead.core.elector.change_role_to_candidate(2, 0, OutputBuilder())
     lead.become_leader(2)

@@ -152,14 +152,14 @@ def random_faults(seed: int, profile: str, data_dir: Path, steps: int = 30) -> H
     return h
 
 
-@pytest.mark.parametrize("profile", ["safe", "rocketmq-4.9.5"])
+@pytest.mark.parametrize("profile", ["raft", "rocketmq-4.9.5"])
 @pytest.mark.parametrize("seed", range(6))
 def test_invariants_hold_under_random_faults(tmp_path: Path, seed: int, profile: str):
     random_faults(seed, profile, tmp_path)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", ["safe", "rocketmq-4.9.5"])
+@pytest.mark.parametrize("profile", ["raft", "rocketmq-4.9.5"])
 @pytest.mark.parametrize("seed", range(100, 300))
 def test_invariants_hold_under_random_faults_sweep(tmp_path: Path, seed: int, profile: str):
     random_faults(seed, profile, tmp_path, steps=60)

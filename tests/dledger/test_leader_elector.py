@@ -27,9 +27,9 @@ def ask(h: Harness, node_id: str, msg) -> object:
 
 
 # ---------------------------------------------------------------------- LeaderElectorTest
-@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "safe"])
+@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "raft"])
 def test_single_server_leads_and_comes_back_in_the_same_term(tmp_path: Path, profile):
-    """LeaderElectorTest.testSingleServer; under ``safe`` the restarted leader, whose checkpoint did not
+    """LeaderElectorTest.testSingleServer; under ``raft`` the restarted leader, whose checkpoint did not
     survive the crash, appends a NOOP entry to commit its log."""
     h = Harness(["n0"], data_dir=tmp_path, config={"profile": profile}).start()
     h.run_until(lambda h: h.node("n0").role == "LEADER", 1000)
@@ -44,7 +44,7 @@ def test_single_server_leads_and_comes_back_in_the_same_term(tmp_path: Path, pro
     assert core.ledger_end_index == (9 if profile == "rocketmq-4.9.5" else 10)
     h.run_for(100)
     assert core.committed_index == core.ledger_end_index
-    if profile == "safe":
+    if profile == "raft":
         assert core.entries()[-1].is_noop
 
 
@@ -214,7 +214,7 @@ def test_heartbeat_codes():
     assert h.node(f).role == "FOLLOWER"
 
 
-@pytest.mark.parametrize("profile", ["safe", "rocketmq-4.9.5"])
+@pytest.mark.parametrize("profile", ["raft", "rocketmq-4.9.5"])
 def test_restarted_node_votes_in_its_persisted_term_and_rejoins_without_bump(tmp_path: Path, profile):
     """Digest 3.4 'startup consequence': REJECT_ALREADY_HAS_LEADER, then the leader's heartbeat."""
     h = Harness(seed=13, data_dir=tmp_path, config={"profile": profile}).start()

@@ -3,7 +3,7 @@
 
 Every cluster comes from ``Cluster.dledger``, whose installed checker runs the DLedger invariants after
 every event (election safety, log matching, commit index monotone; committed entries stable and leader
-completeness in the ``safe`` profile): a violation raises with the seed. Each test runs a few seeds by
+completeness in the ``raft`` profile): a violation raises with the seed. Each test runs a few seeds by
 default and a sweep of 100+ seeds with ``ROCKETLAB_FULL=1`` (``-m slow``); every assertion names its seed
 (``rocketlab sim dledger-... --seed N`` replays the named scenarios).
 
@@ -23,29 +23,29 @@ import pytest
 
 from rocketlab.dledger.invariants import DLedgerChecker
 from rocketlab.dledger.protocol import DLedgerResponseCode
-from rocketlab.dledger.scenarios import (
+from rocketlab.errors import ConfigError, InvariantViolation
+from rocketlab.scenarios.dledger import run_churn, run_election
+from rocketlab.scenarios.dledger_group import (
     DEFAULT_LATENCY,
-    FIGURE_8,
-    ISSUE_247,
     SHORT_TIMERS,
     append_nowait,
     bodies,
     caught_up,
-    figure8_cluster,
-    issue247_cluster,
     log_of,
-    parse_script,
-    play,
-    run_churn,
-    run_election,
-    run_figure8,
-    run_issue247,
     set_network,
     settled_leader,
     states,
     wait_settled,
 )
-from rocketlab.errors import ConfigError, InvariantViolation
+from rocketlab.scenarios.dledger_schedules import (
+    FIGURE_8,
+    ISSUE_247,
+    figure8_cluster,
+    issue247_cluster,
+    run_figure8,
+    run_issue247,
+)
+from rocketlab.scenarios.schedules import parse_script, play
 from rocketlab.sim import Cluster
 
 Code = DLedgerResponseCode
@@ -54,7 +54,7 @@ SWEEP = range(100, 220)
 
 
 def make(nodes: int, seed: int, tmp: Path | None, *, defaults: bool = False, network: str = "reliable",
-         profile: str = "safe", **config: Any) -> Cluster:
+         profile: str = "raft", **config: Any) -> Cluster:
     """A DLedger group: file stores under ``tmp`` (memory stores when None), SHORT_TIMERS unless
     ``defaults``, ``config`` on top."""
     timers = {} if defaults else SHORT_TIMERS
@@ -421,7 +421,7 @@ def test_persist_rounds_sweep(seed, tmp_path):
 
 def figure8(seed: int, tmp: Path, iterations: int) -> None:
     """MIT's TestFigure8: whoever leads gets an entry and crashes soon after (90 %: within 13 ms, 10 %:
-    within 500 ms); dead members restart when fewer than three are up. The checker (safe profile: committed
+    within 500 ms); dead members restart when fewer than three are up. The checker (raft profile: committed
     entries never change) runs after every event; at the end everything restarts and agrees."""
     c = make(5, seed, tmp)
     rng = random.Random(f"{seed}/figure8")
@@ -579,8 +579,8 @@ def test_figure8_schedule_raises_with_the_seed_when_the_checker_may_raise(tmp_pa
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 7, 11])
-def test_the_same_figure8_schedule_under_safe_loses_nothing(seed, tmp_path):
-    c = figure8_cluster(seed=seed, profile="safe", data_dir=tmp_path)
+def test_the_same_figure8_schedule_under_raft_loses_nothing(seed, tmp_path):
+    c = figure8_cluster(seed=seed, profile="raft", data_dir=tmp_path)
     report = run_figure8(c)
     assert not c.violations and not report.x_lost, why(c, str(report.as_dict()))
     final = bodies(c, c.leader())
@@ -616,8 +616,8 @@ def test_issue_247_a_follower_with_a_bigger_term_never_rejoins_under_rocketmq_4_
 
 
 @pytest.mark.parametrize("nodes", [3, 5])
-def test_issue_247_the_follower_rejoins_under_safe(nodes, tmp_path):
-    c = issue247_cluster(seed=1, profile="safe", nodes=nodes, data_dir=tmp_path)
+def test_issue_247_the_follower_rejoins_under_raft(nodes, tmp_path):
+    c = issue247_cluster(seed=1, profile="raft", nodes=nodes, data_dir=tmp_path)
     report = run_issue247(c)
     assert report.rejoined and report.leader_term >= report.follower_term, why(c, str(report.as_dict()))
     assert not c.violations
@@ -625,7 +625,7 @@ def test_issue_247_the_follower_rejoins_under_safe(nodes, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("profile", ["safe", "rocketmq-4.9.5"])
+@pytest.mark.parametrize("profile", ["raft", "rocketmq-4.9.5"])
 @pytest.mark.parametrize("seed", SWEEP)
 def test_known_behaviour_schedules_sweep(seed, profile, tmp_path):
     f8 = run_figure8(figure8_cluster(seed=seed, profile=profile, data_dir=tmp_path / "f8"))

@@ -1,4 +1,4 @@
-"""The ``safe`` and ``rocketmq-4.9.5`` profiles in whole-cluster scenarios: issue #247/#325 (leader keeps
+"""The ``raft`` and ``rocketmq-4.9.5`` profiles in whole-cluster scenarios: issue #247/#325 (leader keeps
 quorum while a follower with a bigger term is stuck), issue #251 (REPEATED_PUSH livelock), and how a new
 leader commits entries of earlier terms."""
 
@@ -15,7 +15,7 @@ from .harness import Harness
 Code = DLedgerResponseCode
 
 
-@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "safe"])
+@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "raft"])
 def test_isolated_follower_with_a_bigger_term_issue_247(profile):
     """A follower isolated while the log grows comes back at a higher term with a stale log: its votes are
     rejected on log grounds and it answers the leader's heartbeats EXPIRED_TERM. 0.3.1.2's leader still
@@ -42,7 +42,7 @@ def test_isolated_follower_with_a_bigger_term_issue_247(profile):
         assert h.node(lost).ledger_end_index == h.node(new_leader).ledger_end_index
 
 
-@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "safe"])
+@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "raft"])
 def test_stuck_buffered_push_livelock_issue_251(tmp_path: Path, profile):
     """A follower that lost its tail buffers the leader's later pushes; its INCONSISTENT_STATE answer is
     lost; the leader re-pushes watermark+1 every maxPushTimeOutMs. 0.3.1.2 answers REPEATED_PUSH forever;
@@ -87,10 +87,10 @@ def test_stuck_buffered_push_livelock_issue_251(tmp_path: Path, profile):
     assert dropped["n"] == 1
 
 
-@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "safe"])
+@pytest.mark.parametrize("profile", ["rocketmq-4.9.5", "raft"])
 def test_new_leader_commits_earlier_terms(tmp_path: Path, profile):
     """Entries replicated but not known committed when the leader dies: 0.3.1.2's new leader commits them
-    by counting replicas without a write (what RocketMQ's role change waits for); ``safe`` first appends
+    by counting replicas without a write (what RocketMQ's role change waits for); ``raft`` first appends
     a NOOP entry of its own term and commits through it."""
     h = Harness(seed=23, data_dir=tmp_path, config={"profile": profile}).start()
     leader = h.wait_stable()

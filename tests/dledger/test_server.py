@@ -34,7 +34,7 @@ def test_factory_uses_the_context(tmp_path: Path):
     ctx = NodeContext("n1", ("n0", "n1", "n2"), 5, tmp_path / "n1", {"dledger": {"heartBeatTimeIntervalMs": 50}})
     core = make_dledger_server(ctx, {"profile": "rocketmq-4.9.5"})
     assert core.config.self_id == "n1" and core.config.peer_ids == ("n0", "n1", "n2")
-    assert core.config.heart_beat_time_interval_ms == 50 and core.config.profile == "rocketmq-4.9.5"
+    assert core.config.heart_beat_time_interval_ms == 50 and core.config.profile == "dledger-0.3.1.2"
     assert isinstance(core.store, DLedgerMmapFileStore) and (tmp_path / "n1" / "data").is_dir()
     memory = make_dledger_server(NodeContext("n0", ("n0", "n1"), 5))
     assert isinstance(memory.store, DLedgerMemoryStore) and memory.config.store_type == "MEMORY"

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from rocketlab.errors import ConfigError, RemoteProtocolError
 from rocketlab.net.framing import MAX_FRAME, ONEWAY, REPLY, REQUEST, Frame, FrameDecoder, encode_frame
-from rocketlab.net.peers import format_peers, parse_address, parse_peers
+from rocketlab.peers import format_peers, parse_address, parse_peers
 from rocketlab.properties import load_properties, parse_properties, write_properties
 
 FRAMES = [Frame(ONEWAY, 0, "n0", b"hello"), Frame(REQUEST, 7, "n1", b""), Frame(REPLY, 2**63, "n-é", b"x" * 999)]

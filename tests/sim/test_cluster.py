@@ -8,8 +8,9 @@ import pytest
 
 from rocketlab.errors import ConfigError, InvariantViolation, RocketlabError
 from rocketlab.pingpong import PingPongConfig
+from rocketlab.scenarios import ScenarioArgs, get_scenario
+from rocketlab.scenarios.smoke import run_smoke
 from rocketlab.sim import Cluster, FaultSchedule
-from rocketlab.sim.scenarios import ScenarioArgs, get_scenario, run_smoke
 from rocketlab.trace import load_events, validate_event
 
 

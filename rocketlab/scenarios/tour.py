@@ -20,7 +20,6 @@ DLedgerRoleChangeHandler, HAService and friends.
 
 from __future__ import annotations
 
-import shutil
 import statistics
 import time
 from collections import Counter
@@ -32,18 +31,10 @@ from typing import Any
 from rocketlab.core import derive_rng
 from rocketlab.errors import RocketlabError
 from rocketlab.sim import Cluster
+from rocketlab.trace.rundir import fresh_dir
 
 LATENCY = "uniform:1:3"  # one-way network delay of every tour cluster, ms
 TOPIC = "TopicTest"
-
-
-def fresh_dir(path: str | Path) -> Path:
-    """Empty ``path`` (what an earlier run left there goes) and return it."""
-    path = Path(path)
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
-    return path
 
 
 def has_master(cluster: Cluster) -> bool:
@@ -74,19 +65,6 @@ def readable_bodies(cluster: Cluster) -> list[bytes]:
     while (got := cluster.pull(TOPIC, 0, len(bodies), 32)).status == "FOUND":
         bodies += [m["body"] for m in got.messages]
     return bodies
-
-
-def node_table(cluster: Cluster) -> list[dict[str, Any]]:
-    """One row per broker: up or down, its broker role and id, and (on DLedger) its member's state."""
-    rows = []
-    for node_id in cluster.node_ids:
-        core = cluster.node(node_id)
-        row: dict[str, Any] = {"node": node_id, "up": cluster.alive(node_id)}
-        if core is not None:
-            row.update({k: v for k, v in core.describe().items() if k not in ("node", "pending_puts")
-                        and not isinstance(v, dict)})
-        rows.append(row)
-    return rows
 
 
 def median_latency_ms(handles: Sequence[Any]) -> float:
@@ -280,6 +258,6 @@ def run_tour(out: str | Path, *, seed: int = 1, puts: int = 60, report: bool = T
 
 
 __all__ = [
-    "DLedgerStory", "MasterSlaveStory", "Tour", "dledger_failover", "fresh_dir", "has_master",
-    "master_slave_crash", "median_latency_ms", "node_table", "readable_bodies", "run_tour", "steady_puts",
+    "DLedgerStory", "MasterSlaveStory", "Tour", "dledger_failover", "first_event_after", "has_master",
+    "master_slave_crash", "median_latency_ms", "readable_bodies", "run_tour", "steady_puts",
 ]
