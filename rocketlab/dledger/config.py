@@ -8,34 +8,62 @@ file whose keys may be Java's camelCase names (``heartBeatTimeIntervalMs``) or t
 
 Profiles (DESIGN.md principle 6) choose where released versions differ; each is named after what it
 models. Each difference is one boolean field; leaving it ``None`` takes the profile's value, setting it
-overrides the profile:
+overrides the profile. Java line numbers are of ``DLedgerLeaderElector.java`` / ``DLedgerEntryPusher.java``
+/ ``DLedgerMmapFileStore.java`` / ``MemberState.java`` at the tags named:
 
-============================  ===============  =============  ======  ========================================
-field                         dledger-0.3.1.2  dledger-0.3.2  raft    what it switches
-============================  ===============  =============  ======  ========================================
-step_down_on_bigger_term      False            True           True    issue #247 (fixed in 0.3.2): a leader
-                                                                      steps down on an EXPIRED_TERM heartbeat
-                                                                      answer even with a quorum of SUCCESS
-remove_stuck_buffered_push    False            True           True    issue #251 (fixed in 0.3.2): the
-                                                                      follower removes the stuck buffered push
-                                                                      it answers INCONSISTENT_STATE; 0.3.1.2
-                                                                      keeps it, so re-pushes of that index get
-                                                                      REPEATED_PUSH forever
-commit_only_current_term      False            False          True    the QuorumAckChecker commits only up to
-                                                                      an entry of the current term (Raft
-                                                                      5.4.2); DLedger commits old-term entries
-                                                                      by counting replicas (issue #4)
-append_noop_on_leadership     False            False          True    a new leader appends an empty NOOP entry
-                                                                      (magic 2, as DLedger master's
-                                                                      enableFastAdvanceCommitIndex) so older
-                                                                      entries commit without a client write
-============================  ===============  =============  ======  ========================================
+===============================  =========  =====  ====  ==================================================
+field                            0.3.1.2    0.3.2  raft  what it switches
+===============================  =========  =====  ====  ==================================================
+step_down_on_bigger_term         False      True   True  #247 (0.3.2, commit 4ee007d): the leader waits for
+                                                         its heartbeat latch (at most the interval - 10 ms),
+                                                         sleeps 10 ms more, then steps down first if any
+                                                         answer carried a bigger term; 0.3.1.2 judges the
+                                                         round when the latch opens and checks the bigger
+                                                         term only after a quorum of SUCCESS failed
+remove_stuck_buffered_push       False      True   True  #251 (0.3.2, 888883a): checkAbnormalFuture
+                                                         *removes* the stuck buffered push it answers
+                                                         INCONSISTENT_STATE; 0.3.1.2 keeps it, so
+                                                         re-pushes of that index get REPEATED_PUSH forever
+bounded_push_queue               True       False  True  #282 (0.3.1.1/0.3.1.2 only, never merged into
+                                                         0.3.2): COMPARE/TRUNCATE/COMMIT pushes go to a
+                                                         1024-slot queue with ``offer`` (PUSH_REQUEST_IS_FULL
+                                                         when full) drained with NOT_FOLLOWER when the
+                                                         member is no longer a follower; 0.3.2 blocks on a
+                                                         100-slot queue and keeps what is queued
+commit_only_current_term         False      False  True  QuorumAckChecker commits only up to an entry of the
+                                                         current term (Raft 5.4.2); DLedger commits old-term
+                                                         entries by counting replicas (issue #4, Figure 8)
+append_noop_on_leadership        False      False  True  a new leader appends an empty NOOP entry (magic 2,
+                                                         as DLedger master's enableFastAdvanceCommitIndex)
+truncate_zeroes_bytes            False      False  True  kit's safer store: a truncation zeroes the cut
+                                                         bytes; Java only moves the write position, so the
+                                                         stale entries stay and a restart's recovery may read
+                                                         them back
+recover_noop_entries             False      False  True  recovery accepts magic 2 (the raft profile's NOOP);
+                                                         0.3.x accepts magic 1 only (``CURRENT_MAGIC``)
+durable_currterm                 False      False  True  ``currterm`` written with fsync and an atomic
+                                                         rename; Java (IOUtils.string2File) writes
+                                                         ``.tmp``, copies the old file to ``.bak``, deletes,
+                                                         renames, never fsyncs: a power loss can lose a vote
+raft_election                    False      False  True  Raft's election rules (see below) instead of
+                                                         DLedger's elector
+===============================  =========  =====  ====  ==================================================
 
-* ``dledger-0.3.1.2`` (the default everywhere): DLedger as RocketMQ 4.9.5 through 5.3.x ship it
-  (``dleger.version`` in their ``pom.xml``); ``rocketmq-4.9.5`` is an accepted alias.
-* ``dledger-0.3.2``: that tag, i.e. 0.3.1.2 plus its #247 and #251 fixes.
-* ``raft``: the textbook rules (commit only entries of the current term, a no-op on taking leadership).
-  It matches no DLedger release and says so; the labs use it to contrast Raft's Figure 8.
+* ``dledger-0.3.1.2`` (the default everywhere): DLedger as RocketMQ ships it: ``dleger.version`` is
+  0.3.1.2 in the ``pom.xml`` of rocketmq-all-4.9.5 to 4.9.8 and 5.1.1 to 5.3.3 (5.0.0 and 5.1.0 ship
+  0.3.1); ``rocketmq-4.9.5`` is an accepted alias.
+* ``dledger-0.3.2``: that tag. It was cut from master before the 0.3.1.x maintenance releases, so it has
+  the #247 and #251 fixes but not 0.3.1.1's #282 queue fix.
+* ``raft``: the textbook rules, matching no DLedger release: commit only entries of the current term, a
+  no-op on taking leadership, the store's safer choices above, and Raft's election (``raft_election``):
+  a member adopts a higher term from any request or response at once (a candidate or leader steps
+  down; its vote is cleared), a follower or candidate starts an election (term + 1, vote for itself)
+  when its election timer fires, the timer is drawn uniformly from ``[election_timeout_min_ms,
+  election_timeout_max_ms]`` and reset on a heartbeat from the current leader and on granting a vote,
+  votes go to the first candidate of a term whose log is at least as up to date, and the leader
+  heartbeats every ``election_timeout_min_ms // 2`` (the set-up of Raft's Figure 16; DLedger's
+  ``heart_beat_time_interval_ms`` and vote intervals are then unused). The labs use it to contrast
+  Raft's Figure 8 and Figure 16 with what DLedger does.
 
 Java hard-codes some timers; rocketlab makes them fields (their Java value is the default) so that tests
 and labs can shrink every timer down to single milliseconds: ``rpc_timeout_ms`` (3000),
@@ -60,25 +88,20 @@ from rocketlab.errors import ConfigError
 from rocketlab.peers import parse_peers as shared_parse_peers
 from rocketlab.properties import parse_properties as shared_parse_properties
 
+_SWITCH_ORDER = ("step_down_on_bigger_term", "remove_stuck_buffered_push", "bounded_push_queue",
+                 "commit_only_current_term", "append_noop_on_leadership", "truncate_zeroes_bytes",
+                 "recover_noop_entries", "durable_currterm", "raft_election")
+
+
+def _profile(*values: bool) -> dict[str, bool]:
+    return dict(zip(_SWITCH_ORDER, values, strict=True))
+
+
 PROFILES: dict[str, dict[str, bool]] = {
-    "dledger-0.3.1.2": {
-        "step_down_on_bigger_term": False,
-        "remove_stuck_buffered_push": False,
-        "commit_only_current_term": False,
-        "append_noop_on_leadership": False,
-    },
-    "dledger-0.3.2": {
-        "step_down_on_bigger_term": True,
-        "remove_stuck_buffered_push": True,
-        "commit_only_current_term": False,
-        "append_noop_on_leadership": False,
-    },
-    "raft": {
-        "step_down_on_bigger_term": True,
-        "remove_stuck_buffered_push": True,
-        "commit_only_current_term": True,
-        "append_noop_on_leadership": True,
-    },
+    #                           247    251    282    commit noop   zero   magic2 fsync  raft-election
+    "dledger-0.3.1.2": _profile(False, False, True, False, False, False, False, False, False),
+    "dledger-0.3.2": _profile(True, True, False, False, False, False, False, False, False),
+    "raft": _profile(True, True, True, True, True, True, True, True, True),
 }
 PROFILE_ALIASES: dict[str, str] = {"rocketmq-4.9.5": "dledger-0.3.1.2"}
 """Other accepted names of a profile (``rocketmq-4.9.5`` ships DLedger 0.3.1.2)."""
@@ -154,6 +177,14 @@ class DLedgerConfig:
     remove_stuck_buffered_push: bool | None = None
     commit_only_current_term: bool | None = None
     append_noop_on_leadership: bool | None = None
+    bounded_push_queue: bool | None = None
+    truncate_zeroes_bytes: bool | None = None
+    recover_noop_entries: bool | None = None
+    durable_currterm: bool | None = None
+    raft_election: bool | None = None
+    # rocketlab: Raft's election timer range (used with raft_election only)
+    election_timeout_min_ms: int = 150
+    election_timeout_max_ms: int = 300
     # rocketlab: Java's hard-coded constants, made configurable
     rpc_timeout_ms: int = 3000
     state_maintainer_interval_ms: int = 10
@@ -185,6 +216,12 @@ class DLedgerConfig:
     def default_path(self) -> Path:
         """``storeBaseDir/dledger-<selfId>`` (``getDefaultPath()``)."""
         return Path(self.store_base_dir) / f"dledger-{self.self_id}"
+
+    @property
+    def leader_heart_beat_interval_ms(self) -> int:
+        """How often a leader heartbeats: ``heart_beat_time_interval_ms``, or under ``raft_election`` half
+        the minimum election timeout (Raft's Figure 16 set-up)."""
+        return self.election_timeout_min_ms // 2 if self.raft_election else self.heart_beat_time_interval_ms
 
     @property
     def peer_ids(self) -> tuple[str, ...]:
@@ -341,6 +378,9 @@ def _validate(cfg: DLedgerConfig) -> None:
     for name in _NON_NEGATIVE:
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name}: must be >= 0, got {getattr(cfg, name)}")
+    if cfg.election_timeout_min_ms < 2 or cfg.election_timeout_max_ms < cfg.election_timeout_min_ms:
+        raise ConfigError(f"election_timeout_min_ms/max_ms: need 2 <= min <= max, got "
+                          f"{cfg.election_timeout_min_ms}-{cfg.election_timeout_max_ms}")
     if cfg.min_vote_interval_ms > cfg.max_vote_interval_ms:
         raise ConfigError(f"min_vote_interval_ms: {cfg.min_vote_interval_ms} > max_vote_interval_ms "
                           f"{cfg.max_vote_interval_ms}")

@@ -5,7 +5,10 @@ Theory of operation
 Pushes are pipelined and may arrive in any order. APPEND pushes wait in ``write_request_map`` keyed by
 their first index (a second push of a buffered index is answered ``REPEATED_PUSH``); only the one at
 ``ledger_end_index + 1`` is applied, then the next, and so on. COMPARE, TRUNCATE and COMMIT pushes go
-through a FIFO (capacity 1024, ``PUSH_REQUEST_IS_FULL`` beyond) that is served first; COMPARE and
+through a FIFO that is served first (``bounded_push_queue``, 0.3.1.1/0.3.1.2's #282 fix: capacity 1024,
+``PUSH_REQUEST_IS_FULL`` beyond, answered NOT_FOLLOWER and emptied once the member is no longer a
+follower; 0.3.2 blocks the RPC thread on a 100-slot queue instead, which here is an unbounded FIFO kept
+across role changes: the same order, nothing refused); COMPARE and
 TRUNCATE are barriers that drop every buffered APPEND (those are never answered: the leader's calls
 time out). Each push is answered once, possibly much later, through its responder.
 
@@ -102,7 +105,7 @@ class EntryHandler:
             raise DLedgerException(Code.UNEXPECTED_ARGUMENT, f"unknown push type {request.type}")
 
     def _enqueue(self, pending: PendingPush, out: OutputBuilder) -> None:
-        if len(self.compare_or_truncate_requests) >= QUEUE_CAPACITY:
+        if self.pusher.config.bounded_push_queue and len(self.compare_or_truncate_requests) >= QUEUE_CAPACITY:
             pending.complete(self.build_response(pending.request, Code.PUSH_REQUEST_IS_FULL), out)
         else:
             self.compare_or_truncate_requests.append(pending)
@@ -121,7 +124,8 @@ class EntryHandler:
         """Apply everything applicable now; then, if stuck, the abnormal-future check."""
         store = self.pusher.store
         if not self.pusher.member_state.is_follower():
-            self.clear_compare_or_truncate_requests_if_need(out)
+            if self.pusher.config.bounded_push_queue:
+                self.clear_compare_or_truncate_requests_if_need(out)
             return
         while True:
             if self.compare_or_truncate_requests:

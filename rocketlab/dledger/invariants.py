@@ -7,7 +7,11 @@ Over trace events (dicts with the DESIGN.md envelope: ``t``, ``seq``, ``node``, 
 
 * :func:`election_safety` - at most one member becomes LEADER in any term (``role`` events);
 * :func:`commit_index_monotone` - a member's ``commit`` index never decreases within one incarnation
-  (a ``fault`` event with action crash/restart naming the member starts a new incarnation).
+  (a ``fault`` event with action crash/restart naming the member starts a new incarnation), except
+  where a ``truncate`` on that member cut its log below it: Java's ``updateCommittedIndex`` then caps
+  the committed index at the new ledger end (a follower re-fetches entries it had already committed
+  when the leader's COMPARE races with its appends); whether a *committed entry* changed is
+  :class:`CommittedEntries`' business.
 
 Over member cores (anything with ``ledger_begin_index``, ``ledger_end_index``, ``committed_index``,
 ``role``, ``entries()``, ``store.version`` - a :class:`~rocketlab.dledger.server.DLedgerServer`):
@@ -71,7 +75,8 @@ def election_safety(events: Iterable[Mapping[str, Any]], leaders: dict[int, str]
 
 
 def commit_index_monotone(events: Iterable[Mapping[str, Any]], last: dict[str, int] | None = None) -> list[Violation]:
-    """A member's commit index never decreases within one incarnation. ``last`` carries state."""
+    """A member's commit index never decreases within one incarnation, except down to a truncation
+    point (see the module docstring). ``last`` carries state."""
     seen = last if last is not None else {}
     found = []
     for e in events:
@@ -79,6 +84,8 @@ def commit_index_monotone(events: Iterable[Mapping[str, Any]], last: dict[str, i
         if kind == "fault" and e.get("action") in ("crash", "restart"):
             for node in e.get("targets") or ():
                 seen.pop(node, None)
+        elif kind == "truncate" and e["node"] in seen:
+            seen[e["node"]] = min(seen[e["node"]], e["index"] - 1)
         elif kind == "commit":
             node, index = e["node"], e["index"]
             if index < seen.get(node, -1):

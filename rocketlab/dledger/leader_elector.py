@@ -11,8 +11,12 @@ latch opens (a quorum answered, everyone answered, or a timeout). Here the threa
   ``state_maintainer_interval_ms`` after the previous pass (Java's ``sleep(10)``) - or the deadline of the
   round in flight; :meth:`on_tick` runs the pass.
 * A round in flight is a :class:`HeartBeatRound` or :class:`VoteRound` holding the Java counters; answers
-  arrive through RPC continuations; the round finishes when its latch condition holds or its deadline
-  passes, and the verdict comes from the pure tables in :mod:`rocketlab.dledger.elector_decisions`.
+  arrive through RPC continuations; when its latch condition holds (or its deadline passes) the round's
+  deadline becomes *now*, and the verdict, from the pure tables in
+  :mod:`rocketlab.dledger.elector_decisions`, is read at that tick. So answers delivered in the same
+  millisecond as the one that opened the latch count too: in Java the maintainer thread wakes up after
+  ``countDown()`` while other callbacks still run, and the simulator's clock cannot order events inside
+  one millisecond (a simplification; it matters only for equal latencies, see #247 below).
 
 Roles: a leader steps down to candidate (same term) after ``maxHeartBeatLeak`` intervals without a
 quorum; a follower becomes candidate (same term) after the same leak without a heartbeat; a candidate
@@ -20,7 +24,8 @@ re-votes in the same term unless the last round said WAIT_TO_VOTE_NEXT or a larg
 (``need_increase_term_immediately``), in which case ``MemberState.next_term()`` moves the term first.
 
 Never reads a clock, never sleeps, never touches a socket; all randomness comes from the injected
-``random.Random``; peers are contacted in sorted order. Java file: ``DLedgerLeaderElector.java`` (0.3.1.2).
+``random.Random``; peers are contacted in sorted order. Java file: ``DLedgerLeaderElector.java`` (0.3.1.2;
+0.3.2's #247 heartbeat round with ``step_down_on_bigger_term``).
 """
 
 from __future__ import annotations
@@ -60,6 +65,9 @@ from rocketlab.dledger.protocol import (
 from rocketlab.dledger.rpc import DLedgerRpcService, Responder
 
 NEVER = -1
+VOTE_RESULT_WAIT_TIME_MS = 10
+"""0.3.2's ``voteResultWaitTime`` (#247): the heartbeat latch waits at most the interval minus this, then
+the leader sleeps this long before it reads the counters, so late EXPIRED_TERM answers are counted."""
 Code = DLedgerResponseCode
 RoleListener = Callable[[int, Role, int, OutputBuilder], None]
 """Internal role-change listener ``(term, role, now_ms, out)`` (the server's pusher hooks)."""
@@ -72,13 +80,20 @@ def elapsed(now_ms: int, since_ms: int) -> float:
 
 @dataclass(eq=False)
 class HeartBeatRound:
-    """One sendHeartbeats call in flight: Java's counters and latch deadline (heartBeatTimeIntervalMs)."""
+    """One sendHeartbeats call in flight: Java's counters and latch deadline (heartBeatTimeIntervalMs).
+
+    With ``step_down_on_bigger_term`` (0.3.2) the round has two phases: until ``latch_open_ms`` is set
+    the deadline is the latch timeout (interval - 10 ms); once the latch opens (quorum, everyone
+    answered, or timeout) the deadline becomes that instant + 10 ms, the ``Thread.sleep(10)`` during which
+    answers still count. 0.3.1.2 judges the round the moment the latch opens (the next tick, in the same
+    millisecond)."""
 
     term: int
     leader_id: str
     deadline_ms: int
     tally: HeartBeatTally = field(default_factory=HeartBeatTally)
     done: bool = False
+    latch_open_ms: int | None = None
 
 
 @dataclass(eq=False)
@@ -160,9 +175,13 @@ class DLedgerLeaderElector:
 
     def on_tick(self, now_ms: int, out: OutputBuilder) -> None:
         self.check_take_leadership_wait(now_ms, out)
-        if self.heart_beat_round is not None:
-            if now_ms >= self.heart_beat_round.deadline_ms:
-                self.finish_heart_beat_round(self.heart_beat_round, now_ms, out)
+        rnd = self.heart_beat_round
+        if rnd is not None:
+            if now_ms >= rnd.deadline_ms:
+                if rnd.latch_open_ms is None:
+                    self.open_heart_beat_latch(rnd, now_ms)  # the latch timed out; 0.3.2's 10 ms sleep follows
+                if now_ms >= rnd.deadline_ms:
+                    self.finish_heart_beat_round(rnd, now_ms, out)
             return
         if self.vote_round is not None:
             if now_ms >= self.vote_round.deadline_ms:
@@ -196,14 +215,21 @@ class DLedgerLeaderElector:
             self.send_heartbeats(ms.curr_term, ms.leader_id or ms.self_id, now_ms, out)
 
     def send_heartbeats(self, term: int, leader_id: str, now_ms: int, out: OutputBuilder) -> None:
-        ms = self.member_state
-        rnd = HeartBeatRound(term, leader_id, now_ms + self.config.heart_beat_time_interval_ms)
+        ms, cfg = self.member_state, self.config
+        grace = VOTE_RESULT_WAIT_TIME_MS if cfg.step_down_on_bigger_term else 0
+        rnd = HeartBeatRound(term, leader_id, now_ms + cfg.heart_beat_time_interval_ms - grace)
         self.heart_beat_round = rnd
         for peer in ms.other_peer_ids():
             req = HeartBeatRequest(group=ms.group, local_id=ms.self_id, remote_id=peer, leader_id=leader_id, term=term)
             self.rpc.request(out, peer, req, self._heart_beat_continuation(rnd, peer))
-        if not rnd.done and rnd.tally.should_release(ms.peer_size):
-            self.finish_heart_beat_round(rnd, now_ms, out)
+        if not rnd.done and rnd.latch_open_ms is None and rnd.tally.should_release(ms.peer_size):
+            self.open_heart_beat_latch(rnd, now_ms)
+
+    def open_heart_beat_latch(self, rnd: HeartBeatRound, now_ms: int) -> None:
+        """The latch opened (or timed out): 0.3.1.2 judges at once (the next tick, this millisecond);
+        0.3.2 first sleeps 10 ms, during which answers still count."""
+        rnd.latch_open_ms = now_ms
+        rnd.deadline_ms = now_ms + (VOTE_RESULT_WAIT_TIME_MS if self.config.step_down_on_bigger_term else 0)
 
     def _heart_beat_continuation(self, rnd: HeartBeatRound, peer: str):
         def on_response(resp: HeartBeatResponse | None, now_ms: int, out: OutputBuilder) -> None:
@@ -214,8 +240,8 @@ class DLedgerLeaderElector:
             if rnd.done:
                 return
             rnd.tally.add(code, -1 if resp is None else resp.term)
-            if rnd.tally.should_release(self.member_state.peer_size):
-                self.finish_heart_beat_round(rnd, now_ms, out)
+            if rnd.latch_open_ms is None and rnd.tally.should_release(self.member_state.peer_size):
+                self.open_heart_beat_latch(rnd, now_ms)
         return on_response
 
     def finish_heart_beat_round(self, rnd: HeartBeatRound, now_ms: int, out: OutputBuilder) -> None:
@@ -297,7 +323,7 @@ class DLedgerLeaderElector:
                 return
             rnd.tally.add(resp)
             if rnd.tally.should_release(self.member_state.peer_size):
-                self.finish_vote_round(rnd, now_ms, out)
+                rnd.deadline_ms = min(rnd.deadline_ms, now_ms)  # the latch opened: judged at the next tick
         return on_response
 
     def finish_vote_round(self, rnd: VoteRound, now_ms: int, out: OutputBuilder) -> None:

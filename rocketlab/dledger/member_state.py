@@ -8,8 +8,13 @@ Theory of operation
   jumps to it (or adds one). This is how DLedger adopts a higher term.
 * Durability: ``currTerm`` and ``voteLeader`` live in the properties file ``currterm`` in the member's
   store directory, written by :meth:`next_term` and :meth:`set_curr_vote_for` only, *before* they return
-  (so before any message that depends on them leaves). Write protocol: ``currterm.tmp`` + fsync, the old
-  content to ``currterm.bak``, atomic rename over ``currterm``, fsync of the directory.
+  (so before any message that depends on them leaves). Write protocol as Java's ``IOUtils.string2File``
+  (DLedger 0.3.x): ``currterm.tmp``, the old content copied to ``currterm.bak``, ``currterm`` deleted,
+  ``.tmp`` renamed to ``currterm``, and never an fsync. So a power loss can lose a vote: the simulated
+  power loss (:meth:`lose_unsynced`) models the kernel's writeback - what was written in the last
+  :data:`DIRTY_EXPIRE_MS` (Linux's ``dirty_expire_centisecs``, 30 s) is lost and the file holds the newest
+  older content, or is gone. The ``raft`` profile's ``durable_currterm`` writes ``.tmp`` with fsync and
+  renames it over ``currterm`` atomically, then fsyncs the directory (Raft's persistent state).
 * ``ledger_end_index``/``ledger_end_term`` are copies pushed in by the store after every append,
   truncate and recovery, so elections read them without touching the store.
 
@@ -26,6 +31,9 @@ from rocketlab.dledger.config import DLedgerConfig, parse_properties
 from rocketlab.dledger.protocol import DLedgerResponseCode, check
 from rocketlab.errors import ConfigError, StoreError
 
+DIRTY_EXPIRE_MS = 30_000
+"""Linux's default ``vm.dirty_expire_centisecs``: dirty page-cache data older than this has been written
+back; younger data dies with a power loss (the model of an un-fsynced ``currterm`` write)."""
 TERM_PERSIST_FILE = "currterm"
 TERM_PERSIST_KEY_TERM = "currTerm"
 TERM_PERSIST_KEY_VOTE_FOR = "voteLeader"
@@ -66,6 +74,11 @@ class MemberState:
         self.peers_live_table: dict[str, bool] = {}
         self.transferee: str | None = None
         self.term_to_take_leadership = -1
+        self.clock_ms = 0
+        """The time of the input being handled (the server sets it): when an un-fsynced write happened."""
+        self.on_disk: bytes | None = None
+        """``currterm`` as written back to disk (at start: what was there), for :meth:`lose_unsynced`."""
+        self.unsynced_writes: list[tuple[int, bytes]] = []
         self.load_term()
 
     # ------------------------------------------------------------------ persistence
@@ -79,7 +92,8 @@ class MemberState:
         if path is None or not path.exists():
             return
         try:
-            props = parse_properties(path.read_text(encoding="utf-8"), source=str(path))
+            self.on_disk = path.read_bytes()
+            props = parse_properties(self.on_disk.decode("utf-8"), source=str(path))
         except (OSError, UnicodeDecodeError, ConfigError) as e:
             raise StoreError(f"{path}: unreadable term file: {e}") from e
         try:
@@ -92,13 +106,42 @@ class MemberState:
         self.curr_vote_for = props.get(TERM_PERSIST_KEY_VOTE_FOR) or None
 
     def persist_term(self) -> None:
-        """Write term and vote durably (tmp + fsync + .bak + rename + directory fsync)."""
+        """Write term and vote: as Java (no fsync), or durably with ``durable_currterm``."""
         path = self.term_file
         if path is None:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         text = f"{TERM_PERSIST_KEY_TERM}={self.curr_term}\n{TERM_PERSIST_KEY_VOTE_FOR}={self.curr_vote_for or ''}\n"
-        write_file_durably(path, text.encode("utf-8"), fsync=self.fsync)
+        data = text.encode("utf-8")
+        if self.config.durable_currterm:
+            write_file_durably(path, data, fsync=self.fsync)
+            return
+        write_file_like_java(path, data)
+        self.unsynced_writes.append((self.clock_ms, data))
+        self._write_back(self.clock_ms)
+
+    def _write_back(self, now_ms: int) -> None:
+        """Writes older than DIRTY_EXPIRE_MS have reached the disk."""
+        while self.unsynced_writes and self.unsynced_writes[0][0] <= now_ms - DIRTY_EXPIRE_MS:
+            self.on_disk = self.unsynced_writes.pop(0)[1]
+
+    def lose_unsynced(self, now_ms: int) -> bool:
+        """A power loss at ``now_ms``: ``currterm`` falls back to what the kernel had written back (see the
+        module docstring); returns True if a term or vote was lost. Durable writes lose nothing."""
+        path = self.term_file
+        if path is None or self.config.durable_currterm:
+            return False
+        self._write_back(now_ms)
+        lost = bool(self.unsynced_writes)
+        self.unsynced_writes.clear()
+        if lost:
+            for leftover in (path.with_name(path.name + ".tmp"),):
+                leftover.unlink(missing_ok=True)
+            if self.on_disk is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(self.on_disk)
+        return lost
 
     # ------------------------------------------------------------------ queries
     @property
@@ -144,7 +187,7 @@ class MemberState:
         self.leader_id = self.self_id
         self.peers_live_table.clear()
 
-    def change_to_follower(self, term: int, leader_id: str) -> None:
+    def change_to_follower(self, term: int, leader_id: str | None) -> None:
         check(self.curr_term == term, DLedgerResponseCode.ILLEGAL_MEMBER_STATE, f"{self.curr_term} != {term}")
         self.role = Role.FOLLOWER
         self.leader_id = leader_id
@@ -160,6 +203,16 @@ class MemberState:
         self.leader_id = None
         self.transferee = None
 
+    def adopt_term(self, term: int) -> None:
+        """Raft (the ``raft`` profile's ``raft_election``): a bigger term seen in any message becomes the
+        current term at once and the vote is cleared, persisted before anything else happens. DLedger
+        never does this: it only remembers the term in ``known_max_term_in_group``."""
+        check(term > self.curr_term, DLedgerResponseCode.ILLEGAL_MEMBER_STATE, f"adopt {term} <= {self.curr_term}")
+        self.curr_term = term
+        self.curr_vote_for = None
+        self.known_max_term_in_group = max(self.known_max_term_in_group, term)
+        self.persist_term()
+
     def set_curr_vote_for(self, vote_for: str | None) -> None:
         """Record the vote durably before anything else happens."""
         self.curr_vote_for = vote_for
@@ -172,6 +225,18 @@ class MemberState:
     def update_ledger_index_and_term(self, index: int, term: int) -> None:
         self.ledger_end_index = index
         self.ledger_end_term = term
+
+
+def write_file_like_java(path: Path, data: bytes) -> None:
+    """IOUtils.string2File (DLedger 0.3.x): ``path.tmp``, old content to ``path.bak``, delete ``path``,
+    rename ``.tmp`` to ``path``; no fsync anywhere (a crash between delete and rename leaves no file)."""
+    tmp = path.with_name(path.name + ".tmp")
+    bak = path.with_name(path.name + ".bak")
+    tmp.write_bytes(data)
+    if path.exists():
+        bak.write_bytes(path.read_bytes())
+    path.unlink(missing_ok=True)
+    os.rename(tmp, path)
 
 
 def write_file_durably(path: Path, data: bytes, fsync: bool = True) -> None:

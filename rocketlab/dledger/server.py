@@ -56,6 +56,7 @@ from rocketlab.dledger.protocol import (
     VoteResponse,
     check,
 )
+from rocketlab.dledger.raft_elector import RaftLeaderElector
 from rocketlab.dledger.rpc import DLedgerRpcService, Responder, reply_to
 from rocketlab.dledger.store import DLedgerMemoryStore, DLedgerMmapFileStore, DLedgerStore
 from rocketlab.errors import ConfigError, LocalProtocolError, RemoteProtocolError
@@ -92,10 +93,12 @@ class DLedgerServer(BaseCore):
                                     else DLedgerMemoryStore(config, self.member_state))
         self.store.startup()
         self.rpc = DLedgerRpcService(config.rpc_timeout_ms)
-        self.elector = DLedgerLeaderElector(config, self.member_state, self.rpc, rng)
+        elector = RaftLeaderElector if config.raft_election else DLedgerLeaderElector
+        self.elector = elector(config, self.member_state, self.rpc, rng)
         self.pusher = DLedgerEntryPusher(config, self.member_state, self.store, self.rpc)
         self.elector.role_listeners.append(self._on_role_change)
         self.next_check_preferred_ms: int | None = None
+        self.last_input_ms = 0
         self.started = False
         self.stopped = False
         self.failed: Exception | None = None
@@ -171,10 +174,10 @@ class DLedgerServer(BaseCore):
                 self.next_check_preferred_ms = now_ms + self.config.check_preferred_leader_interval_ms
             return self.finish_input(self._tick(now_ms, out), now_ms)
 
-        return self._guarded(start)
+        return self._guarded(start, now_ms)
 
     def on_tick(self, now_ms: int) -> Output:
-        return self._guarded(lambda: self.finish_input(self._tick(now_ms, OutputBuilder()), now_ms))
+        return self._guarded(lambda: self.finish_input(self._tick(now_ms, OutputBuilder()), now_ms), now_ms)
 
     def _tick(self, now_ms: int, out: OutputBuilder) -> OutputBuilder:
         self.store.on_tick(now_ms)
@@ -209,7 +212,7 @@ class DLedgerServer(BaseCore):
                 respond(self.error_response(msg, e.code), out)
             return self.finish_input(out, now_ms)
 
-        return self._guarded(handle)
+        return self._guarded(handle, now_ms)
 
     def on_reply(self, src: str, request_id: int, msg: Any | None, now_ms: int) -> Output:
         def handle() -> Output:
@@ -217,7 +220,7 @@ class DLedgerServer(BaseCore):
             self.rpc.on_reply(src, request_id, msg, now_ms, out)
             return self.finish_input(out, now_ms)
 
-        return self._guarded(handle)
+        return self._guarded(handle, now_ms)
 
     def on_stop(self) -> None:
         """Clean shutdown (DLedgerServer.shutdown): flush, write the checkpoint, release files."""
@@ -236,6 +239,7 @@ class DLedgerServer(BaseCore):
             self.stopped = True
             if lose_unflushed:
                 self.store.lose_unflushed()
+                self.member_state.lose_unsynced(self.last_input_ms)
             self.store.close()
 
     def _check_alive(self) -> None:
@@ -244,10 +248,12 @@ class DLedgerServer(BaseCore):
         if self.stopped:
             raise LocalProtocolError(f"{self.node_id}: input after on_stop/shutdown")
 
-    def _guarded(self, fn: Callable[[], Any]) -> Any:
+    def _guarded(self, fn: Callable[[], Any], now_ms: int) -> Any:
         """Run one input; an unexpected exception (a bug, a broken disk) puts the core in an error state
         that refuses further input, since its state may be half-updated."""
         self._check_alive()
+        self.member_state.clock_ms = now_ms
+        self.last_input_ms = now_ms
         try:
             return fn()
         except (LocalProtocolError, RemoteProtocolError):
@@ -279,6 +285,8 @@ class DLedgerServer(BaseCore):
         respond(self.elector.handle_heart_beat(request, now_ms, out), out)
 
     def handle_push(self, request: PushEntryRequest, respond: Responder, now_ms: int, out: OutputBuilder) -> None:
+        if isinstance(self.elector, RaftLeaderElector):  # Raft: an append from the leader counts as a heartbeat
+            self.elector.observe_leader(request.term, request.leader_id, now_ms, out)
         self.pusher.entry_handler.handle_push(request, respond, now_ms, out)
 
     def handle_get(self, request: GetEntriesRequest, respond: Responder, now_ms: int, out: OutputBuilder) -> None:
@@ -343,7 +351,7 @@ class DLedgerServer(BaseCore):
                 future.add_done_callback(callback, out)
             return future, self.finish_input(out, now_ms)
 
-        return self._guarded(handle)
+        return self._guarded(handle, now_ms)
 
     # ------------------------------------------------------------------ leadership transfer
     def handle_leadership_transfer(self, request: LeadershipTransferRequest, respond: Responder, now_ms: int,
@@ -379,7 +387,7 @@ class DLedgerServer(BaseCore):
                 pass  # refused (not leader, unknown member, lagging transferee): nothing happens
             return self.finish_input(out, now_ms)
 
-        return self._guarded(handle)
+        return self._guarded(handle, now_ms)
 
     def check_preferred_leader(self, now_ms: int, out: OutputBuilder) -> None:
         """0.2.3+: a leader not in preferredLeaderIds hands over to the live preferred member lagging least."""

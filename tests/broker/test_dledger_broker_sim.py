@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest
+from rocketlab.dledger.config import DEFAULT_PROFILE
 from rocketlab.sim import Cluster
 from rocketlab.store import Message
 
@@ -20,7 +21,7 @@ FAST = {"heart_beat_time_interval_ms": 200, "max_vote_interval_ms": 300, "min_vo
         "vote_round_wait_base_ms": 200, "max_wait_ack_time_ms": 1000, "dispatcher_error_backoff_ms": 50}
 
 
-def _group(tmp_path, seed=1, profile="raft", **kwargs):
+def _group(tmp_path, seed=1, profile=DEFAULT_PROFILE, **kwargs):
     c = Cluster.dledger_brokers(3, seed=seed, profile=profile, data_dir=tmp_path, dledger=FAST,
                                 latency="uniform:1:3", **kwargs)
     assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000), f"no master (seed {seed})"

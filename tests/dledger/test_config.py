@@ -35,7 +35,8 @@ def test_defaults_are_dledger_0_3_1_2():
 def test_the_default_profile_is_dledger_0_3_1_2_as_rocketmq_ships_it():
     c = DLedgerConfig()
     assert c.profile == "dledger-0.3.1.2" == DEFAULT_PROFILE
-    assert all(getattr(c, name) is False for name in PROFILE_SWITCHES)
+    on = {name for name in PROFILE_SWITCHES if getattr(c, name)}
+    assert on == {"bounded_push_queue"}  # 0.3.1.1's #282 queue fix is in 0.3.1.2, nothing else
 
 
 def test_rocketmq_4_9_5_is_an_alias_of_dledger_0_3_1_2():
@@ -43,11 +44,11 @@ def test_rocketmq_4_9_5_is_an_alias_of_dledger_0_3_1_2():
     assert c.profile == "dledger-0.3.1.2" and c == DLedgerConfig()
 
 
-def test_raft_sets_every_switch_and_0_3_2_only_its_two_fixes():
+def test_raft_sets_every_switch_and_0_3_2_its_two_fixes_without_0_3_1_2s_queue():
     assert all(getattr(DLedgerConfig(profile="raft"), name) is True for name in PROFILE_SWITCHES)
     c = DLedgerConfig(profile="dledger-0.3.2")
-    assert (c.step_down_on_bigger_term, c.remove_stuck_buffered_push) == (True, True)
-    assert (c.commit_only_current_term, c.append_noop_on_leadership) == (False, False)
+    on = {name for name in PROFILE_SWITCHES if getattr(c, name)}
+    assert on == {"step_down_on_bigger_term", "remove_stuck_buffered_push"}  # #247, #251; not #282
 
 
 def test_an_unknown_profile_lists_the_known_ones():

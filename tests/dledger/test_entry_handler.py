@@ -129,10 +129,13 @@ def test_malformed_pushes_are_unexpected_argument(type_, kwargs):
     assert f.code(f.push(type_, None, **kwargs)) is Code.UNEXPECTED_ARGUMENT
 
 
-def test_not_a_follower_answers_not_follower_to_compare_and_keeps_appends():
-    f = Follower()
+@pytest.mark.parametrize(("profile", "compare_code"), [("dledger-0.3.1.2", Code.NOT_FOLLOWER), ("dledger-0.3.2", None)])
+def test_not_a_follower_drains_compare_only_with_0_3_1_2s_queue_and_keeps_appends(profile, compare_code):
+    """#282 (0.3.1.1/0.3.1.2): a member that is no longer a follower answers queued COMPAREs NOT_FOLLOWER;
+    0.3.2 keeps them queued (its RPC thread blocks on the queue instead)."""
+    f = Follower(profile=profile)
     f.core.elector.change_role_to_candidate(2, 0, OutputBuilder())
-    assert f.code(f.push(PushType.COMPARE, LOG[0])) is Code.NOT_FOLLOWER
+    assert f.code(f.push(PushType.COMPARE, LOG[0])) is compare_code
     buffered = f.push(PushType.APPEND, LOG[0])
     assert f.code(buffered) is None and 0 in f.core.pusher.entry_handler.write_request_map
 

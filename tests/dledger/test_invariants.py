@@ -65,6 +65,16 @@ def test_commit_index_monotone_resets_on_restart():
     assert found and "from 5 to 2" in found[0].detail
 
 
+def test_commit_index_may_fall_to_a_truncation_point_as_javas_cap_does():
+    events = [{"node": "n1", "kind": "commit", "index": 7, "pos": 0},
+              {"node": "n1", "kind": "truncate", "index": 7},  # entries 7.. cut: end is 6
+              {"node": "n1", "kind": "commit", "index": 6, "pos": 0}]
+    assert commit_index_monotone(events) == []
+    found = commit_index_monotone(events[:1] + [{"node": "n1", "kind": "commit", "index": 5, "pos": 0}])
+    assert found and "from 7 to 5" in found[0].detail
+    assert commit_index_monotone(events + [{"node": "n1", "kind": "commit", "index": 5, "pos": 0}])
+
+
 def test_log_matching_catches_divergent_prefixes():
     a = FakeMember([(1, b"x"), (1, b"y"), (2, b"z")])
     b = FakeMember([(1, b"x"), (1, b"Y"), (2, b"z")])

@@ -8,8 +8,11 @@ default and a sweep of 100+ seeds with ``ROCKETLAB_FULL=1`` (``-m slow``); every
 (``rocketlab sim dledger-... --seed N`` replays the named scenarios).
 
 Timers: MIT's tests assume election timeouts of a few hundred ms; ``SHORT_TIMERS`` shrinks DLedger's
-20x (heartbeat 100 ms, a follower gives up after 3 x 100 ms). The election and re-election tests also
-run with DLedger's own defaults (heartbeat 2 s: failover takes 3 missed heartbeats plus a vote).
+20x (heartbeat 100 ms, a follower gives up after 3 x 100 ms). The election tests (3A) are about
+DLedger's elector, so they run under the default profile (``dledger-0.3.1.2``; the ``raft`` profile
+elects by Raft's rules instead), also with DLedger's own defaults (heartbeat 2 s: failover takes 3 missed
+heartbeats plus a vote). The log tests (3B, 3C) run under ``raft``, whose commit rule lets the checker
+demand that committed entries never change.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from rocketlab.dledger.config import DEFAULT_PROFILE
 from rocketlab.dledger.invariants import DLedgerChecker
 from rocketlab.dledger.protocol import DLedgerResponseCode
 from rocketlab.errors import ConfigError, InvariantViolation
@@ -115,7 +119,7 @@ def seeds(default: range = SEEDS) -> Any:
 
 # ================================================================== 3A: election
 def initial_election(seed: int, defaults: bool) -> None:
-    c = make(3, seed, None, defaults=defaults)
+    c = make(3, seed, None, defaults=defaults, profile=DEFAULT_PROFILE)
     leader = wait_settled(c, timeout_ms=10_000 if defaults else 5000)
     term = terms_agree(c)
     assert term >= 1, why(c, "the first term is 0")
@@ -137,7 +141,9 @@ def test_initial_election_sweep(seed):
 
 
 def re_election(seed: int, defaults: bool) -> None:
-    c = make(3, seed, None, defaults=defaults)
+    """DLedger's leader steps down once it misses a quorum of heartbeat answers (maxHeartBeatLeak), so
+    after a cut-off no member at all leads; a Raft leader would go on believing it leads."""
+    c = make(3, seed, None, defaults=defaults, profile=DEFAULT_PROFILE)
     timeout = 3 * c.node("n0").config.heart_beat_time_interval_ms  # a follower's patience
     leader1 = wait_settled(c)
     others = [n for n in c.node_ids if n != leader1]
@@ -176,7 +182,7 @@ def test_failover_after_a_leader_crash_takes_three_missed_heartbeats_and_a_vote(
     """DLedger's defaults: a follower gives up 3 x 2 s after the last heartbeat it got (the crash falls
     somewhere inside a 2 s heartbeat interval), then a vote round, maybe a 0.3-1 s pause and another:
     RocketMQ's docs say about 10 s."""
-    c = make(3, seed, tmp_path, defaults=True)
+    c = make(3, seed, tmp_path, defaults=True, profile=DEFAULT_PROFILE)
     report = run_election(c)
     assert 4000 <= report["failover_ms"] <= 12_000, why(c, f"failover took {report['failover_ms']} ms")
     last_beat = max(e["t"] for e in c.events if e["kind"] == "heartbeat" and e["node"] == report["first_leader"]

@@ -189,14 +189,22 @@ def test_rebased_follower_log_survives_restart(tmp_path: Path):
     assert again.get(9) == log[9] and again.get(10) == log[10]
 
 
-def test_truncate_zeroes_cut_bytes_so_restart_cannot_resurrect_them(tmp_path: Path):
+@pytest.mark.parametrize(("profile", "end_after_restart"), [("dledger-0.3.1.2", 7), ("dledger-0.3.2", 7), ("raft", 3)])
+def test_truncate_moves_the_write_position_and_java_recovery_reads_stale_entries_back(
+        tmp_path: Path, profile: str, end_after_restart: int):
+    """Java's truncateOffset only moves the write positions: the cut entries stay on disk, and a restart's
+    recovery, which walks data and index until the first mismatch, reads them back. The ``raft``
+    profile's store zeroes the cut bytes, so they stay cut."""
     log = leader_log(8)
-    store = follower_with(tmp_path, log)
+    store = follower_with(tmp_path, log, profile=profile)
     store.truncate(log[3], 5, "n1")
+    assert store.ledger_end_index == 3
+    stale = data_file(tmp_path, 0).read_bytes()[log[4].pos:log[4].pos + 4]
+    assert (stale == bytes(4)) is (profile == "raft")
     store.close()
-    assert reopen(tmp_path).ledger_end_index == 3
-    size = os.path.getsize(data_file(tmp_path, 0))
-    assert size == FILE
+    again = reopen(tmp_path, profile=profile)
+    assert again.ledger_end_index == end_after_restart
+    assert os.path.getsize(data_file(tmp_path, 0)) == FILE
 
 
 def test_power_loss_forgets_what_was_not_flushed(tmp_path: Path):

@@ -137,8 +137,8 @@ def test_append_as_follower_checks_index_term_leader_and_pos(path):
         store.append_as_follower(log[2], 3, "n1")
 
 
-def follower_with(path: Path | None, entries: list[DLedgerEntry], term: int = 5) -> DLedgerStore:
-    store = open_store(path, role="follower", term=term, leader="n1")
+def follower_with(path: Path | None, entries: list[DLedgerEntry], term: int = 5, **overrides) -> DLedgerStore:
+    store = open_store(path, role="follower", term=term, leader="n1", **overrides)
     for e in entries:
         store.append_as_follower(e, term, "n1")
     return store

@@ -126,19 +126,22 @@ class DLedgerStore(abc.ABC):
         check(ms.transferee is None, DLedgerResponseCode.LEADER_TRANSFERRING, f"transferee={ms.transferee}")
 
     def update_committed_index(self, term: int, new_committed_index: int) -> None:
-        """Models updateCommittedIndex (0.3.x): monotone, capped at the ledger end, no current-term check."""
+        """Models updateCommittedIndex (0.3.x): ignored for an older term, an unchanged, smaller or
+        below-begin index; otherwise capped at the ledger end. Not monotone: when a truncation has cut the
+        log below the committed index (only possible once a committed entry is lost, Raft's Figure 8),
+        the cap *lowers* the committed index, as Java's does."""
         if (new_committed_index == -1 or self.ledger_end_index == -1 or term < self.member_state.curr_term
                 or new_committed_index == self.committed_index):
             return
         if new_committed_index < self.committed_index or new_committed_index < self.ledger_begin_index:
             return
         new_committed_index = min(new_committed_index, self.ledger_end_index)
-        if new_committed_index <= self.committed_index:
-            return
         pos, size = self.get_entry_pos_and_size(new_committed_index)
+        changed = new_committed_index != self.committed_index
         self.committed_index = new_committed_index
         self.committed_pos = pos + size
-        self.trace("commit", index=self.committed_index, pos=self.committed_pos)
+        if changed:
+            self.trace("commit", index=self.committed_index, pos=self.committed_pos)
 
     def trace(self, kind: str, **fields: Any) -> None:
         """Record a trace event; ``append``/``truncate`` also bump :attr:`version` (the log changed)."""

@@ -102,14 +102,18 @@ class MmapFile:
 class MmapFileList:
     """Models MmapFileList, DLedger 0.3.1.2.
 
-    Simplified: no multi-path variant, no reference counting or warm-up; ``truncate_offset`` also zeroes
-    the cut bytes that had been written (Java leaves them, so a restart could scan them again).
+    Simplified: no multi-path variant, no reference counting or warm-up. ``truncate_offset`` moves the
+    write position and leaves the cut bytes where they are, as Java does (a restart's recovery may scan
+    them again); with ``zero_on_truncate`` (the ``raft`` profile's ``truncate_zeroes_bytes``) it also
+    zeroes them.
     """
 
-    def __init__(self, store_path: Path, mapped_file_size: int, fsync: bool = True) -> None:
+    def __init__(self, store_path: Path, mapped_file_size: int, fsync: bool = True,
+                 zero_on_truncate: bool = False) -> None:
         self.store_path = Path(store_path)
         self.mapped_file_size = mapped_file_size
         self.fsync = fsync
+        self.zero_on_truncate = zero_on_truncate
         self.mapped_files: list[MmapFile] = []
 
     # ------------------------------------------------------------------ loading
@@ -235,7 +239,8 @@ class MmapFileList:
             if tail > offset:
                 if offset >= f.file_from_offset:
                     cut = offset - f.file_from_offset
-                    f.zero(cut, f.wrote_position)
+                    if self.zero_on_truncate:
+                        f.zero(cut, f.wrote_position)
                     f.wrote_position = cut
                     f.flushed_position = min(f.flushed_position, cut)
                 else:

@@ -48,20 +48,26 @@ class DLedgerMmapFileStore(DLedgerStore):
     """Models DLedgerMmapFileStore, DLedger 0.3.1.2.
 
     Simplified: no CleanSpaceService (no time- or space-based deletion, never disk-full), no multi-path
-    data dirs, no 4 MiB thread-local buffer limit. Differences, each safer than Java and documented:
-    ``append_as_follower`` checks the position *before* writing; ``truncate`` zeroes the cut bytes;
-    recovery also finds the first entry of a re-based first file (Java would drop such a log) and raises
-    :class:`~rocketlab.errors.StoreError` where Java calls ``System.exit(-1)``.
+    data dirs, no 4 MiB thread-local buffer limit. As Java: ``truncate`` only moves the write positions
+    (the cut entries stay on disk and a restart's recovery may read them back) and recovery accepts magic 1
+    only; the ``raft`` profile zeroes cut bytes (``truncate_zeroes_bytes``) and recovers its magic-2 NOOP
+    entries (``recover_noop_entries``). Differences, each safer than Java and documented:
+    ``append_as_follower`` checks the position *before* writing; recovery also finds the first entry of a
+    re-based first file (Java would drop such a log), refuses a log whose next entry is a well-formed
+    magic-2 NOOP when the profile does not recover them (Java would cut there and lose every later entry:
+    the log was written under ``raft``), and raises :class:`~rocketlab.errors.StoreError` where Java calls
+    ``System.exit(-1)``.
     """
 
     def __init__(self, config: DLedgerConfig, member_state: MemberState, store_dir: Path) -> None:
         super().__init__(member_state)
         self.config = config
         self.store_dir = Path(store_dir)
-        fsync = config.fsync_policy != "never"
-        self.data_file_list = MmapFileList(self.store_dir / "data", config.mapped_file_size_for_entry_data, fsync)
+        fsync, zero = config.fsync_policy != "never", bool(config.truncate_zeroes_bytes)
+        self.data_file_list = MmapFileList(self.store_dir / "data", config.mapped_file_size_for_entry_data, fsync,
+                                           zero)
         self.index_file_list = MmapFileList(self.store_dir / "index", config.mapped_file_size_for_entry_index,
-                                            fsync)
+                                            fsync, zero)
         self.recovery_report: RecoveryReport | None = None
         self.last_flush_ms = 0
         self.last_check_point_ms = 0

@@ -29,7 +29,8 @@ from rocketlab.dledger.entry import (
     BODY_OFFSET,
     HEADER_SIZE,
     INDEX_UNIT_SIZE,
-    VALID_MAGICS,
+    MAGIC_1,
+    MAGIC_NOOP,
 )
 from rocketlab.dledger.entry_coder import decode_header, decode_index, encode_index
 from rocketlab.dledger.store.mmap_file_list import MmapFile, MmapFileList
@@ -69,15 +70,16 @@ class RecoveryReport:
 def recover(store: DLedgerMmapFileStore) -> RecoveryReport:
     """Recover ``store`` in place (see the module docstring) and return the report."""
     data, index = store.data_file_list, store.index_file_list
+    magics = (MAGIC_1, MAGIC_NOOP) if store.config.recover_noop_entries else (MAGIC_1,)
     report = RecoveryReport()
     if not data.mapped_files:
         _cut(index, 0)
         store.ledger_begin_index = store.ledger_end_index = store.ledger_end_term = -1
         store.update_ledger_end_index_and_term()
         return report
-    start, rel = _starting_point(data, index)
+    start, rel = _starting_point(data, index, magics)
     report.start_file = data.mapped_files[start].path.name
-    _scan(data, index, start, rel, report)
+    _scan(data, index, start, rel, report, magics, store.config.profile)
     last_file = data.mapped_files[-1]
     if last_file.file_from_offset - report.process_offset > data.mapped_file_size:
         raise StoreError(f"{data.store_path}: recovery would cut {last_file.file_from_offset - report.process_offset}"
@@ -102,21 +104,22 @@ def recover(store: DLedgerMmapFileStore) -> RecoveryReport:
 
 
 def _cut(files: MmapFileList, offset: int) -> None:
-    """Set write positions for ``offset``, zero the cut tail of its file, drop later files."""
+    """Set write positions for ``offset``, drop later files (and, with ``zero_on_truncate``, zero the cut
+    tail of its file)."""
     files.update_where_position(offset)
     holder = files.find_file(offset)
-    if holder is not None and offset < holder.file_from_offset + holder.file_size:
+    if files.zero_on_truncate and holder is not None and offset < holder.file_from_offset + holder.file_size:
         holder.zero_tail(offset - holder.file_from_offset)
     files.truncate_offset(offset)
 
 
-def _starting_point(data: MmapFileList, index: MmapFileList) -> tuple[int, int]:
+def _starting_point(data: MmapFileList, index: MmapFileList, magics: tuple[int, ...]) -> tuple[int, int]:
     """(file number, offset in it) to scan from: step 3, plus the re-based first file."""
     files = data.mapped_files
     start = max(len(files) - 3, 0)
     for i in range(start, -1, -1):
         rel = _first_entry_offset(files[i]) if i == 0 else 0
-        if rel is not None and _first_entry_ok(data, index, files[i], rel) is None:
+        if rel is not None and _first_entry_ok(data, index, files[i], rel, magics) is None:
             files[i].start_position = rel
             return i, rel
     return 0, 0
@@ -137,12 +140,13 @@ def _first_entry_offset(f: MmapFile, chunk: int = 65536) -> int | None:
     return None
 
 
-def _first_entry_ok(data: MmapFileList, index: MmapFileList, f: MmapFile, rel: int) -> str | None:
+def _first_entry_ok(data: MmapFileList, index: MmapFileList, f: MmapFile, rel: int,
+                    magics: tuple[int, ...]) -> str | None:
     head = data.read_raw(f, rel, BODY_OFFSET)
     if len(head) < BODY_OFFSET:
         return "no room for a header"
     magic, size, entry_index, term, pos, body_size = decode_header(head)
-    if magic == BLANK_MAGIC_CODE or magic not in VALID_MAGICS:
+    if magic == BLANK_MAGIC_CODE or magic not in magics:
         return f"unknown magic={magic}"
     if size <= HEADER_SIZE:
         return f"size {size} should be > {HEADER_SIZE}"
@@ -164,14 +168,15 @@ def _index_disagrees(index: MmapFileList, magic: int, size: int, entry_index: in
     return None
 
 
-def _check_entry(head: bytes, absolute: int, last_index: int, last_term: int) -> str | None:
+def _check_entry(head: bytes, absolute: int, last_index: int, last_term: int,
+                 magics: tuple[int, ...] = (MAGIC_1, MAGIC_NOOP)) -> str | None:
     """The per-entry checks of step 4, in Java's order; returns what failed, or None."""
     magic, size, entry_index, term, pos, body_size = decode_header(head)
     if pos != absolute:
         return f"entry at {absolute}: pos {pos} != {absolute}"
     if body_size + BODY_OFFSET != size:
         return f"entry at {absolute}: size {size} != bodySize {body_size} + {BODY_OFFSET}"
-    if magic not in VALID_MAGICS:
+    if magic not in magics:
         return f"entry at {absolute}: unknown magic {magic}"
     if last_index != -1 and entry_index != last_index + 1:
         return f"entry at {absolute}: index {entry_index} != {last_index} + 1"
@@ -182,7 +187,8 @@ def _check_entry(head: bytes, absolute: int, last_index: int, last_term: int) ->
     return None
 
 
-def _scan(data: MmapFileList, index: MmapFileList, start: int, rel: int, report: RecoveryReport) -> None:
+def _scan(data: MmapFileList, index: MmapFileList, start: int, rel: int, report: RecoveryReport,
+          magics: tuple[int, ...], profile: str) -> None:
     """Step 4: walk the entries, verify or rewrite index slots, stop at the first bad byte."""
     files = data.mapped_files
     k, f = start, files[start]
@@ -205,7 +211,13 @@ def _scan(data: MmapFileList, index: MmapFileList, start: int, rel: int, report:
         magic, size, entry_index, term, pos, _ = decode_header(head)
         if magic == 0 and size == 0:
             return
-        problem = _check_entry(head, absolute, report.end_index, report.end_term)
+        problem = _check_entry(head, absolute, report.end_index, report.end_term, magics)
+        if (problem is not None and magic == MAGIC_NOOP and MAGIC_NOOP not in magics
+                and _check_entry(head, absolute, report.end_index, report.end_term) is None):
+            raise StoreError(f"{data.store_path}: the entry at {absolute} (index {entry_index}, term {term}) is a "
+                             f"magic-2 NOOP, which only the raft profile writes; profile {profile} recovers "
+                             f"magic 1 only and would cut the log there, losing it and every later entry. "
+                             f"Open this directory with profile=raft (no data was cut)")
         if problem is None and rel + size > f.file_size:
             problem = f"entry at {absolute}: size {size} runs past the end of file {f.path.name}"
         if problem is not None:
