@@ -6,6 +6,8 @@
   the DLedger profiles an entry committed by counting replicas is overwritten later;
 * ``dledger-247``      - issue #247 / #325: a follower with a bigger term never rejoins under
   ``dledger-0.3.1.2``;
+* ``dledger-251``      - issue #251: a follower that lost acknowledged entries answers REPEATED_PUSH
+  forever under ``dledger-0.3.1.2``;
 * ``dledger-churn``    - random crashes, restarts and partitions under client load (MIT churn).
 
 Every scenario checks all the DLedger invariants after every event - *committed entries never change*
@@ -37,7 +39,14 @@ from rocketlab.scenarios.dledger_group import (
     violated,
     wait_settled,
 )
-from rocketlab.scenarios.dledger_schedules import figure8_cluster, issue247_cluster, run_figure8, run_issue247
+from rocketlab.scenarios.dledger_schedules import (
+    figure8_cluster,
+    issue247_cluster,
+    issue251_cluster,
+    run_figure8,
+    run_issue247,
+    run_issue251,
+)
 from rocketlab.scenarios.registry import Scenario, ScenarioArgs, ScenarioResult, register, summarize
 from rocketlab.sim.cluster import Cluster
 
@@ -250,6 +259,13 @@ def scenario_247(args: ScenarioArgs) -> ScenarioResult:
     return _result(c, report.as_dict())
 
 
+def scenario_251(args: ScenarioArgs) -> ScenarioResult:
+    _nodes(args, 3, exactly=3)
+    c = issue251_cluster(args.seed, _profile(args), args.data_dir, args.latency or DEFAULT_LATENCY)
+    report = run_issue251(c, quiet_ms=args.duration_ms or 3000)
+    return _result(c, report.as_dict())
+
+
 def scenario_churn(args: ScenarioArgs) -> ScenarioResult:
     c = Cluster.dledger(nodes=_nodes(args, 5, 3), seed=args.seed, profile=_profile(args), data_dir=args.data_dir,
                         config=SHORT_TIMERS, checkers=[DLedgerViolations()], raise_on_violation=False,
@@ -274,6 +290,9 @@ register(Scenario("dledger-figure8", "Raft's Figure 8 as a fixed schedule on 5 m
 register(Scenario("dledger-247", "issue #247/#325: a follower with a bigger term and a stale log never rejoins "
                                  "under dledger-0.3.1.2; under dledger-0.3.2 and raft the leader steps down and it rejoins",
                   scenario_247))
+register(Scenario("dledger-251", "issue #251: a follower that lost acknowledged entries in a power failure answers "
+                                 "REPEATED_PUSH forever under dledger-0.3.1.2; under dledger-0.3.2 and raft it catches up",
+                  scenario_251))
 register(Scenario("dledger-churn", "random crashes, restarts and partitions under client load (MIT churn); "
                                    "every invariant after every event, acknowledged writes must survive "
                                    "(a violation exits 1, also under the DLedger profiles where it is known)",

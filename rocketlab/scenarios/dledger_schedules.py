@@ -1,6 +1,6 @@
 """DLedger's known behaviours as readable, deterministic schedules (see :mod:`rocketlab.scenarios.schedules`
-for the language): Raft's Figure 8 (:data:`FIGURE_8`) and DLedger issue #247 (:data:`ISSUE_247`), each with
-the cluster it runs on and a report of what happened.
+for the language): Raft's Figure 8 (:data:`FIGURE_8`), DLedger issue #247 (:data:`ISSUE_247`) and DLedger
+issue #251 (:data:`ISSUE_251`), each with the cluster it runs on and a report of what happened.
 """
 
 from __future__ import annotations
@@ -191,10 +191,18 @@ def issue247_cluster(seed: int = 1, profile: str = DEFAULT_PROFILE, nodes: int =
                            latency=latency, scenario="dledger-247")
 
 
-def run_issue247(c: Cluster, schedule: str = ISSUE_247, quiet_ms: int = 5000) -> Issue247Report:
-    """Elect L, play ``schedule``, then give the group ``quiet_ms`` of calm to recover (or not)."""
+def run_issue247(c: Cluster, schedule: str = ISSUE_247, quiet_ms: int = 5000, follower_last: bool = False
+                 ) -> Issue247Report:
+    """Elect L, play ``schedule``, then give the group ``quiet_ms`` of calm to recover (or not).
+
+    F is the first member (in id order) that voted for L, or with ``follower_last`` the last one: the
+    leader sends its heartbeats in id order, so under constant latency F's EXPIRED_TERM answer is then
+    the last to arrive, after a quorum of SUCCESS has opened the heartbeat latch (the timing 0.3.2's
+    10 ms grace exists for)."""
     lead = wait_settled(c)
     voters = [n for n in c.node_ids if n != lead and c.node(n).voted_for == lead]
+    if follower_last:
+        voters.reverse()
     quorum = len(c.node_ids) // 2 + 1
     f, others = voters[0], voters[1:quorum - 1]
     names: dict[str, str | list[str]] = {"L": lead, "F": f, "V": others,
@@ -207,3 +215,67 @@ def run_issue247(c: Cluster, schedule: str = ISSUE_247, quiet_ms: int = 5000) ->
     lcore = c.node(leader) if leader is not None else None
     return Issue247Report(names, core.role, core.term, core.ledger_end_index, leader,
                           lcore.term if lcore else None, lcore.ledger_end_index if lcore else None, answers)
+
+
+# ---------------------------------------------------------------------- issue #251
+ISSUE_251 = """\
+# DLedger issue #251 (fixed in 0.3.2 by 888883a), SHORT_TIMERS, three members, file stores.
+# L leads, F is a follower (the first in id order), the third member keeps L's quorum.
+# (1) L takes three entries; F appends them and acknowledges, and loses them in a power failure
+#     9 ms later (its files were not flushed yet): L's water mark for F is past F's log end.
+   0 append L a
+   0 append L b
+   0 append L c
+   9 crash! F
+  20 append L d
+  20 append L e
+# (2) F comes back with a shorter log. L, still in APPEND state for F, pushes the entries after its
+#     water mark; F buffers them (they do not follow its log end) and after checkAbnormalFuture's
+#     second answers the smallest one INCONSISTENT_STATE, which is lost on the way.
+  40 restart F
+  40 drop F -> L PushEntryResponse INCONSISTENT_STATE
+# (3) L's push times out and it pushes that index again. dledger-0.3.1.2 kept the stuck push in
+#     writeRequestMap, so F answers REPEATED_PUSH, every time, forever: F never catches up.
+#     dledger-0.3.2 removed it when it answered, so F buffers the push again, answers it
+#     INCONSISTENT_STATE a second later, L goes back to COMPARE, truncates and re-sends: F catches up.
+"""
+
+
+@dataclass
+class Issue251Report:
+    """Where F ended beside L, and what F's entry handler still holds (the stuck buffered pushes)."""
+
+    names: dict[str, str]
+    follower_end: int
+    leader_end: int
+    stuck_buffered: list[int]
+
+    @property
+    def caught_up(self) -> bool:
+        return self.follower_end == self.leader_end
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"names": self.names, "follower_end": self.follower_end, "leader_end": self.leader_end,
+                "stuck_buffered": self.stuck_buffered, "follower_caught_up": self.caught_up}
+
+
+def issue251_cluster(seed: int = 1, profile: str = DEFAULT_PROFILE, data_dir: str | Path | None = None,
+                     latency: str = DEFAULT_LATENCY) -> Cluster:
+    """Three members, file stores (a power loss needs files), SHORT_TIMERS, the recording checker."""
+    if data_dir is None:
+        raise RocketlabError("issue #251 needs file stores: pass data_dir")
+    return Cluster.dledger(nodes=3, seed=seed, profile=profile, data_dir=data_dir, config=SHORT_TIMERS,
+                           checkers=[DLedgerViolations()], raise_on_violation=False, latency=latency,
+                           scenario="dledger-251")
+
+
+def run_issue251(c: Cluster, schedule: str = ISSUE_251, quiet_ms: int = 3000) -> Issue251Report:
+    """Elect L, play ``schedule`` with F = the first follower in id order, then ``quiet_ms`` of calm."""
+    lead = wait_settled(c)
+    f = sorted(n for n in c.node_ids if n != lead)[0]
+    names = {"L": lead, "F": f}
+    play(c, schedule, names)
+    c.run_for(max(s.at_ms for s in parse_script(schedule)) + quiet_ms)
+    core = c.node(f)
+    stuck = sorted(core.pusher.entry_handler.write_request_map)
+    return Issue251Report(names, core.ledger_end_index, c.node(lead).ledger_end_index, stuck)

@@ -93,8 +93,9 @@ class ScriptRun:
     def _targets(self, step: Step) -> list[str] | None:
         if step.action == "heal":
             return []
-        if step.action == "drop":
-            return [w if w in ("*", "->") else self.nodes(w)[0] for w in step.words]
+        if step.action == "drop":  # SRC -> DST [MESSAGE [CODE]]: only the two ends are names
+            ends = step.words[:3]
+            return [w if w in ("*", "->") else self.nodes(w)[0] for w in ends] + list(step.words[3:])
         if step.action != "partition":
             found = [n for w in step.words for n in self.nodes(w)]
             return found or None

@@ -287,13 +287,14 @@ class Cluster:
             self.runtime.resume(node_id)
 
     def drop_next(self, src: str | None = None, dst: str | None = None, msg: str | None = None,
-                  count: int = 1) -> None:
-        """Drop the next ``count`` messages from ``src`` to ``dst`` of type ``msg`` (None = any)."""
+                  count: int = 1, code: str | None = None) -> None:
+        """Drop the next ``count`` messages from ``src`` to ``dst`` of type ``msg`` whose ``code`` (a
+        response code's name) is ``code`` (None = any)."""
         for node_id in (src, dst):
             if node_id is not None:
                 self.runtime.get(node_id)
-        self.runtime.drop_rules.append(DropRule(src, dst, msg, count))
-        self._fault("drop", [src or "*", dst or "*"])
+        self.runtime.drop_rules.append(DropRule(src, dst, msg, count, code))
+        self._fault("drop", [src or "*", dst or "*", *(w for w in (msg, code) if w)])
 
     def drop(self, msg_id: int) -> None:
         """Drop the message in flight with this ``msg_id`` (from its ``msg_send`` event)."""
@@ -315,8 +316,8 @@ class Cluster:
         elif fault.action == "resume":
             self.resume(*fault.targets)
         else:
-            src, dst = (None if t == "*" else t for t in fault.targets)
-            self.drop_next(src, dst)
+            src, dst, msg, code = (None if t == "*" else t for t in (*fault.targets, None, None)[:4])
+            self.drop_next(src, dst, msg, code=code)
 
     def apply_schedule(self, schedule: FaultSchedule | str) -> None:
         """Schedule every fault of a schedule (or its text) at its time, relative to time 0."""

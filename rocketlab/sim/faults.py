@@ -10,6 +10,7 @@ Text form (``#`` starts a comment)::
     8000 pause n2
     9000 resume n2
     9500 drop n0 -> n1       # the next message from n0 to n1 (either side may be *)
+    9600 drop n1 -> n0 PushEntryResponse INCONSISTENT_STATE   # the next of that type (and code)
 
 ``FaultSchedule.parse(text)`` gives :class:`Fault` items; ``Cluster.apply_schedule`` plays them.
 """
@@ -36,7 +37,7 @@ class Fault:
         if self.action == "partition":
             return f"{self.at_ms} partition " + " | ".join(" ".join(g) for g in self.groups)
         if self.action == "drop":
-            return f"{self.at_ms} drop {self.targets[0]} -> {self.targets[1]}"
+            return " ".join([f"{self.at_ms} drop {self.targets[0]} -> {self.targets[1]}", *self.targets[2:]])
         return " ".join([str(self.at_ms), self.action, *self.targets])
 
 
@@ -78,9 +79,9 @@ def parse_fault(line: str, lineno: int = 1) -> Fault:
             raise ConfigError(f"{where}: partition needs groups separated by '|'")
         return Fault(at_ms, action, groups=groups)
     if action == "drop":
-        if len(rest) != 3 or rest[1] != "->":
-            raise ConfigError(f"{where}: drop takes 'SRC -> DST' (either may be *)")
-        return Fault(at_ms, action, targets=(rest[0], rest[2]))
+        if not 3 <= len(rest) <= 5 or rest[1] != "->":
+            raise ConfigError(f"{where}: drop takes 'SRC -> DST [MESSAGE [CODE]]' (SRC, DST may be *)")
+        return Fault(at_ms, action, targets=(rest[0], rest[2], *rest[3:]))
     if not rest:
         raise ConfigError(f"{where}: {action} needs at least one node")
     return Fault(at_ms, action, targets=tuple(rest))

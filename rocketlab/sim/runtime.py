@@ -69,14 +69,18 @@ class SimNode:
 
 @dataclass(eq=False)
 class DropRule:
-    """Drop the next ``count`` messages matching src/dst/message type (None matches anything)."""
+    """Drop the next ``count`` messages matching src/dst/message type and, for responses, the name of
+    their ``code`` (None matches anything)."""
 
     src: str | None
     dst: str | None
     msg: str | None
     count: int = 1
+    code: str | None = None
 
-    def matches(self, src: str, dst: str, msg_name: str) -> bool:
+    def matches(self, src: str, dst: str, msg_name: str, msg: Any = None) -> bool:
+        if self.code is not None and getattr(getattr(msg, "code", None), "name", None) != self.code:
+            return False
         return ((self.src is None or self.src == src) and (self.dst is None or self.dst == dst)
                 and (self.msg is None or self.msg == msg_name))
 
@@ -293,10 +297,10 @@ class SimRuntime:
                                {"src": src, "dst": dst, "msg": name, "channel": channel,
                                 "msg_id": msg_id, "reason": reason})
 
-    def _gate(self, src: str, dst: str, name: str) -> str | None:
+    def _gate(self, src: str, dst: str, name: str, msg: Any = None) -> str | None:
         """Why a message leaving now cannot go (a drop rule, a partition, a dead peer), or None."""
         for rule in self.drop_rules:
-            if rule.matches(src, dst, name):
+            if rule.matches(src, dst, name, msg):
                 rule.count -= 1
                 if rule.count <= 0:
                     self.drop_rules.remove(rule)
@@ -326,7 +330,7 @@ class SimRuntime:
 
     def _send(self, node: SimNode, action: Send) -> None:
         msg_id, data, name = self._new_msg(node, action.to, action.msg, "oneway")
-        reason = self._gate(node.node_id, action.to, name)
+        reason = self._gate(node.node_id, action.to, name, action.msg)
         delay = self.model.request_delay(self.rng) if reason is None else None
         if delay is None:
             self._lost(node.node_id, action.to, name, "oneway", msg_id, reason or "loss")
@@ -356,7 +360,7 @@ class SimRuntime:
         msg_id, data, name = self._new_msg(node, action.to, action.msg, "request")
         self.pending[key] = _Pending(action.to, name, now + action.timeout_ms)
         self.scheduler.at(now + action.timeout_ms, self._resolve, key, None, None)
-        reason = self._gate(src, action.to, name)
+        reason = self._gate(src, action.to, name, action.msg)
         delay = self.model.request_delay(self.rng) if reason is None else None
         if delay is None:
             self._lost(src, action.to, name, "request", msg_id, reason or "loss")
@@ -389,7 +393,7 @@ class SimRuntime:
                                      "which it never received or already answered")
         key = (action.to, caller_inc, action.request_id)
         msg_id, data, name = self._new_msg(node, action.to, action.msg, "reply")
-        reason = self._gate(src, action.to, name)
+        reason = self._gate(src, action.to, name, action.msg)
         if reason is None and self.nodes[action.to].incarnation != caller_inc:
             reason = "peer down"
         delay = self.model.reply_delay(self.rng) if reason is None else None

@@ -86,13 +86,16 @@ def test_save_writes_a_loadable_run_directory(tmp_path):
 
 
 def test_fault_schedule_round_trips_and_rejects_bad_lines():
-    text = "100 crash n1\n200 partition n0 | n1 n2\n300 heal\n400 drop n0 -> *\n50 crash! n2"
+    text = ("100 crash n1\n200 partition n0 | n1 n2\n300 heal\n400 drop n0 -> *\n50 crash! n2\n"
+            "500 drop n1 -> n0 PushEntryResponse INCONSISTENT_STATE")
     schedule = FaultSchedule.parse(text)
-    assert [f.at_ms for f in schedule] == [50, 100, 200, 300, 400]
+    assert [f.at_ms for f in schedule] == [50, 100, 200, 300, 400, 500]
+    assert schedule[-1].targets == ("n1", "n0", "PushEntryResponse", "INCONSISTENT_STATE")
     assert FaultSchedule.parse(str(schedule)) == schedule
     for bad, problem in [("x crash n1", "not a whole number"), ("10 explode n1", "unknown action"),
                          ("10 partition n1", "groups separated"), ("10 crash", "at least one node"),
-                         ("10 drop n1 n2", "SRC -> DST"), ("10 heal n1", "no targets")]:
+                         ("10 drop n1 n2", "SRC -> DST"),
+                         ("10 drop n1 -> n2 PushEntryResponse SUCCESS extra", "SRC -> DST \\[MESSAGE \\[CODE\\]\\]"), ("10 heal n1", "no targets")]:
         with pytest.raises(ConfigError, match=problem):
             FaultSchedule.parse(bad)
 
