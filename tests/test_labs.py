@@ -35,6 +35,22 @@ EXPECTED: dict[str, list[str]] = {
         r"\(None, 'SLAVE'\)",                                          # no failover
         r"sync-partition\s+6\s+20\s+28",                               # Spark: puts per status per run
     ],
+    "04_dledger_replication.ipynb": [
+        r"answer to the client: SUCCESS at index 0",                   # the journey ends in a commit
+        r"'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'TRUNCATE', 0\)",
+        r"water marks: \{'n\d': 5, 'n\d': 0, 'n\d': 5\}\nmedian: 5  leader's commit index: 5",  # the median
+        r"ledger end 8, committed 5: 3 entries a consumer must not see",
+        r"'magic': 1, 'size': 53, 'index': 0, 'term': 1, 'pos': 0, .*'body_size': 5",  # the hex view's prose
+        r"old leader's log now: \[b'shared', b'after'\]",                # the diverged tail was cut
+        r"dledger-0\.3\.1\.2 \{.*'committed_entry_lost': True, 'violated': \{'leader_completeness': 1, "
+        r"'committed_entries_stable': \d+\}",
+        r"raft \{.*'committed_entry_lost': False, 'violated': \{\}",
+        r"dledger-0\.3\.1\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: False; "
+        r"#251 follower catches up: False",
+        r"dledger-0\.3\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: True; "
+        r"#251 follower catches up: True",
+        r"raft seed 1: figure 8 loses a committed entry: False; #247 member rejoins: True; #251 follower catches up: True",
+    ],
 }
 
 

@@ -14,6 +14,10 @@ it back to COMPARE, anything else is only noted. The one retransmission: when th
 ``watermark + 1`` has been unanswered for ``max_push_time_out_ms``, it is sent again. When everything
 is sent, a pure COMMIT push carries the commit index at most every ``push_commit_interval_ms``.
 
+Every change of state is traced as a ``push_state`` event of the leader (``peer``, ``state``, ``index``:
+the new water mark for APPEND, the truncate index for TRUNCATE, -1 for COMPARE, which starts from the
+leader's last entry); Java only logs it.
+
 COMPARE and TRUNCATE are synchronous in Java (the thread waits up to 3 s): here the dispatcher does
 nothing else until that answer (or its loss) arrives. A failure (bad answer, store error) sends it to
 COMPARE and idles for ``dispatcher_error_backoff_ms`` (500 ms), as DLedger 0.2.3+ does.
@@ -135,10 +139,14 @@ class EntryDispatcher:
             return False
         if self.term != ms.curr_term or self.leader_id is None or self.leader_id != ms.leader_id:
             self.term, self.leader_id = ms.curr_term, ms.self_id
+            if self.type is PushType.COMPARE:  # a new term starts in COMPARE: traced even if it was there
+                self.pusher.state_changes.append((self.peer_id, PushType.COMPARE.name, -1))
             self.change_state(-1, PushType.COMPARE)
         return True
 
     def change_state(self, index: int, target: PushType) -> None:
+        if target is not self.type or target is PushType.APPEND:
+            self.pusher.state_changes.append((self.peer_id, target.name, index))
         if target is PushType.APPEND:
             self.compare_index = -1
             self.pusher.update_peer_water_mark(self.term, self.peer_id, index)

@@ -221,6 +221,8 @@ class DLedgerEntryPusher:
         self.rpc = rpc
         self.peer_water_marks_by_term: dict[int, dict[str, int]] = {}
         self.pending_append_responses_by_term: dict[int, dict[int, AppendFuture]] = {}
+        self.state_changes: list[tuple[str, str, int]] = []
+        """Dispatcher state changes ``(peer, state, index)`` not yet traced (``pump`` traces them)."""
         self.dispatchers = {peer: EntryDispatcher(self, peer) for peer in member_state.other_peer_ids()}
         self.entry_handler = EntryHandler(self)
         self.quorum_ack_checker = QuorumAckChecker(self)
@@ -278,7 +280,10 @@ class DLedgerEntryPusher:
                 self.dispatchers[peer].do_work(now_ms, out)
             self.quorum_ack_checker.do_work(now_ms, out)
             if not self._woken and before == [d.signature() for d in self.dispatchers.values()]:
-                return
+                break
+        for peer, state, index in self.state_changes:
+            out.trace("push_state", peer=peer, state=state, index=index)
+        self.state_changes.clear()
 
     def next_deadline_ms(self) -> int | None:
         times = [d.next_deadline_ms() for d in self.dispatchers.values()]

@@ -22,7 +22,8 @@ FIELD_TYPES: dict[str, str] = {
     "term": "long", "prev": "long", "role": "string", "leader": "string", "candidate": "string",
     "voter": "string", "ledger_end_index": "long", "ledger_end_term": "long", "result": "string",
     "accepted": "long", "not_ready": "long", "bigger_ledger": "long", "valid": "long", "all": "long",
-    "to": "string", "code": "string", "index": "long", "pos": "long", "size": "long",
+    "to": "string", "code": "string", "index": "long", "pos": "long", "size": "long", "peer": "string",
+    "state": "string",
     # store and HA
     "topic": "string", "queue_id": "long", "queue_offset": "long", "phy_offset": "long",
     "status": "string", "latency_ms": "double", "slave": "string", "offset": "long",
@@ -46,6 +47,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "append": ("index", "term", "pos", "size"),
     "commit": ("index", "pos"),
     "truncate": ("index",),
+    "push_state": ("peer", "state", "index"),
     "put": ("topic", "queue_id", "queue_offset", "phy_offset", "size", "status", "latency_ms"),
     "ha_report": ("slave", "offset"),
     "ha_transfer": ("slave", "offset", "size"),

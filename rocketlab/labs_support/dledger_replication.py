@@ -1,0 +1,188 @@
+"""Helpers for ``labs/04_dledger_replication.ipynb``: one entry's journey through a DLedger group, the
+leader's per-follower push states, the QuorumAckChecker's median, an entry's bytes on disk, and the
+profile comparisons (a diverged follower, Raft's Figure 8, DLedger issues #247 and #251).
+
+Everything here reads the trace or the cores; the stories themselves are the schedules of
+:mod:`rocketlab.scenarios.dledger_schedules`, the same code ``rocketlab sim dledger-figure8`` /
+``dledger-247`` / ``dledger-251`` runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rocketlab.dledger.entry import BODY_OFFSET
+from rocketlab.scenarios.dledger_group import (
+    DEFAULT_LATENCY,
+    SHORT_TIMERS,
+    DLedgerViolations,
+    append_nowait,
+    commit,
+    violated,
+    wait_settled,
+)
+from rocketlab.scenarios.dledger_schedules import (
+    figure8_cluster,
+    issue247_cluster,
+    issue251_cluster,
+    run_figure8,
+    run_issue247,
+    run_issue251,
+)
+from rocketlab.sim import Cluster
+from rocketlab.trace.rundir import fresh_dir
+
+__all__ = [
+    "ENTRY_HEADER", "compare_profiles", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "median_commit_index", "new_group", "push_states", "water_marks",
+]
+
+ENTRY_HEADER = (("magic", 4), ("size", 4), ("index", 8), ("term", 8), ("pos", 8), ("channel", 4),
+                ("chain_crc", 4), ("body_crc", 4), ("body_size", 4))
+"""The 48-byte header of a DLedger entry (DLedgerEntryCoder, 0.3.x): field name and width in bytes."""
+
+
+def new_group(run_dir: str | Path, *, nodes: int = 3, seed: int = 1, profile: str = "dledger-0.3.1.2",
+              latency: str = DEFAULT_LATENCY) -> Cluster:
+    """A DLedger group with SHORT_TIMERS (heartbeats every 100 ms) and file stores under ``run_dir``,
+    every invariant checked after every event (recorded, not raised), a leader already elected."""
+    c = Cluster.dledger(nodes=nodes, seed=seed, profile=profile, data_dir=fresh_dir(run_dir), config=SHORT_TIMERS,
+                        checkers=[DLedgerViolations()], raise_on_violation=False, latency=latency)
+    wait_settled(c)
+    return c
+
+
+_JOURNEY_KINDS = ("append", "commit", "truncate", "push_state")
+
+
+def journey(c: Cluster, body: bytes, settle_ms: int = 300) -> list[str]:
+    """Append ``body`` at the leader, run ``settle_ms``, and tell what happened, one line per event:
+    the leader's append, each push and its answer, each follower's append, every commit index move."""
+    start = len(c.events)
+    future = append_nowait(c, c.leader() or wait_settled(c), body)
+    c.run_until(lambda c: future.done, 5000)
+    c.run_for(settle_ms)
+    lines = []
+    for e in c.events[start:]:
+        kind = e["kind"]
+        if kind in _JOURNEY_KINDS:
+            detail = " ".join(f"{k}={e[k]}" for k in ("peer", "state", "index", "term", "pos", "size") if k in e)
+            lines.append(f"t={e['t']:>5} {e['node']:>3} {kind:<10} {detail}")
+        elif kind == "msg_send" and e["msg"].startswith("PushEntry"):
+            lines.append(f"t={e['t']:>5} {e['src']:>3} {'send':<10} {e['msg']} -> {e['dst']}")
+    if future.response is not None:
+        lines.append(f"answer to the client: {future.response.code.name} at index {future.response.index}")
+    return lines
+
+
+def cut_off_and_append(c: Cluster, count: int, settle_ms: int = 50) -> tuple[int, int]:
+    """Cut the leader off from every other member, append ``count`` entries at it without waiting for
+    answers, run ``settle_ms``: returns the leader's ``(ledger_end_index, committed_index)``."""
+    leader = c.leader() or wait_settled(c)
+    c.partition([leader], [n for n in c.node_ids if n != leader])
+    for i in range(count):
+        append_nowait(c, leader, b"uncommitted %d" % i)
+    c.run_for(settle_ms)
+    core = c.node(leader)
+    return core.ledger_end_index, core.committed_index
+
+
+def push_states(events: Iterable[Mapping[str, Any]], leader: str | None = None) -> list[tuple[int, str, str, str, int]]:
+    """Every ``push_state`` event (of ``leader`` only, if given): ``(t, leader, peer, state, index)``."""
+    return [(e["t"], e["node"], e["peer"], e["state"], e["index"]) for e in events
+            if e["kind"] == "push_state" and (leader is None or e["node"] == leader)]
+
+
+def water_marks(c: Cluster) -> dict[str, int]:
+    """The leader's water mark for every member of its term (itself: its ledger end)."""
+    leader = c.leader()
+    if leader is None:
+        return {}
+    core = c.node(leader)
+    return dict(sorted(core.pusher.peer_water_marks_by_term.get(core.term, {}).items()))
+
+
+def median_commit_index(marks: Mapping[str, int]) -> int:
+    """QuorumAckChecker's rule: sort the water marks from high to low and take the one in the middle
+    (``sorted desc [n // 2]``): the highest index that a majority holds."""
+    ordered = sorted(marks.values(), reverse=True)
+    return ordered[len(ordered) // 2]
+
+
+def entry_bytes(c: Cluster, node: str, index: int) -> dict[str, Any]:
+    """The entry at ``index`` as its bytes in the member's data file: the path, the position, the header
+    fields decoded from the raw bytes, and a hex dump (header, then body)."""
+    core = c.node(node)
+    entry = core.entries(index, index)[0]
+    data_dir = Path(core.store.data_file_list.store_path)
+    files = sorted(p for p in data_dir.iterdir() if p.name.isdigit())
+    path = max((p for p in files if int(p.name) <= entry.pos), key=lambda p: int(p.name))
+    with path.open("rb") as f:
+        f.seek(entry.pos - int(path.name))
+        raw = f.read(entry.size)
+    fields, at = {}, 0
+    for name, width in ENTRY_HEADER:
+        fields[name] = int.from_bytes(raw[at:at + width], "big", signed=True)
+        at += width
+    assert at == BODY_OFFSET
+    return {"file": f"{path.parent.name}/{path.name}", "pos": entry.pos, "fields": fields,
+            "header_hex": _hex(raw[:BODY_OFFSET]), "body_hex": _hex(raw[BODY_OFFSET:]),
+            "body": raw[BODY_OFFSET:]}
+
+
+def _hex(data: bytes, width: int = 16) -> str:
+    return "\n".join(data[i:i + width].hex(" ") for i in range(0, len(data), width))
+
+
+def diverged_follower(run_dir: str | Path, seed: int = 1, profile: str = "dledger-0.3.1.2") -> dict[str, Any]:
+    """A leader takes two entries no one else gets (it is cut off), a new leader is elected and commits
+    more, the old leader rejoins: its dispatcher state and log show the TRUNCATE that removes its two
+    uncommitted entries. Returns the cluster, the names and the rejoined member's events."""
+    c = new_group(run_dir, seed=seed, profile=profile)
+    commit(c, b"shared")
+    old = c.leader()
+    assert old is not None
+    others = [n for n in c.node_ids if n != old]
+    c.partition([old], others)
+    for body in (b"lonely-1", b"lonely-2"):
+        append_nowait(c, old, body)
+    new = wait_settled(c, others)
+    commit(c, b"after")
+    t_heal = c.now_ms
+    c.heal()
+    c.run_until(lambda c: c.node(old).ledger_end_index == c.node(new).ledger_end_index
+                and c.node(old).role == "FOLLOWER", 10_000)
+    c.run_for(300)
+    events = [e for e in c.events if e["t"] >= t_heal and (e["node"] == old and e["kind"] in ("truncate", "append")
+                                                          or e["kind"] == "push_state" and e.get("peer") == old)]
+    return {"cluster": c, "old_leader": old, "new_leader": new, "events": events,
+            "old_log": [e.body for e in c.node(old).entries()], "new_log": [e.body for e in c.node(new).entries()]}
+
+
+def compare_profiles(run_dir: str | Path, seeds: Sequence[int] = (1,),
+                     profiles: Sequence[str] = ("dledger-0.3.1.2", "dledger-0.3.2", "raft")) -> list[dict[str, Any]]:
+    """Figure 8, #247 (the bigger-term member last, constant latency) and #251 under each profile and
+    seed: one row each with what the learner should look at."""
+    rows = []
+    root = Path(run_dir)
+    for profile in profiles:
+        for seed in seeds:
+            f8 = run_figure8(figure8_cluster(seed, profile, fresh_dir(root / f"figure8-{profile}-{seed}")))
+            c247 = issue247_cluster(seed, profile, latency="constant:2")
+            i247 = run_issue247(c247, follower_last=True)
+            i251 = run_issue251(issue251_cluster(seed, profile, fresh_dir(root / f"251-{profile}-{seed}")))
+            rows.append({"profile": profile, "seed": seed,
+                         "figure8_committed_entry_lost": f8.x_lost,
+                         "figure8_violations": ", ".join(sorted(f8.violations)) or "-",
+                         "247_follower_rejoined": i247.rejoined,
+                         "247_expired_term_answers": i247.expired_term_answers,
+                         "251_follower_caught_up": i251.caught_up,
+                         "251_stuck_buffered": i251.stuck_buffered})
+    return rows
+
+
+def violations(c: Cluster) -> dict[str, int]:
+    """The invariants the every-event checker saw broken, with counts."""
+    return dict(violated(c))
