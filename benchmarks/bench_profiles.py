@@ -10,7 +10,8 @@ Baseline measured in the same run: the ``raft`` profile, whose commit rule keeps
     python benchmarks/bench_profiles.py [--quick] [--seeds N] [--duration MS] [--jobs J]
 
 ``--quick`` runs 6 seeds per profile; the figure for the lab comes from ``ROCKETLAB_FULL=1`` (1,000 seeds
-per profile; about 3 s of wall time per seed and profile on one core at the default 7 s of churn).
+per profile; about 5 s of wall time per seed and profile on one core at the default 7 s of churn,
+so hours on this machine: `--seeds N` for fewer).
 """
 
 from __future__ import annotations

@@ -485,7 +485,11 @@ class DLedgerLeaderElector:
             return
         ms.term_to_take_leadership = request.term + 1
         self.take_leadership_respond = respond
-        self.change_role_to_candidate(request.term + 1, now_ms, out)
+        self.take_leadership_now(request.term, now_ms, out)
+
+    def take_leadership_now(self, term: int, now_ms: int, out: OutputBuilder) -> None:
+        """The transferee's move once the checks passed: a candidate that takes the next term at once."""
+        self.change_role_to_candidate(term + 1, now_ms, out)
         self.need_increase_term_immediately = True
 
     def take_leadership_task_check(self, term: int, role: Role, out: OutputBuilder) -> None:

@@ -35,14 +35,11 @@ from rocketlab.dledger.protocol import (
     DLedgerResponseCode,
     HeartBeatRequest,
     HeartBeatResponse,
-    LeadershipTransferRequest,
-    LeadershipTransferResponse,
     ParseResult,
     VoteRequest,
     VoteResponse,
     VoteResult,
 )
-from rocketlab.dledger.rpc import Responder
 
 Code = DLedgerResponseCode
 
@@ -222,15 +219,8 @@ class RaftLeaderElector(DLedgerLeaderElector):
         return True
 
     # ------------------------------------------------------------------ leadership transfer
-    def handle_take_leadership(self, request: LeadershipTransferRequest, respond: Responder, now_ms: int,
-                               out: OutputBuilder) -> None:
+    def take_leadership_now(self, term: int, now_ms: int, out: OutputBuilder) -> None:
         """The transferee, caught up: start an election now (Raft's TimeoutNow)."""
-        ms = self.member_state
-        if ms.curr_term != request.term:
-            respond(LeadershipTransferResponse(term=ms.curr_term, code=Code.INCONSISTENT_TERM), out)
-            return
-        ms.term_to_take_leadership = request.term + 1
-        self.take_leadership_respond = respond
         self.start_election(now_ms, out)
 
     def maintain_state(self, now_ms: int, out: OutputBuilder) -> None:

@@ -36,7 +36,7 @@ from rocketlab.trace.rundir import fresh_dir
 
 __all__ = [
     "ENTRY_HEADER", "compare_profiles", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
-    "median_commit_index", "new_group", "push_states", "water_marks",
+    "median_commit_index", "new_group", "push_states", "violations", "water_marks",
 ]
 
 ENTRY_HEADER = (("magic", 4), ("size", 4), ("index", 8), ("term", 8), ("pos", 8), ("channel", 4),
