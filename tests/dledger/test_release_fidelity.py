@@ -124,3 +124,25 @@ def test_a_vote_older_than_the_writeback_delay_survives_a_power_loss(tmp_path: P
     again = _member(tmp_path, "dledger-0.3.1.2")
     assert (again.curr_term, again.curr_vote_for) == (1, "n0")
     assert (tmp_path / (TERM_PERSIST_FILE + ".bak")).exists()  # string2File keeps the previous content
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_raft_profile_elects_by_raft_rules_timer_range_and_heartbeat_period(seed):
+    """Raft's election (the ``raft`` profile): the first vote round starts inside the election-timeout
+    range, the winner heartbeats every min // 2 ms without waiting, a bigger term is adopted at once
+    (every member ends in the leader's term with it as leader)."""
+    from rocketlab.sim import Cluster
+
+    c = Cluster.dledger(nodes=5, seed=seed, profile="raft", memory=True)
+    config = c.node("n0").config
+    assert c.run_until(lambda c: c.leader() is not None, 2000), f"seed {seed}: no leader"
+    first = min(e["t"] for e in c.events if e["kind"] == "vote_request")
+    assert config.election_timeout_min_ms <= first <= config.election_timeout_max_ms, f"seed {seed}: {first}"
+    leader = c.leader()
+    c.run_for(1000)
+    sent = sorted({e["t"] for e in c.events if e["kind"] == "msg_send" and e["src"] == leader
+                   and e["msg"] == "HeartBeatRequest"})
+    gaps = {b - a for a, b in zip(sent[-6:-1], sent[-5:], strict=True)}
+    assert gaps == {config.election_timeout_min_ms // 2}, f"seed {seed}: heartbeat gaps {gaps}"
+    term = c.node(leader).term
+    assert all(c.node(n).term == term and c.node(n).leader_id == leader for n in c.node_ids), f"seed {seed}"
