@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from rocketlab.errors import ConfigError
 from rocketlab.ha.wire import HA_TRANSFER_BATCH_SIZE
 
+HA_CLIENT_BEHAVIOURS = ("4.9.5", "5.3.3")  # the releases whose HA client loop HAClient can follow
+
 
 @dataclass(frozen=True)
 class HAConfig:
@@ -21,6 +23,12 @@ class HAConfig:
     switches to 5.x's quorum write (RIP-34): ``needAckNums = inSyncReplicas`` counting the master; with
     1 a SYNC_MASTER answers PUT_OK at once, with >= 2 it counts slaves whose ack reached the message.
     Simplified: 5.x's enableSlaveActingMaster / IN_SYNC_REPLICAS_NOT_ENOUGH path is not modelled.
+
+    ``ha_client_behaviour`` (kit switch, no Java key) picks whose slave loop :class:`HAClient` follows:
+    ``"4.9.5"`` (default; ``HAService.HAClient`` of rocketmq-all-4.9.5) or ``"5.3.3"``
+    (``DefaultHAClient`` of rocketmq-all-5.3.3); :mod:`rocketlab.ha.ha_client` lists what differs.
+    ``ha_reconnect_interval`` is the 5 s both versions wait after a failed connect (Java hard-codes it;
+    5.3.3 also waits it after a failed transfer).
     """
 
     ha_send_heartbeat_interval: int = 5_000  # ms
@@ -31,6 +39,7 @@ class HAConfig:
     ha_write_poll_interval: int = 100  # ms the master's write service waits for data (WaitNotifyObject)
     ha_reconnect_interval: int = 5_000  # ms the slave waits before reconnecting
     in_sync_replicas: int | None = None
+    ha_client_behaviour: str = "4.9.5"
 
     def __post_init__(self) -> None:
         for name in ("ha_send_heartbeat_interval", "ha_housekeeping_interval", "ha_transfer_batch_size",
@@ -40,3 +49,6 @@ class HAConfig:
                 raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.in_sync_replicas is not None and self.in_sync_replicas < 1:
             raise ConfigError(f"in_sync_replicas must be >= 1, got {self.in_sync_replicas}")
+        if self.ha_client_behaviour not in HA_CLIENT_BEHAVIOURS:
+            raise ConfigError(f"ha_client_behaviour={self.ha_client_behaviour!r} is not one of "
+                              f"{', '.join(HA_CLIENT_BEHAVIOURS)}")

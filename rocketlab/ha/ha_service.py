@@ -37,6 +37,12 @@ class HAService:
     def connection_count(self) -> int:
         return len(self.connections)
 
+    @property
+    def reported_connection_count(self) -> int:
+        """Connections whose slave has sent its first report (the request offset): only those are
+        transferring. A 4.9.5 slave sends it about 5 s after connecting."""
+        return sum(c.slave_request_offset >= 0 for c in self.connections.values())
+
     def is_slave_ok(self, master_put_where: int) -> bool:
         """4.x ``isSlaveOK``: a slave is connected and not more than haSlaveFallbehindMax behind."""
         return (self.connection_count > 0

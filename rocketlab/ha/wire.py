@@ -26,6 +26,8 @@ HEADER = struct.Struct(">qi")
 REPORT_SIZE = REPORT.size  # 8
 HEADER_SIZE = HEADER.size  # 12
 HA_TRANSFER_BATCH_SIZE = 32 * 1024
+HA_CLIENT_READ_MAX_BUFFER_SIZE = 4 * 1024 * 1024  # HAClient.READ_MAX_BUFFER_SIZE: the slave's read buffer
+MAX_TRANSFER_BODY = HA_CLIENT_READ_MAX_BUFFER_SIZE - HEADER_SIZE  # the largest frame that fits in it
 
 
 class _NeedData:
@@ -83,9 +85,15 @@ class TransferFrame:
 
 
 class TransferParser:
-    """Slave side: turns the master's bytes into :class:`TransferFrame` events."""
+    """Slave side: turns the master's bytes into :class:`TransferFrame` events.
 
-    def __init__(self, max_body: int = HA_TRANSFER_BATCH_SIZE) -> None:
+    ``max_body``: the largest ``bodySize`` taken; by default what fits in the slave's 4 MiB read buffer
+    (Java's HAClient has no check: a larger frame never completes and the connection hangs until
+    housekeeping; here it is a RemoteProtocolError). The slave's own ``haTransferBatchSize`` plays no
+    part, so a master with a larger batch is served as in Java.
+    """
+
+    def __init__(self, max_body: int = MAX_TRANSFER_BODY) -> None:
         self.buffer = bytearray()
         self.max_body = max_body
         self.consumed = 0

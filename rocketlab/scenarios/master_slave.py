@@ -25,9 +25,14 @@ def _master_crash(role: str, name: str):
         cluster = Cluster.master_slave(role=role, slaves=(args.nodes or 2) - 1, seed=args.seed,
                                        network=args.network or "reliable", latency=args.latency or "uniform:1:3",
                                        data_dir=args.data_dir, ha=ha, scenario=name)
+        # the load starts once every slave has sent its first report (a 4.9.5 slave does ~5 s after
+        # connecting; Java's HATest sleeps 6 s for the same reason); the run lasts duration_ms after that,
+        # plus a seeded 0-99 ms so the crash falls anywhere in the master's 100 ms write poll
+        slaves = len(cluster.node_ids) - 1
+        cluster.run_until(lambda c: c.node("n0").ha_service.reported_connection_count == slaves, timeout_ms=10_000)
         rng = random.Random(f"{args.seed}/workload")
         acked: list[int] = []
-        end_ms = args.duration_ms or 3000
+        end_ms = cluster.now_ms + (args.duration_ms or 3000) + rng.randint(0, 99)
         while cluster.now_ms < end_ms:
             handle = cluster.put(b"m" * rng.randint(100, 1000), topic="TopicTest")
             if handle.status == "PUT_OK":

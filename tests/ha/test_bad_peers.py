@@ -25,28 +25,39 @@ def slave_store(tmp_path):
     store.shutdown()
 
 
-def _client(store) -> tuple[HAClient, OutputBuilder]:
-    client = HAClient(HAConfig(), store.commit_log, "n0", "n1")
+def _client(store, behaviour="4.9.5") -> tuple[HAClient, OutputBuilder]:
+    client = HAClient(HAConfig(ha_client_behaviour=behaviour), store.commit_log, "n0", "n1")
     out = OutputBuilder()
     client.on_tick(0, out)
     client.on_stream_open(0, out)
     return client, OutputBuilder()
 
 
+@pytest.mark.parametrize("behaviour", ["4.9.5", "5.3.3"])
 @pytest.mark.parametrize("garbage,reason", [
-    (encode_transfer(0, b"")[:8] + (40_000).to_bytes(4, "big") + b"x" * 100, "bodySize 40000"),
+    (encode_transfer(0, b"")[:8] + (5_000_000).to_bytes(4, "big") + b"x" * 100, "bodySize 5000000"),
     ((-3).to_bytes(8, "big", signed=True) + bytes(4), "negative phyOffset"),
     (encode_transfer(0, b"ab") + encode_transfer(7, b"cd"), "not equal the max phy offset in slave 2"),
 ])
-def test_the_slave_closes_on_a_bad_master_and_appends_nothing_bad(slave_store, garbage, reason):
-    client, out = _client(slave_store)
+def test_the_slave_closes_on_a_bad_master_and_appends_nothing_bad(slave_store, garbage, reason, behaviour):
+    client, out = _client(slave_store, behaviour)
     before = slave_store.get_max_phy_offset()
     client.on_stream_data(garbage, 5, out)
     closes = [a for a in out.actions if isinstance(a, StreamClose)]
     assert closes and reason in closes[0].reason
     appended = slave_store.get_max_phy_offset() - before
     assert appended == (2 if "not equal" in reason else 0)  # only the good first frame
-    assert client.stream_id is None and client.next_connect_ms == 5 + 5000  # reconnects after 5 s
+    # 4.9.5's closeMaster is followed by connectMaster at once; 5.3.3's closeMasterAndWait waits 5 s
+    assert client.stream_id is None and client.next_connect_ms == (5 if behaviour == "4.9.5" else 5 + 5000)
+
+
+def test_a_frame_larger_than_the_slaves_own_batch_size_is_taken(slave_store):
+    """Java's slave reads into a 4 MiB buffer whatever its own haTransferBatchSize: a master with a
+    larger batch is served."""
+    client, out = _client(slave_store)
+    body = b"q" * (64 * 1024)  # twice the default haTransferBatchSize
+    assert client.on_stream_data(encode_transfer(0, body), 5, out) == len(body)
+    assert slave_store.get_max_phy_offset() == len(body) and client.stream_id is not None
 
 
 def test_a_short_frame_waits_for_the_rest(slave_store):

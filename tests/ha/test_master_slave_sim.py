@@ -1,4 +1,5 @@
-"""Classic HA in the simulator: RocketMQ's HATest, the SYNC/ASYNC lesson, faults, bad peers.
+"""Classic HA in the simulator: RocketMQ's HATest, the SYNC/ASYNC lesson, faults, bad peers, and the
+4.9.5 / 5.3.3 HA client behaviours (``HAConfig.ha_client_behaviour``; 4.9.5 is the default).
 
 The checkers SlaveIsPrefixChecker and SyncPutOnSlaveChecker run after every event in every test here
 (Cluster.master_slave installs them): a violation raises with the seed.
@@ -19,7 +20,9 @@ def _cluster(role, seed=1, tmp=None, **kwargs):
 
 
 def _connected(c):
-    return c.run_until(lambda c: c.node("n0").ha_service.connection_count == 1, timeout_ms=2000)
+    """Until the master has the slave's first report (its request offset), so bytes flow: a 4.9.5 slave
+    sends it about 5 s after connecting, which is why Java's HATest sleeps 6 s."""
+    return c.run_until(lambda c: c.node("n0").ha_service.reported_connection_count == 1, timeout_ms=7000)
 
 
 def test_hatest_sync_master_puts_are_readable_from_the_slaves_consume_queue(tmp_path):
@@ -168,7 +171,7 @@ def test_a_restarted_slave_resumes_from_its_own_max_offset(tmp_path):
     resume_at = c.node("n1").max_offset
     assert resume_at > 0
     mark = len(c.events)
-    c.run_for(500)
+    c.run_for(5500)  # the 4.9.5 slave reports about 5 s after it connects
     reports = [e["offset"] for e in c.events[mark:] if e["kind"] == "ha_report"]
     assert reports[0] == resume_at and reports[-1] == c.node("n0").max_offset
     conn = next(iter(c.node("n0").ha_service.connections.values()))
@@ -188,7 +191,7 @@ def test_an_empty_slave_starts_at_the_masters_last_file(tmp_path):
 
     shutil.rmtree(tmp_path / "nodes" / "n1" / "store")
     c.restart("n1")
-    c.run_for(1000)
+    c.run_for(6000)
     slave = c.node("n1").store.commit_log
     assert slave.get_min_offset() == master_max - master_max % 4096
     assert slave.get_max_offset() == master_max
@@ -214,7 +217,8 @@ def test_a_slave_ahead_of_the_master_is_refused_with_a_reason(tmp_path):
     c.restart("n1")
     slave_end = c.node("n1").max_offset
     assert slave_end > master_end
-    c.run_for(6000)  # the slave's 5 s heartbeat report is an ack beyond the master's end
+    c.run_for(11_000)  # the request offset ~5 s after connecting, then a heartbeat report 5 s later: an
+    # ack beyond the master's end
     reasons = [e["reason"] for e in c.events if e["kind"] == "ha_close"]
     assert any("beyond the master's max offset" in r for r in reasons), reasons
     assert c.node("n0").max_offset == master_end and c.node("n1").max_offset == slave_end  # nothing moved
@@ -234,7 +238,8 @@ def test_a_jump_in_the_masters_offsets_makes_the_slave_disconnect(tmp_path):
     reasons = c.node("n1").ha_client.close_reasons
     assert any("not equal the max phy offset in slave" in r for r in reasons)
     assert c.node("n1").max_offset >= before  # nothing appended from the bad frame
-    c.run_for(6000)  # reconnect after 5 s; the master re-positions at the slave's real offset
+    c.run_for(6000)  # reconnect (4.9.5: at once, reporting ~5 s later); the master re-positions at the
+    # slave's real offset
     assert c.node("n1").max_offset == c.node("n0").max_offset
     c.close()
 
@@ -299,4 +304,91 @@ def test_master_crash_scenarios_count_lost_acknowledged_messages(tmp_path, capsy
         summary = json.loads(capsys.readouterr().out)
         assert summary["acked"] > 100
         lost[name] = summary["lost_acked"]
-    assert lost == {"ms-async-crash": 9, "ms-sync-crash": 0}  # seed 3: the async master lost nine
+    assert lost == {"ms-async-crash": 7, "ms-sync-crash": 0}  # seed 3: the async master lost seven
+
+
+# --- the HA client per release: 4.9.5's HAClient (default) and 5.3.3's DefaultHAClient -----------------
+
+def _first_report_after_open(c, since=0):
+    """ms from the master's accept of the slave's stream (after event index ``since``) to the first report."""
+    events = c.events[since:]
+    opened = next(e["t"] for e in events if e["kind"] == "stream_open" and e["node"] == "n0")
+    reported = next(e["t"] for e in events if e["kind"] == "ha_report" and e["t"] >= opened)
+    return reported - opened
+
+
+def test_a_4_9_5_slave_sends_its_first_report_about_5_s_after_connecting(tmp_path):
+    c = _cluster("SYNC_MASTER", tmp=tmp_path)
+    c.run_until(lambda c: c.node("n0").ha_service.connection_count == 1, timeout_ms=2000)
+    assert c.node("n0").ha_service.reported_connection_count == 0  # connected, but silent
+    early = c.put(b"before the first report")  # a connection counts: isSlaveOK, then a 3 s wait
+    assert early.status == "FLUSH_SLAVE_TIMEOUT" and early.latency_ms == 3000
+    assert _connected(c)
+    assert 5000 < _first_report_after_open(c) <= 5010  # connectMaster reset lastWriteTimestamp
+    assert c.put(b"now").status == "PUT_OK"
+    c.close()
+
+
+def _mismatch_then_put(tmp_path, behaviour):
+    """The master's stream skips 8 bytes, so its next heartbeat frame names an offset the slave does not
+    have: the slave closes ("not equal the max phy offset in slave"). 50 ms later a SYNC_MASTER put.
+    Returns the cluster, that put's handle and the master's connection count when it was made."""
+    c = _cluster("SYNC_MASTER", tmp=tmp_path, ha={"ha_client_behaviour": behaviour})
+    assert _connected(c)
+    assert c.put(b"a" * 100).status == "PUT_OK"
+    conn = next(iter(c.node("n0").ha_service.connections.values()))
+    conn.next_transfer_from_where += 8
+    closed = c.run_until(lambda c: any("not equal the max phy offset in slave" in r
+                                       for r in c.node("n1").ha_client.close_reasons), timeout_ms=6000)
+    assert closed
+    c.run_for(50)
+    connections = c.node("n0").ha_service.connection_count
+    return c, c.put(b"after the close"), connections
+
+
+def test_after_an_offset_mismatch_a_4_9_5_slave_is_back_at_once_and_sync_puts_time_out(tmp_path):
+    c, put, connections = _mismatch_then_put(tmp_path, "4.9.5")
+    assert connections == 1  # reconnected at once (closeMaster, then connectMaster)...
+    assert put.status == "FLUSH_SLAVE_TIMEOUT" and put.latency_ms == 3000  # ...but silent for 5 s
+    c.run_for(3000)
+    assert c.put(b"later").status == "PUT_OK"
+    c.close()
+
+
+def test_after_an_offset_mismatch_a_5_3_3_slave_stays_away_5_s_and_sync_puts_fail_at_once(tmp_path):
+    c, put, connections = _mismatch_then_put(tmp_path, "5.3.3")
+    assert connections == 0  # closeMasterAndWait: 5 s before the next connect
+    assert put.status == "SLAVE_NOT_AVAILABLE" and put.latency_ms == 0
+    mark = len(c.events)
+    assert c.run_until(lambda c: c.node("n0").ha_service.reported_connection_count == 1, timeout_ms=6000)
+    assert _first_report_after_open(c, mark) <= 10  # its last write is > 5 s old: it reports at once
+    assert c.put(b"later").status == "PUT_OK"
+    c.close()
+
+
+@pytest.mark.parametrize("behaviour", ["4.9.5", "5.3.3"])
+def test_housekeeping_in_a_partition_per_release(tmp_path, behaviour):
+    """4.9.5 times out on the last write, which its 5 s heartbeats keep fresh: the slave never gives up
+    on its side. 5.3.3 times out on the last read: the slave closes after 20 s of silence."""
+    c = _cluster("ASYNC_MASTER", tmp=tmp_path, ha={"ha_client_behaviour": behaviour})
+    assert _connected(c)
+    c.partition(["n0"], ["n1"])
+    c.run_for(25_000)
+    slave_closes = [e for e in c.events if e["kind"] == "ha_close" and e["node"] == "n1"]
+    if behaviour == "4.9.5":
+        assert not slave_closes and c.node("n1").ha_client.connected
+    else:
+        assert slave_closes and "nothing read from the master" in slave_closes[0]["reason"]
+    c.heal()
+    c.put(b"after the heal")
+    c.run_for(12_000)
+    assert c.node("n1").max_offset == c.node("n0").max_offset
+    c.close()
+
+
+def test_an_unknown_ha_client_behaviour_is_refused():
+    from rocketlab.errors import ConfigError
+    from rocketlab.ha.config import HAConfig
+
+    with pytest.raises(ConfigError, match="ha_client_behaviour='4.x' is not one of 4.9.5, 5.3.3"):
+        HAConfig(ha_client_behaviour="4.x")

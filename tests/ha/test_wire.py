@@ -69,7 +69,7 @@ def test_master_acts_on_the_newest_complete_report_only():
 
 
 @pytest.mark.parametrize("wire,problem", [
-    (encode_transfer(0, b"") [:8] + (40000).to_bytes(4, "big"), "bodySize 40000, outside 0..32768"),
+    (encode_transfer(0, b"") [:8] + (5_000_000).to_bytes(4, "big"), "bodySize 5000000, outside 0..4194292"),
     ((-1).to_bytes(8, "big", signed=True) + bytes(4), "negative phyOffset"),
     (bytes(8) + (-5).to_bytes(4, "big", signed=True), "bodySize -5"),
 ])
