@@ -28,8 +28,22 @@ tags each frame with its family. The addresses in ``dLegerPeers`` are therefore 
 connections (only its member ids, which must match the node's peers).
 
 Java: ``BrokerController`` (changeToMaster/changeToSlave), ``DLedgerRoleChangeHandler``,
-``DLedgerCommitLog``. Simplified: no name server, no schedule or transaction services, no broker
-registration; the store runs without threads (the core drives it), so the simulator stays deterministic.
+``DLedgerCommitLog``.
+
+Differences from Java 4.9.5:
+
+* no name server, no schedule or transaction services, no broker registration; the store runs without
+  threads (the core drives it and dispatches after every input), so the simulator stays deterministic;
+* the group check (above) and the family tag on the message port are kit additions;
+* after DLedger truncates below what was dispatched, stale consume-queue units stay until the next
+  start's recovery trims them, as in Java; ``trim_consume_queues_on_truncation=True`` (a kit switch,
+  off by default) trims them at once instead;
+* while such stale units are ahead, the reput waits for committed bytes beyond its offset; if a new
+  entry straddles that offset, the reput stalls there ("waiting at ...") until the restart, where Java's
+  DLedger reput skips the rest of the read buffer (``reputFromOffset += result.getSize() - readSize``)
+  and never dispatches those messages (see :mod:`rocketlab.broker.dledger_message_store`);
+* ``rocketmq_version="5.3.3"`` switches the put-status mapping to 5.3.3's (see
+  :data:`~rocketlab.broker.dledger_commit_log.CODE_TO_STATUS`).
 """
 
 from __future__ import annotations
@@ -48,7 +62,7 @@ from rocketlab.broker.broker import (
     pull_from_store,
 )
 from rocketlab.broker.config_manager import BrokerMetadata
-from rocketlab.broker.dledger_commit_log import broker_id_of
+from rocketlab.broker.dledger_commit_log import ROCKETMQ_VERSIONS, broker_id_of
 from rocketlab.broker.dledger_message_store import DLedgerMessageStore
 from rocketlab.broker.dledger_role_change_handler import DLedgerRoleChangeHandler
 from rocketlab.broker.protocol import (
@@ -126,6 +140,15 @@ class DLedgerBrokerConfig:
     the node's peers) and ``dleger_self_id`` (default and required: the node id) are
     ``dLegerGroup``/``dLegerPeers``/``dLegerSelfId``. ``dledger`` overrides DLedgerConfig fields (timers,
     file sizes); ``profile`` is DLedger's (``dledger-0.3.1.2``, the default, ``dledger-0.3.2`` or ``raft``).
+
+    Kit switches (no Java key):
+
+    * ``trim_consume_queues_on_truncation`` (default False, as Java): when DLedger truncates its log
+      below what was already dispatched, trim the consume queues there and dispatch again at once.
+      Java (4.9.5 and 5.3.3) trims only in recovery (``DLedgerCommitLog.recover``,
+      ``truncateDirtyLogicFiles``), so the stale units stay until the broker restarts;
+    * ``rocketmq_version`` (``"4.9.5"``, the default, or ``"5.3.3"``): whose ``asyncPutMessage`` maps
+      DLedger's WAIT_QUORUM_ACK_TIMEOUT (see :func:`~rocketlab.broker.dledger_commit_log.put_status_of`).
     """
 
     broker_name: str = "broker-a"
@@ -143,6 +166,13 @@ class DLedgerBrokerConfig:
     put_timeout_ms: int = 10_000
     store_path_root_dir: str | None = None
     store_options: dict[str, Any] = field(default_factory=dict)
+    trim_consume_queues_on_truncation: bool = False
+    rocketmq_version: str = "4.9.5"
+
+    def __post_init__(self) -> None:
+        if self.rocketmq_version not in ROCKETMQ_VERSIONS:
+            raise ConfigError(f"rocketmq_version={self.rocketmq_version!r} is not one of "
+                              f"{', '.join(ROCKETMQ_VERSIONS)}")
 
     def dledger_config(self, node_id: str, node_peers: tuple[str, ...]) -> DLedgerConfig:
         """The member's DLedgerConfig; ConfigError for a bad selfId or members that differ from the node's."""
@@ -240,7 +270,8 @@ class DLedgerBrokerCore(BaseCore):
         clock = None if wall_clock else (lambda: self.now_ms)
         root = Path(config.store_path_root_dir) if config.store_path_root_dir else Path(ctx.data_dir) / "store"
         self.store = DLedgerMessageStore.open_dledger(
-            root, dledger_config, ctx.rng("elector"), clock=clock, broker_role=BrokerRole.SLAVE,
+            root, dledger_config, ctx.rng("elector"), clock=clock, rocketmq_version=config.rocketmq_version,
+            broker_role=BrokerRole.SLAVE,
             mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
         self.commit_log = self.store.commit_log
         self.server = self.store.dledger_server
@@ -333,16 +364,18 @@ class DLedgerBrokerCore(BaseCore):
         if not self.server_started and self.group_check.confirmed:
             self.server_started = True
             server_out = server_out + self.server.on_start(now_ms)
-        self._guard_truncated_log()
+        if self.config.trim_consume_queues_on_truncation:
+            self._guard_truncated_log()
         if self.store.dispatch_behind_bytes() > 0:
             self.store.reput()
         self.role_change_handler.run(now_ms, out)
         return server_out + out.build()
 
     def _guard_truncated_log(self) -> None:
-        """If DLedger truncated its log below what was already dispatched (committed entries lost: only
-        the ``rocketmq-4.9.5`` profile allows it, Raft's Figure 8), trim the consume queues there and
-        dispatch again from that point, as recovery does with ``truncateDirtyLogicFiles``."""
+        """Kit addition, on only with ``trim_consume_queues_on_truncation``: if DLedger truncated its
+        log below what was already dispatched (committed entries lost: the DLedger profiles allow it,
+        Raft's Figure 8), trim the consume queues there and dispatch again from that point, as Java's
+        recovery does with ``truncateDirtyLogicFiles`` (Java does it only there, at the next start)."""
         end = self.commit_log.data_file_list.max_wrote_position
         reput = self.store.reput_message_service
         if reput is not None and reput.reput_from_offset > end >= self.commit_log.divided_commitlog_offset:

@@ -16,8 +16,10 @@ message is ``entry.pos + 48`` (where its record starts)::
   QUEUEOFFSET and STORETIMESTAMP into the record and appends it. An *append hook* registered on the
   DLedger store writes ``entry.pos + 48`` into PHYSICALOFFSET inside the append, before the bytes are
   written and replicated, so every replica holds identical bytes. A refused append (pos -1: not
-  leader, pending full, transferring, ...) answers OS_PAGE_CACHE_BUSY at once; otherwise the queue
-  offset advances and the put completes when DLedger answers: :data:`CODE_TO_STATUS`.
+  leader, pending full, transferring, ...) answers OS_PAGECACHE_BUSY at once; otherwise the queue
+  offset advances and the put completes when DLedger answers: :data:`CODE_TO_STATUS` per
+  ``rocketmq_version`` (4.9.5: a quorum-ack timeout is OS_PAGECACHE_BUSY; 5.3.3:
+  IN_SYNC_REPLICAS_NOT_ENOUGH).
 * **Reads**: only committed bytes exist for RocketMQ. :meth:`get_max_offset` / :meth:`get_confirm_offset`
   are DLedger's ``committedPos``; :meth:`get_data` stops there, so the reput (consume queues, index)
   and consumers see committed entries only, on the leader and on followers alike. Because followers
@@ -91,22 +93,38 @@ _OLD_FORMAT_SECOND_INT = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC
 _TRAN_MASK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 GROUP_MARKER = "rocketlab-group.properties"
 
-CODE_TO_STATUS: dict[DLedgerResponseCode, PutMessageStatus] = {
+ROCKETMQ_VERSIONS = ("4.9.5", "5.3.3")  # the releases whose put-status mapping can be chosen
+
+CODE_TO_STATUS_4_9_5: dict[DLedgerResponseCode, PutMessageStatus] = {
     Code.SUCCESS: PutMessageStatus.PUT_OK,
     Code.INCONSISTENT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
     Code.NOT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
     Code.LEADER_NOT_READY: PutMessageStatus.SERVICE_NOT_AVAILABLE,
     Code.DISK_FULL: PutMessageStatus.SERVICE_NOT_AVAILABLE,
-    Code.WAIT_QUORUM_ACK_TIMEOUT: PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH,
-    Code.LEADER_PENDING_FULL: PutMessageStatus.OS_PAGE_CACHE_BUSY,
+    # "Do not return flush_slave_timeout to the client, for the ons client will ignore it."
+    Code.WAIT_QUORUM_ACK_TIMEOUT: PutMessageStatus.OS_PAGECACHE_BUSY,
+    Code.LEADER_PENDING_FULL: PutMessageStatus.OS_PAGECACHE_BUSY,
 }
-"""How ``asyncPutMessage`` (5.x) maps the DLedger answer; any other code is UNKNOWN_ERROR."""
+"""How ``asyncPutMessage`` of rocketmq-all-4.9.5 maps the DLedger answer (``DLedgerCommitLog.java``
+507-525); any other code is UNKNOWN_ERROR."""
+
+CODE_TO_STATUS_5_3_3: dict[DLedgerResponseCode, PutMessageStatus] = {
+    **CODE_TO_STATUS_4_9_5,
+    Code.WAIT_QUORUM_ACK_TIMEOUT: PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH,
+}
+"""rocketmq-all-5.3.3 (``DLedgerCommitLog.java`` 627-645): WAIT_QUORUM_ACK_TIMEOUT becomes
+IN_SYNC_REPLICAS_NOT_ENOUGH; the rest as 4.9.5 (``OS_PAGECACHE_BUSY`` is spelt ``OS_PAGE_CACHE_BUSY``)."""
+
+CODE_TO_STATUS: dict[str, dict[DLedgerResponseCode, PutMessageStatus]] = {
+    "4.9.5": CODE_TO_STATUS_4_9_5, "5.3.3": CODE_TO_STATUS_5_3_3}
+"""The mapping per ``rocketmq_version`` (``DLedgerBrokerConfig``; 4.9.5 is the default)."""
 
 PutDone = Callable[[PutMessageResult, OutputBuilder], None]
 
 
-def put_status_of(code: DLedgerResponseCode | None) -> PutMessageStatus:
-    return CODE_TO_STATUS.get(code, PutMessageStatus.UNKNOWN_ERROR) if code is not None \
+def put_status_of(code: DLedgerResponseCode | None, rocketmq_version: str = "4.9.5") -> PutMessageStatus:
+    """The PutMessageStatus ``asyncPutMessage`` of ``rocketmq_version`` answers for DLedger's ``code``."""
+    return CODE_TO_STATUS[rocketmq_version].get(code, PutMessageStatus.UNKNOWN_ERROR) if code is not None \
         else PutMessageStatus.UNKNOWN_ERROR
 
 
@@ -243,8 +261,12 @@ class DLedgerCommitLog(CommitLog):
     """
 
     def __init__(self, config: MessageStoreConfig, dledger_config: DLedgerConfig, rng: Any, *,
-                 clock: Callable[[], int] | None = None, checkpoint: Any = None) -> None:
+                 clock: Callable[[], int] | None = None, checkpoint: Any = None,
+                 rocketmq_version: str = "4.9.5") -> None:
         super().__init__(config, clock=clock, checkpoint=checkpoint, threads=False)
+        if rocketmq_version not in CODE_TO_STATUS:
+            raise ConfigError(f"rocketmq_version={rocketmq_version!r} is not one of {', '.join(ROCKETMQ_VERSIONS)}")
+        self.rocketmq_version = rocketmq_version
         if dledger_config.mapped_file_size_for_entry_data != config.mapped_file_size_commit_log:
             dledger_config = dledger_config.replace(mapped_file_size_for_entry_data=config.mapped_file_size_commit_log)
         self.dledger_config = dledger_config
@@ -421,7 +443,8 @@ class DLedgerCommitLog(CommitLog):
                     return
                 result = AppendMessageResult(AppendMessageStatus.PUT_OK, future.pos + BODY_OFFSET, length,
                                              store_timestamp, queue_offset, 1, host)
-                on_done(PutMessageResult(put_status_of(future.code), result, _detail(future)), out)
+                on_done(PutMessageResult(put_status_of(future.code, self.rocketmq_version), result,
+                                         _detail(future)), out)
 
             future, out = self.dledger_server_or_fail().append(bytes(encoded), now_ms, done)
             if future.pos != -1 and counted:
@@ -465,7 +488,8 @@ class DLedgerCommitLog(CommitLog):
                 result = AppendMessageResult(
                     AppendMessageStatus.PUT_OK, offsets[0], total, store_timestamp, first_queue_offset,
                     len(bodies), host, lambda: ",".join(create_message_id(host, o) for o in offsets))
-                on_done(PutMessageResult(put_status_of(future.code), result, _detail(future)), out)
+                on_done(PutMessageResult(put_status_of(future.code, self.rocketmq_version), result,
+                                         _detail(future)), out)
 
             future, out = self.dledger_server_or_fail().append(bodies, now_ms, done)
             if future.pos != -1:
@@ -510,6 +534,6 @@ def _detail(future: AppendFuture) -> str | None:
 
 
 __all__ = [
-    "CODE_TO_STATUS", "Checked", "DLedgerCommitLog", "DLedgerRecoveryReport", "broker_id_of",
+    "CODE_TO_STATUS", "CODE_TO_STATUS_4_9_5", "CODE_TO_STATUS_5_3_3", "ROCKETMQ_VERSIONS", "Checked", "DLedgerCommitLog", "DLedgerRecoveryReport", "broker_id_of",
     "check_group_marker", "check_message_and_return_size", "put_status_of",
 ]

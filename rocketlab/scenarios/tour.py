@@ -207,7 +207,8 @@ def master_slave_crash(run_dir: str | Path, role: str, *, seed: int = 1, puts: i
     run_dir = fresh_dir(run_dir)
     c = Cluster.master_slave(role=role, slaves=1, seed=seed, latency=latency, data_dir=run_dir,
                              scenario=f"{role.split('_')[0].lower()}-master-crash")
-    c.run_until(lambda c: c.node("n0").ha_service.connection_count == 1, timeout_ms=5_000)
+    # the load starts once the slave has sent its first report (a 4.9.5 slave does ~5 s after connecting)
+    c.run_until(lambda c: c.node("n0").ha_service.reported_connection_count == 1, timeout_ms=10_000)
     handles = steady_puts(c, puts, seed=seed)
     master_end = c.node("n0").max_offset
     c.crash("n0")

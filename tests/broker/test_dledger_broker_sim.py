@@ -14,6 +14,7 @@ import pytest
 
 from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest
 from rocketlab.dledger.config import DEFAULT_PROFILE
+from rocketlab.dledger.entry import DLedgerEntry
 from rocketlab.sim import Cluster
 from rocketlab.store import Message
 
@@ -69,12 +70,14 @@ def test_puts_are_acknowledged_by_a_majority_and_readable_with_offsets_pos_plus_
     c.close()
 
 
-def test_only_committed_bytes_are_readable_and_dispatched(tmp_path):
+@pytest.mark.parametrize("version,status", [("4.9.5", "OS_PAGE_CACHE_BUSY"),  # 4.9.5's OS_PAGECACHE_BUSY
+                                            ("5.3.3", "IN_SYNC_REPLICAS_NOT_ENOUGH")])
+def test_only_committed_bytes_are_readable_and_dispatched(tmp_path, version, status):
     """testCommittedPos: a leader cut off from its followers appends but never commits; nothing of it
-    is readable, the put ends IN_SYNC_REPLICAS_NOT_ENOUGH (WAIT_QUORUM_ACK_TIMEOUT, 300 ms here: before
-    the leader steps down)."""
+    is readable, the put ends with what ``asyncPutMessage`` of that release makes of
+    WAIT_QUORUM_ACK_TIMEOUT (300 ms here: before the leader steps down)."""
     c = Cluster.dledger_brokers(3, seed=1, data_dir=tmp_path, dledger={**FAST, "max_wait_ack_time_ms": 300},
-                                latency="uniform:1:3")
+                                latency="uniform:1:3", broker={"rocketmq_version": version})
     c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
     assert c.put(b"first").status == "PUT_OK"
     master = c.leader()
@@ -82,7 +85,7 @@ def test_only_committed_bytes_are_readable_and_dispatched(tmp_path):
     committed = core.server.committed_pos
     c.partition([master], [n for n in c.node_ids if n != master])
     late = c.put(b"never committed")
-    assert late.status == "IN_SYNC_REPLICAS_NOT_ENOUGH" and late.wrote_offset >= committed
+    assert late.status == status and late.wrote_offset >= committed
     assert core.server.ledger_end_index > core.server.committed_index
     assert core.store.get_max_phy_offset() == core.server.committed_pos == committed
     assert core.commit_log.get_data(committed) is None
@@ -302,4 +305,42 @@ def test_slaves_sync_metadata_from_whoever_is_master(tmp_path):
     c.run_for(10_500)
     offsets = json.loads((tmp_path / "nodes" / slave / "store" / "config" / "consumerOffset.json").read_text())
     assert offsets["offsetTable"] == {"Orders@g1": {"0": 1}}
+    c.close()
+
+
+def _cut_a_followers_log(tmp_path, trim):
+    """Three puts dispatched everywhere; then one follower, cut off, gets the TRUNCATE a new leader sends
+    in Raft's Figure 8 under dledger-0.3.1.2: an entry of its own (here an empty one) at index 1, which
+    cuts the committed entries 1 and 2 (done directly on the follower's DLedger store: the schedule
+    needs five members). Returns the cluster, the follower and its consume queue's max offset after."""
+    c = _group(tmp_path, broker={"trim_consume_queues_on_truncation": trim})
+    assert [c.put(f"m{i}".encode(), topic="T").status for i in range(3)] == ["PUT_OK"] * 3
+    follower = c.followers()[0]
+    store = c.node(follower).store
+    assert c.run_until(lambda c: store.get_max_offset_in_queue("T", 0) == 3, timeout_ms=2000)
+    c.partition([follower], [n for n in c.node_ids if n != follower])
+    server = c.node(follower).server
+    old = server.store.get(1)
+    server.store.truncate(DLedgerEntry(index=1, term=old.term + 1, pos=old.pos, body=b""), server.term,
+                          server.leader_id)
+    c.run_for(1000)  # the follower's timers fire: its reput and (with the switch) the run-time trim
+    assert server.ledger_end_index == 1
+    return c, follower, store.get_max_offset_in_queue("T", 0)
+
+
+def test_after_a_truncation_stale_consume_queue_units_stay_until_recovery_trims_them(tmp_path):
+    """As Java (4.9.5, 5.3.3): no run-time trim; DLedgerCommitLog.recover calls truncateDirtyLogicFiles."""
+    c, follower, units = _cut_a_followers_log(tmp_path, trim=False)
+    assert units == 3  # two units point at bytes DLedger no longer has
+    c.crash(follower)
+    c.restart(follower)  # still cut off: nothing is pushed to it again
+    core = c.node(follower)
+    assert core.store.get_max_offset_in_queue("T", 0) == 1
+    assert core.store.recovery_report.consume_queue_units_removed == {"T/0": 2}
+    c.close()
+
+
+def test_the_run_time_trim_is_a_kit_switch(tmp_path):
+    c, follower, units = _cut_a_followers_log(tmp_path, trim=True)
+    assert units == 1
     c.close()

@@ -101,15 +101,28 @@ def test_a_torn_entry_stops_and_a_record_with_the_wrong_physical_offset_is_refus
     assert not req.success and "PHYSICALOFFSET" in req.reason
 
 
-def test_dledger_codes_map_to_put_statuses_as_rocketmq_5():
-    assert put_status_of(Code.SUCCESS) is PutMessageStatus.PUT_OK
+@pytest.mark.parametrize("version,quorum_timeout", [
+    ("4.9.5", PutMessageStatus.OS_PAGECACHE_BUSY),  # DLedgerCommitLog.java 518-521 in rocketmq-all-4.9.5
+    ("5.3.3", PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH),  # 638-640 in rocketmq-all-5.3.3
+])
+def test_dledger_codes_map_to_put_statuses_per_release(version, quorum_timeout):
+    assert put_status_of(Code.SUCCESS, version) is PutMessageStatus.PUT_OK
     for code in (Code.INCONSISTENT_LEADER, Code.NOT_LEADER, Code.LEADER_NOT_READY, Code.DISK_FULL):
-        assert put_status_of(code) is PutMessageStatus.SERVICE_NOT_AVAILABLE
-    assert put_status_of(Code.WAIT_QUORUM_ACK_TIMEOUT) is PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH
-    assert put_status_of(Code.LEADER_PENDING_FULL) is PutMessageStatus.OS_PAGE_CACHE_BUSY
+        assert put_status_of(code, version) is PutMessageStatus.SERVICE_NOT_AVAILABLE
+    assert put_status_of(Code.WAIT_QUORUM_ACK_TIMEOUT, version) is quorum_timeout
+    assert put_status_of(Code.LEADER_PENDING_FULL, version) is PutMessageStatus.OS_PAGECACHE_BUSY
     for code in (Code.TERM_CHANGED, Code.DISK_ERROR, Code.UNKNOWN, None):
-        assert put_status_of(code) is PutMessageStatus.UNKNOWN_ERROR
-    assert len(CODE_TO_STATUS) == 7
+        assert put_status_of(code, version) is PutMessageStatus.UNKNOWN_ERROR
+    assert len(CODE_TO_STATUS[version]) == 7
+
+
+def test_the_default_put_status_mapping_is_4_9_5s_and_an_unknown_version_is_refused():
+    assert put_status_of(Code.WAIT_QUORUM_ACK_TIMEOUT) is PutMessageStatus.OS_PAGECACHE_BUSY
+    from rocketlab.broker.dledger_broker import DLedgerBrokerConfig
+
+    assert DLedgerBrokerConfig().rocketmq_version == "4.9.5"
+    with pytest.raises(ConfigError, match="rocketmq_version='5.x' is not one of 4.9.5, 5.3.3"):
+        DLedgerBrokerConfig(rocketmq_version="5.x")
 
 
 @pytest.mark.parametrize("self_id, broker_id", [("n0", 1), ("n1", 2), ("b12", 13)])

@@ -136,7 +136,8 @@ def test_the_put_button_appears_for_systems_with_a_store_and_replays():
     assert ("put", None) not in ClusterWidget(Cluster.pingpong(nodes=3)).buttons
     c = Cluster.master_slave(role="SYNC_MASTER")
     widget = ClusterWidget(c)
-    for action, node in [("run_100ms", None), ("put", None), ("put", None), ("crash", "n1"), ("run_100ms", None),
+    # run 10 s first: the (4.9.5) slave sends its first report about 5 s after it connects
+    for action, node in [("run_10s", None), ("put", None), ("put", None), ("crash", "n1"), ("run_100ms", None),
                          ("put", None)]:
         widget.click(action, node)
     assert [e["status"] for e in c.events if e["kind"] == "put"] == ["PUT_OK", "PUT_OK", "SLAVE_NOT_AVAILABLE"]
