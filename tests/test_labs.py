@@ -24,16 +24,26 @@ EXPECTED: dict[str, list[str]] = {
         r"LEADER at \d+ ms, MASTER at \d+ ms: [1-9]\d\d ms later",       # "a little after": under a second
     ],
     "01_master_slave.ipynb": [
+        r"t=1 n0 stream_open src=n1 dst=n0 channel=stream\nt=500\d n0 ha_report slave=n1 offset=0\n",  # 4.9.5: ~5 s
+        r"ha_transfer slave=n1 offset=0 size=297\nt=\d+ n0 ha_report slave=n1 offset=297",   # then bytes and the ack
         r"'00 00 00 00 00 00 01 29'",                                  # the slave's 8-byte ack for 297
         r"\(NEED_DATA, 0, NEED_DATA\)",                                # a split frame waits for its rest
         r"n1\s+1\s+SLAVE\s+True\s+12288\s+15941",                      # an empty slave starts at the last file
+        r"ASYNC_MASTER\s+60\s+0\.0\s+0\.0\s+(4\d|5\d)\.0",             # async: half acked after ~50 ms...
+        r"ASYNC_MASTER\s+(9\d|10\d)\.0\s+0\b",                         # ...the slowest after ~100 ms
+        r"SYNC_MASTER\s+60\s+[2-5]\.0\s+[2-5]\.0",                       # sync: one round trip
+        r"CrashRun\(role='ASYNC_MASTER', seed=5, acked=33, warned=0, lost=6, master_end=13351, slave_end=10347\)",
         r"(?m)^ASYNC_MASTER: lost [1-9]\d* of \d+ acknowledged",      # the lesson, both halves
         r"(?m)^SYNC_MASTER: lost 0 of \d+ acknowledged",
-        r"FLUSH_SLAVE_TIMEOUT\s+6\s+5034\.0\s+22534\.0\s+3000\.0",    # partition: waits of slaveTimeout...
-        r"t=24535 n0 ha_close slave=n1 reason=housekeeping",          # ...until housekeeping closes it
+        r"FLUSH_SLAVE_TIMEOUT\s+6\s+10035\.0\s+27535\.0\s+3000\.0",   # partition: waits of slaveTimeout...
+        r"SLAVE_NOT_AVAILABLE\s+18\s+31035\.0",                      # ...none once housekeeping closed it...
+        r"FLUSH_SLAVE_TIMEOUT\s+1\s+40035\.0\s+40035\.0\s+3000\.0",   # ...and one more after the heal
+        r"t=29536 n0 ha_close slave=n1 reason=housekeeping",          # 20 s after the last read
+        r"t=40002 n1 stream_close src=n0 dst=n1 reason=housekeeping.*\nt=40004 n0 stream_open src=n1",  # back at once
         r"\('FOUND', 1, \[0, 1, 2, 3, 4\]\)",                          # reads from the slave
         r"\(None, 'SLAVE'\)",                                          # no failover
-        r"sync-partition\s+6\s+20\s+28",                               # Spark: puts per status per run
+        r"first-pair/nodes/n1/store/config/topics\.json",             # copied by SlaveSynchronize
+        r"sync-partition\s+7\s+20\s+18",                               # Spark: puts per status per run
     ],
     "04_dledger_replication.ipynb": [
         r"answer to the client: SUCCESS at index 0",                   # the journey ends in a commit

@@ -3,7 +3,7 @@
 The lab drives :meth:`rocketlab.sim.Cluster.master_slave` directly; these functions hold the few loops
 and tables that would otherwise crowd its cells:
 
-* :func:`new_pair` — a master and one slave with their stores in a fresh run directory, connected;
+* :func:`new_pair` — a master and one slave with their stores in a fresh run directory, replicating;
 * :func:`offsets` — one row per broker: role, up or down, CommitLog min/max offset, push2SlaveMaxOffset;
 * :func:`steady_load` — one producer putting messages one after another with seeded pauses;
 * :func:`latency_table` / :func:`replication_lags` — put latency against "time until a slave acked it";
@@ -38,13 +38,20 @@ def slave_connected(cluster: Cluster, count: int = 1) -> bool:
     return cluster.alive(MASTER) and cluster.node(MASTER).ha_service.connection_count >= count
 
 
+def slave_reported(cluster: Cluster, count: int = 1) -> bool:
+    """True once ``count`` slaves have sent their first report, the request offset, so bytes flow (a
+    ``run_until`` predicate). A 4.9.5 slave sends it about 5 s after it connects."""
+    return cluster.alive(MASTER) and cluster.node(MASTER).ha_service.reported_connection_count >= count
+
+
 def new_pair(role: str, run_dir: str | Path, *, seed: int = 1, latency: str = LATENCY,
              **kwargs: Any) -> Cluster:
     """``Cluster.master_slave(role, slaves=1)`` with its stores in a fresh ``run_dir``, run until the slave
-    has connected (a few ms). ``kwargs`` go to ``Cluster.master_slave`` (network, broker, ha, ...)."""
+    has sent its first report (about 5 s: RocketMQ 4.9.5's HAClient waits ``haSendHeartbeatInterval``
+    after connecting). ``kwargs`` go to ``Cluster.master_slave`` (network, broker, ha, ...)."""
     cluster = Cluster.master_slave(role=role, slaves=1, seed=seed, latency=latency,
                                    data_dir=fresh_dir(run_dir), **kwargs)
-    cluster.run_until(slave_connected, timeout_ms=2_000)
+    cluster.run_until(slave_reported, timeout_ms=10_000)
     return cluster
 
 
