@@ -10,6 +10,15 @@ Puts are asynchronous only: :meth:`DLedgerMessageStore.async_put` returns the in
 ``on_done(result, out)`` when DLedger answers (the store is hosted by a sans-IO broker core, see
 :mod:`rocketlab.broker.dledger_broker`). The broker role lives in the config (``set_broker_role``), as
 ``messageStoreConfig.setBrokerRole`` in Java: a SLAVE store refuses puts with SERVICE_NOT_AVAILABLE.
+
+Differences from Java 4.9.5:
+
+* the reput checks each record's PHYSICALOFFSET against where it sits (kit addition) and stops at a
+  torn or garbage record and waits ("waiting at ..."); Java's DLedger reput has no such check and, on a
+  record it cannot parse, skips the rest of what ``getData`` returned (``reputFromOffset +=
+  result.getSize() - readSize``), so messages there are never dispatched;
+* an empty-bodied DLedger entry (``raft``'s NOOP) is stepped over (kit addition; no release writes one);
+* puts are asynchronous only and the store is driven by its broker core (no threads).
 """
 
 from __future__ import annotations
@@ -119,6 +128,7 @@ class DLedgerMessageStore(DefaultMessageStore):
     """
 
     commit_log: DLedgerCommitLog | None
+    enable_dleger_commit_log = True  # ConsumeQueue stamps physicMsgTimestamp (SLAVE or DLedger, as Java)
 
     def __init__(self, config: MessageStoreConfig, dledger_config: DLedgerConfig, rng: Any, *,
                  clock: Callable[[], int] | None = None, event_listener: Any = None,

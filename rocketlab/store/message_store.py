@@ -82,6 +82,8 @@ class DefaultMessageStore:
     ConsumeQueueExt.
     """
 
+    enable_dleger_commit_log = False  # enableDLegerCommitLog: DLedgerMessageStore sets it
+
     def __init__(
         self,
         config: MessageStoreConfig,
@@ -504,7 +506,7 @@ class DefaultMessageStore:
             return
         checkpoint = self.store_checkpoint
         if ok and checkpoint is not None:
-            if self.config.broker_role is BrokerRole.SLAVE:
+            if self.config.broker_role is BrokerRole.SLAVE or self.enable_dleger_commit_log:
                 checkpoint.physic_msg_timestamp = request.store_timestamp
             checkpoint.logics_msg_timestamp = request.store_timestamp
         elif not ok:

@@ -344,3 +344,13 @@ def test_the_run_time_trim_is_a_kit_switch(tmp_path):
     c, follower, units = _cut_a_followers_log(tmp_path, trim=True)
     assert units == 1
     c.close()
+
+
+def test_a_dledger_master_stamps_physic_msg_timestamp_as_java(tmp_path):
+    """ConsumeQueue.putMessagePositionInfoWrapper: stamped when the role is SLAVE *or* DLedger is on."""
+    c = _group(tmp_path)
+    put = c.put(b"stamp", topic="T")
+    assert put.status == "PUT_OK"
+    checkpoint = c.node(c.leader()).store.store_checkpoint
+    assert checkpoint.physic_msg_timestamp == put.result.store_timestamp > 0
+    c.close()
