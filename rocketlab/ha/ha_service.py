@@ -9,6 +9,11 @@ includes that poll, as in Java.
 
 All effects go into an :class:`~rocketlab.core.OutputBuilder`: stream writes and closes, and the trace
 events ``ha_report`` (an ack seen) and ``ha_transfer`` (bytes shipped).
+
+Differences from Java 4.9.5: no threads (accept, read and write loops are methods called by the broker
+core); ``GroupTransferService`` is checked on acks and deadlines, not polled every 10 ms; writes never
+block part-way (see :mod:`rocketlab.ha.ha_connection`); :attr:`reported_connection_count` is a kit
+addition for inspection.
 """
 
 from __future__ import annotations
