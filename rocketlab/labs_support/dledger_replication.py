@@ -20,7 +20,6 @@ from rocketlab.scenarios.dledger_group import (
     DLedgerViolations,
     append_nowait,
     commit,
-    violated,
     wait_settled,
 )
 from rocketlab.scenarios.dledger_schedules import (
@@ -36,7 +35,7 @@ from rocketlab.trace.rundir import fresh_dir
 
 __all__ = [
     "ENTRY_HEADER", "compare_profiles", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
-    "median_commit_index", "new_group", "push_states", "violations", "water_marks",
+    "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
 ENTRY_HEADER = (("magic", 4), ("size", 4), ("index", 8), ("term", 8), ("pos", 8), ("channel", 4),
@@ -181,8 +180,3 @@ def compare_profiles(run_dir: str | Path, seeds: Sequence[int] = (1,),
                          "251_follower_caught_up": i251.caught_up,
                          "251_stuck_buffered": i251.stuck_buffered})
     return rows
-
-
-def violations(c: Cluster) -> dict[str, int]:
-    """The invariants the every-event checker saw broken, with counts."""
-    return dict(violated(c))
