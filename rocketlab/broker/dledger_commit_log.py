@@ -34,10 +34,17 @@ message is ``entry.pos + 48`` (where its record starts)::
   old files, the rest from DLedger. Later starts recover DLedger only and take the divide from its
   first data file.
 
-Java file: ``store/dledger/DLedgerCommitLog.java`` (RocketMQ 4.9.5). Simplified: no disk cleaning of
-DLedger files (DLedger's CleanSpaceService is not modelled, so retention of the old files after an
-upgrade does not apply either), no transactional/delay specifics beyond the batch check, no
-``resetOffset``; abnormal recovery is the normal one, as in 4.9.x. Kit additions: the entry header is
+* **Retention** (:meth:`DLedgerCommitLog.delete_expired_file`, called by the store's clean service):
+  while old files remain, DLedger's own CleanSpaceService is held back (ten years' reserve, no force
+  clean) and the old files expire as a classic log's do, the last one included; once they are gone the
+  call answers Integer.MAX_VALUE and DLedger deletes its files by the broker's ``fileReservedTime + 1``
+  hours, ``deleteWhen`` and ``cleanFileForciblyEnable``, revising its ledger begin index
+  (:mod:`rocketlab.dledger.store.clean_space_service`). The min offset is the old files' while they exist,
+  else the first DLedger byte; the consume queues and index follow it.
+
+Java file: ``store/dledger/DLedgerCommitLog.java`` (RocketMQ 4.9.5). Simplified: no transactional/delay
+specifics beyond the batch check, no ``resetOffset``; retention rounds run when called, with a
+wall-clock time (file ages are modification times, as in Java); abnormal recovery is the normal one, as in 4.9.x. Kit additions: the entry header is
 validated (magic, size, pos) before its body is parsed, DLedger's NOOP entries (``raft`` profile) are
 skipped by the reput, and a marker file ties a DLedger data directory to its group (see
 :func:`check_group_marker`).
@@ -45,6 +52,7 @@ skipped by the reput, and a marker file ties a DLedger data directory to its gro
 
 from __future__ import annotations
 
+import logging
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -86,12 +94,14 @@ from rocketlab.store.status import (
     PutMessageStatus,
 )
 
+log = logging.getLogger(__name__)
 Code = DLedgerResponseCode
 _HEAD = struct.Struct(">ii")
 _I64 = struct.Struct(">q")
 _OLD_FORMAT_SECOND_INT = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE)
 _TRAN_MASK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
 GROUP_MARKER = "rocketlab-group.properties"
+INTEGER_MAX_VALUE = 2**31 - 1
 
 ROCKETMQ_VERSIONS = ("4.9.5", "5.3.3")  # the releases whose put-status mapping can be chosen
 
@@ -267,15 +277,18 @@ class DLedgerCommitLog(CommitLog):
         if rocketmq_version not in CODE_TO_STATUS:
             raise ConfigError(f"rocketmq_version={rocketmq_version!r} is not one of {', '.join(ROCKETMQ_VERSIONS)}")
         self.rocketmq_version = rocketmq_version
-        if dledger_config.mapped_file_size_for_entry_data != config.mapped_file_size_commit_log:
-            dledger_config = dledger_config.replace(mapped_file_size_for_entry_data=config.mapped_file_size_commit_log)
-        self.dledger_config = dledger_config
+        self.dledger_config = dledger_config.replace(
+            mapped_file_size_for_entry_data=config.mapped_file_size_commit_log,
+            enable_disk_force_clean=config.clean_file_forcibly_enable, delete_when=config.delete_when,
+            file_reserved_hours=config.file_reserved_time + 1,
+            disk_space_ratio_to_check_expired=config.disk_max_used_space_ratio / 100)
         self.rng = rng
         self.id = broker_id_of(dledger_config.self_id)
         self.store_dir = dledger_config.default_path
         self.dledger_server: DLedgerServer | None = None
         self.divided_commitlog_offset = -1
         self.is_in_recovering_old_commitlog = False
+        self.upgraded_from_old = False
 
     # ------------------------------------------------------------------ DLedger side
     @property
@@ -292,6 +305,48 @@ class DLedgerCommitLog(CommitLog):
     def _start_dledger(self) -> None:
         self.dledger_server = DLedgerServer(self.dledger_config, self.store_dir, self.rng)
         self.dledger_store.add_append_hook(self.append_hook)
+
+    # ------------------------------------------------------------------ retention
+    def refresh_config(self) -> None:
+        """``refreshConfig``: DLedger deletes by the broker's rules again (``fileReservedTime + 1`` hours,
+        ``cleanFileForciblyEnable``, ``deleteWhen``)."""
+        service = self.dledger_store.clean_space_service
+        service.enable_disk_force_clean = self.config.clean_file_forcibly_enable
+        service.delete_when = self.config.delete_when
+        service.file_reserved_hours = self.config.file_reserved_time + 1
+
+    def disable_delete_dledger(self) -> None:
+        """``disableDeleteDledger``: while old commit-log files remain, DLedger keeps everything (ten
+        years' reserve, no force clean), so the offset space never gets a hole below the divide."""
+        service = self.dledger_store.clean_space_service
+        service.enable_disk_force_clean = False
+        service.file_reserved_hours = 24 * 365 * 10
+
+    def delete_expired_file(self, expired_time_ms: int, now_ms: int, clean_immediately: bool = False) -> int:
+        """``DLedgerCommitLog.deleteExpiredFile``, called by the store's CleanCommitLogService.
+
+        Without old files: :meth:`refresh_config` and answer ``2**31 - 1`` (Integer.MAX_VALUE, "to
+        prevent too much log"); DLedger's own CleanSpaceService deletes DLedger files. With old files:
+        :meth:`disable_delete_dledger`, delete expired old files as the classic log does (keeping the
+        last), and when none went and exactly one is left, delete that last one too once it has
+        expired; answer 1 then (expired or not, as Java)."""
+        queue = self.mapped_file_queue
+        if not queue.mapped_files:
+            self.refresh_config()
+            return INTEGER_MAX_VALUE
+        self.disable_delete_dledger()
+        count = super().delete_expired_file(expired_time_ms, now_ms, clean_immediately)
+        if count > 0 or len(queue.mapped_files) != 1:
+            return count
+        last = queue.mapped_files[-1]
+        if now_ms >= last.get_last_modified_timestamp() + expired_time_ms or clean_immediately:
+            log.info("deleting the last old commit log file %s", last.file_name)
+            queue.delete_mapped_files([last])
+        return 1
+
+    def clean_space(self, now_ms: int) -> Any:
+        """One round of DLedger's CleanSpaceService (see :mod:`rocketlab.dledger.store.clean_space_service`)."""
+        return self.dledger_store.clean_space(now_ms)
 
     @staticmethod
     def append_hook(entry: DLedgerEntry, buf: bytearray, body_offset: int) -> None:
@@ -310,10 +365,14 @@ class DLedgerCommitLog(CommitLog):
         if not had_data:
             self._upgrade_from_old_commit_log(max_phy_offset_of_consume_queue, target, check_crc, report)
         self._start_dledger()
+        if self.upgraded_from_old:
+            self.dledger_store.clean_space_service.enable_disk_force_clean = False
         data = self.data_file_list
         first = data.first()
         if had_data and first is not None:
             self.divided_commitlog_offset = first.file_from_offset
+            if self.mapped_file_queue.mapped_files:
+                self.disable_delete_dledger()
             max_phy_offset = data.max_wrote_position
             if target is not None and max_phy_offset_of_consume_queue >= max_phy_offset:
                 removed = target.truncate_dirty_logic_files(max_phy_offset)
@@ -353,6 +412,7 @@ class DLedgerCommitLog(CommitLog):
                     report.blank_written_at = last.file_from_offset + pos
         last.set_positions(last.file_size)
         last.mm.flush()
+        self.upgraded_from_old = True  # Java: dLedgerConfig.setEnableDiskForceClean(false), applied at start
         self.divided_commitlog_offset = last.file_from_offset + last.file_size
         report.upgraded = True
         first_file = MmapFileList(self.store_dir / "data", self.dledger_config.mapped_file_size_for_entry_data, False)

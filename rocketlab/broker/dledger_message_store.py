@@ -211,7 +211,7 @@ class DLedgerMessageStore(DefaultMessageStore):
     # ------------------------------------------------------------------ role
     def set_broker_role(self, role: BrokerRole) -> None:
         """``messageStoreConfig.setBrokerRole``: a SLAVE store refuses puts."""
-        self.config = self.config.replace(broker_role=role)
+        self.update_config(broker_role=role)
         self._refuse_puts = role is BrokerRole.SLAVE
 
     # ------------------------------------------------------------------ puts

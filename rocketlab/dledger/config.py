@@ -135,8 +135,7 @@ FSYNC_POLICIES = ("interval", "always", "never")
 class DLedgerConfig:
     """Models DLedgerConfig, DLedger 0.3.1.2: one member's settings, validated on construction.
 
-    Simplified: no disk-space cleaning (``fileReservedHours``, ``deleteWhen``, disk ratios), no
-    multi-path data dirs, no ``enablePushToFollower`` (declared but unused in Java); peers are parsed
+    Simplified: no multi-path data dirs, no ``enablePushToFollower`` (declared but unused in Java); peers are parsed
     once here (``DLedgerConfig.init`` in Java). Added: profile switches and Java's hard-coded timers
     (see the module docstring), and ``fsync_policy``: ``interval`` (flush data with fsync every
     ``flush_file_interval`` ms, as DLedger's FlushDataService), ``always`` (fsync after every append) or
@@ -171,6 +170,11 @@ class DLedgerConfig:
     max_batch_push_size: int = 4 * 1024
     flush_file_interval: int = 10
     check_point_interval: int = 3000
+    file_reserved_hours: int = 72
+    delete_when: str = "04"
+    disk_space_ratio_to_check_expired: float = 0.70
+    disk_space_ratio_to_force_clean: float = 0.85
+    enable_disk_force_clean: bool = True
     # rocketlab: profile and its switches (None = take the profile's value)
     profile: str = DEFAULT_PROFILE
     step_down_on_bigger_term: bool | None = None
@@ -222,6 +226,17 @@ class DLedgerConfig:
         """How often a leader heartbeats: ``heart_beat_time_interval_ms``, or under ``raft_election`` half
         the minimum election timeout (Raft's Figure 16 set-up)."""
         return self.election_timeout_min_ms // 2 if self.raft_election else self.heart_beat_time_interval_ms
+
+    @property
+    def disk_full_ratio(self) -> float:
+        """``getDiskFullRatio``: the force-clean ratio plus 0.05, at most 0.95; beyond it appends fail
+        with DISK_FULL."""
+        return min(self.disk_space_ratio_to_force_clean + 0.05, 0.95)
+
+    @property
+    def delete_hours(self) -> tuple[int, ...]:
+        """The hours of ``delete_when`` (``"04"`` or ``"04;16"``)."""
+        return tuple(int(part) for part in self.delete_when.split(";"))
 
     @property
     def peer_ids(self) -> tuple[str, ...]:
@@ -316,8 +331,9 @@ def _field_name(key: str) -> str:
     return name
 
 
-_BOOL_FIELDS = {"enable_leader_elector", "is_enable_batch_push", *PROFILE_SWITCHES}
-_STR_FIELDS = {"group", "self_id", "peers", "store_base_dir", "store_type", "profile", "fsync_policy"}
+_BOOL_FIELDS = {"enable_leader_elector", "is_enable_batch_push", "enable_disk_force_clean", *PROFILE_SWITCHES}
+_STR_FIELDS = {"group", "self_id", "peers", "store_base_dir", "store_type", "profile", "fsync_policy", "delete_when"}
+_FLOAT_FIELDS = {"disk_space_ratio_to_check_expired", "disk_space_ratio_to_force_clean"}
 _OPT_STR_FIELDS = {"preferred_leader_ids"}
 
 
@@ -335,6 +351,11 @@ def _convert(name: str, raw: Any) -> Any:
         return text
     if name in _OPT_STR_FIELDS:
         return text or None
+    if name in _FLOAT_FIELDS:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{name}: expected a number, got {raw!r}") from None
     try:
         return int(text)
     except ValueError:
@@ -351,6 +372,8 @@ def _check_types(cfg: DLedgerConfig) -> None:
             ok, kind = isinstance(value, str), "a string"
         elif name in _OPT_STR_FIELDS:
             ok, kind = value is None or isinstance(value, str), "a string or None"
+        elif name in _FLOAT_FIELDS:
+            ok, kind = isinstance(value, int | float) and not isinstance(value, bool), "a number"
         else:
             ok, kind = isinstance(value, int) and not isinstance(value, bool), "an integer"
         if not ok:
@@ -367,7 +390,7 @@ _POSITIVE = (
 )
 _NON_NEGATIVE = (
     "min_vote_interval_ms", "min_take_leadership_vote_interval_ms", "max_leadership_transfer_wait_index",
-    "vote_round_wait_base_ms", "peer_push_throttle_point",
+    "vote_round_wait_base_ms", "peer_push_throttle_point", "file_reserved_hours",
 )
 
 
@@ -378,6 +401,13 @@ def _validate(cfg: DLedgerConfig) -> None:
     for name in _NON_NEGATIVE:
         if getattr(cfg, name) < 0:
             raise ConfigError(f"{name}: must be >= 0, got {getattr(cfg, name)}")
+    for name in _FLOAT_FIELDS:
+        if not 0 <= getattr(cfg, name) <= 1:
+            raise ConfigError(f"{name}: a fraction of the disk in 0..1, got {getattr(cfg, name)}")
+    hours = cfg.delete_when.split(";")
+    if not all(h.strip().isdigit() and int(h) < 24 for h in hours):
+        raise ConfigError(f"delete_when: hours of the day separated by ';' (e.g. '04' or '04;16'), "
+                          f"got {cfg.delete_when!r}")
     if cfg.election_timeout_min_ms < 2 or cfg.election_timeout_max_ms < cfg.election_timeout_min_ms:
         raise ConfigError(f"election_timeout_min_ms/max_ms: need 2 <= min <= max, got "
                           f"{cfg.election_timeout_min_ms}-{cfg.election_timeout_max_ms}")

@@ -27,7 +27,8 @@ class CleanCommitLogService:
     """Models ``CleanCommitLogService``. A round deletes CommitLog files last modified more than
     ``file_reserved_time`` hours ago when it is ``delete_when`` o'clock, when the disk holding the
     CommitLog is fuller than ``disk_max_used_space_ratio`` percent, or while a manual deletion is
-    pending. Above 85% it deletes immediately; above 90% the store is marked disk-full.
+    pending. Above 85% it deletes immediately (when ``clean_file_forcibly_enable``); above 90% the store
+    is marked disk-full.
 
     A file's age comes from its modification time on disk, as in Java, so with a simulated clock
     call :meth:`delete_expired_files` with a wall-clock ``now_ms``.
@@ -58,7 +59,7 @@ class CleanCommitLogService:
 
     def delete_expired_files(self, commit_log: CommitLog, now_ms: int) -> int:
         ratio = self.disk_ratio()
-        clean_immediately = ratio > DISK_SPACE_CLEAN_FORCIBLY_RATIO
+        clean_immediately = self.config.clean_file_forcibly_enable and ratio > DISK_SPACE_CLEAN_FORCIBLY_RATIO
         self.disk_full = ratio > DISK_SPACE_WARNING_LEVEL_RATIO
         space_full = ratio < 0 or ratio > self.config.disk_max_used_space_ratio / 100
         manual = self.manual_delete_file_several_times > 0

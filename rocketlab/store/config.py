@@ -72,6 +72,7 @@ class MessageStoreConfig:
     file_reserved_time: int = 72  # hours
     delete_when: str = "04"
     disk_max_used_space_ratio: int = 75
+    clean_file_forcibly_enable: bool = True  # above 85 % used, delete files whether expired or not
     delete_commit_log_files_interval: int = 100  # ms between two deletions in one run (no sleep here)
     clean_resource_interval: int = 10_000  # ms
     max_transfer_bytes_on_message_in_memory: int = 1024 * 256

@@ -226,7 +226,7 @@ class MappedFileQueue:
             self.mapped_files = mfs[:-1]
             last.destroy()
 
-    def _delete(self, files: list[MappedFile]) -> None:
+    def delete_mapped_files(self, files: list[MappedFile]) -> None:
         gone = {id(f) for f in files}
         self.mapped_files = [mf for mf in self.mapped_files if id(mf) not in gone]
         for mf in files:
@@ -246,7 +246,7 @@ class MappedFileQueue:
                     break
             else:
                 break
-        self._delete(files)
+        self.delete_mapped_files(files)
         return len(files)
 
     def delete_expired_file_by_offset(self, offset: int, unit_size: int) -> int:
@@ -258,7 +258,7 @@ class MappedFileQueue:
             if last_unit is None or _I64.unpack_from(last_unit)[0] >= offset:
                 break
             files.append(mf)
-        self._delete(files)
+        self.delete_mapped_files(files)
         return len(files)
 
     # ---- lifecycle ----

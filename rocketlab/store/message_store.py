@@ -577,6 +577,14 @@ class DefaultMessageStore:
             checkpoint.flush()
 
     # =========================================================================== retention ====
+    def update_config(self, **changes: object) -> None:
+        """Change settings of a running store (Java calls the MessageStoreConfig setters, e.g. from
+        ``updateBrokerConfig``): the store, its commit log and its clean service see the new values."""
+        self.config = self.config.replace(**changes)
+        self.clean_service.config = self.config
+        if self.commit_log is not None:
+            self.commit_log.config = self.config
+
     def execute_delete_files_manually(self) -> None:
         """``executeDeleteFilesManualy``: the next 20 clean rounds delete expired files whatever the hour."""
         self.clean_service.execute_delete_files_manually()

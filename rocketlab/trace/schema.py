@@ -23,7 +23,7 @@ FIELD_TYPES: dict[str, str] = {
     "voter": "string", "ledger_end_index": "long", "ledger_end_term": "long", "result": "string",
     "accepted": "long", "not_ready": "long", "bigger_ledger": "long", "valid": "long", "all": "long",
     "to": "string", "code": "string", "index": "long", "pos": "long", "size": "long", "peer": "string",
-    "state": "string",
+    "state": "string", "count": "long", "ledger_begin_index": "long",
     # store and HA
     "topic": "string", "queue_id": "long", "queue_offset": "long", "phy_offset": "long",
     "status": "string", "latency_ms": "double", "slave": "string", "offset": "long",
@@ -48,6 +48,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "commit": ("index", "pos"),
     "truncate": ("index",),
     "push_state": ("peer", "state", "index"),
+    "clean_space": ("count", "ledger_begin_index"),
     "put": ("topic", "queue_id", "queue_offset", "phy_offset", "size", "status", "latency_ms"),
     "ha_report": ("slave", "offset"),
     "ha_transfer": ("slave", "offset", "size"),

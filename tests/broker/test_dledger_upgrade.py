@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import time
 from pathlib import Path
 
 from rocketlab.sim import Cluster
@@ -133,3 +134,129 @@ def test_the_old_files_are_untouched_apart_from_the_closing_blank(tmp_path):
     assert after[:old_max] == before[:old_max] and after[old_max + 8:] == before[old_max + 8:]
     assert hashlib.md5(after[old_max:old_max + 8]).hexdigest() != hashlib.md5(before[old_max:old_max + 8]).hexdigest()
     assert int.from_bytes(after[old_max + 4:old_max + 8], "big", signed=True) == -875286124  # BLANK_MAGIC_CODE
+
+
+# ---------------------------------------------------------------------- retention after the upgrade
+HOUR_MS = 3600 * 1000
+
+
+def _wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def test_old_files_expire_first_and_dledger_keeps_everything_until_they_are_gone(tmp_path):
+    """MixCommitlogTest.testDeleteExpiredFiles: while old files remain DLedger's reserve is ten years and
+    force-clean is off; deleteExpiredFile removes the old files, the last one included; then it answers
+    Integer.MAX_VALUE and DLedger deletes by the broker's rules again (fileReservedTime + 1 hours,
+    cleanFileForciblyEnable)."""
+    old_max = _old_store(tmp_path, 150)
+    c = _group(tmp_path)
+    divided = (old_max // FILE + 1) * FILE
+    assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
+    assert {c.put(f"new-{i}".encode() * 20).status for i in range(40)} == {"PUT_OK"}
+    c.run_for(500)
+    for node in c.node_ids:
+        store = c.node(node).store
+        cl = store.commit_log
+        service = cl.dledger_store.clean_space_service
+        assert store.config.clean_file_forcibly_enable and not service.enable_disk_force_clean  # set at upgrade
+        assert store.get_min_phy_offset() == 0 and store.get_min_offset_in_queue("TopicTest", 0) == 0
+        max_phy = store.get_max_phy_offset()
+        counts = [cl.delete_expired_file(_wall_ms(), _wall_ms(), True) for _ in range(5)]
+        assert counts[:3] == [1, 1, 2**31 - 1] and not cl.mapped_file_queue.mapped_files  # first, then the last
+        assert store.get_min_phy_offset() == divided and store.get_max_phy_offset() == max_phy
+        assert service.file_reserved_hours == 72 + 1 and service.enable_disk_force_clean
+        store.update_config(clean_file_forcibly_enable=False)
+        assert cl.delete_expired_file(_wall_ms(), _wall_ms(), True) == 2**31 - 1
+        assert not service.enable_disk_force_clean
+        store.delete_expired_files(_wall_ms())  # the consume queues follow the new min offset
+        assert store.get_min_offset_in_queue("TopicTest", 0) == 150
+    assert _bodies_from(c, 150) == [f"new-{i}".encode() * 20 for i in range(40)]
+    assert c.pull("TopicTest", 0, 0, 32).status == "OFFSET_TOO_SMALL"
+    c.close()
+
+
+def test_while_old_files_remain_dledger_deletes_nothing_even_when_expired(tmp_path):
+    _old_store(tmp_path, 150)
+    c = _group(tmp_path)
+    assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
+    for i in range(120):  # about 86 KB of entries: two DLedger files
+        c.put(f"new-{i:03d}".encode() * 70)
+    c.run_for(500)
+    store = c.node(c.leader()).store
+    cl = store.commit_log
+    assert len(cl.data_file_list.mapped_files) == 2
+    cl.delete_expired_file(_wall_ms(), _wall_ms() + 10 * HOUR_MS, False)  # not expired: nothing goes
+    assert len(cl.mapped_file_queue.mapped_files) == 2 and cl.dledger_store.clean_space_service.file_reserved_hours == 87600
+    cl.dledger_store.clean_space_service.disk_ratio = lambda path: 0.80  # above check-expired (0.70)
+    later = _wall_ms() + 100 * 24 * HOUR_MS
+    assert cl.clean_space(later).count == 0 and cl.dledger_store.ledger_begin_index == 0
+    c.close()
+
+
+def _bodies_from(c: Cluster, offset: int) -> list[bytes]:
+    got = []
+    while (r := c.pull("TopicTest", 0, offset, 32)).status == "FOUND":
+        got += [m["body"] for m in r.messages]
+        offset = r.next_begin_offset
+    return got
+
+
+def _fill_two_dledger_files(c: Cluster) -> None:
+    assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
+    for i in range(120):  # about 86 KB of entries: two DLedger files
+        assert c.put(f"new-{i:03d}".encode() * 70).status == "PUT_OK"
+    c.run_for(500)
+
+
+def test_once_the_old_files_are_gone_dledger_deletes_its_expired_files_and_revises_the_begin_index(tmp_path):
+    _old_store(tmp_path, 150)
+    c = _group(tmp_path)
+    _fill_two_dledger_files(c)
+    later = _wall_ms() + 100 * HOUR_MS
+    for node in c.node_ids:
+        store = c.node(node).store
+        cl = store.commit_log
+        dstore = cl.dledger_store
+        while cl.delete_expired_file(73 * HOUR_MS, later, False) != 2**31 - 1:
+            pass
+        first, second = cl.data_file_list.mapped_files
+        dstore.clean_space_service.disk_ratio = lambda path: 0.50  # below every threshold, not 04 o'clock
+        assert cl.clean_space(later - later % (24 * HOUR_MS) + 12 * HOUR_MS).count == 0
+        done = cl.clean_space(later - later % (24 * HOUR_MS) + 4 * HOUR_MS)  # deleteWhen=04
+        assert done.time_up and done.count == 1 and cl.data_file_list.mapped_files == [second]
+        begin = dstore.ledger_begin_index
+        assert begin > 0 and dstore.get(begin).pos == second.file_from_offset
+        assert store.get_min_phy_offset() == second.file_from_offset
+        store.delete_expired_files(_wall_ms())
+        assert store.get_min_offset_in_queue("TopicTest", 0) == 150 + begin
+    bodies = _bodies_from(c, 150 + c.node(c.leader()).commit_log.dledger_store.ledger_begin_index)
+    assert bodies[-1] == b"new-119" * 70
+    nodes = c.node_ids
+    c.crash(*nodes)
+    c.restart(*nodes)
+    for node in nodes:
+        dstore = c.node(node).commit_log.dledger_store
+        assert dstore.ledger_begin_index == begin and dstore.ledger_end_index == 119
+    assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
+    assert c.put(b"after").queue_offset == 270
+    c.close()
+
+
+def test_a_full_disk_refuses_appends_and_force_clean_deletes_unexpired_files(tmp_path):
+    c = _group(tmp_path)
+    _fill_two_dledger_files(c)
+    leader = c.leader()
+    cl = c.node(leader).commit_log
+    service = cl.dledger_store.clean_space_service
+    assert cl.delete_expired_file(0, _wall_ms(), False) == 2**31 - 1  # no old files: refresh
+    service.disk_ratio = lambda path: 0.91  # above diskFullRatio (0.85 + 0.05)
+    done = cl.clean_space(_wall_ms())
+    assert done.disk_full and done.force_clean and done.count == 1  # young files go when forced
+    end = cl.dledger_store.ledger_end_index
+    assert c.put(b"refused").status == "OS_PAGE_CACHE_BUSY"  # Java: pos -1 (DISK_FULL) -> OS_PAGECACHE_BUSY
+    assert cl.dledger_store.ledger_end_index == end
+    service.disk_ratio = lambda path: 0.40
+    assert not cl.clean_space(_wall_ms()).disk_full
+    assert c.put(b"accepted").status == "PUT_OK"
+    c.close()

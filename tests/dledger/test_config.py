@@ -98,6 +98,11 @@ def test_malformed_peers_name_the_field(peers, message):
     ({"heart_beat_time_interval_ms": "100"}, "heart_beat_time_interval_ms"),
     ({"enable_leader_elector": 1}, "enable_leader_elector"),
     ({"group": ""}, "group"),
+    ({"delete_when": "4am"}, "delete_when"),
+    ({"delete_when": "04;25"}, "delete_when"),
+    ({"disk_space_ratio_to_force_clean": 1.5}, "disk_space_ratio_to_force_clean"),
+    ({"disk_space_ratio_to_check_expired": "0.7"}, "disk_space_ratio_to_check_expired"),
+    ({"file_reserved_hours": -1}, "file_reserved_hours"),
 ])
 def test_validation_errors_name_the_field(changes, field):
     with pytest.raises(ConfigError, match=field):
@@ -123,6 +128,9 @@ def test_load_accepts_java_and_snake_names_and_converts_strings():
                             "profile": "rocketmq-4.9.5", "step_down_on_bigger_term": "true"})
     assert c.self_id == "n1" and c.heart_beat_time_interval_ms == 150 and c.is_enable_batch_push is True
     assert c.preferred_leader_id_list == ("n0",) and c.max_vote_interval_ms == 900
+    d = DLedgerConfig.load({"diskSpaceRatioToForceClean": "0.9", "deleteWhen": "04;16", "fileReservedHours": "48"})
+    assert d.disk_space_ratio_to_force_clean == 0.9 and d.delete_hours == (4, 16) and d.file_reserved_hours == 48
+    assert d.disk_full_ratio == 0.95 and DLedgerConfig().disk_full_ratio == pytest.approx(0.90)
     assert c.step_down_on_bigger_term is True and c.commit_only_current_term is False
 
 

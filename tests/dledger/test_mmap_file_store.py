@@ -11,7 +11,9 @@ import pytest
 
 from rocketlab.dledger.entry import DLedgerEntry
 from rocketlab.dledger.member_state import MemberState
+from rocketlab.dledger.protocol import DLedgerException, DLedgerResponseCode
 from rocketlab.dledger.store import DLedgerMmapFileStore
+from rocketlab.dledger.store.clean_space_service import disk_partition_space_used_percent
 from rocketlab.errors import StoreError
 
 from .helpers import make_config
@@ -216,3 +218,58 @@ def test_power_loss_forgets_what_was_not_flushed(tmp_path: Path):
     store.close()
     again = reopen(tmp_path)
     assert again.ledger_end_index == 2 and not again.recovery_report.truncated
+
+
+# ---------------------------------------------------------------------- CleanSpaceService
+HOUR_MS = 3600 * 1000
+
+
+def _at_hour(hour: int, days_later: int = 10) -> int:
+    """A wall-clock time ``days_later`` days from now, at ``hour`` o'clock UTC."""
+    import time
+
+    day = (int(time.time() * 1000) // (24 * HOUR_MS) + days_later) * 24 * HOUR_MS
+    return day + hour * HOUR_MS + 60_000
+
+
+def test_clean_space_deletes_expired_files_from_the_front_and_revises_the_begin_index(tmp_path: Path):
+    store = fill(tmp_path, 20)  # entries 0-5, 6-11, 12-17, 18-19 in four files
+    store.clean_space_service.disk_ratio = lambda path: 0.30
+    assert store.clean_space(_at_hour(12)).count == 0  # neither 04 o'clock nor a full disk
+    done = store.clean_space(_at_hour(4))
+    assert (done.count, done.time_up, done.ledger_begin_index) == (3, True, 18)
+    assert [f.file_from_offset for f in store.data_file_list.mapped_files] == [3 * FILE]
+    assert not data_file(tmp_path, 0).exists() and data_file(tmp_path, 3).exists()  # the last one stays
+    assert store.get(18).body == bytes([18]) * 100
+    with pytest.raises(DLedgerException) as e:
+        store.get(17)
+    assert e.value.code is DLedgerResponseCode.INDEX_LESS_THAN_LOCAL_BEGIN
+    store.shutdown()
+    again = reopen(tmp_path)
+    assert (again.ledger_begin_index, again.ledger_end_index) == (18, 19) and again.get(19).index == 19
+
+
+def test_young_files_stay_unless_the_disk_forces_a_clean(tmp_path: Path):
+    store = fill(tmp_path, 20, file_reserved_hours=1000)
+    store.clean_space_service.disk_ratio = lambda path: 0.75  # above check-expired (0.70): look, keep
+    assert store.clean_space(_at_hour(4)).count == 0 and not store.is_disk_full
+    store.clean_space_service.disk_ratio = lambda path: 0.86  # above force-clean (0.85)
+    store.clean_space_service.enable_disk_force_clean = False
+    assert store.clean_space(_at_hour(4)).count == 0
+    store.clean_space_service.enable_disk_force_clean = True
+    assert store.clean_space(_at_hour(4)).count == 3 and not store.is_disk_full  # full only above 0.90
+
+
+def test_a_full_disk_fails_appends_with_disk_full(tmp_path: Path):
+    store = fill(tmp_path, 2)
+    store.clean_space_service.disk_ratio = lambda path: 0.91
+    assert store.clean_space(_at_hour(12)).disk_full
+    with pytest.raises(DLedgerException) as e:
+        store.append_as_leader(DLedgerEntry(body=b"x"))
+    assert e.value.code is DLedgerResponseCode.DISK_FULL and store.ledger_end_index == 1
+
+
+def test_disk_usage_is_rounded_up_to_a_whole_percent(tmp_path: Path):
+    ratio = disk_partition_space_used_percent(tmp_path)
+    assert 0 < ratio <= 1 and round(ratio * 100, 9) == int(round(ratio * 100, 9))
+    assert disk_partition_space_used_percent(tmp_path / "missing" / "dir") == -1

@@ -45,6 +45,7 @@ class DLedgerStore(abc.ABC):
         self.append_hooks: list[AppendHook] = []
         self.events: list[Trace] = []
         self.version = 0
+        self.is_disk_full = False  # set by a file store's CleanSpaceService; appends then fail DISK_FULL
 
     # ------------------------------------------------------------------ the interface
     @abc.abstractmethod
@@ -109,6 +110,7 @@ class DLedgerStore(abc.ABC):
     def check_follower_append(self, entry: DLedgerEntry, leader_term: int, leader_id: str) -> None:
         ms = self.member_state
         check(ms.is_follower(), DLedgerResponseCode.NOT_FOLLOWER, f"role={ms.role.name}")
+        check(not self.is_disk_full, DLedgerResponseCode.DISK_FULL, "the disk is full")
         check(entry.index == self.ledger_end_index + 1, DLedgerResponseCode.INCONSISTENT_INDEX,
               f"{entry.index} != {self.ledger_end_index + 1}")
         check(leader_term == ms.curr_term, DLedgerResponseCode.INCONSISTENT_TERM, f"{leader_term} != {ms.curr_term}")
@@ -123,6 +125,7 @@ class DLedgerStore(abc.ABC):
     def check_leader_append(self) -> None:
         ms = self.member_state
         check(ms.is_leader(), DLedgerResponseCode.NOT_LEADER, f"role={ms.role.name}")
+        check(not self.is_disk_full, DLedgerResponseCode.DISK_FULL, "the disk is full")
         check(ms.transferee is None, DLedgerResponseCode.LEADER_TRANSFERRING, f"transferee={ms.transferee}")
 
     def update_committed_index(self, term: int, new_committed_index: int) -> None:
@@ -144,8 +147,9 @@ class DLedgerStore(abc.ABC):
             self.trace("commit", index=self.committed_index, pos=self.committed_pos)
 
     def trace(self, kind: str, **fields: Any) -> None:
-        """Record a trace event; ``append``/``truncate`` also bump :attr:`version` (the log changed)."""
-        if kind in ("append", "truncate"):
+        """Record a trace event; ``append``/``truncate``/``clean_space`` also bump :attr:`version` (the log
+        changed)."""
+        if kind in ("append", "truncate", "clean_space"):
             self.version += 1
         self.events.append(Trace(kind, fields))
 

@@ -23,6 +23,7 @@ from rocketlab.dledger.entry import BLANK_MAGIC_CODE, MIN_BLANK_LEN
 from rocketlab.errors import StoreError
 
 _BLANK = struct.Struct(">ii")
+DELETE_FILES_BATCH_MAX = 10  # files deleted by one deleteExpiredFileByTime call
 
 
 class MmapFile:
@@ -97,6 +98,13 @@ class MmapFile:
     def destroy(self) -> None:
         self.close()
         self.path.unlink(missing_ok=True)
+
+    def get_last_modified_timestamp(self) -> int:
+        """``getLastModifiedTimestamp``: the file's modification time on disk, in epoch ms."""
+        try:
+            return os.stat(self.path).st_mtime_ns // 1_000_000
+        except OSError:
+            return 0
 
 
 class MmapFileList:
@@ -256,6 +264,26 @@ class MmapFileList:
         first = self.first()
         if first is not None and offset > first.file_from_offset:
             first.start_position = offset - first.file_from_offset
+
+    def delete_expired_file_by_time(self, expired_time_ms: int, now_ms: int, clean_immediately: bool = False) -> int:
+        """``deleteExpiredFileByTime``: from the first file on, delete files last modified more than
+        ``expired_time_ms`` before ``now_ms`` (any file when ``clean_immediately``), at most
+        :data:`DELETE_FILES_BATCH_MAX`, stopping at the first that must stay ("avoid deleting files in the
+        middle"). The last file is always kept. Returns how many were deleted.
+
+        Simplified: no pause between deletions and no 120 s grace for files still referenced.
+        """
+        doomed = []
+        for f in self.mapped_files[:-1]:
+            if not (now_ms >= f.get_last_modified_timestamp() + expired_time_ms or clean_immediately):
+                break
+            doomed.append(f)
+            if len(doomed) >= DELETE_FILES_BATCH_MAX:
+                break
+        for f in doomed:
+            f.destroy()
+            self.mapped_files.remove(f)
+        return len(doomed)
 
     def truncate_or_rebuild(self, offset: int) -> bool:
         """Cut at ``offset`` if it lies within the written space, else rebuild the space at it."""

@@ -34,6 +34,7 @@ from rocketlab.dledger.entry import BODY_OFFSET, INDEX_UNIT_SIZE, DLedgerEntry
 from rocketlab.dledger.entry_coder import decode, decode_index, encode, encode_index, set_index_term, set_pos
 from rocketlab.dledger.member_state import MemberState, write_file_durably
 from rocketlab.dledger.protocol import DLedgerException, DLedgerResponseCode, check
+from rocketlab.dledger.store.clean_space_service import CleanRound, CleanSpaceService
 from rocketlab.dledger.store.dledger_store import DLedgerStore
 from rocketlab.dledger.store.mmap_file_list import MmapFileList
 from rocketlab.dledger.store.mmap_recovery import RecoveryReport, recover
@@ -47,8 +48,8 @@ COMMITTED_INDEX_KEY = "committedIndex"
 class DLedgerMmapFileStore(DLedgerStore):
     """Models DLedgerMmapFileStore, DLedger 0.3.1.2.
 
-    Simplified: no CleanSpaceService (no time- or space-based deletion, never disk-full), no multi-path
-    data dirs, no 4 MiB thread-local buffer limit. As Java: ``truncate`` only moves the write positions
+    Retention is :attr:`clean_space_service` (:mod:`.clean_space_service`), run by :meth:`clean_space`
+    with a wall-clock time. Simplified: no multi-path data dirs, no 4 MiB thread-local buffer limit. As Java: ``truncate`` only moves the write positions
     (the cut entries stay on disk and a restart's recovery may read them back) and recovery accepts magic 1
     only; the ``raft`` profile zeroes cut bytes (``truncate_zeroes_bytes``) and recovers its magic-2 NOOP
     entries (``recover_noop_entries``). Differences, each safer than Java and documented:
@@ -72,6 +73,7 @@ class DLedgerMmapFileStore(DLedgerStore):
         self.last_flush_ms = 0
         self.last_check_point_ms = 0
         self.check_point_written: tuple[int, int] | None = None
+        self.clean_space_service = CleanSpaceService(self)
 
     # ------------------------------------------------------------------ lifecycle
     def startup(self) -> None:
@@ -220,6 +222,12 @@ class DLedgerMmapFileStore(DLedgerStore):
         entry = decode(raw)
         check(entry.pos == pos, DLedgerResponseCode.DISK_ERROR, f"{pos} != {entry.pos}")
         return entry
+
+    # ------------------------------------------------------------------ retention
+    def clean_space(self, now_ms: int) -> CleanRound:
+        """One round of DLedger's CleanSpaceService at wall-clock ``now_ms`` (epoch ms): may set the disk
+        full, delete expired data files from the front and revise the ledger begin index."""
+        return self.clean_space_service.do_work(now_ms)
 
     # ------------------------------------------------------------------ flush and checkpoint
     def flush(self) -> None:
