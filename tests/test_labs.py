@@ -61,6 +61,42 @@ EXPECTED: dict[str, list[str]] = {
         r"#251 follower catches up: True",
         r"raft seed 1: figure 8 loses a committed entry: False; #247 member rejoins: True; #251 follower catches up: True",
     ],
+    "05_rocketmq_on_dledger.ipynb": [
+        r"master n\d: PUT_OK, physical offset 48, queue offset 0",
+        r"entry pos \+ 48 = 48; PHYSICALOFFSET in the record = 48",                 # the append hook wrote it
+        r"entry size = 48 \+ bodySize: (\d+) = 48 \+ (\d+); record TOTALSIZE = \2",  # one record per entry
+        r"identical on every replica: True",
+        r"the put is answered: False\n(n\d MASTER \{'ledger_end_index': 6, 'committed_index': 5, 'write_pos': \d+, "
+        r"'committed_pos': (\d+), 'commit_log_max_offset': \2, 'consume_queue_max_offset': 6\})",  # committed only
+        r"a consumer pulls 6 messages; the last is b'm4'",
+        r"the put is answered: PUT_OK",
+        r"the last message a consumer pulls: b'not yet committed'",
+        r"puts acknowledged before the crash: 0",
+        r"leads DLedger at t=\d+ ms: \{'ledger_end_index': 26, 'committed_index': 6, .*'broker_role': 'SLAVE'\}",
+        r"is MASTER at t=\d+ ms: \{'ledger_end_index': 26, 'committed_index': 26, .*'broker_role': 'SYNC_MASTER'\}",
+        r"the LEADER task waited [1-9]\d\d ms",
+        r"in-flight messages a consumer can read after the failover: 20 of 20",
+        r"units before the restart: \[\(0, 48, 'in the log'\), \(1, \d+, \"points past the log's end\"\), "
+        r"\(2, \d+, \"points past the log's end\"\)\]",
+        r"units after the restart:  \[\(0, 48, 'in the log'\)\]",
+        r"trimmed by recovery: \{'T/0': 2\}",
+        r"n0 .*upgraded from the old commit log \(normal recovery from 0{20}: 150 valid records, commit log ends at "
+        r"(\d+)\); old blank written at \1\nn1 .*old blank written at \1\nn2 .*old blank written at \1\n",
+        r"dividedCommitlogOffset = 131072 = file size 65536 x 2",
+        r"first new message: PUT_OK, physical offset 131120 = 131072 \+ 48, queue offset 150",
+        r"queue offset 149 -> b'old-149old-149'\.\.\. from the old commit log, queue offset 150 -> "
+        r"b'new-000new-000'\.\.\. from the DLedger log",
+        r"n\d DLedger: recovered entries up to index 119 \(term \d+\), data end \d+; divided commit log offset 131072\n",
+        r"same messages after the restart: True",
+        r"'round': 'before', 'deleteExpiredFile': None, 'old files': 2, .*'DLedger fileReservedHours': 87600, "
+        r"'DLedger force clean': False",
+        r"'round': 'round 1', 'deleteExpiredFile': 1, 'old files': 1, .*87600",
+        r"'round': 'round 2', 'deleteExpiredFile': 1, 'old files': 0, 'min phy offset': 131072, 'queue min offset': 150",
+        r"'round': 'round 3', 'deleteExpiredFile': 2147483647, .*'DLedger fileReservedHours': 73, 'DLedger force clean': True",
+        r"'deleted': 1, \"time up \(04 o'clock\)\": True",
+        r"first queue offset still readable: (\d+) = 150 old messages \+ ledger begin index (\d+)",
+        r"a pull from queue offset 0 answers OFFSET_TOO_SMALL",
+    ],
 }
 
 

@@ -14,7 +14,6 @@ import pytest
 
 from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest
 from rocketlab.dledger.config import DEFAULT_PROFILE
-from rocketlab.dledger.entry import DLedgerEntry
 from rocketlab.sim import Cluster
 from rocketlab.store import Message
 
@@ -308,42 +307,22 @@ def test_slaves_sync_metadata_from_whoever_is_master(tmp_path):
     c.close()
 
 
-def _cut_a_followers_log(tmp_path, trim):
-    """Three puts dispatched everywhere; then one follower, cut off, gets the TRUNCATE a new leader sends
-    in Raft's Figure 8 under dledger-0.3.1.2: an entry of its own (here an empty one) at index 1, which
-    cuts the committed entries 1 and 2 (done directly on the follower's DLedger store: the schedule
-    needs five members). Returns the cluster, the follower and its consume queue's max offset after."""
-    c = _group(tmp_path, broker={"trim_consume_queues_on_truncation": trim})
-    assert [c.put(f"m{i}".encode(), topic="T").status for i in range(3)] == ["PUT_OK"] * 3
-    follower = c.followers()[0]
-    store = c.node(follower).store
-    assert c.run_until(lambda c: store.get_max_offset_in_queue("T", 0) == 3, timeout_ms=2000)
-    c.partition([follower], [n for n in c.node_ids if n != follower])
-    server = c.node(follower).server
-    old = server.store.get(1)
-    server.store.truncate(DLedgerEntry(index=1, term=old.term + 1, pos=old.pos, body=b""), server.term,
-                          server.leader_id)
-    c.run_for(1000)  # the follower's timers fire: its reput and (with the switch) the run-time trim
-    assert server.ledger_end_index == 1
-    return c, follower, store.get_max_offset_in_queue("T", 0)
-
-
 def test_after_a_truncation_stale_consume_queue_units_stay_until_recovery_trims_them(tmp_path):
-    """As Java (4.9.5, 5.3.3): no run-time trim; DLedgerCommitLog.recover calls truncateDirtyLogicFiles."""
-    c, follower, units = _cut_a_followers_log(tmp_path, trim=False)
-    assert units == 3  # two units point at bytes DLedger no longer has
-    c.crash(follower)
-    c.restart(follower)  # still cut off: nothing is pushed to it again
-    core = c.node(follower)
-    assert core.store.get_max_offset_in_queue("T", 0) == 1
-    assert core.store.recovery_report.consume_queue_units_removed == {"T/0": 2}
-    c.close()
+    """As Java (4.9.5, 5.3.3): no run-time trim; DLedgerCommitLog.recover calls truncateDirtyLogicFiles.
+    The follower gets Figure 8's TRUNCATE (see the helper) after dispatching three messages."""
+    from rocketlab.labs_support.rocketmq_on_dledger import stale_units_after_truncation
+
+    got = stale_units_after_truncation(tmp_path)
+    assert got["ledger_end_index"] == 1
+    assert [u[2] for u in got["before_restart"]] == ["in the log"] + ["points past the log's end"] * 2
+    assert [u[0] for u in got["after_restart"]] == [0] and got["recovery_trimmed"] == {"T/0": 2}
 
 
 def test_the_run_time_trim_is_a_kit_switch(tmp_path):
-    c, follower, units = _cut_a_followers_log(tmp_path, trim=True)
-    assert units == 1
-    c.close()
+    from rocketlab.labs_support.rocketmq_on_dledger import stale_units_after_truncation
+
+    got = stale_units_after_truncation(tmp_path, trim=True)
+    assert [u[0] for u in got["before_restart"]] == [0] and not got["recovery_trimmed"]
 
 
 def test_a_dledger_master_stamps_physic_msg_timestamp_as_java(tmp_path):

@@ -1,5 +1,6 @@
 """Smooth upgrade: a broker with a classic commit log restarts in DLedger mode (RocketMQ's
-MixCommitlogTest: testPutAndGet, testFallBehindCQ), plus a corrupted old tail at upgrade.
+MixCommitlogTest: testPutAndGet, testFallBehindCQ, testDeleteExpiredFiles), a corrupted old tail at upgrade,
+and retention: the old files first, then DLedger's CleanSpaceService.
 
 Reference: the digest's section 6.2, "Smooth upgrade from an old commit log".
 """
@@ -11,43 +12,17 @@ import shutil
 import time
 from pathlib import Path
 
+from rocketlab.labs_support.rocketmq_on_dledger import FAST, FILE, bodies, write_classic_store
 from rocketlab.sim import Cluster
-from rocketlab.store import Message, MessageStore
-
-FILE = 64 * 1024
-FAST = {"heart_beat_time_interval_ms": 200, "max_vote_interval_ms": 300, "min_vote_interval_ms": 100,
-        "vote_round_wait_base_ms": 200, "dispatcher_error_backoff_ms": 50}
-
-
-def _old_store(root: Path, count: int, size: int = 700) -> int:
-    """A classic (pre-DLedger) store with ``count`` messages on n0, copied to n1 and n2 as the upgrade
-    guide asks (identical commit logs); returns its max offset."""
-    src = root / "nodes" / "n0" / "store"
-    with MessageStore.open(src, mapped_file_size_commit_log=FILE, threads=False) as store:
-        for i in range(count):
-            assert store.put_message(Message(topic="TopicTest", body=f"old-{i:03d}".encode() * (size // 7))).is_ok()
-        store.reput()
-        max_offset = store.get_max_phy_offset()
-    for node in ("n1", "n2"):
-        shutil.copytree(src, root / "nodes" / node / "store")
-    return max_offset
 
 
 def _group(root: Path) -> Cluster:
     return Cluster.dledger_brokers(3, seed=3, data_dir=root, dledger=FAST, latency="uniform:1:3")
 
 
-def _bodies(c: Cluster) -> list[bytes]:
-    got, offset = [], 0
-    while (r := c.pull("TopicTest", 0, offset, 32)).status == "FOUND":
-        got += [m["body"] for m in r.messages]
-        offset = r.next_begin_offset
-    return got
-
-
 def test_put_and_get_across_the_divide_and_after_a_restart(tmp_path):
     """MixCommitlogTest.testPutAndGet."""
-    old_max = _old_store(tmp_path, 150)  # about 105 KB: two old files
+    old_max = write_classic_store(tmp_path, 150)  # about 105 KB: two old files
     c = _group(tmp_path)
     divided = (old_max // FILE + 1) * FILE
     for node in c.node_ids:
@@ -61,7 +36,7 @@ def test_put_and_get_across_the_divide_and_after_a_restart(tmp_path):
     assert {h.status for h in new} == {"PUT_OK"}
     assert new[0].wrote_offset == divided + 48 and new[0].queue_offset == 150
     expected = [f"old-{i:03d}".encode() * 100 for i in range(150)] + [f"new-{i}".encode() * 20 for i in range(40)]
-    assert _bodies(c) == expected
+    assert bodies(c) == expected
     nodes = c.node_ids
     c.crash(*nodes)
     c.restart(*nodes)
@@ -69,7 +44,7 @@ def test_put_and_get_across_the_divide_and_after_a_restart(tmp_path):
         core = c.node(node)
         assert core.commit_log.divided_commitlog_offset == divided and not core.store.recovery_report.upgraded
     assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
-    assert _bodies(c) == expected
+    assert bodies(c) == expected
     assert c.put(b"one more").queue_offset == 190
     c.close()
 
@@ -77,7 +52,7 @@ def test_put_and_get_across_the_divide_and_after_a_restart(tmp_path):
 def test_consume_queues_rebuilt_from_both_formats_after_they_fall_behind(tmp_path):
     """MixCommitlogTest.testFallBehindCQ: the consume queues are deleted; the reput rebuilds them
     from the old records and the DLedger entries alike."""
-    _old_store(tmp_path, 60)
+    write_classic_store(tmp_path, 60)
     c = _group(tmp_path)
     assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
     for i in range(30):
@@ -92,12 +67,12 @@ def test_consume_queues_rebuilt_from_both_formats_after_they_fall_behind(tmp_pat
     # followers learn the last commit index with the leader's next push (a COMMIT push within 1 s)
     assert c.run_until(lambda c: all(c.node(n).store.get_max_offset_in_queue("TopicTest", 0) == 90
                                      for n in nodes), timeout_ms=5_000)
-    assert len(_bodies(c)) == 90
+    assert len(bodies(c)) == 90
     c.close()
 
 
 def test_a_corrupted_old_tail_is_cut_and_reported_at_upgrade_and_nothing_valid_is_lost(tmp_path):
-    old_max = _old_store(tmp_path, 20)
+    old_max = write_classic_store(tmp_path, 20)
     for node in ("n0", "n1", "n2"):
         path = tmp_path / "nodes" / node / "store" / "commitlog" / f"{0:020d}"
         with open(path, "r+b") as f:  # a torn last write: a header that promises more than is there
@@ -111,8 +86,8 @@ def test_a_corrupted_old_tail_is_cut_and_reported_at_upgrade_and_nothing_valid_i
         assert report.old_recovery.process_offset == old_max and "cut" in report.summary()
     assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
     c.put(b"fresh")
-    bodies = _bodies(c)
-    assert len(bodies) == 21 and bodies[-1] == b"fresh"
+    got = bodies(c)
+    assert len(got) == 21 and got[-1] == b"fresh"
     c.close()
 
 
@@ -125,7 +100,7 @@ def test_a_broker_without_an_old_commit_log_starts_its_dledger_log_at_offset_zer
 
 
 def test_the_old_files_are_untouched_apart_from_the_closing_blank(tmp_path):
-    old_max = _old_store(tmp_path, 10)
+    old_max = write_classic_store(tmp_path, 10)
     path = tmp_path / "nodes" / "n0" / "store" / "commitlog" / f"{0:020d}"
     before = path.read_bytes()
     c = _group(tmp_path)
@@ -149,7 +124,7 @@ def test_old_files_expire_first_and_dledger_keeps_everything_until_they_are_gone
     force-clean is off; deleteExpiredFile removes the old files, the last one included; then it answers
     Integer.MAX_VALUE and DLedger deletes by the broker's rules again (fileReservedTime + 1 hours,
     cleanFileForciblyEnable)."""
-    old_max = _old_store(tmp_path, 150)
+    old_max = write_classic_store(tmp_path, 150)
     c = _group(tmp_path)
     divided = (old_max // FILE + 1) * FILE
     assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
@@ -171,13 +146,13 @@ def test_old_files_expire_first_and_dledger_keeps_everything_until_they_are_gone
         assert not service.enable_disk_force_clean
         store.delete_expired_files(_wall_ms())  # the consume queues follow the new min offset
         assert store.get_min_offset_in_queue("TopicTest", 0) == 150
-    assert _bodies_from(c, 150) == [f"new-{i}".encode() * 20 for i in range(40)]
+    assert bodies(c, 150) == [f"new-{i}".encode() * 20 for i in range(40)]
     assert c.pull("TopicTest", 0, 0, 32).status == "OFFSET_TOO_SMALL"
     c.close()
 
 
 def test_while_old_files_remain_dledger_deletes_nothing_even_when_expired(tmp_path):
-    _old_store(tmp_path, 150)
+    write_classic_store(tmp_path, 150)
     c = _group(tmp_path)
     assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
     for i in range(120):  # about 86 KB of entries: two DLedger files
@@ -194,14 +169,6 @@ def test_while_old_files_remain_dledger_deletes_nothing_even_when_expired(tmp_pa
     c.close()
 
 
-def _bodies_from(c: Cluster, offset: int) -> list[bytes]:
-    got = []
-    while (r := c.pull("TopicTest", 0, offset, 32)).status == "FOUND":
-        got += [m["body"] for m in r.messages]
-        offset = r.next_begin_offset
-    return got
-
-
 def _fill_two_dledger_files(c: Cluster) -> None:
     assert c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
     for i in range(120):  # about 86 KB of entries: two DLedger files
@@ -210,7 +177,7 @@ def _fill_two_dledger_files(c: Cluster) -> None:
 
 
 def test_once_the_old_files_are_gone_dledger_deletes_its_expired_files_and_revises_the_begin_index(tmp_path):
-    _old_store(tmp_path, 150)
+    write_classic_store(tmp_path, 150)
     c = _group(tmp_path)
     _fill_two_dledger_files(c)
     later = _wall_ms() + 100 * HOUR_MS
@@ -230,8 +197,8 @@ def test_once_the_old_files_are_gone_dledger_deletes_its_expired_files_and_revis
         assert store.get_min_phy_offset() == second.file_from_offset
         store.delete_expired_files(_wall_ms())
         assert store.get_min_offset_in_queue("TopicTest", 0) == 150 + begin
-    bodies = _bodies_from(c, 150 + c.node(c.leader()).commit_log.dledger_store.ledger_begin_index)
-    assert bodies[-1] == b"new-119" * 70
+    got = bodies(c, 150 + c.node(c.leader()).commit_log.dledger_store.ledger_begin_index)
+    assert got[-1] == b"new-119" * 70
     nodes = c.node_ids
     c.crash(*nodes)
     c.restart(*nodes)

@@ -1,0 +1,330 @@
+"""Helpers for ``labs/05_rocketmq_on_dledger.ipynb``: a RocketMQ broker group whose CommitLog is a
+DLedger log (``enableDLegerCommitLog``), a record inside its entry, committed-only visibility, the
+role change handler's wait, the stale consume-queue units a truncation leaves until restart, the smooth
+upgrade from a classic commit log and the retention of old and DLedger files.
+
+Everything here drives the real store, DLedger and broker cores in the simulator and reads them back;
+the lab's cells only call these and print what they return.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from rocketlab.dledger.entry import BODY_OFFSET, DLedgerEntry
+from rocketlab.labs_support.dledger_replication import ENTRY_HEADER
+from rocketlab.sim import Cluster
+from rocketlab.store import Message, MessageStore
+from rocketlab.store.message_codec import decode_message
+from rocketlab.trace.rundir import fresh_dir
+
+__all__ = [
+    "FILE", "TOPIC", "bodies", "cut_off_master_and_put", "expire_dledger_files", "expire_old_files", "failover", "file_layout",
+    "new_broker_group", "put_nowait", "record_in_entry", "replica_digests", "restart_all", "stale_units_after_truncation",
+    "upgrade_report", "visibility", "which_log", "write_classic_store",
+]
+
+FILE = 64 * 1024
+"""Data file size of the lab's stores (CommitLog and DLedger alike): small, so files roll and expire."""
+TOPIC = "TopicTest"
+FAST = {"heart_beat_time_interval_ms": 200, "max_vote_interval_ms": 300, "min_vote_interval_ms": 100,
+        "vote_round_wait_base_ms": 200, "dispatcher_error_backoff_ms": 50}
+"""DLedger timers shortened tenfold (heartbeat 200 ms, failover after three missed ones)."""
+HOUR_MS = 3600 * 1000
+
+
+def write_classic_store(root: str | Path, count: int, size: int = 700, nodes: int = 3) -> int:
+    """A classic (pre-DLedger) broker store with ``count`` messages of about ``size`` bytes in
+    ``root/nodes/n0/store``, copied to the other members as RocketMQ's upgrade guide asks (identical
+    commit logs everywhere); returns the old log's max physical offset."""
+    src = Path(root) / "nodes" / "n0" / "store"
+    with MessageStore.open(src, mapped_file_size_commit_log=FILE, threads=False) as store:
+        for i in range(count):
+            body = f"old-{i:03d}".encode() * (size // 7)
+            if not store.put_message(Message(topic=TOPIC, body=body)).is_ok():
+                raise RuntimeError(f"the classic store refused message {i}")
+        store.reput()
+        max_offset = store.get_max_phy_offset()
+    for k in range(1, nodes):
+        shutil.copytree(src, Path(root) / "nodes" / f"n{k}" / "store")
+    return max_offset
+
+
+def new_broker_group(run_dir: str | Path, *, seed: int = 3, nodes: int = 3, profile: str = "dledger-0.3.1.2",
+                     old_messages: int = 0, fresh: bool = True, **broker: Any) -> Cluster:
+    """A DLedger broker group (``n0``..) under ``run_dir`` with :data:`FAST` timers and 64 KiB files, a
+    master already in place. With ``old_messages``, first a classic store with that many messages,
+    so the group starts as a smooth upgrade."""
+    root = fresh_dir(run_dir) if fresh else Path(run_dir)
+    if old_messages:
+        write_classic_store(root, old_messages, nodes=nodes)
+    c = Cluster.dledger_brokers(nodes, seed=seed, profile=profile, data_dir=root, dledger=FAST,
+                                latency="uniform:1:3", broker={"mapped_file_size_commit_log": FILE, **broker})
+    wait_for_master(c)
+    return c
+
+
+def wait_for_master(c: Cluster, timeout_ms: int = 10_000) -> str:
+    """Run until one live broker is MASTER (the role change handler finished); its id."""
+    if not c.run_until(lambda c: _master(c) is not None, timeout_ms=timeout_ms):
+        raise RuntimeError(f"no broker became MASTER within {timeout_ms} ms")
+    master = _master(c)
+    assert master is not None
+    return master
+
+
+def _master(c: Cluster) -> str | None:
+    return next((n for n in c.live_nodes() if c.node(n).role == "MASTER"), None)
+
+
+def bodies(c: Cluster, start: int = 0, topic: str = TOPIC) -> list[bytes]:
+    """Every message body a consumer pulls from the master, queue 0, from queue offset ``start``."""
+    got, offset = [], start
+    while (r := c.pull(topic, 0, offset, 32)).status == "FOUND":
+        got += [m["body"] for m in r.messages]
+        offset = r.next_begin_offset
+    return got
+
+
+def put_nowait(c: Cluster, node: str, body: bytes, topic: str = TOPIC) -> Any:
+    """A producer's put sent to broker ``node`` without running the simulation: the PutHandle, answered
+    in a later event."""
+    handles: list[Any] = []
+
+    def put(core: Any, now_ms: int) -> Any:
+        handle, out = core.put_message(Message(topic=topic, body=body), now_ms)
+        handles.append(handle)
+        return out
+
+    c.runtime.call(node, put)
+    return handles[0]
+
+
+# ---------------------------------------------------------------------- a record inside an entry
+_RECORD_FIELDS = ("store_size", "magic_code", "queue_id", "queue_offset", "commit_log_offset", "store_timestamp")
+
+
+def record_in_entry(c: Cluster, node: str, phy_offset: int) -> dict[str, Any]:
+    """The bytes at ``phy_offset - 48`` in ``node``'s DLedger data file: the entry header's fields, the
+    RocketMQ record decoded from the entry's body (TOTALSIZE, MAGICCODE, QUEUEID, QUEUEOFFSET,
+    PHYSICALOFFSET, STORETIMESTAMP, body) and hex dumps of both."""
+    cl = c.node(node).commit_log
+    pos = phy_offset - BODY_OFFSET
+    f = cl.data_file_list.find_file(pos)
+    if f is None:
+        raise ValueError(f"{node}: no DLedger data file holds position {pos}")
+    header = f.read(pos - f.file_from_offset, BODY_OFFSET)
+    fields, at = {}, 0
+    for name, width in ENTRY_HEADER:
+        fields[name] = int.from_bytes(header[at:at + width], "big", signed=True)
+        at += width
+    body = f.read(pos - f.file_from_offset + BODY_OFFSET, fields["body_size"])
+    msg = decode_message(body)
+    record = {name: getattr(msg, name) for name in _RECORD_FIELDS} | {"topic": msg.topic, "body": msg.body}
+    return {"file": f"{f.path.parent.name}/{f.path.name}", "entry_pos": pos, "header": fields, "record": record,
+            "header_hex": _hex(header), "record_hex": _hex(body[:64]) + "\n..."}
+
+
+def _hex(data: bytes, width: int = 16) -> str:
+    return "\n".join(data[i:i + width].hex(" ") for i in range(0, len(data), width))
+
+
+def replica_digests(c: Cluster) -> dict[str, str]:
+    """Per member, a digest of its DLedger bytes from the divide (or 0) up to its committed position:
+    identical on every replica, because followers write each entry at the leader's ``pos``."""
+    import hashlib
+
+    out = {}
+    for n in c.live_nodes():
+        cl = c.node(n).commit_log
+        start = max(cl.divided_commitlog_offset, 0)
+        end = max(cl.dledger_store.committed_pos, start)
+        digest, pos = hashlib.sha256(), start
+        while pos < end:
+            f = cl.data_file_list.find_file(pos)
+            if f is None:
+                break
+            chunk = f.read(pos - f.file_from_offset, min(end, f.file_from_offset + f.wrote_position) - pos)
+            if not chunk:
+                break
+            digest.update(chunk)
+            pos += len(chunk)
+        out[n] = f"{end - start} bytes, sha256 {digest.hexdigest()[:16]}"
+    return out
+
+
+# ---------------------------------------------------------------------- committed-only visibility
+def visibility(c: Cluster, node: str, topic: str = TOPIC) -> dict[str, int]:
+    """What ``node`` has written, committed, dispatched: DLedger's ledger end and committed index, its
+    write position and committed position, the CommitLog's max offset (= committed position) and the
+    consume queue's max offset (what a consumer can pull)."""
+    core = c.node(node)
+    ds = core.commit_log.dledger_store
+    return {"ledger_end_index": ds.ledger_end_index, "committed_index": ds.committed_index,
+            "write_pos": core.commit_log.data_file_list.max_wrote_position, "committed_pos": ds.committed_pos,
+            "commit_log_max_offset": core.store.get_max_phy_offset(),
+            "consume_queue_max_offset": core.store.get_max_offset_in_queue(topic, 0)}
+
+
+def cut_off_master_and_put(c: Cluster, body: bytes, wait_ms: int = 300) -> tuple[str, Any]:
+    """Cut the master off from the other members, send it one put and run ``wait_ms``: the entry is
+    written on the master only, so it is never committed there. Returns (master, put handle)."""
+    master = wait_for_master(c)
+    c.partition([master], [n for n in c.node_ids if n != master])
+    handle = put_nowait(c, master, body)
+    c.run_for(wait_ms)
+    return master, handle
+
+
+# ---------------------------------------------------------------------- role change
+def failover(c: Cluster, puts_in_flight: int = 20, crash_after_ms: int = 2) -> dict[str, Any]:
+    """Send ``puts_in_flight`` puts to the master without waiting and crash it ``crash_after_ms`` later;
+    run until a member leads DLedger, take a snapshot (:func:`visibility`), run until it is MASTER, take
+    another. Returns the times, both snapshots, the role change handler's task log (with how many
+    100 ms polls the LEADER task waited) and how many of the puts were acknowledged before the crash."""
+    old = wait_for_master(c)
+    handles = [put_nowait(c, old, f"inflight-{i:02d}".encode()) for i in range(puts_in_flight)]
+    c.run_for(crash_after_ms)
+    acked = sum(1 for h in handles if h.status == "PUT_OK")
+    crashed_at = c.now_ms
+    c.crash(old)
+    c.run_until(lambda c: any(c.node(n).server.is_leader for n in c.live_nodes()), timeout_ms=10_000)
+    new = next(n for n in c.live_nodes() if c.node(n).server.is_leader)
+    leader_at = c.now_ms
+    at_leader = visibility(c, new) | {"dispatch_behind_bytes": c.node(new).store.dispatch_behind_bytes(),
+                                      "broker_role": c.node(new).broker_role}
+    wait_for_master(c)
+    return {"old_master": old, "acked_before_crash": acked, "crashed_at": crashed_at,
+            "new_leader": new, "leader_at": leader_at, "at_leadership": at_leader,
+            "master_at": c.now_ms, "at_master": visibility(c, new) | {"broker_role": c.node(new).broker_role},
+            "handled": list(c.node(new).role_change_handler.handled)}
+
+
+# ---------------------------------------------------------------------- stale units after a truncation
+def stale_units_after_truncation(run_dir: str | Path, *, trim: bool = False, seed: int = 3) -> dict[str, Any]:
+    """Three messages dispatched everywhere; then one follower, cut off, receives the TRUNCATE a new
+    leader sends in Raft's Figure 8 under ``dledger-0.3.1.2`` (lab 04): an entry of the new leader's
+    term at index 1, cutting the committed entries 1 and 2. (The TRUNCATE is applied directly to the
+    follower's DLedger store: the schedule that produces it needs five members and puts no RocketMQ
+    records in its entries.) Then the follower restarts. Returns the consume queue's max offset and
+    where its units point, before and after the restart, and the recovery report's trim."""
+    c = new_broker_group(run_dir, seed=seed, trim_consume_queues_on_truncation=trim)
+    for i in range(3):
+        if c.put(f"m{i}".encode(), topic="T").status != "PUT_OK":
+            raise RuntimeError(f"put {i} failed")
+    follower = c.followers()[0]
+    store = c.node(follower).store
+    c.run_until(lambda c: store.get_max_offset_in_queue("T", 0) == 3, timeout_ms=2000)
+    c.partition([follower], [n for n in c.node_ids if n != follower])
+    server = c.node(follower).server
+    old = server.store.get(1)
+    server.store.truncate(DLedgerEntry(index=1, term=old.term + 1, pos=old.pos, body=b""), server.term,
+                          server.leader_id)
+    c.run_for(1000)
+    before = _units(c.node(follower).store, c.node(follower).commit_log)
+    c.crash(follower)
+    c.restart(follower)
+    core = c.node(follower)
+    after = _units(core.store, core.commit_log)
+    result = {"follower": follower, "before_restart": before, "after_restart": after,
+              "ledger_end_index": core.server.ledger_end_index,
+              "recovery_trimmed": core.store.recovery_report.consume_queue_units_removed}
+    c.close()
+    return result
+
+
+def _units(store: Any, cl: Any) -> list[tuple[int, int, str]]:
+    """(queue offset, physical offset, whether the DLedger log still holds a record there) per unit."""
+    cq = store.find_consume_queue("T", 0)
+    end = cl.data_file_list.max_wrote_position
+    out = []
+    for qo in range(cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()):
+        unit = cq.get_unit(qo)
+        out.append((qo, unit[0], "in the log" if unit[0] < end else "points past the log's end"))
+    return out
+
+
+# ---------------------------------------------------------------------- smooth upgrade
+def upgrade_report(c: Cluster) -> dict[str, str]:
+    """Per member, the summary of its store's recovery report (what the first DLedger start did)."""
+    return {n: c.node(n).store.recovery_report.summary() for n in c.live_nodes()}
+
+
+def file_layout(c: Cluster, node: str) -> list[dict[str, Any]]:
+    """``node``'s files, old commit log then DLedger: which log, the offsets each spans, bytes written
+    (for :func:`rocketlab.viz.offset_space.offset_space`)."""
+    cl = c.node(node).commit_log
+    rows = [{"log": "old commit log", "name": mf.file_name.rsplit("/", 1)[-1], "start": mf.file_from_offset,
+             "end": mf.file_from_offset + mf.file_size, "written": mf.wrote_position}
+            for mf in cl.mapped_file_queue.mapped_files]
+    rows += [{"log": "DLedger log", "name": f.path.name, "start": f.file_from_offset,
+              "end": f.file_from_offset + f.file_size, "written": f.wrote_position}
+             for f in cl.data_file_list.mapped_files]
+    return rows
+
+
+def which_log(c: Cluster, node: str, phy_offset: int) -> str:
+    """Which log serves a read at ``phy_offset``: the old commit log below the divide, DLedger above."""
+    divided = c.node(node).commit_log.divided_commitlog_offset
+    return "old commit log" if phy_offset < divided else "DLedger log"
+
+
+def restart_all(c: Cluster) -> None:
+    """Crash every member and start them again (recovery runs), then wait for a master."""
+    nodes = list(c.node_ids)
+    c.crash(*nodes)
+    c.restart(*nodes)
+    wait_for_master(c)
+
+
+# ---------------------------------------------------------------------- retention
+def _wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def expire_old_files(c: Cluster, node: str, hours_later: int = 73) -> list[dict[str, Any]]:
+    """Run the store's clean rounds on ``node`` (CleanCommitLogService, which calls
+    ``DLedgerCommitLog.deleteExpiredFile``, then CleanConsumeQueueService) with the clock ``hours_later``
+    hours ahead (past ``fileReservedTime`` = 72 h), until ``deleteExpiredFile`` answers
+    Integer.MAX_VALUE. One row per round: the answer, the old files left, the min physical offset, the
+    queue's min offset and DLedger's retention settings after the round."""
+    store = c.node(node).store
+    cl = store.commit_log
+    service = cl.dledger_store.clean_space_service
+    now = _wall_ms() + hours_later * HOUR_MS
+    rows = [_retention_row("before", None, store, cl, service)]
+    for round_no in range(1, 10):
+        store.execute_delete_files_manually()  # Java: it must be deleteWhen o'clock or the disk full
+        answered = store.delete_expired_files(now)
+        rows.append(_retention_row(f"round {round_no}", answered, store, cl, service))
+        if answered == 2**31 - 1:
+            break
+    return rows
+
+
+def _retention_row(label: str, answered: int | None, store: Any, cl: Any, service: Any) -> dict[str, Any]:
+    return {"round": label, "deleteExpiredFile": answered, "old files": len(cl.mapped_file_queue.mapped_files),
+            "min phy offset": store.get_min_phy_offset(),
+            "queue min offset": store.get_min_offset_in_queue(TOPIC, 0),
+            "DLedger fileReservedHours": service.file_reserved_hours,
+            "DLedger force clean": service.enable_disk_force_clean}
+
+
+def expire_dledger_files(c: Cluster, node: str, days_later: int = 5) -> dict[str, Any]:
+    """Run DLedger's CleanSpaceService on ``node`` at 04:00 UTC ``days_later`` days from now (its
+    ``deleteWhen`` hour; every file is past ``fileReservedHours``), then the store's clean round.
+    Returns the round's report and the begin index, min offset and queue min offset after it."""
+    store = c.node(node).store
+    cl = store.commit_log
+    day_ms = 24 * HOUR_MS
+    at = (_wall_ms() // day_ms + days_later) * day_ms + 4 * HOUR_MS + 60_000
+    files_before = len(cl.data_file_list.mapped_files)
+    done = cl.clean_space(at)
+    store.delete_expired_files(_wall_ms())
+    return {"files before": files_before, "deleted": done.count, "time up (04 o'clock)": done.time_up,
+            "ledger begin index": cl.dledger_store.ledger_begin_index,
+            "min phy offset": store.get_min_phy_offset(), "first DLedger file": cl.data_file_list.min_offset,
+            "queue min offset": store.get_min_offset_in_queue(TOPIC, 0)}

@@ -1,0 +1,47 @@
+"""The physical offset space of a broker on DLedger: which files hold which offsets, drawn as bars.
+
+Unlike the other figures this one reads a store's file list, not a trace: rows come from
+:func:`rocketlab.labs_support.rocketmq_on_dledger.file_layout` (one dict per file: ``log``, ``start``,
+``end``, ``written`` and ``name``), one snapshot per moment to compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import plotly.graph_objects as go
+
+LOG_COLORS = {"old commit log": "#8c564b", "DLedger log": "#1f77b4"}
+
+
+def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divided: int | None = None) -> go.Figure:
+    """One horizontal lane per snapshot (e.g. "after the upgrade", "after retention"); each file is a
+    pale bar over the offsets it spans with a solid bar over the bytes written in it, coloured by the log
+    it belongs to; a dashed line marks ``divided`` (``dividedCommitlogOffset``)."""
+    fig = go.Figure()
+    shown: set[str] = set()
+    lanes = list(snapshots)
+    for lane in lanes:
+        for row in snapshots[lane]:
+            color = LOG_COLORS.get(row["log"], "#7f7f7f")
+            hover = f"{row['log']} file {row['name']}<br>offsets {row['start']:,}-{row['end']:,}<br>" \
+                    f"written up to {row['start'] + row['written']:,}"
+            fig.add_trace(go.Bar(y=[lane], x=[row["end"] - row["start"]], base=[row["start"]], orientation="h",
+                                 marker={"color": color, "opacity": 0.25, "line": {"color": color, "width": 1}},
+                                 showlegend=False, hovertext=hover, hoverinfo="text", width=0.6))
+            fig.add_trace(go.Bar(y=[lane], x=[row["written"]], base=[row["start"]], orientation="h",
+                                 marker={"color": color}, name=f"{row['log']} (written bytes)",
+                                 legendgroup=row["log"], showlegend=row["log"] not in shown, hovertext=hover,
+                                 hoverinfo="text", width=0.3))
+            shown.add(row["log"])
+    if divided is not None and divided >= 0:
+        fig.add_vline(x=divided, line={"dash": "dash", "color": "#333"},
+                      annotation_text=f"dividedCommitlogOffset {divided:,}", annotation_position="top")
+    fig.update_layout(barmode="overlay", height=160 + 70 * len(lanes), title="Physical offset space: files per log",
+                      xaxis_title="physical offset (bytes)", yaxis={"autorange": "reversed"},
+                      legend={"orientation": "h", "y": -0.35}, margin={"t": 70})
+    return fig
+
+
+__all__ = ["LOG_COLORS", "offset_space"]
