@@ -1,6 +1,17 @@
 """The ConsumeQueue: one per topic and queue id, an index of 20-byte units into the CommitLog.
 
 Models ``org.apache.rocketmq.store.ConsumeQueue`` (4.x).
+
+Differences from Java 4.9.5, all about the *filler units* ``(0, Integer.MAX_VALUE, 0)`` that
+``fillPreBlankAndSetPosition`` writes before the first real unit of a queue whose first file starts
+mid-way (after its earlier files were deleted):
+
+* recovery counts a filler as a valid unit (as Java: ``offset >= 0 && size > 0``) but does not take its
+  ``offset + size`` as the queue's max physical offset (Java sets ``maxPhysicOffset`` to 2^31 - 1 there,
+  so a queue holding only fillers would look dispatched up to 2 GiB);
+* ``correctMinOffset`` skips fillers when it looks for the first unit at or above the CommitLog's min
+  offset; Java compares offsets only, so with a min offset of 0 (a filler's offset) it stops on the first
+  filler and reports it as the queue's min offset.
 """
 
 from __future__ import annotations

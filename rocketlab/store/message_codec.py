@@ -157,6 +157,12 @@ class MessageExtEncoder:
     ``MESSAGE_ILLEGAL`` for a body over ``max_message_size``, a topic too long for the record version,
     or a record over body limit + 64 KiB; ``PROPERTIES_SIZE_EXCEEDED`` for properties over 32767 bytes.
 
+    Differences from Java 4.9.5 (kit additions, each a MESSAGE_ILLEGAL where Java writes the record): a
+    property name or value containing the separators ``\x01``/``\x02`` (Java writes it and the reader
+    splits it wrongly), an empty property name or value (Java writes it, ``string2messageProperties``
+    drops it on read), properties or a topic that are not encodable as UTF-8, and numeric fields out of
+    range for their width (Java would overflow silently).
+
     The encoder caches per topic (length prefix, magic) and per born host (packed bytes, record
     layout, v6 flag): both repeat from message to message.
     """

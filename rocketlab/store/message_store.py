@@ -235,7 +235,10 @@ class DefaultMessageStore:
             report = recover_normally(cl, max_phy_offset_of_cq, self, check_crc)
         else:
             report = recover_abnormally(
-                cl, max_phy_offset_of_cq, self, self.store_checkpoint, check_crc, self.config.message_index_safe
+                cl, max_phy_offset_of_cq, self, self.store_checkpoint, check_crc,
+                # CommitLog.isMappedFileMatchedRecover (4.9.5): the index's timestamp counts only when the
+                # index is enabled *and* safe
+                self.config.message_index_enable and self.config.message_index_safe,
             )
         report.index_files_dropped = index_files_dropped
         report.consume_queue_files_removed = cq_files_removed

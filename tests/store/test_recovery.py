@@ -245,3 +245,22 @@ def test_a_blank_at_the_end_of_the_last_file_is_recovered(open_store, tmp_path):
     r = store.put_message(golden_message())
     assert r.wrote_offset == 1024 and r.queue_offset == 6
     assert len(os.listdir(root / "commitlog")) == 2
+
+
+def test_abnormal_recovery_ignores_the_index_timestamp_when_the_index_is_disabled(open_store, clock):
+    """CommitLog.isMappedFileMatchedRecover (4.9.5): the index's timestamp joins the minimum only with
+    messageIndexEnable *and* messageIndexSafe; a disabled index never advances it, so counting it would
+    send recovery back to the first file."""
+    store = open_store(mapped_file_size_commit_log=FILE, message_index_enable=False, message_index_safe=True)
+    for k in range(6):  # ten seconds between batches: the files start well apart in time
+        put_many(store, 10, start=10 * k)
+        clock.advance(10_000)
+    store.flush()
+    store.flush_consume_queue()
+    files = [mf.file_name for mf in store.commit_log.mapped_file_queue.mapped_files]
+    assert len(files) >= 3 and store.store_checkpoint.index_msg_timestamp == 0
+    simulate_crash(store)
+    store = open_store(mapped_file_size_commit_log=FILE, message_index_enable=False, message_index_safe=True)
+    report = store.recovery_report
+    assert not report.normal and report.start_file not in (None, os.path.basename(files[0]))
+    assert all_bodies(store) == [f"body-{i:05d}".encode() * 3 for i in range(60)]
