@@ -44,10 +44,10 @@ message is ``entry.pos + 48`` (where its record starts)::
 
 Java file: ``store/dledger/DLedgerCommitLog.java`` (RocketMQ 4.9.5). Simplified: no transactional/delay
 specifics beyond the batch check, no ``resetOffset``; retention rounds run when called, with a
-wall-clock time (file ages are modification times, as in Java); abnormal recovery is the normal one, as in 4.9.x. Kit additions: the entry header is
-validated (magic, size, pos) before its body is parsed, DLedger's NOOP entries (``raft`` profile) are
-skipped by the reput, and a marker file ties a DLedger data directory to its group (see
-:func:`check_group_marker`).
+wall-clock time (file ages are modification times, as in Java); abnormal recovery is the normal one,
+as in 4.9.x. Kit additions: the entry header is validated (magic, size, pos) before its body is parsed,
+DLedger's NOOP entries (``raft`` profile) are skipped by the reput, and a marker file ties a DLedger
+data directory to its group (see :func:`check_group_marker`).
 """
 
 from __future__ import annotations

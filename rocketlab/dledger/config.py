@@ -109,6 +109,14 @@ DEFAULT_PROFILE = "dledger-0.3.1.2"
 PROFILE_SWITCHES = tuple(PROFILES[DEFAULT_PROFILE])
 
 
+def delete_hours(delete_when: str) -> tuple[int, ...]:
+    """The hours of a ``deleteWhen`` value (``"04"``, ``"04;16"``); ConfigError for anything else."""
+    parts = delete_when.split(";")
+    if not all(p.strip().isdigit() and int(p) < 24 for p in parts):
+        raise ConfigError(f"delete_when: hours of the day separated by ';' (e.g. '04' or '04;16'), got {delete_when!r}")
+    return tuple(int(p) for p in parts)
+
+
 def commits_only_current_term(profile: str, overrides: Mapping[str, Any] | None = None) -> bool:
     """Whether a group with this profile and these DLedgerConfig overrides commits only entries of the
     current term (so no committed entry can ever be lost: what the invariant checker may demand)."""
@@ -236,7 +244,7 @@ class DLedgerConfig:
     @property
     def delete_hours(self) -> tuple[int, ...]:
         """The hours of ``delete_when`` (``"04"`` or ``"04;16"``)."""
-        return tuple(int(part) for part in self.delete_when.split(";"))
+        return delete_hours(self.delete_when)
 
     @property
     def peer_ids(self) -> tuple[str, ...]:
@@ -404,10 +412,7 @@ def _validate(cfg: DLedgerConfig) -> None:
     for name in _FLOAT_FIELDS:
         if not 0 <= getattr(cfg, name) <= 1:
             raise ConfigError(f"{name}: a fraction of the disk in 0..1, got {getattr(cfg, name)}")
-    hours = cfg.delete_when.split(";")
-    if not all(h.strip().isdigit() and int(h) < 24 for h in hours):
-        raise ConfigError(f"delete_when: hours of the day separated by ';' (e.g. '04' or '04;16'), "
-                          f"got {cfg.delete_when!r}")
+    delete_hours(cfg.delete_when)
     if cfg.election_timeout_min_ms < 2 or cfg.election_timeout_max_ms < cfg.election_timeout_min_ms:
         raise ConfigError(f"election_timeout_min_ms/max_ms: need 2 <= min <= max, got "
                           f"{cfg.election_timeout_min_ms}-{cfg.election_timeout_max_ms}")

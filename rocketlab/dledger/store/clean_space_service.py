@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocketlab.dledger.config import delete_hours
+
 if TYPE_CHECKING:
     from rocketlab.dledger.store.mmap_file_store import DLedgerMmapFileStore
 
@@ -95,8 +97,7 @@ class CleanSpaceService:
 
     def is_time_to_delete(self, now_ms: int) -> bool:
         """``DLedgerUtils.isItTimeToDo(deleteWhen)``: is it one of the listed hours (UTC here)?"""
-        hour = (now_ms // HOUR_MS) % 24
-        return any(int(part) == hour for part in self.delete_when.split(";") if part.strip())
+        return (now_ms // HOUR_MS) % 24 in delete_hours(self.delete_when)
 
     def do_work(self, now_ms: int) -> CleanRound:
         """One round at wall-clock ``now_ms`` (epoch ms)."""

@@ -49,9 +49,9 @@ class DLedgerMmapFileStore(DLedgerStore):
     """Models DLedgerMmapFileStore, DLedger 0.3.1.2.
 
     Retention is :attr:`clean_space_service` (:mod:`.clean_space_service`), run by :meth:`clean_space`
-    with a wall-clock time. Simplified: no multi-path data dirs, no 4 MiB thread-local buffer limit. As Java: ``truncate`` only moves the write positions
-    (the cut entries stay on disk and a restart's recovery may read them back) and recovery accepts magic 1
-    only; the ``raft`` profile zeroes cut bytes (``truncate_zeroes_bytes``) and recovers its magic-2 NOOP
+    with a wall-clock time. Simplified: no multi-path data dirs, no 4 MiB thread-local buffer limit.
+    As Java: ``truncate`` only moves the write positions (the cut entries stay on disk and a restart's
+    recovery may read them back) and recovery accepts magic 1 only; the ``raft`` profile zeroes cut bytes (``truncate_zeroes_bytes``) and recovers its magic-2 NOOP
     entries (``recover_noop_entries``). Differences, each safer than Java and documented:
     ``append_as_follower`` checks the position *before* writing; recovery also finds the first entry of a
     re-based first file (Java would drop such a log), refuses a log whose next entry is a well-formed
