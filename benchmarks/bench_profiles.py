@@ -73,6 +73,7 @@ def main() -> int:
             "acked_write_lost_per_1000": round(sum(1 for r in mine if r["acked_missing"]) * per_1000, 1),
             "not_converged_per_1000": round(sum(1 for r in mine if not r["converged"]) * per_1000, 1),
             "seeds_with_violation": [r["seed"] for r in mine if r["violations"]][:20],
+            "seeds_not_converged": [r["seed"] for r in mine if not r["converged"]][:20],
         }
         results["profiles"][profile] = figure
         if baseline is None:
