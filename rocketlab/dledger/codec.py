@@ -21,7 +21,6 @@ import base64
 import binascii
 import enum
 import json
-import re
 import struct
 from dataclasses import fields
 from typing import Any
@@ -60,20 +59,33 @@ def _camel(name: str) -> str:
     return head + "".join(p.title() for p in rest)
 
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+def _header(msg_type: type) -> bytes:
+    code = REQUEST_CODES.get(msg_type)
+    header = {"code": int(code) if code is not None else 0, "flag": 0 if code is not None else 1,
+              "type": msg_type.__name__}
+    return json.dumps(header, separators=(",", ":")).encode()
+
+
+# Per message type, computed once: the header bytes, (attribute, JSON key) pairs to encode, and JSON key ->
+# (attribute, kind) to decode. The bytes are the same as building everything per message.
+_HEADERS: dict[type, bytes] = {t: _header(t) for t in MESSAGE_TYPES}
+_TYPE_OF_HEADER: dict[bytes, type] = {h: t for t, h in _HEADERS.items()}
+_ENCODE_PLAN: dict[type, tuple[tuple[str, str], ...]] = {
+    t: tuple((f.name, _camel(f.name)) for f in fields(t)) for t in MESSAGE_TYPES}
+_DECODE_PLAN: dict[type, dict[str, tuple[str, str]]] = {
+    t: {_camel(f.name): (f.name, _KINDS[f.name]) for f in fields(t)} for t in MESSAGE_TYPES}
+_ENTRY_KEYS: tuple[tuple[str, str, tuple[int, int]], ...] = tuple(
+    (k, _camel(k), b) for k, b in _ENTRY_FIELDS.items())
+_ENTRY_KNOWN = frozenset(camel for _, camel, _ in _ENTRY_KEYS) | {"body"}
 
 
 class DLedgerCodec:
     """The :class:`~rocketlab.core.Codec` for DLedger members (and clients): see the module docstring."""
 
     def encode(self, msg: Any) -> bytes:
-        if type(msg) not in _TYPES.values():
+        head = _HEADERS.get(type(msg))
+        if head is None:
             raise CodecError(f"cannot encode {type(msg).__name__}: not a DLedger message")
-        code = REQUEST_CODES.get(type(msg))
-        header = {"code": int(code) if code is not None else 0, "flag": 0 if code is not None else 1,
-                  "type": type(msg).__name__}
-        head = json.dumps(header, separators=(",", ":")).encode()
         body = json.dumps(_to_json(msg), separators=(",", ":"), sort_keys=True).encode()
         return _PREFIX.pack(4 + len(head) + len(body), len(head)) + head + body
 
@@ -89,6 +101,13 @@ class DLedgerCodec:
             raise CodecError(f"unsupported serialize type {serialize_type} (only 0 = JSON)", 4)
         if head_len > length - 4:
             raise CodecError(f"header length {head_len} exceeds the frame", 4)
+        body_at = 8 + head_len
+        known = _TYPE_OF_HEADER.get(data[8:body_at])
+        if known is not None:  # the exact bytes this codec writes for a known type: nothing to check
+            body = _load_json(data[body_at:], body_at)
+            if not isinstance(body, dict):
+                raise CodecError(f"{known.__name__} body must be a JSON object", body_at)
+            return _from_json(known, body, body_at)
         header = _load_json(data[8:8 + head_len], 8)
         if not isinstance(header, dict) or set(header) != {"code", "flag", "type"}:
             raise CodecError("header must be an object with exactly code, flag and type", 8)
@@ -99,7 +118,6 @@ class DLedgerCodec:
         if header["code"] != (int(expected) if expected is not None else 0) or header["flag"] != (
                 0 if expected is not None else 1):
             raise CodecError(f"header code/flag {header['code']}/{header['flag']} do not fit {msg_type.__name__}", 8)
-        body_at = 8 + head_len
         body = _load_json(data[body_at:], body_at)
         if not isinstance(body, dict):
             raise CodecError(f"{msg_type.__name__} body must be a JSON object", body_at)
@@ -121,13 +139,15 @@ def _load_json(raw: bytes, offset: int) -> Any:
 
 # ---------------------------------------------------------------------- to JSON
 def _entry_to_json(entry: DLedgerEntry) -> dict[str, Any]:
-    out: dict[str, Any] = {_camel(k): getattr(entry, k) for k in _ENTRY_FIELDS}
+    out: dict[str, Any] = {camel: getattr(entry, k) for k, camel, _ in _ENTRY_KEYS}
     if entry.body is not None:
         out["body"] = base64.b64encode(entry.body).decode()
     return out
 
 
 def _value_to_json(value: Any) -> Any:
+    if type(value) is int or type(value) is str:
+        return value
     if isinstance(value, enum.Enum):
         return int(value) if isinstance(value, DLedgerResponseCode) else value.name
     if isinstance(value, bytes | bytearray):
@@ -142,8 +162,8 @@ def _value_to_json(value: Any) -> Any:
 
 
 def _to_json(msg: RequestOrResponse) -> dict[str, Any]:
-    return {_camel(f.name): _value_to_json(getattr(msg, f.name)) for f in fields(msg)
-            if getattr(msg, f.name) is not None}
+    return {camel: _value_to_json(value) for name, camel in _ENCODE_PLAN[type(msg)]
+            if (value := getattr(msg, name)) is not None}
 
 
 # ---------------------------------------------------------------------- from JSON
@@ -165,12 +185,9 @@ def _bytes(value: Any, what: str, offset: int) -> bytes:
 def _entry(value: Any, offset: int) -> DLedgerEntry:
     if not isinstance(value, dict):
         raise CodecError("entry must be a JSON object", offset)
-    known = {_camel(k) for k in _ENTRY_FIELDS} | {"body"}
-    extra = set(value) - known
-    if extra:
-        raise CodecError(f"entry has unknown fields {sorted(extra)}", offset)
-    kwargs: dict[str, Any] = {k: _int(value.get(_camel(k), 0), f"entry.{_camel(k)}", b, offset)
-                              for k, b in _ENTRY_FIELDS.items()}
+    if not _ENTRY_KNOWN.issuperset(value):
+        raise CodecError(f"entry has unknown fields {sorted(set(value) - _ENTRY_KNOWN)}", offset)
+    kwargs: dict[str, Any] = {k: _int(value.get(camel, 0), f"entry.{camel}", b, offset) for k, camel, b in _ENTRY_KEYS}
     kwargs["body"] = _bytes(value["body"], "entry.body", offset) if "body" in value else None
     return DLedgerEntry(**kwargs)
 
@@ -182,6 +199,8 @@ def _list(value: Any, what: str, offset: int) -> list[Any]:
 
 
 def _field(kind: str, name: str, value: Any, offset: int) -> Any:
+    if kind == "int" and type(value) is int and INT64[0] <= value <= INT64[1]:
+        return value
     if kind == "str?":
         if value is not None and not isinstance(value, str):
             raise CodecError(f"{name} must be a string", offset)
@@ -211,11 +230,11 @@ def _field(kind: str, name: str, value: Any, offset: int) -> Any:
 
 
 def _from_json(msg_type: type[RequestOrResponse], body: dict[str, Any], offset: int) -> RequestOrResponse:
-    names = {f.name for f in fields(msg_type)}
+    plan = _DECODE_PLAN[msg_type]
     kwargs: dict[str, Any] = {}
     for key, value in body.items():
-        name = _snake(key)
-        if name not in names or _camel(name) != key:
+        spec = plan.get(key)
+        if spec is None:
             raise CodecError(f"{msg_type.__name__} has no field {key!r}", offset)
-        kwargs[name] = _field(_KINDS[name], key, value, offset)
+        kwargs[spec[0]] = _field(spec[1], key, value, offset)
     return msg_type(**kwargs)

@@ -137,6 +137,8 @@ class LogCache:
 
     def __init__(self) -> None:
         self._cache: weakref.WeakKeyDictionary[Any, CachedLog] = weakref.WeakKeyDictionary()
+        # (member a, member b) -> the two logs' (key, generation) when the pair last passed log matching
+        self.pairs_passed: dict[tuple[str, str], tuple[Any, ...]] = {}
 
     @staticmethod
     def version(core: Any) -> tuple[Any, int, int]:
@@ -174,14 +176,18 @@ def log_matching(cores: Mapping[str, Any], cache: LogCache | None = None) -> lis
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             la, lb = logs[a], logs[b]
+            state = (la.key, la.generation, lb.key, lb.generation)
+            if cache.pairs_passed.get((a, b)) == state:  # neither log changed since this pair passed
+                continue
             lo, hi = max(la.begin, lb.begin, 0), min(la.end, lb.end)
             top = next((k for k in range(hi, lo - 1, -1) if la.entries[k][0] == lb.entries[k][0]), None)
-            if top is None:
-                continue
-            if la.begin == lb.begin and la.chain[top - la.begin] == lb.chain[top - lb.begin]:
+            if top is None or (la.begin == lb.begin and la.chain[top - la.begin] == lb.chain[top - lb.begin]):
+                cache.pairs_passed[(a, b)] = state
                 continue
             bad = next((k for k in range(top, lo - 1, -1) if la.entries[k] != lb.entries[k]), None)
-            if bad is not None:
+            if bad is None:
+                cache.pairs_passed[(a, b)] = state
+            else:
                 ea, eb = la.entries, lb.entries
                 found.append(Violation("log_matching", f"{a} and {b} agree on index {top} (term {ea[top][0]}) "
                                                        f"but differ at index {bad}: {ea[bad][:3]} vs {eb[bad][:3]}"))

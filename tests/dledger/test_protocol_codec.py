@@ -206,3 +206,41 @@ def test_describe_is_one_stable_line():
     line = describe(PushEntryRequest(term=2, type=PushType.COMPARE, entry=DLedgerEntry(index=5), commit_index=3))
     assert line == "PushEntryRequest term=2 COMPARE first=5 count=1 commit=3"
     assert "\n" not in describe(VoteResponse(vote_result=VoteResult.ACCEPT))
+
+
+# ---------------------------------------------------------------------- golden frames
+GOLDEN_PUSH = (b'\x00\x00\x015\x00\x00\x001{"code":51004,"flag":0,"type":"PushEntryRequest"}{"batchEntry":[],"code":200,'
+               b'"commitIndex":5,"entry":{"body":"aGVsbG8=","bodyCrc":0,"chainCrc":0,"channel":0,"index":6,"magic":1,'
+               b'"pos":300,"size":53,"term":3},"group":"g","leaderId":"n0","localId":"n0","remoteId":"n1","term":3,'
+               b'"totalSize":0,"type":"APPEND"}')
+GOLDEN_VOTE = (b'\x00\x00\x00\x91\x00\x00\x00){"code":0,"flag":1,"type":"VoteResponse"}{"code":200,"group":"g",'
+               b'"localId":"n1","remoteId":"n0","term":4,"voteResult":"REJECT_ALREADY_VOTED"}')
+
+
+def _golden_messages():
+    from rocketlab.dledger.protocol import PushType, VoteResult
+
+    push = PushEntryRequest(group="g", remote_id="n1", local_id="n0", leader_id="n0", term=3, commit_index=5,
+                            type=PushType.APPEND, entry=DLedgerEntry(magic=1, size=53, index=6, term=3, pos=300,
+                                                                     body=b"hello"))
+    vote = VoteResponse(group="g", remote_id="n0", local_id="n1", term=4, vote_result=VoteResult.REJECT_ALREADY_VOTED)
+    return push, vote
+
+
+def test_frames_are_byte_for_byte_the_golden_ones():
+    """The per-type plans (cached headers, field names) write exactly these bytes; decoding gives back the
+    message."""
+    push, vote = _golden_messages()
+    codec = DLedgerCodec()
+    assert codec.encode(push) == GOLDEN_PUSH and codec.encode(vote) == GOLDEN_VOTE
+    assert codec.decode(GOLDEN_PUSH) == push and codec.decode(GOLDEN_VOTE) == vote
+
+
+def test_a_header_in_other_valid_json_formatting_is_still_read():
+    """The fast path recognises the exact header bytes this codec writes; any other well-formed header (here
+    with spaces and another key order) goes through the full checks and decodes the same."""
+    _, vote = _golden_messages()
+    head = b'{"type": "VoteResponse", "flag": 1, "code": 0}'
+    body = GOLDEN_VOTE[8 + 41:]
+    frame = struct.pack(">ii", 4 + len(head) + len(body), len(head)) + head + body
+    assert DLedgerCodec().decode(frame) == vote
