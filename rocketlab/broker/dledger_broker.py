@@ -358,6 +358,18 @@ class DLedgerBrokerCore(BaseCore):
                 del self.pending[token]
                 finish_put(handle, "UNKNOWN_ERROR", now_ms, out)
 
+    def time_out_now(self, now_ms: int) -> Output:
+        """The member's election timer expires now (the kit's "time out", see DLedgerServer)."""
+        self.now_ms = now_ms
+        server_out = self.server.time_out_now(now_ms) if self.server_started else EMPTY
+        return self._finish(server_out, OutputBuilder(), now_ms)
+
+    def transfer_leadership(self, transferee_id: str, now_ms: int) -> Output:
+        """Ask the DLedger member to hand leadership to ``transferee_id`` (the admin's request)."""
+        self.now_ms = now_ms
+        server_out = self.server.transfer_leadership(transferee_id, now_ms) if self.server_started else EMPTY
+        return self._finish(server_out, OutputBuilder(), now_ms)
+
     def _finish(self, server_out: Output, out: OutputBuilder, now_ms: int) -> Output:
         """End of every input: start DLedger once the group check agrees, dispatch what was committed,
         run queued role changes."""

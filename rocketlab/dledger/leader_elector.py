@@ -205,6 +205,20 @@ class DLedgerLeaderElector:
         else:
             self.maintain_as_candidate(now_ms, out)
 
+    def time_out_now(self, now_ms: int, out: OutputBuilder) -> None:
+        """The kit's "time out now" (RaftScope's button; Java has no such call): a follower acts as if
+        ``maxHeartBeatLeak`` heartbeats were missed, a candidate as if its wait for the next vote round
+        were over; then one StateMaintainer pass runs. A leader, or a member waiting for a round's answers,
+        is left alone."""
+        role = self.member_state.role
+        if role is Role.LEADER or self.heart_beat_round is not None or self.vote_round is not None:
+            return
+        if role is Role.FOLLOWER:
+            self.last_leader_heart_beat_time = NEVER
+        else:
+            self.next_time_to_request_vote = now_ms
+        self.maintain_state(now_ms, out)  # a new candidate's first vote round follows on the next pass
+
     # ------------------------------------------------------------------ leader
     def maintain_as_leader(self, now_ms: int, out: OutputBuilder) -> None:
         if elapsed(now_ms, self.last_send_heart_beat_time) > self.config.heart_beat_time_interval_ms:
@@ -342,7 +356,8 @@ class DLedgerLeaderElector:
         self.last_parse_result = decision.result
         self.last_vote_cost = now_ms - rnd.started_ms
         out.trace("vote_round", term=rnd.term, result=decision.result.name, accepted=t.accepted_num,
-                  not_ready=t.not_ready_term_num, bigger_ledger=t.bigger_ledger_num, valid=t.valid_num, all=t.all_num)
+                  not_ready=t.not_ready_term_num, bigger_ledger=t.bigger_ledger_num, valid=t.valid_num, all=t.all_num,
+                  rule=decision.rule)
         if decision.rule == 1:
             self.change_role_to_candidate(t.known_max_term_in_group, now_ms, out)
         if decision.result is ParseResult.PASSED:

@@ -74,6 +74,13 @@ class RaftLeaderElector(DLedgerLeaderElector):
             due = min(due, self.take_leadership_wait.give_up_ms)
         return due
 
+    def time_out_now(self, now_ms: int, out: OutputBuilder) -> None:
+        """The kit's "time out now": a follower's or candidate's election timer fires at once."""
+        if self.member_state.is_leader():
+            return
+        self.election_deadline_ms = now_ms
+        self.on_tick(now_ms, out)
+
     def on_tick(self, now_ms: int, out: OutputBuilder) -> None:
         self.check_take_leadership_wait(now_ms, out)
         if not self.config.enable_leader_elector:

@@ -389,6 +389,16 @@ class DLedgerServer(BaseCore):
 
         return self._guarded(handle, now_ms)
 
+    def time_out_now(self, now_ms: int) -> Output:
+        """Expire this member's election timer now (:meth:`DLedgerLeaderElector.time_out_now`)."""
+
+        def handle() -> Output:
+            out = OutputBuilder()
+            self.elector.time_out_now(now_ms, out)
+            return self.finish_input(out, now_ms)
+
+        return self._guarded(handle, now_ms)
+
     def check_preferred_leader(self, now_ms: int, out: OutputBuilder) -> None:
         """0.2.3+: a leader not in preferredLeaderIds hands over to the live preferred member lagging least."""
         ms = self.member_state

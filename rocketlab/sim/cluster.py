@@ -11,9 +11,12 @@ every event; a violation is recorded as a ``violation`` event and raised as
 
 from __future__ import annotations
 
+import functools
+import inspect
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,6 +36,41 @@ TEMPORARY_PREFIX = "rocketlab-tmp-"
 def _temporary_dir(kind: str) -> Path:
     """A data directory the cluster owns: removed again by :meth:`Cluster.close`."""
     return Path(tempfile.mkdtemp(prefix=TEMPORARY_PREFIX + kind))
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a Cluster was built: the constructor's name and the arguments given to it. ``build()`` makes
+    a new cluster that runs the same way (forks and replays in the cluster widget use it); a given
+    ``data_dir`` is left out (the new cluster gets a temporary one), so two copies never share files."""
+
+    constructor: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def build(self) -> Cluster:
+        kwargs = {k: v for k, v in self.kwargs.items() if k != "data_dir"}
+        return getattr(Cluster, self.constructor)(**kwargs)
+
+    def code(self) -> str:
+        """The Python expression that builds the cluster: ``Cluster.dledger(nodes=5, seed=7)``."""
+        args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items() if k != "data_dir")
+        return f"Cluster.{self.constructor}({args})"
+
+
+def _remember_recipe(constructor: Callable[..., Cluster]) -> Callable[..., Cluster]:
+    """Record the arguments of a Cluster constructor on the cluster it returns (``cluster.recipe``)."""
+    signature = inspect.signature(constructor)
+
+    @functools.wraps(constructor)
+    def build(cls: type[Cluster], *args: Any, **kwargs: Any) -> Cluster:
+        bound = signature.bind(cls, *args, **kwargs)
+        given = {k: v for k, v in bound.arguments.items() if k != "cls"}
+        given.update(given.pop("kwargs", {}))
+        cluster = constructor(cls, *args, **kwargs)
+        cluster.recipe = Recipe(constructor.__name__, given)
+        return cluster
+
+    return build
 
 
 class Checker(Protocol):
@@ -79,6 +117,7 @@ class Cluster:
         self.checkers = list(checkers)
         self.raise_on_violation = raise_on_violation
         self.violations: list[Event] = []
+        self.recipe: Recipe | None = None  # set by the constructors below
         self._put_handler: Callable[..., Any] | None = None
         self._pull_handler: Callable[..., Any] | None = None
         peers = tuple(node_ids)
@@ -97,6 +136,7 @@ class Cluster:
 
     # --- constructors ------------------------------------------------------------------------
     @classmethod
+    @_remember_recipe
     def pingpong(cls, nodes: int = 3, seed: int = 1, **kwargs: Any) -> Cluster:
         """The smoke cluster: nodes exchanging heartbeats, pings and stream frames (rocketlab.pingpong)."""
         from rocketlab.pingpong import PingPongCodec, PingPongConfig, make_pingpong_node
@@ -108,6 +148,7 @@ class Cluster:
         return cls(ids, lambda ctx: make_pingpong_node(ctx, config), PingPongCodec(), seed=seed, **kwargs)
 
     @classmethod
+    @_remember_recipe
     def dledger(cls, nodes: int = 3, seed: int = 1, profile: str = "dledger-0.3.1.2", *, memory: bool = False,
                 data_dir: str | Path | None = None, config: dict[str, Any] | None = None,
                 checkers: Iterable[Checker] | None = None, **kwargs: Any) -> Cluster:
@@ -139,6 +180,7 @@ class Cluster:
         return cluster
 
     @classmethod
+    @_remember_recipe
     def master_slave(cls, role: str = "ASYNC_MASTER", slaves: int = 1, seed: int = 1,
                      data_dir: str | Path | None = None, broker: dict[str, Any] | None = None,
                      ha: dict[str, Any] | None = None, checkers: Iterable[Checker] | None = None,
@@ -226,11 +268,13 @@ class Cluster:
         leader = self.leader()
         return [n for n in self.live_nodes() if n != leader]
 
-    def put(self, body: bytes, topic: str = "TopicTest", **kwargs: Any) -> Any:
-        """Put a message through the current leader or master (systems with a store install this)."""
+    def put(self, body: bytes, topic: str = "TopicTest", *, wait: bool = True, **kwargs: Any) -> Any:
+        """Put a message through the current leader or master (systems with a store install this) and
+        run the simulation until it is answered; with ``wait=False`` return the pending handle at once
+        (the answer comes in a later event, as for a producer sending asynchronously)."""
         if self._put_handler is None:
             raise RocketlabError("this cluster's system takes no puts (it has no message store)")
-        return self._put_handler(self, body, topic, **kwargs)
+        return self._put_handler(self, body, topic, wait=wait, **kwargs)
 
     def pull(self, topic: str, queue_id: int = 0, offset: int = 0, max_msg_nums: int = 32) -> Any:
         """Read a queue as a consumer would: from the master, or from a slave when the master is down."""
@@ -269,8 +313,56 @@ class Cluster:
         self.partition([node_id])
 
     def heal(self) -> None:
+        """End the partition and every one-way cut."""
         self._fault("heal", [])
         self.runtime.heal()
+
+    def cut_link(self, src: str, dst: str) -> None:
+        """Cut one direction of one link: ``src``'s messages to ``dst`` are lost, stream bytes held
+        (``dst`` still reaches ``src``). Undo with :meth:`heal_link` or :meth:`heal`."""
+        self.runtime.cut_link(src, dst)
+        self._fault("cut_link", [src, dst])
+
+    def heal_link(self, src: str, dst: str) -> None:
+        """Heal the direction ``src`` -> ``dst`` cut by :meth:`cut_link`."""
+        self.runtime.heal_link(src, dst)
+        self._fault("heal_link", [src, dst])
+
+    def set_network(self, mode: str, latency: str | Latency | None = None) -> None:
+        """Switch the network model from now on (messages already in flight keep their delays)."""
+        model = NetworkModel.named(mode, latency)
+        self.model = self.runtime.model = model
+        self._fault("network", [model.mode, str(model.latency)])
+
+    def time_out(self, node_id: str) -> None:
+        """Make a DLedger member's election timer expire now (RaftScope's "time out"): a follower
+        becomes a candidate, a candidate starts its next vote round; a leader refuses. An addition of
+        the kit: Java has no such call (an operator would wait for ``maxHeartBeatLeak`` heartbeats)."""
+        self._live_core(node_id, "time out")
+        if getattr(self.node(node_id), "role", None) in LEADER_ROLES:
+            raise RocketlabError(f"{node_id} is the leader: only a follower or candidate can time out")
+        self._fault("timeout", [node_id])
+        self.runtime.call(node_id, lambda core, now: core.time_out_now(now))
+
+    def transfer_leadership(self, to: str) -> None:
+        """Ask the current leader to hand over to ``to`` (DLedger's LeadershipTransferRequest, as
+        ``preferredLeaderIds`` or an admin would); the transfer itself runs in the simulation."""
+        self._live_core(to, "take leadership")
+        leader = self.leader()
+        if leader is None:
+            raise RocketlabError("no leader to transfer leadership from")
+        if leader == to:
+            raise RocketlabError(f"{to} already leads")
+        self._fault("transfer", [leader, to])
+        self.runtime.call(leader, lambda core, now: core.transfer_leadership(to, now))
+
+    def _live_core(self, node_id: str, what: str) -> Any:
+        node = self.runtime.get(node_id)
+        if not node.alive or node.paused:
+            raise RocketlabError(f"{node_id} cannot {what}: it is {'paused' if node.paused else 'down'}")
+        if not hasattr(node.core, "time_out_now"):
+            raise RocketlabError(f"{node_id} cannot {what}: its system has no leader election")
+        return node.core
 
     def pause(self, *node_ids: str) -> None:
         for node_id in node_ids:
@@ -368,6 +460,7 @@ class Cluster:
 
     # --- brokers on DLedger (issue #6) ---------------------------------------------------------
     @classmethod
+    @_remember_recipe
     def dledger_brokers(cls, nodes: int = 3, seed: int = 1, profile: str = "dledger-0.3.1.2", *,
                         data_dir: str | Path | None = None, broker: dict[str, Any] | None = None,
                         dledger: dict[str, Any] | None = None, checkers: Iterable[Checker] | None = None,
@@ -408,9 +501,9 @@ class Cluster:
 
 
 def _call_leader_and_wait(cluster: Cluster, call: Callable[[Any, int], tuple[Any, Any]], missing: str,
-                          timeout_ms: Callable[[Any], int]) -> Any:
-    """Call ``call(core, now_ms) -> (pending, Output)`` on the leader/master, then run the simulation
-    until ``pending.done`` or ``timeout_ms(core)`` passes; returns ``pending``."""
+                          timeout_ms: Callable[[Any], int], wait: bool = True) -> Any:
+    """Call ``call(core, now_ms) -> (pending, Output)`` on the leader/master, then (``wait``) run the
+    simulation until ``pending.done`` or ``timeout_ms(core)`` passes; returns ``pending``."""
     leader = cluster.leader()
     if leader is None:
         raise RocketlabError(missing)
@@ -423,20 +516,20 @@ def _call_leader_and_wait(cluster: Cluster, call: Callable[[Any, int], tuple[Any
 
     cluster.runtime.call(leader, step)
     pending = results[0]
-    if not pending.done:
+    if wait and not pending.done:
         cluster.run_until(lambda c: pending.done, timeout_ms=timeout_ms(cluster.node(leader)))
     return pending
 
 
 def _broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, tags: str | None = None,
-                keys: str | None = None, properties: dict[str, str] | None = None) -> Any:
+                keys: str | None = None, properties: dict[str, str] | None = None, wait: bool = True) -> Any:
     """Put through the master and run the simulation until the put is answered."""
     from rocketlab.store import Message
 
     msg = Message(topic=topic, body=body, queue_id=queue_id, tags=tags, keys=keys, properties=properties or {})
     return _call_leader_and_wait(cluster, lambda core, now: core.put_message(msg, now),
                                  "no master is up to take the put",
-                                 lambda core: core.config.ha.slave_timeout + 1000)
+                                 lambda core: core.config.ha.slave_timeout + 1000, wait)
 
 
 def _broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:
@@ -449,7 +542,7 @@ def _broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_m
     return cluster.node(live[0][1]).pull_message(PullMessageRequest(topic, queue_id, offset, max_msg_nums))
 
 
-def _dledger_append(cluster: Cluster, body: bytes, topic: str, **_: Any) -> Any:
+def _dledger_append(cluster: Cluster, body: bytes, topic: str, *, wait: bool = True, **_: Any) -> Any:
     """Append ``body`` through the leader and run until the append completes (or 10 s pass).
 
     ``topic`` is unused by a bare DLedger group (the broker on DLedger puts RocketMQ records instead).
@@ -457,11 +550,13 @@ def _dledger_append(cluster: Cluster, body: bytes, topic: str, **_: Any) -> Any:
     """
     return _call_leader_and_wait(
         cluster, lambda core, now: core.append(body, now),
-        "no leader to append to: run until one is elected (c.run_until(...leader()...))", lambda core: 10_000)
+        "no leader to append to: run until one is elected (c.run_until(...leader()...))", lambda core: 10_000,
+        wait)
 
 
 def _dledger_broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, tags: str | None = None,
-                        keys: str | None = None, properties: dict[str, str] | None = None) -> Any:
+                        keys: str | None = None, properties: dict[str, str] | None = None,
+                        wait: bool = True) -> Any:
     """Put through the current master (the broker whose DLedger member leads and has caught up) and run
     until the put is answered: PUT_OK once a majority has it, or an error status (at the latest after
     the broker's ``put_timeout_ms``)."""
@@ -471,7 +566,7 @@ def _dledger_broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: 
     return _call_leader_and_wait(
         cluster, lambda core, now: core.put_message(msg, now),
         "no master is up to take the put: run until one is (c.run_until(lambda c: c.leader()))",
-        lambda core: core.config.put_timeout_ms + 1)
+        lambda core: core.config.put_timeout_ms + 1, wait)
 
 
 def _dledger_broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:

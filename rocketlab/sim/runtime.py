@@ -127,6 +127,7 @@ class SimRuntime:
         self.trace_network = trace_network
         self.nodes: dict[str, SimNode] = {}
         self.group_of: dict[str, int] | None = None
+        self.cut_links: set[tuple[str, str]] = set()
         self.drop_rules: list[DropRule] = []
         self.doomed: set[int] = set()
         self.msg_seq = 0
@@ -224,7 +225,25 @@ class SimRuntime:
         self.group_of = group_of
 
     def heal(self) -> None:
+        """End the partition and every one-way cut; bytes held on cut streams go on their way."""
         self.group_of = None
+        self.cut_links.clear()
+        self._release_held()
+
+    def cut_link(self, src: str, dst: str) -> None:
+        """Cut one direction: what ``src`` sends to ``dst`` is lost (messages) or held (stream bytes)."""
+        self.get(src), self.get(dst)
+        if src == dst:
+            raise LocalProtocolError(f"a link joins two different nodes, got {src} -> {dst}")
+        self.cut_links.add((src, dst))
+
+    def heal_link(self, src: str, dst: str) -> None:
+        """Heal one direction cut with :meth:`cut_link` (a partition stays as it is)."""
+        self.get(src), self.get(dst)
+        self.cut_links.discard((src, dst))
+        self._release_held()
+
+    def _release_held(self) -> None:
         for stream in list(self.streams.values()):
             for side, half in stream.halves.items():
                 if half.held:
@@ -233,6 +252,9 @@ class SimRuntime:
                         self._schedule_arrival(stream, side, data, reason)
 
     def connected(self, a: str, b: str) -> bool:
+        """Whether ``a`` can reach ``b``: the same partition group and no one-way cut from a to b."""
+        if self.cut_links and (a, b) in self.cut_links:
+            return False
         return self.group_of is None or self.group_of[a] == self.group_of[b]
 
     # --- applying outputs --------------------------------------------------------------------
@@ -306,7 +328,7 @@ class SimRuntime:
                     self.drop_rules.remove(rule)
                 return "fault: drop"
         if not self.connected(src, dst):
-            return "partition"
+            return "link cut" if (src, dst) in self.cut_links else "partition"
         if not self.nodes[dst].alive:
             return "peer down"
         return None
@@ -318,7 +340,7 @@ class SimRuntime:
         if not dst.alive or dst.incarnation != dst_inc:
             return "peer down"
         if not self.connected(src, dst.node_id):
-            return "partition"
+            return "link cut" if (src, dst.node_id) in self.cut_links else "partition"
         return None
 
     def _received(self, src: str, dst: str, name: str, channel: str, msg_id: int, size: int) -> None:
@@ -442,7 +464,7 @@ class SimRuntime:
             raise LocalProtocolError(f"{src} connected to unknown node {to!r}")
         if (src, node.incarnation, action.stream_id) in self.stream_ends:
             raise LocalProtocolError(f"{src} reused stream id {action.stream_id!r}")
-        reason = "connect timed out" if not self.connected(src, to) else (
+        reason = "connect timed out" if not (self.connected(src, to) and self.connected(to, src)) else (
             "connection refused" if not self.nodes[to].alive else None)
         if reason is not None:
             self.scheduler.after(self.model.failure_delay(self.rng), self._stream_failed, node,
@@ -517,7 +539,7 @@ class SimRuntime:
     def _schedule_arrival(self, stream: _Stream, to_side: str, data: bytes | None, reason: str) -> None:
         """Queue bytes (or, with ``data`` None, the close) for ``to_side``, keeping stream order."""
         half = stream.halves[to_side]
-        if half.held or not self.connected(half.node, stream.halves[stream.other(to_side)].node):
+        if half.held or not self.connected(stream.halves[stream.other(to_side)].node, half.node):
             half.held.append((data, reason))
             return
         now = self.scheduler.now_ms
@@ -528,7 +550,7 @@ class SimRuntime:
     def _stream_arrive(self, stream: _Stream, side: str, data: bytes | None, reason: str) -> None:
         half = stream.halves[side]
         peer = stream.halves[stream.other(side)].node
-        if half.held or not self.connected(half.node, peer):
+        if half.held or not self.connected(peer, half.node):
             half.held.append((data, reason))  # cut while in flight: waits for the heal
             return
         node = self.nodes[half.node]

@@ -24,6 +24,7 @@ FIELD_TYPES: dict[str, str] = {
     "accepted": "long", "not_ready": "long", "bigger_ledger": "long", "valid": "long", "all": "long",
     "to": "string", "code": "string", "index": "long", "pos": "long", "size": "long", "peer": "string",
     "state": "string", "count": "long", "ledger_begin_index": "long",
+    "rule": "long",  # vote_round: the ParseResult table rule that decided (DLedger's elector only)
     # store and HA
     "topic": "string", "queue_id": "long", "queue_offset": "long", "phy_offset": "long",
     "status": "string", "latency_ms": "double", "slave": "string", "offset": "long",
@@ -67,7 +68,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
 }
 
-FAULT_ACTIONS = ("crash", "restart", "partition", "heal", "drop", "pause", "resume")
+FAULT_ACTIONS = ("crash", "restart", "partition", "heal", "drop", "pause", "resume",
+                 # what the cluster widget adds: one-way cuts, a new network model, an election
+                 # timer expired by hand, a leadership transfer (targets: leader, transferee)
+                 "cut_link", "heal_link", "network", "timeout", "transfer")
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "long": (int,), "double": (int, float), "string": (str,), "bool": (bool,), "strings": (list, tuple),

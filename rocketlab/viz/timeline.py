@@ -89,7 +89,7 @@ def node_ids(records: Iterable[Event]) -> list[str]:
         for name in ("node", "src", "dst", "candidate", "voter"):
             if e.get(name):
                 found.add(str(e[name]))
-        if e.get("kind") == "fault" and e.get("action") != "drop":
+        if e.get("kind") == "fault" and e.get("action") not in ("drop", "network"):
             for target in e.get("targets") or ():
                 found.update(_group_members(target))
     return sorted(found, key=natural_key)
@@ -260,5 +260,6 @@ def groups_at(records: Sequence[Event], at_ms: int) -> tuple[tuple[str, ...], ..
 def fault_line(event: Mapping[str, Any]) -> str:
     """A fault in a few words: ``crash n1``, ``partition n0 | n1,n2``, ``heal``."""
     targets = event.get("targets") or ()
-    joiner = " | " if event.get("action") == "partition" else ","
+    action = event.get("action")
+    joiner = " | " if action == "partition" else " -> " if action in ("cut_link", "heal_link", "transfer") else ","
     return f"{event.get('action')} {joiner.join(str(t) for t in targets)}".strip()
