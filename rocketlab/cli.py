@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sim(sub)
     _add_demo(sub)
     _add_bench(sub)
+    _add_view(sub)
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -78,6 +79,22 @@ def _add_bench(sub: Any) -> None:
     p.add_argument("name", nargs="?", help="one benchmark, e.g. sim (default: all)")
     p.add_argument("--quick", action="store_true", help="smaller sizes")
     p.set_defaults(func=cmd_bench)
+
+
+def _add_view(sub: Any) -> None:
+    p = sub.add_parser("view", help="a run directory in the cluster viewer: one HTML page that plays and "
+                                    "scrubs the run in the browser, offline")
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    p.add_argument("--html", type=Path, dest="out", help="the page to write (default RUN_DIR/view.html)")
+    p.set_defaults(func=cmd_view)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from rocketlab.viz.cluster_view.offline import write_viewer
+
+    out = write_viewer(args.run_dir, args.out or args.run_dir / "view.html")
+    print(f"viewer: {out}")
+    return 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -1,0 +1,221 @@
+"""What the cluster viewer draws, as plain data: a *film* made from a trace.
+
+The viewer (``viewer.js``) replays a film in the browser: it folds the events up to the instant on the
+slider into node states, messages in flight and per-node logs, so scrubbing needs no kernel and the
+offline report works from a file. This module builds films:
+
+* :func:`film_event` keeps a trace event's fields and adds ``text`` (``describe()``'s line) and ``why``
+  (the decision-table row that produced it, e.g. ``handleVote check 4: REJECT_SMALL_LEDGER_END_INDEX``);
+* :func:`election_timer` reads a live DLedger member's election timer (the trace does not carry it:
+  the live viewer samples it after every kernel event, see ``session.py``);
+* :func:`make_film` puts events, timer samples and the cluster's description together.
+
+The "why" lines cite ``DLedgerLeaderElector`` (``handleVote``'s checks, the ParseResult table,
+``handleHeartBeat``'s rows) as :mod:`rocketlab.dledger.elector_decisions` numbers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from rocketlab.dledger.elector_decisions import is_quorum
+from rocketlab.trace.recorder import describe
+from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS
+from rocketlab.viz.timeline import fault_line, natural_key, node_ids
+
+FILM_VERSION = 1
+
+# handleVote's checks (DLedgerLeaderElector.handleVote, 0.2.0+ order) by the result they answer with.
+VOTE_CHECKS: dict[str, tuple[int, str]] = {
+    "REJECT_UNKNOWN_LEADER": (1, "the candidate is not a member of this group"),
+    "REJECT_UNEXPECTED_LEADER": (2, "a request naming this voter as candidate came from elsewhere"),
+    "REJECT_EXPIRED_LEDGER_TERM": (3, "the candidate's last entry has an older term than the voter's"),
+    "REJECT_SMALL_LEDGER_END_INDEX": (4, "same last term, but the candidate's log is shorter"),
+    "REJECT_EXPIRED_VOTE_TERM": (5, "the candidate's term is behind the voter's"),
+    "REJECT_ALREADY_HAS_LEADER": (6, "the voter voted for another member this term and knows a leader"),
+    "REJECT_ALREADY_VOTED": (6, "the voter already voted for another member this term"),
+    "REJECT_TERM_NOT_READY": (7, "the candidate's term is ahead: the voter steps down to candidate in it "
+                                 "and answers next round (DLedger never adopts a term from a message)"),
+    "REJECT_TERM_SMALL_THAN_LEDGER": (8, "the candidate's term is below the voter's last entry term"),
+    "REJECT_TAKING_LEADERSHIP": (9, "the voter is taking leadership (a transfer) with a log as fresh"),
+    "ACCEPT": (10, "every check passed: the vote is granted and persisted before the answer leaves"),
+}
+
+# The ParseResult table (parseVoteResult, 0.2.0+): rule -> what happens next.
+VOTE_ROUND_RULES: dict[int, str] = {
+    1: "a voter knows a bigger term: move to it and vote again after the random wait",
+    2: "a voter already has a leader: wait maxHeartBeatLeak heartbeats before voting again",
+    3: "fewer than a quorum answered: wait 300-1000 ms (random) and vote again in the same term",
+    4: "a quorum is not possible without members whose logs are fresher: wait longer (+maxVoteInterval)",
+    5: "a quorum accepted: this member becomes leader",
+    6: "accepted + not-ready voters make a quorum: vote again at once in the same term",
+    7: "no quorum: next round with term + 1 after the random wait",
+}
+
+HEART_BEAT_ROWS: dict[str, tuple[int, str]] = {
+    "UNKNOWN_MEMBER": (1, "the sender is not a member"),
+    "UNEXPECTED_MEMBER": (2, "the heartbeat names the receiver as leader"),
+    "EXPIRED_TERM": (3, "the follower is in a bigger term"),
+    "SUCCESS": (4, "same term, same leader: the follower's election timer is reset"),
+    "INCONSISTENT_LEADER": (8, "same term, but the follower follows another leader"),
+    "TERM_NOT_READY": (9, "the leader's term is ahead: the follower steps down to candidate in it"),
+}
+
+MESSAGE_CLASSES: dict[str, str] = {
+    "VoteRequest": "vote", "VoteResponse": "vote", "HeartBeatRequest": "heartbeat",
+    "HeartBeatResponse": "heartbeat", "PushEntryRequest": "push", "PushEntryResponse": "push",
+    "AppendEntryRequest": "client", "AppendEntryResponse": "client",
+    "LeadershipTransferRequest": "transfer", "LeadershipTransferResponse": "transfer",
+}
+MESSAGE_COLORS: dict[str, str] = {
+    "vote": "#ff7f0e", "heartbeat": "#1f77b4", "push": "#2ca02c", "client": "#9467bd", "ha": "#17becf",
+    "transfer": "#e377c2", "other": "#7f7f7f",
+}
+
+
+def message_class(name: str, channel: str = "") -> str:
+    """The colour class of a message on the wire (vote, heartbeat, push, client, ha, transfer, other)."""
+    if name in MESSAGE_CLASSES:
+        return MESSAGE_CLASSES[name]
+    if channel.startswith("ha") or name.startswith("HA") or "stream" in channel:
+        return "ha"
+    return "other"
+
+
+def vote_round_rule(event: Mapping[str, Any], peer_size: int) -> int:
+    """Which ParseResult rule produced a ``vote_round`` event, inferred from its counters, for traces
+    recorded before the event carried ``rule``. Rules 1 and 2 hang on what the counters do not hold (a
+    bigger known term, a REJECT_ALREADY_HAS_LEADER): rule 1 is a guess when rule 7 fits as well."""
+    result, valid = event["result"], event["valid"]
+    accepted, not_ready, bigger = event["accepted"], event["not_ready"], event["bigger_ledger"]
+    if result == "PASSED":
+        return 5
+    if result == "REVOTE_IMMEDIATELY":
+        return 6
+    if result == "WAIT_TO_REVOTE":
+        if not is_quorum(valid, peer_size):
+            return 3
+        if not is_quorum(valid - bigger, peer_size):
+            return 4
+        return 2
+    if is_quorum(valid, peer_size) and is_quorum(valid - bigger, peer_size) \
+            and not is_quorum(accepted + not_ready, peer_size):
+        return 7
+    return 1
+
+
+def why(event: Mapping[str, Any], peer_size: int, profile: str | None = None) -> str:
+    """One line saying which rule of the Java code produced ``event`` ('' when there is nothing to add)."""
+    kind = event["kind"]
+    if kind == "vote_response":
+        result = event["result"]
+        if profile == "raft":
+            return f"Raft RequestVote: {result}"
+        check, meaning = VOTE_CHECKS.get(result, (0, "no answer (lost or timed out)"))
+        return f"handleVote check {check}: {result} - {meaning}" if check else f"{result}: {meaning}"
+    if kind == "vote_round":
+        if profile == "raft":
+            return f"Raft vote count: {event['result']} ({event['accepted']} of {event['all']} granted)"
+        rule = event.get("rule") or vote_round_rule(event, peer_size)
+        return (f"parseVoteResult rule {rule}: {event['result']} ({event['accepted']} accepted, "
+                f"{event['not_ready']} not ready, {event['bigger_ledger']} bigger ledger, {event['valid']} valid "
+                f"of {event['all']}) - {VOTE_ROUND_RULES[rule]}")
+    if kind == "heartbeat":
+        code = event.get("code")
+        if code is None:
+            return f"heartbeat to {event['to']} got no answer (lost, or the follower is down)"
+        row, meaning = HEART_BEAT_ROWS.get(code, (0, ""))
+        return f"handleHeartBeat row {row}: {code} - {meaning}" if row else f"handleHeartBeat: {code}"
+    if kind == "role":
+        return {"LEADER": f"changeRoleToLeader: won term {event['term']}",
+                "CANDIDATE": f"changeRoleToCandidate: election timer expired or stepped down (term {event['term']})",
+                "FOLLOWER": f"changeRoleToFollower: follows {event.get('leader')} in term {event['term']}",
+                }.get(event["role"], f"role {event['role']} (term {event['term']})")
+    if kind == "term":
+        return f"nextTerm: the candidate moves from term {event['prev']} to {event['term']} and votes for itself"
+    if kind == "append":
+        return f"entry {event['index']} (term {event['term']}) written at pos {event['pos']}"
+    if kind == "commit":
+        return f"committed index {event['index']}: a majority holds it (QuorumAckChecker / the leader's push)"
+    if kind == "truncate":
+        return f"handleDoTruncate: entries from {event['index']} on removed, they disagreed with the leader's log"
+    if kind == "push_state":
+        return f"EntryDispatcher for {event['peer']}: {event['state']} at index {event['index']}"
+    if kind == "msg_drop":
+        return f"{event['msg']} {event['src']} -> {event['dst']} lost: {event['reason']}"
+    if kind == "fault":
+        return f"operator: {fault_line(event)}"
+    if kind == "violation":
+        return f"INVARIANT VIOLATED {event['invariant']}: {event['detail']}"
+    if kind == "put":
+        return f"put {event['status']} at phy offset {event['phy_offset']} ({event['latency_ms']:g} ms)"
+    if kind == "ha_report":
+        return f"slave {event['slave']} reports it holds the CommitLog up to offset {event['offset']}"
+    if kind == "ha_transfer":
+        return f"master sends {event['size']} bytes from offset {event['offset']} to {event['slave']}"
+    return ""
+
+
+_DROPPED_FIELDS = ("seq",)
+
+
+def film_event(event: Mapping[str, Any], peer_size: int, profile: str | None = None) -> dict[str, Any]:
+    """A trace event as the viewer gets it: its fields plus ``text`` and ``why``."""
+    out = {k: v for k, v in event.items() if k not in _DROPPED_FIELDS and v is not None}
+    out["text"] = describe(dict(event))
+    reason = why(event, peer_size, profile)
+    if reason:
+        out["why"] = reason
+    if event["kind"] in ("msg_send", "msg_recv", "msg_drop"):
+        out["cls"] = message_class(event.get("msg", ""), event.get("channel", ""))
+    return out
+
+
+def election_timer(core: Any) -> tuple[str, int, int | None] | None:
+    """A live DLedger member's timer, from ``DLedgerLeaderElector``'s fields: ``(what, end_ms, start_ms)``
+    with ``start_ms`` None when the timer's start is not kept by the member (a candidate's random wait:
+    the viewer takes the instant it first saw the deadline). None for systems without an elector."""
+    server = getattr(core, "server", core)
+    elector = getattr(server, "elector", None)
+    if elector is None or not hasattr(elector, "last_leader_heart_beat_time"):
+        return None
+    cfg, ms = elector.config, elector.member_state
+    if hasattr(elector, "election_deadline_ms"):  # the raft profile's RaftLeaderElector
+        if ms.is_leader():
+            return ("next heartbeat", elector.next_heart_beat_ms, None)
+        deadline = elector.election_deadline_ms
+        return None if deadline is None else ("election timeout", deadline, None)
+    if ms.is_leader():
+        last = elector.last_send_heart_beat_time
+        if last < 0:
+            return None
+        return ("next heartbeat", last + cfg.heart_beat_time_interval_ms, last)
+    if ms.is_follower():
+        last = elector.last_leader_heart_beat_time
+        if last < 0:
+            return None
+        return ("election timeout", last + cfg.max_heart_beat_leak * cfg.heart_beat_time_interval_ms + 1, last)
+    if elector.vote_round is not None:
+        return ("waiting for votes", elector.vote_round.deadline_ms, elector.vote_round.started_ms)
+    return ("next vote round", max(elector.next_time_to_request_vote, 0), None)
+
+
+def make_film(events: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], timers: Iterable[Mapping[str, Any]] = (),
+              *, end_ms: int | None = None, nodes: Sequence[str] | None = None, live: bool = False,
+              generation: int = 0) -> dict[str, Any]:
+    """The whole film: ``meta`` is the cluster's ``describe()`` (or a run's meta.json)."""
+    ids = list(nodes or meta.get("nodes") or node_ids(events))
+    ids.sort(key=natural_key)
+    profile = meta.get("profile")
+    last = events[-1]["t"] if events else 0
+    return {
+        "version": FILM_VERSION, "system": meta.get("system", "unknown"), "nodes": ids,
+        "seed": meta.get("seed"), "profile": profile, "scenario": meta.get("scenario"),
+        "network": meta.get("network"), "live": live, "generation": generation,
+        "end_ms": max(end_ms if end_ms is not None else last, last),
+        "events": [film_event(e, len(ids), profile) for e in events],
+        "timers": [dict(t) for t in timers],
+        "colors": {"roles": ROLE_COLORS, "messages": MESSAGE_COLORS, "granted": GRANTED_COLOR,
+                   "rejected": REJECTED_COLOR, "no_answer": NO_ANSWER_COLOR},
+    }

@@ -1,0 +1,205 @@
+"""ClusterView: a RaftScope-style cluster widget for JupyterLab, built on anywidget.
+
+The Python side owns the simulator (:class:`~rocketlab.viz.cluster_view.session.ViewSession`); the
+JavaScript side (``viewer.js``, shipped in the package: no CDN, no build step) draws the film and
+sends intents as custom messages::
+
+    {"type": "hello"}                                     -> the whole film
+    {"type": "advance", "to": MS, "generation": G}        -> the events up to MS
+    {"type": "step", "generation": G}                     -> up to the next event
+    {"type": "act", "action": A, "args": {...}, "at": MS, "generation": G}
+    {"type": "replay_code"}                               -> the Python lines that rebuild the trace
+
+Answers are ``film`` (everything, after a fork or when the browser is out of step), ``more`` (new
+events and timer samples since ``start``) and ``message`` (a bad intent, in words). :meth:`intent` is
+the same entry point for tests and scripts; it returns the answers it sent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from rocketlab.errors import RocketlabError
+from rocketlab.sim.cluster import Cluster
+from rocketlab.viz.cluster_view.session import ViewSession
+
+HERE = Path(__file__).parent
+SPEED_RANGE = (0.01, 10.0)
+VIEW_LATENCY = "uniform:10:40"  # messages the eye can follow at 0.1x (the cluster's own default is 0 ms)
+
+
+class ClusterView(anywidget.AnyWidget):
+    """Play with a simulated cluster: ``ClusterView.dledger(nodes=5, seed=1)``, then display it."""
+
+    _esm = HERE / "viewer.js"
+    _css = HERE / "viewer.css"
+    speed = traitlets.Float(0.1).tag(sync=True)
+
+    def __init__(self, cluster: Cluster, *, speed: float = 0.1, **kwargs: Any) -> None:
+        if not SPEED_RANGE[0] <= speed <= SPEED_RANGE[1]:
+            raise RocketlabError(f"speed {speed} is out of range: {SPEED_RANGE[0]}x to {SPEED_RANGE[1]:g}x real time")
+        self.session = ViewSession(cluster)
+        super().__init__(speed=speed, **kwargs)
+        self._sent_events = 0
+        self._sent_timers = 0
+        self.replies: list[dict[str, Any]] = []  # the last intent's answers (tests read them)
+        self.on_msg(self._on_custom_msg)
+
+    # --- constructors -----------------------------------------------------------------------
+    @classmethod
+    def dledger(cls, nodes: int = 5, seed: int = 1, profile: str = "dledger-0.3.1.2", *,
+                latency: str = VIEW_LATENCY, speed: float = 0.1, **kwargs: Any) -> ClusterView:
+        """A DLedger group with memory stores; invariant violations are shown, not raised."""
+        _check_seed(seed)
+        kwargs.setdefault("raise_on_violation", False)
+        return cls(Cluster.dledger(nodes=nodes, seed=seed, profile=profile, memory=True, latency=latency, **kwargs),
+                   speed=speed)
+
+    @classmethod
+    def dledger_brokers(cls, nodes: int = 3, seed: int = 1, profile: str = "dledger-0.3.1.2", *,
+                        latency: str = VIEW_LATENCY, speed: float = 0.1, **kwargs: Any) -> ClusterView:
+        """Brokers on DLedger (RocketMQ 4.9.5's DLedgerCommitLog)."""
+        _check_seed(seed)
+        kwargs.setdefault("raise_on_violation", False)
+        return cls(Cluster.dledger_brokers(nodes=nodes, seed=seed, profile=profile, latency=latency, **kwargs),
+                   speed=speed)
+
+    @classmethod
+    def master_slave(cls, role: str = "SYNC_MASTER", slaves: int = 1, seed: int = 1, *,
+                     latency: str = VIEW_LATENCY, speed: float = 0.1, **kwargs: Any) -> ClusterView:
+        """A classic master-slave pair (or more slaves): offsets and lag instead of terms."""
+        _check_seed(seed)
+        kwargs.setdefault("raise_on_violation", False)
+        return cls(Cluster.master_slave(role=role, slaves=slaves, seed=seed, latency=latency, **kwargs), speed=speed)
+
+    # --- intents ----------------------------------------------------------------------------
+    def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        self.intent(content)
+
+    def intent(self, content: Any) -> list[dict[str, Any]]:
+        """Handle one intent from the browser (or a test); returns the answers sent back."""
+        self.replies = []
+        try:
+            self._handle(content)
+        except RocketlabError as e:  # a bad intent: say so, keep the widget alive
+            self._reply({"type": "message", "level": "error", "text": str(e)})
+            self._send_more()
+        except Exception as e:  # noqa: BLE001 - never a dead widget: report anything else in words too
+            self._reply({"type": "message", "level": "error", "text": f"{type(e).__name__}: {e}"})
+            self._send_more()
+        return self.replies
+
+    def _handle(self, content: Any) -> None:
+        if not isinstance(content, dict) or not isinstance(content.get("type"), str):
+            raise RocketlabError(f"an intent is an object with a 'type', got {content!r}")
+        kind = content["type"]
+        if kind == "hello":
+            self._send_film()
+            return
+        if kind == "replay_code":
+            self._reply({"type": "code", "text": self.replay_code()})
+            return
+        if kind not in ("advance", "step", "act"):
+            raise RocketlabError(f"unknown intent type {kind!r}: hello, advance, step, act or replay_code")
+        if content.get("generation") != self.session.generation:
+            self._send_film(say="that was aimed at a history that has since been forked: the view is up to date now")
+            return
+        if kind == "advance":
+            self.session.advance(_whole_ms(content.get("to"), "advance: 'to'"))
+            self._send_more()
+        elif kind == "step":
+            at = self.session.step_event()
+            self._send_more(goto=at)
+        else:
+            generation = self.session.generation
+            at = _whole_ms(content.get("at"), "act: 'at'")
+            args = content.get("args") or {}
+            if not isinstance(args, dict):
+                raise RocketlabError(f"act: 'args' must be an object, got {args!r}")
+            dropped = sum(1 for i in self.session.intents if i.at_ms > at)
+            self.session.act(at, str(content.get("action")), **args)
+            if self.session.generation != generation:
+                say = (f"forked history at t = {at} ms: {dropped} later action(s) dropped" if dropped
+                       else f"history after t = {at} ms rewritten")
+                self._send_film(goto=at, say=say)
+            else:
+                self._send_more(goto=at)
+
+    # --- answers ----------------------------------------------------------------------------
+    def _reply(self, message: dict[str, Any]) -> None:
+        self.replies.append(message)
+        self.send(message)
+
+    def _send_film(self, goto: int | None = None, say: str | None = None) -> None:
+        film = self.session.film()
+        self._sent_events, self._sent_timers = len(self.session.cluster.events), len(self.session.timers)
+        message: dict[str, Any] = {"type": "film", "film": film, "goto": goto}
+        if say is not None:
+            message["say"] = say
+        self._reply(message)
+
+    def _send_more(self, goto: int | None = None) -> None:
+        events = self.session.film_events(self._sent_events)
+        timers = self.session.timers[self._sent_timers:]
+        message = {"type": "more", "generation": self.session.generation, "start": self._sent_events,
+                   "events": events, "timers": timers, "end_ms": self.session.now_ms, "goto": goto}
+        self._sent_events += len(events)
+        self._sent_timers += len(timers)
+        self._reply(message)
+
+    # --- for learners -----------------------------------------------------------------------
+    @property
+    def cluster(self) -> Cluster:
+        """The cluster as it stands now (a fork replaces it)."""
+        return self.session.cluster
+
+    def replay_code(self) -> str:
+        """The Python lines that rebuild this view's trace event for event."""
+        return self.session.replay_code()
+
+    def act(self, action: str, at_ms: int | None = None, **args: Any) -> None:
+        """Do what a click does, from Python: ``view.act("crash", node="n1")`` (now) or at ``at_ms``."""
+        self.intent({"type": "act", "action": action, "args": args, "generation": self.session.generation,
+                     "at": self.session.now_ms if at_ms is None else at_ms})
+        errors = [r["text"] for r in self.replies if r["type"] == "message" and r.get("level") == "error"]
+        if errors:
+            raise RocketlabError(errors[0])
+
+    def save(self, run_dir: str | Path) -> Path:
+        """Write the run (meta, events) and the viewer's timer samples: ``rocketlab view RUN_DIR``."""
+        from rocketlab.viz.cluster_view.offline import write_timers
+
+        path = self.cluster.save(run_dir)
+        write_timers(path, self.session.timers)
+        return path
+
+    def save_html(self, path: str | Path, title: str = "rocketlab cluster") -> Path:
+        """The view as it stands, read-only, in one HTML file (no kernel, no network)."""
+        from rocketlab.viz.cluster_view.offline import viewer_page
+
+        film = {**self.session.film(), "live": False}
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(viewer_page(film, title), encoding="utf-8")
+        return out
+
+    def run_for(self, duration_ms: int) -> None:
+        """Advance the cluster (and what the view can show) by ``duration_ms``."""
+        self.intent({"type": "advance", "to": self.session.now_ms + duration_ms, "generation": self.session.generation})
+
+
+def _check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise RocketlabError(f"seed must be a whole number from 0 to 2**63-1, got {seed!r}")
+
+
+def _whole_ms(value: Any, what: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RocketlabError(f"{what} must be a whole number of ms >= 0, got {value!r}")
+    return value

@@ -1,0 +1,214 @@
+"""The cluster viewer in Debian's Chromium (Playwright): the offline page (no kernel) and ClusterView inside
+JupyterLab (the kernel owns the simulator). Both are ``browser`` tests: skipped without Chromium, failed
+without it under CI."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rocketlab.viz.cluster_view import ClusterView
+from tests.test_lab_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROCKETLAB,
+    _require_chromium,
+    _run_all_cells,
+    _wait_for_kernel,
+    _wait_for_server,
+    free_port,
+)
+
+pytestmark = pytest.mark.browser
+
+
+def failover_view(seed: int = 3) -> tuple[ClusterView, str, int, str]:
+    """A 5-member group: elected, two puts, the leader crashed at ``crash_ms``, a new leader elected."""
+    view = ClusterView.dledger(nodes=5, seed=seed)
+    while not view.cluster.leader():
+        view.run_for(100)
+    view.act("put")
+    view.act("put")
+    view.run_for(1000)
+    old = view.cluster.leader()
+    crash_ms = view.session.now_ms
+    view.act("crash", node=old)
+    while not view.cluster.leader():
+        view.run_for(100)
+    view.run_for(300)
+    return view, old, crash_ms, view.cluster.leader()
+
+
+def _scrub(page, ms: int) -> None:
+    page.evaluate("""ms => { const s = document.querySelector('.rl-slider');
+        s.value = String(ms); s.dispatchEvent(new Event('input')); }""", ms)
+
+
+def _shown(page) -> dict:
+    return page.evaluate("() => ({...document.querySelector('.rl-viewer').dataset})")
+
+
+def test_the_offline_page_plays_and_scrubs_without_a_kernel(tmp_path):
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    view, old, crash_ms, new = failover_view()
+    page_path = view.save_html(tmp_path / "view.html", "failover")
+    end = view.session.now_ms
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_path.as_uri())
+            page.wait_for_selector(".rl-node", timeout=10_000)
+            assert page.locator(".rl-node").count() == 5
+            assert not page.locator(".rl-live").is_visible()  # no kernel: no actions offered
+            assert _shown(page)["end"] == str(end)
+            _scrub(page, crash_ms - 1)
+            shown = _shown(page)
+            assert (shown["leader"], shown["t"]) == (old, str(crash_ms - 1))
+            term_before = int(shown["term"])
+            _scrub(page, crash_ms)
+            assert page.locator(f".rl-node[data-node='{old}']").get_attribute("data-role") == "DOWN"
+            assert _shown(page)["leader"] == ""
+            _scrub(page, end)
+            shown = _shown(page)
+            assert shown["leader"] == new and int(shown["term"]) > term_before
+            leader_node = page.locator(f".rl-node[data-node='{new}']")
+            assert leader_node.get_attribute("data-term") == str(view.cluster.node(new).term)
+            assert page.locator(".rl-log tr[data-node] td").count() > 0
+            # the "why" panel explains the selected event; play moves the clock
+            assert page.locator(".rl-why-reason").inner_text() != ""
+            _scrub(page, 0)
+            page.select_option(".rl-speed", "10")
+            page.click(".rl-play")
+            page.wait_for_function("() => Number(document.querySelector('.rl-viewer').dataset.t) > 500",
+                                   timeout=10_000)
+            page.click(".rl-play")
+            page.click(".rl-step")
+            stepped = int(_shown(page)["t"])
+            assert any(e["t"] == stepped for e in view.cluster.events)
+            page.screenshot(path=str(tmp_path / "offline.png"))
+            assert errors == []
+        finally:
+            browser.close()
+
+
+def _notebook(path: Path) -> None:
+    import nbformat
+
+    cells = [
+        nbformat.v4.new_code_cell("from rocketlab.viz.cluster_view import ClusterView\n"
+                                  "view = ClusterView.dledger(nodes=5, seed=3)\n"
+                                  "view.run_for(3000)\n"
+                                  "view"),
+        nbformat.v4.new_code_cell(""),
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, path)
+
+
+def _kernel_says(page, code: str) -> dict:
+    """Type ``code`` into the notebook's last cell, run it and return the JSON it prints."""
+    cell = page.locator(".jp-Notebook .jp-Cell").last
+    cell.locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type(code)
+    page.keyboard.press("Control+Enter")
+    output = cell.locator(".jp-OutputArea-output")
+    output.wait_for(timeout=30_000)
+    page.wait_for_function("() => document.querySelector('.jp-Notebook-ExecutionIndicator')"
+                           "?.dataset.status === 'idle'", timeout=30_000)
+    return json.loads(output.last.inner_text().strip().splitlines()[-1])
+
+
+def test_the_widget_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_path):
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    _notebook(labs / "view.ipynb")
+    port, token = free_port(), secrets.token_hex(16)
+    err_log = tmp_path / "lab.err"
+    with open(tmp_path / "lab.out", "w") as out, open(err_log, "w") as err:
+        proc = subprocess.Popen([str(ROCKETLAB), "lab", "--dir", str(labs), "--port", str(port), "--token", token,
+                                 "--no-browser"], stdout=out, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        _wait_for_server(proc, f"http://127.0.0.1:{port}/api/status?token={token}", err_log)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1100})
+                errors: list[str] = []
+                page.on("pageerror", lambda e: errors.append(str(e)))
+                page.goto(f"http://127.0.0.1:{port}/lab/tree/view.ipynb?token={token}")
+                page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+                _wait_for_kernel(f"http://127.0.0.1:{port}", token, "view.ipynb")
+                page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+                _run_all_cells(page)
+                try:
+                    _drive_the_widget(page, tmp_path)
+                except Exception as e:
+                    page.screenshot(path=str(tmp_path / "failure.png"))
+                    pytest.fail(f"{e}\nscreenshot: {tmp_path / 'failure.png'}\nserver log:\n"
+                                f"{err_log.read_text()[-2000:]}")
+                assert errors == []
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _drive_the_widget(page, tmp_path: Path) -> None:
+    page.wait_for_selector(".rl-viewer .rl-node", timeout=60_000)
+    page.wait_for_function("() => document.querySelector('.rl-viewer').dataset.end === '3000'", timeout=30_000)
+    _scrub(page, 3000)
+    old = _shown(page)["leader"]
+    assert old, "a leader is drawn after 3 s"
+    old_term = int(_shown(page)["term"])
+    # click the leader, crash it, play at 10x until another leader is drawn
+    page.locator(f".rl-node[data-node='{old}'] .rl-node-body").click()
+    page.locator(".rl-menu button[data-action='crash']").click()
+    page.wait_for_function(f"() => document.querySelector(\".rl-node[data-node='{old}']\").dataset.role === 'DOWN'",
+                           timeout=30_000)
+    page.select_option(".rl-speed", "10")
+    page.click(".rl-play")
+    page.wait_for_function(f"""() => {{ const d = document.querySelector('.rl-viewer').dataset;
+        return d.leader && d.leader !== '{old}'; }}""", timeout=60_000)
+    page.click(".rl-play")
+    new = _shown(page)["leader"]
+    page.wait_for_function("() => !document.querySelector('.rl-viewer').dataset.waiting", timeout=10_000)
+    end = int(_shown(page)["end"])
+    _scrub(page, end)
+    shown = _shown(page)
+    kernel = _kernel_says(page, "import json; print(json.dumps({'leader': view.cluster.leader(), "
+                                "'term': view.cluster.node(view.cluster.leader()).term, 'now': view.cluster.now_ms}))")
+    assert (shown["leader"], int(shown["term"]), int(shown["end"])) == (kernel["leader"], kernel["term"], kernel["now"])
+    assert new == kernel["leader"] and kernel["term"] > old_term
+    # scrub back before the crash and fork by timing out a follower there
+    _scrub(page, 2500)
+    follower = next(n for n in ("n0", "n1", "n2", "n3", "n4") if n != old)
+    page.locator(f".rl-node[data-node='{follower}'] .rl-node-body").click()
+    page.locator(".rl-menu button[data-action='time out now']").click()
+    page.wait_for_function("() => document.querySelector('.rl-viewer').dataset.generation === '1'", timeout=30_000)
+    assert "forked history at t = 2500 ms" in page.locator(".rl-message").inner_text()
+    assert page.locator(f".rl-node[data-node='{old}']").get_attribute("data-role") != "DOWN"
+    code = ("print(json.dumps({'intents': [[i.at_ms, i.action, i.args] for i in view.session.intents], "
+            f"'generation': view.session.generation, 'alive': view.cluster.alive({old!r})}}))")
+    kernel = _kernel_says(page, code)
+    assert kernel == {"intents": [[2500, "time_out", {"node": follower}]], "generation": 1, "alive": True}
+    page.screenshot(path=str(tmp_path / "widget.png"))
