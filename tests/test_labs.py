@@ -105,15 +105,17 @@ def _ids(paths: list[Path]) -> list[str]:
 
 
 def _text_outputs(nb) -> str:
-    """Stream text and text/plain results of every code cell, in order."""
+    """Stream text and text/plain results of every code cell, in order. A cell's stream chunks are joined
+    as printed (the kernel may split one print's lines over several outputs); cells end with a newline."""
     parts = []
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             if out.output_type == "stream":
                 parts.append(out.text)
             elif "text/plain" in out.get("data", {}):
-                parts.append(out.data["text/plain"])
-    return "\n".join(parts)
+                parts.append(f"\n{out.data['text/plain']}\n")
+        parts.append("\n")
+    return "".join(parts)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
