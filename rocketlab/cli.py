@@ -128,6 +128,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
         raise RocketlabError("sim needs a SCENARIO name (or --list)")
     scenario = get_scenario(args.scenario)
     out = args.out or Path("runs") / f"{scenario.name}-seed{args.seed}"
+    _start_clean(out)
     sargs = ScenarioArgs(nodes=args.nodes, seed=args.seed, profile=args.profile, network=args.network,
                          latency=args.latency, duration_ms=args.duration_ms, data_dir=out)
     return _run_and_report(scenario.run, sargs, out, args.parquet, args.json)
@@ -154,6 +155,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
     finally:
         tour.close()
     return 1 if violations else 0
+
+
+def _start_clean(out: Path) -> None:
+    """A run starts from an empty directory: stores left by an earlier run there would be recovered and
+    change the run (the same seed must give the same trace). An earlier run directory is replaced; any
+    other non-empty directory is refused."""
+    from rocketlab.trace.rundir import fresh_dir
+
+    if out.exists() and not out.is_dir():
+        raise RocketlabError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / "meta.json").exists():
+            raise RocketlabError(f"--out {out}: not empty and not a run directory (no meta.json); choose another")
+        fresh_dir(out)
 
 
 def _run_and_report(run: Any, sargs: Any, out: Path, parquet: bool, as_json: bool) -> int:

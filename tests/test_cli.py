@@ -38,6 +38,22 @@ def test_sim_is_deterministic_across_processes(tmp_path):
     assert (tmp_path / "a" / "events.jsonl").read_bytes() == (tmp_path / "b" / "events.jsonl").read_bytes()
 
 
+def test_sim_rerun_into_the_same_directory_starts_clean(tmp_path, capsys):
+    """Stores an earlier run left in --out must not be recovered: the same seed gives the same trace."""
+    out = tmp_path / "churn"
+    argv = ["sim", "dledger-churn", "--seed", "11", "--network", "unreliable", "--duration", "2000", "--out", str(out)]
+    main(argv)
+    first = (out / "events.jsonl").read_bytes()
+    main(argv)
+    assert (out / "events.jsonl").read_bytes() == first
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("keep me")
+    assert main(["sim", "smoke", "--out", str(other)]) == 2
+    assert "not empty and not a run directory" in capsys.readouterr().err
+    assert (other / "todo.txt").read_text() == "keep me"
+
+
 def test_sim_parquet_option(tmp_path):
     assert main(["sim", "smoke", "--duration", "500", "--out", str(tmp_path), "--parquet"]) == 0
     assert (tmp_path / "events.parquet").stat().st_size > 0

@@ -60,6 +60,9 @@ EXPECTED: dict[str, list[str]] = {
         r"dledger-0\.3\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: True; "
         r"#251 follower catches up: True",
         r"raft seed 1: figure 8 loses a committed entry: False; #247 member rejoins: True; #251 follower catches up: True",
+        r"dledger-churn, \d+ seeds per profile, 7000 ms of churn each \(recorded \d{4}-\d\d-\d\d\)",
+        r"dledger-0\.3\.1\.2 +runs with a violation +\d+\.\d per 1000, acknowledged write lost +\d+\.\d per 1000, "
+        r"did not converge +\d+\.\d per 1000",
     ],
     "05_rocketmq_on_dledger.ipynb": [
         r"master n\d: PUT_OK, physical offset 48, queue offset 0",

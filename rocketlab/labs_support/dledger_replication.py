@@ -34,7 +34,7 @@ from rocketlab.sim import Cluster
 from rocketlab.trace.rundir import fresh_dir
 
 __all__ = [
-    "ENTRY_HEADER", "compare_profiles", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -180,3 +180,29 @@ def compare_profiles(run_dir: str | Path, seeds: Sequence[int] = (1,),
                          "251_follower_caught_up": i251.caught_up,
                          "251_stuck_buffered": i251.stuck_buffered})
     return rows
+
+
+SWEEP_RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "profiles.json"
+"""Where ``python benchmarks/bench_profiles.py`` records its sweep (a checkout of the kit)."""
+
+
+def recorded_sweep(path: str | Path = SWEEP_RESULTS) -> dict[str, Any] | None:
+    """The seed sweep recorded by ``benchmarks/bench_profiles.py`` (``dledger-churn`` under each profile):
+    when and how it ran, and per profile the runs with a violation, an acknowledged write lost or a group
+    that did not converge, per 1000 seeds, with the seeds concerned. None when nothing is recorded."""
+    import json
+
+    path = Path(path)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    results = data["results"]
+    rows = []
+    for profile, figure in results["profiles"].items():
+        rows.append({"profile": profile, "violation_per_1000": figure["runs_with_violation_per_1000"],
+                     "by_invariant": figure["by_invariant_per_1000"],
+                     "acked_write_lost_per_1000": figure["acked_write_lost_per_1000"],
+                     "not_converged_per_1000": figure["not_converged_per_1000"],
+                     "seeds_not_converged": figure.get("seeds_not_converged", [])})
+    return {"seeds": results["seeds"], "churn_ms": results["duration_ms"], "recorded": data["timestamp"],
+            "command": data.get("command", ""), "rows": rows}
