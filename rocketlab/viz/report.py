@@ -1,5 +1,6 @@
-"""One self-contained HTML report for one or several runs: summary tables and every figure that the
-run's events can feed. plotly.js is embedded once (the first figure carries it), so the file opens
+"""One self-contained HTML report for one or several runs: summary tables, the cluster viewer replaying
+each run (``rocketlab.viz.cluster_view``: play, pause and scrub in the browser, no kernel) and every
+figure that the run's events can feed. plotly.js and the viewer are embedded once, so the file opens
 offline; it holds no timestamps or random ids, so the same runs give the same bytes.
 
     write_report("report.html", {"dledger": cluster.events, "sync-master": "runs/sync"}, "Failover")
@@ -19,10 +20,13 @@ import plotly.graph_objects as go
 from rocketlab.trace.recorder import describe
 from rocketlab.trace.rundir import iter_events, read_meta
 from rocketlab.trace.schema import KINDS
+from rocketlab.viz.cluster_view.film import make_film
+from rocketlab.viz.cluster_view.offline import viewer_assets, viewer_div
 from rocketlab.viz.figures import commit_progress, message_flow, put_latency, role_timeline, votes_per_term
 from rocketlab.viz.graphs import cluster_graph_figure, vote_graph_figure, vote_terms
 from rocketlab.viz.timeline import Event, as_records, end_ms, node_ids, of_kind, partition_spans, states_at
 
+MAX_VIEWER_EVENTS = 200_000  # runs longer than this are not embedded in the viewer (the page would be huge)
 MAX_LISTED = 25  # faults / violations listed per run before "… N more"
 VOTE_GRAPHS = 3  # vote graphs per run: the last terms with votes
 
@@ -103,6 +107,8 @@ def write_report(path: str | Path, runs: Mapping[str, Any] | Iterable[str | Path
     figure_html = _FigureWriter()
     body = [f"<h1>{_esc(title)}</h1>", _overview(views)]
     body += [_run_section(i, view, figure_html) for i, view in enumerate(views)]
+    if any(_viewable(view) for view in views):
+        body.append(viewer_assets())
     page = ("<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
             f"<title>{_esc(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
             + "\n".join(body) + "\n</body>\n</html>\n")
@@ -182,6 +188,10 @@ def _summary(records: list[Event]) -> str:
 
 def _run_section(index: int, view: RunView, figure_html: _FigureWriter) -> str:
     parts = [f"<h2 id='{_anchor(index)}'>{_esc(view.name)}</h2>", _meta_line(view.meta), _summary(view.records)]
+    if _viewable(view):
+        film = make_film(view.records, view.meta, end_ms=view.meta.get("end_ms"))
+        parts.append("<h3>Replay the run (play, step, or drag the slider; click an event for why it happened)</h3>"
+                     + viewer_div(film, f"{_anchor(index)}-viewer"))
     kinds = {e.get("kind") for e in view.records}
     skipped = []
     for key, heading, make, needs in FIGURE_PLAN:
@@ -194,6 +204,10 @@ def _run_section(index: int, view: RunView, figure_html: _FigureWriter) -> str:
     if skipped:
         parts.append(f"<p class='note'>Not drawn, this run has no events for: {_esc('; '.join(skipped))}.</p>")
     return "\n".join(p for p in parts if p)
+
+
+def _viewable(view: RunView) -> bool:
+    return 0 < len(view.records) <= MAX_VIEWER_EVENTS
 
 
 def _vote_graphs(index: int, records: list[Event], figure_html: _FigureWriter) -> str:

@@ -288,6 +288,13 @@ def test_the_trace_names_the_vote_round_rule_and_the_why_line_cites_it():
     assert why(passed[0], 5).startswith("parseVoteResult rule 5: PASSED")
 
 
+def test_an_event_missing_fields_gets_no_why_line_and_no_error():
+    from rocketlab.viz.cluster_view.film import film_event
+
+    event = film_event({"t": 5, "seq": 1, "node": "n0", "kind": "put", "status": "PUT_OK"}, 3)
+    assert "why" not in event and event["text"].startswith("t=5 n0 put")
+
+
 # ------------------------------------------------------------------------------------ offline
 def test_saved_view_and_rocketlab_view_make_an_offline_page(tmp_path, capsys):
     view = ClusterView.dledger(nodes=3, seed=6)

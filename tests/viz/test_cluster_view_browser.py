@@ -101,6 +101,34 @@ def test_the_offline_page_plays_and_scrubs_without_a_kernel(tmp_path):
             browser.close()
 
 
+def test_the_demo_report_replays_every_run_in_a_viewer(tmp_path):
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    from rocketlab import cli
+
+    assert cli.main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    report = tmp_path / "demo" / "report.html"
+    runs = [json.loads((d / "meta.json").read_text()) for d in sorted((tmp_path / "demo").iterdir()) if d.is_dir()]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(report.as_uri())
+            page.wait_for_function(f"() => document.querySelectorAll('.rl-viewer .rl-ring').length === {len(runs)}",
+                                   timeout=20_000)
+            ends = page.evaluate("() => [...document.querySelectorAll('.rl-viewer')].map(v => Number(v.dataset.end))")
+            assert sorted(ends) == sorted(m["end_ms"] for m in runs)
+            counts = page.evaluate("() => [...document.querySelectorAll('.rl-viewer')]"
+                                   ".map(v => v.querySelectorAll('.rl-node').length)")
+            assert sorted(counts) == sorted(len(m["nodes"]) for m in runs)
+            assert errors == []
+        finally:
+            browser.close()
+
+
 def _notebook(path: Path) -> None:
     import nbformat
 

@@ -33,6 +33,9 @@ def test_report_holds_each_runs_figures_and_plotly_js_once(tmp_path, dledger_eve
     drawn = set(re.findall(r'<div id="(run-\d+-[\w-]+)"', page))
     assert drawn == expected
     assert page.count("Plotly.newPlot(") == len(expected)
+    assert page.count("id='rocketlab-viewer-src'") == 1  # the viewer's code once, a viewer per run
+    assert re.findall(r"data-rocketlab-film='(run-\d+-viewer)-film'", page) == ["run-0-viewer", "run-1-viewer",
+                                                                                "run-2-viewer"]
 
 
 def test_report_summary_counts_kinds_lists_faults_and_violations(tmp_path, dledger_events):

@@ -164,7 +164,10 @@ def film_event(event: Mapping[str, Any], peer_size: int, profile: str | None = N
     """A trace event as the viewer gets it: its fields plus ``text`` and ``why``."""
     out = {k: v for k, v in event.items() if k not in _DROPPED_FIELDS and v is not None}
     out["text"] = describe(dict(event))
-    reason = why(event, peer_size, profile)
+    try:
+        reason = why(event, peer_size, profile)
+    except (KeyError, TypeError, ValueError):  # a hand-written or older trace without a field: no why line
+        reason = ""
     if reason:
         out["why"] = reason
     if event["kind"] in ("msg_send", "msg_recv", "msg_drop"):
