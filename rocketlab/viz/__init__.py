@@ -4,12 +4,13 @@
   ``message_flow``, ``put_latency`` (plotly figures from a list of events or a ``load_events`` frame);
 * :mod:`~rocketlab.viz.graphs` — ``vote_graph`` / ``cluster_graph`` (networkx) and their ``*_figure``;
 * :mod:`~rocketlab.viz.report` — ``write_report``: one offline HTML file for several runs;
-* :mod:`~rocketlab.viz.widget` — ``ClusterWidget``: a RaftScope-style control panel for a Cluster;
+* :mod:`~rocketlab.viz.cluster_view` — ``ClusterView``: the RaftScope-style cluster viewer (a widget in
+  JupyterLab, the same viewer offline in reports and ``rocketlab view``);
 * :mod:`~rocketlab.viz.timeline` — the node histories (role segments, down / paused spans, partitions)
   the others are drawn from.
 
-The widget is imported lazily (``from rocketlab.viz import ClusterWidget`` still works), so plotting in
-a script does not load ipywidgets.
+The widget is imported lazily (``from rocketlab.viz import ClusterView`` works), so plotting in a script
+does not load ipywidgets.
 """
 
 from __future__ import annotations
@@ -21,14 +22,14 @@ from rocketlab.viz.graphs import cluster_graph, cluster_graph_figure, vote_graph
 from rocketlab.viz.report import write_report
 
 __all__ = [
-    "ClusterWidget", "cluster_graph", "cluster_graph_figure", "commit_progress", "message_flow", "put_latency",
+    "ClusterView", "cluster_graph", "cluster_graph_figure", "commit_progress", "message_flow", "put_latency",
     "role_timeline", "vote_graph", "vote_graph_figure", "votes_per_term", "write_report",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "ClusterWidget":
-        from rocketlab.viz.widget import ClusterWidget
+    if name == "ClusterView":
+        from rocketlab.viz.cluster_view.widget import ClusterView
 
-        return ClusterWidget
+        return ClusterView
     raise AttributeError(f"module 'rocketlab.viz' has no attribute {name!r}")

@@ -4,12 +4,23 @@
 * :class:`ViewSession` (``session.py``) - intents, forks and replay code, without any widget.
 * ``film.py`` - what is drawn, as data; ``offline.py`` - the viewer in a page with no kernel.
 * ``viewer.js`` / ``viewer.css`` - the one renderer both use.
+
+``ClusterView`` is imported lazily, so the report and ``rocketlab view`` do not load ipywidgets.
 """
+
+from typing import Any
 
 from rocketlab.viz.cluster_view.film import election_timer, make_film, why
 from rocketlab.viz.cluster_view.offline import run_film, viewer_page, write_viewer
 from rocketlab.viz.cluster_view.session import ACTIONS, Intent, ViewSession
-from rocketlab.viz.cluster_view.widget import ClusterView
 
 __all__ = ["ACTIONS", "ClusterView", "Intent", "ViewSession", "election_timer", "make_film", "run_film",
            "viewer_page", "why", "write_viewer"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ClusterView":
+        from rocketlab.viz.cluster_view.widget import ClusterView
+
+        return ClusterView
+    raise AttributeError(f"module 'rocketlab.viz.cluster_view' has no attribute {name!r}")

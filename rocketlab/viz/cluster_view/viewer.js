@@ -414,7 +414,8 @@ class Viewer {
         svg("title", {}, grp).textContent = `${timer.what}: ${Math.max(0, Math.round(timer.end - T))} ms left`;
       }
       svg("text", { x, y: y - 6, class: "rl-node-id" }, grp).textContent = id;
-      svg("text", { x, y: y + 10, class: "rl-node-term" }, grp).textContent = n.alive ? "term " + n.term : "down";
+      const termless = f.data.system === "master_slave";  // classic HA has no terms: offsets and lag instead
+      svg("text", { x, y: y + 10, class: "rl-node-term" }, grp).textContent = !n.alive ? "down" : termless ? "" : "term " + n.term;
       const voted = n.votes[n.term];
       const lines = [role + (n.paused ? " (paused)" : "")];
       if (n.leader && n.alive && n.leader !== id) lines.push("leader " + n.leader);
