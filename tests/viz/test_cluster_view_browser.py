@@ -4,6 +4,7 @@ without it under CI."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -44,6 +45,25 @@ def failover_view(seed: int = 3) -> tuple[ClusterView, str, int, str]:
     return view, old, crash_ms, view.cluster.leader()
 
 
+@contextlib.contextmanager
+def opened(path: Path):
+    """Chromium showing the file at ``path``: yields the page; no page error may have happened at the end."""
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(path.as_uri())
+            yield page
+            assert errors == []
+        finally:
+            browser.close()
+
+
 def _scrub(page, ms: int) -> None:
     page.evaluate("""ms => { const s = document.querySelector('.rl-slider');
         s.value = String(ms); s.dispatchEvent(new Event('input')); }""", ms)
@@ -54,79 +74,55 @@ def _shown(page) -> dict:
 
 
 def test_the_offline_page_plays_and_scrubs_without_a_kernel(tmp_path):
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
     view, old, crash_ms, new = failover_view()
     page_path = view.save_html(tmp_path / "view.html", "failover")
     end = view.session.now_ms
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(page_path.as_uri())
-            page.wait_for_selector(".rl-node", timeout=10_000)
-            assert page.locator(".rl-node").count() == 5
-            assert not page.locator(".rl-live").is_visible()  # no kernel: no actions offered
-            assert _shown(page)["end"] == str(end)
-            _scrub(page, crash_ms - 1)
-            shown = _shown(page)
-            assert (shown["leader"], shown["t"]) == (old, str(crash_ms - 1))
-            term_before = int(shown["term"])
-            _scrub(page, crash_ms)
-            assert page.locator(f".rl-node[data-node='{old}']").get_attribute("data-role") == "DOWN"
-            assert _shown(page)["leader"] == ""
-            _scrub(page, end)
-            shown = _shown(page)
-            assert shown["leader"] == new and int(shown["term"]) > term_before
-            leader_node = page.locator(f".rl-node[data-node='{new}']")
-            assert leader_node.get_attribute("data-term") == str(view.cluster.node(new).term)
-            assert page.locator(".rl-log tr[data-node] td").count() > 0
-            # the "why" panel explains the selected event; play moves the clock
-            assert page.locator(".rl-why-reason").inner_text() != ""
-            _scrub(page, 0)
-            page.select_option(".rl-speed", "10")
-            page.click(".rl-play")
-            page.wait_for_function("() => Number(document.querySelector('.rl-viewer').dataset.t) > 500",
-                                   timeout=10_000)
-            page.click(".rl-play")
-            page.click(".rl-step")
-            stepped = int(_shown(page)["t"])
-            assert any(e["t"] == stepped for e in view.cluster.events)
-            page.screenshot(path=str(tmp_path / "offline.png"))
-            assert errors == []
-        finally:
-            browser.close()
+    with opened(page_path) as page:
+        page.wait_for_selector(".rl-node", timeout=10_000)
+        assert page.locator(".rl-node").count() == 5
+        assert not page.locator(".rl-live").is_visible()  # no kernel: no actions offered
+        assert _shown(page)["end"] == str(end)
+        _scrub(page, crash_ms - 1)
+        shown = _shown(page)
+        assert (shown["leader"], shown["t"]) == (old, str(crash_ms - 1))
+        term_before = int(shown["term"])
+        _scrub(page, crash_ms)
+        assert page.locator(f".rl-node[data-node='{old}']").get_attribute("data-role") == "DOWN"
+        assert _shown(page)["leader"] == ""
+        _scrub(page, end)
+        shown = _shown(page)
+        assert shown["leader"] == new and int(shown["term"]) > term_before
+        leader_node = page.locator(f".rl-node[data-node='{new}']")
+        assert leader_node.get_attribute("data-term") == str(view.cluster.node(new).term)
+        assert page.locator(".rl-log tr[data-node] td").count() > 0
+        # the "why" panel explains the selected event; play moves the clock
+        assert page.locator(".rl-why-reason").inner_text() != ""
+        _scrub(page, 0)
+        page.select_option(".rl-speed", "10")
+        page.click(".rl-play")
+        page.wait_for_function("() => Number(document.querySelector('.rl-viewer').dataset.t) > 500",
+                               timeout=10_000)
+        page.click(".rl-play")
+        page.click(".rl-step")
+        stepped = int(_shown(page)["t"])
+        assert any(e["t"] == stepped for e in view.cluster.events)
+        page.screenshot(path=str(tmp_path / "offline.png"))
 
 
 def test_the_demo_report_replays_every_run_in_a_viewer(tmp_path):
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
     from rocketlab import cli
 
     assert cli.main(["demo", "--out", str(tmp_path / "demo")]) == 0
     report = tmp_path / "demo" / "report.html"
     runs = [json.loads((d / "meta.json").read_text()) for d in sorted((tmp_path / "demo").iterdir()) if d.is_dir()]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 1000})
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(report.as_uri())
-            page.wait_for_function(f"() => document.querySelectorAll('.rl-viewer .rl-ring').length === {len(runs)}",
-                                   timeout=20_000)
-            ends = page.evaluate("() => [...document.querySelectorAll('.rl-viewer')].map(v => Number(v.dataset.end))")
-            assert sorted(ends) == sorted(m["end_ms"] for m in runs)
-            counts = page.evaluate("() => [...document.querySelectorAll('.rl-viewer')]"
-                                   ".map(v => v.querySelectorAll('.rl-node').length)")
-            assert sorted(counts) == sorted(len(m["nodes"]) for m in runs)
-            assert errors == []
-        finally:
-            browser.close()
+    with opened(report) as page:
+        page.wait_for_function(f"() => document.querySelectorAll('.rl-viewer .rl-ring').length === {len(runs)}",
+                               timeout=20_000)
+        ends = page.evaluate("() => [...document.querySelectorAll('.rl-viewer')].map(v => Number(v.dataset.end))")
+        assert sorted(ends) == sorted(m["end_ms"] for m in runs)
+        counts = page.evaluate("() => [...document.querySelectorAll('.rl-viewer')]"
+                               ".map(v => v.querySelectorAll('.rl-node').length)")
+        assert sorted(counts) == sorted(len(m["nodes"]) for m in runs)
 
 
 def _notebook(path: Path) -> None:
