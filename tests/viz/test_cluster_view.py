@@ -116,6 +116,17 @@ def test_acting_in_the_past_forks_history_at_that_instant():
     assert again["type"] == "film" and "forked" in again["say"] and view.session.generation == 1
 
 
+def test_put_bodies_stay_distinct_across_a_fork():
+    view = ClusterView.dledger(nodes=3, seed=4)
+    elected(view)
+    act(view, "put")
+    view.run_for(1000)
+    act(view, "put", at=view.session.now_ms - 500)  # a fork that keeps the first put
+    act(view, "put")
+    bodies = [i.args["body"] for i in view.session.intents]
+    assert bodies == ["message-0", "message-1", "message-2"]
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_replay_code_rebuilds_the_identical_trace(seed):
     """Random intents at random instants, with scrubs back (forks) in between: the printed code gives the

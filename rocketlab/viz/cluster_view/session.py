@@ -37,12 +37,10 @@ class Intent:
     args: dict[str, Any] = field(default_factory=dict)
 
     def code(self) -> str:
-        method, call_args = ACTIONS[self.action].call(self.args)
-        return f"cluster.{method}({', '.join(repr(a) for a in call_args)}{_kw(method)})"
-
-
-def _kw(method: str) -> str:
-    return ", wait=False" if method == "put" else ""
+        spec = ACTIONS[self.action]
+        method, call_args = spec.call(self.args)
+        words = [repr(a) for a in call_args] + [f"{k}={v!r}" for k, v in spec.kwargs.items()]
+        return f"cluster.{method}({', '.join(words)})"
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,7 @@ class ActionSpec:
     needs: tuple[str, ...]
     call: Callable[[dict[str, Any]], tuple[str, tuple[Any, ...]]]
     node_must_be: str | None = None  # "alive", "down", "running" (alive and not paused), "paused"
+    kwargs: dict[str, Any] = field(default_factory=dict)  # fixed keyword arguments of the call
 
 
 ACTIONS: dict[str, ActionSpec] = {
@@ -66,7 +65,7 @@ ACTIONS: dict[str, ActionSpec] = {
     "cut_link": ActionSpec(("src", "dst"), lambda a: ("cut_link", (a["src"], a["dst"]))),
     "heal_link": ActionSpec(("src", "dst"), lambda a: ("heal_link", (a["src"], a["dst"]))),
     "drop_next": ActionSpec(("src", "dst"), lambda a: ("drop_next", (a["src"], a["dst"]))),
-    "put": ActionSpec(("body",), lambda a: ("put", (a["body"].encode(),))),
+    "put": ActionSpec(("body",), lambda a: ("put", (a["body"].encode(),)), kwargs={"wait": False}),
     "set_network": ActionSpec(("mode", "latency"), lambda a: ("set_network", (a["mode"], a["latency"]))),
 }
 
@@ -156,14 +155,10 @@ class ViewSession:
         intent = self._validate_shape(at_ms, action, args)
         if intent.at_ms >= self.cluster.now_ms:
             self.advance(intent.at_ms)
-            self._apply(self.cluster, intent)
-            self.intents.append(intent)
-            self._sample_timers()
+            self._apply(intent)
             return
         fork = self._rebuild(intent.at_ms)
-        self._apply(fork.cluster, intent)  # raises before anything of ours changed
-        fork.intents.append(intent)
-        fork._sample_timers()
+        fork._apply(intent)  # raises before anything of ours changed
         self._adopt(fork)
 
     def _validate_shape(self, at_ms: Any, action: str, args: dict[str, Any]) -> Intent:
@@ -190,8 +185,9 @@ class ViewSession:
             raise RocketlabError(f"{action}: the instant must be a whole number of ms >= 0, got {at_ms!r}")
         return Intent(at_ms, action, {k: args[k] for k in spec.needs})
 
-    def _apply(self, cluster: Cluster, intent: Intent) -> None:
-        spec = ACTIONS[intent.action]
+    def _apply(self, intent: Intent) -> None:
+        """Carry out ``intent`` on this session's cluster now and record it."""
+        cluster, spec = self.cluster, ACTIONS[intent.action]
         node = intent.args.get("node")
         if spec.node_must_be is not None:
             sim_node = cluster.runtime.get(node)
@@ -201,10 +197,11 @@ class ViewSession:
             if not ok:
                 raise RocketlabError(f"cannot {intent.action.replace('_', ' ')} {node}: it is {state}")
         method, call_args = spec.call(intent.args)
-        kwargs = {"wait": False} if method == "put" else {}
-        getattr(cluster, method)(*call_args, **kwargs)
+        getattr(cluster, method)(*call_args, **spec.kwargs)
         if intent.action == "put":
             self.puts += 1
+        self.intents.append(intent)
+        self._sample_timers()
 
     def _rebuild(self, at_ms: int) -> ViewSession:
         """A new session replaying this one's intents before ``at_ms`` and run to ``at_ms``."""
@@ -213,9 +210,7 @@ class ViewSession:
             if intent.at_ms > at_ms:
                 break
             fork.advance(intent.at_ms)
-            fork._apply(fork.cluster, intent)
-            fork.intents.append(intent)
-            fork._sample_timers()
+            fork._apply(intent)
         fork.advance(at_ms)
         fork.generation = self.generation + 1
         return fork
@@ -225,13 +220,6 @@ class ViewSession:
         self.cluster, self.intents, self.timers = fork.cluster, fork.intents, fork.timers
         self._last_timer, self.puts, self.generation = fork._last_timer, fork.puts, fork.generation
         old.close()
-
-    def fork_at(self, at_ms: int) -> None:
-        """Go back to ``at_ms`` and continue from there (the history after it is dropped)."""
-        if at_ms >= self.cluster.now_ms:
-            self.advance(at_ms)
-            return
-        self._adopt(self._rebuild(max(0, int(at_ms))))
 
     # --- output -----------------------------------------------------------------------------
     def replay_code(self) -> str:
