@@ -83,6 +83,21 @@ def message_class(name: str, channel: str = "") -> str:
     return "other"
 
 
+# Kinds whose why line is their fields in words (KeyError when a field is missing: no line then).
+WHY_TEMPLATES: dict[str, str] = {
+    "term": "nextTerm: the candidate moves from term {prev} to {term} and votes for itself",
+    "append": "entry {index} (term {term}) written at pos {pos}",
+    "commit": "committed index {index}: a majority holds it (QuorumAckChecker / the leader's push)",
+    "truncate": "handleDoTruncate: entries from {index} on removed, they disagreed with the leader's log",
+    "push_state": "EntryDispatcher for {peer}: {state} at index {index}",
+    "msg_drop": "{msg} {src} -> {dst} lost: {reason}",
+    "violation": "INVARIANT VIOLATED {invariant}: {detail}",
+    "put": "put {status} at phy offset {phy_offset} ({latency_ms:g} ms)",
+    "ha_report": "slave {slave} reports it holds the CommitLog up to offset {offset}",
+    "ha_transfer": "master sends {size} bytes from offset {offset} to {slave}",
+}
+
+
 def vote_round_rule(event: Mapping[str, Any], peer_size: int) -> int:
     """Which ParseResult rule produced a ``vote_round`` event, inferred from its counters, for traces
     recorded before the event carried ``rule``. Rules 1 and 2 hang on what the counters do not hold (a
@@ -132,29 +147,10 @@ def why(event: Mapping[str, Any], peer_size: int, profile: str | None = None) ->
                 "CANDIDATE": f"changeRoleToCandidate: election timer expired or stepped down (term {event['term']})",
                 "FOLLOWER": f"changeRoleToFollower: follows {event.get('leader')} in term {event['term']}",
                 }.get(event["role"], f"role {event['role']} (term {event['term']})")
-    if kind == "term":
-        return f"nextTerm: the candidate moves from term {event['prev']} to {event['term']} and votes for itself"
-    if kind == "append":
-        return f"entry {event['index']} (term {event['term']}) written at pos {event['pos']}"
-    if kind == "commit":
-        return f"committed index {event['index']}: a majority holds it (QuorumAckChecker / the leader's push)"
-    if kind == "truncate":
-        return f"handleDoTruncate: entries from {event['index']} on removed, they disagreed with the leader's log"
-    if kind == "push_state":
-        return f"EntryDispatcher for {event['peer']}: {event['state']} at index {event['index']}"
-    if kind == "msg_drop":
-        return f"{event['msg']} {event['src']} -> {event['dst']} lost: {event['reason']}"
     if kind == "fault":
         return f"operator: {fault_line(event)}"
-    if kind == "violation":
-        return f"INVARIANT VIOLATED {event['invariant']}: {event['detail']}"
-    if kind == "put":
-        return f"put {event['status']} at phy offset {event['phy_offset']} ({event['latency_ms']:g} ms)"
-    if kind == "ha_report":
-        return f"slave {event['slave']} reports it holds the CommitLog up to offset {event['offset']}"
-    if kind == "ha_transfer":
-        return f"master sends {event['size']} bytes from offset {event['offset']} to {event['slave']}"
-    return ""
+    template = WHY_TEMPLATES.get(kind)
+    return template.format_map(event) if template else ""
 
 
 _DROPPED_FIELDS = ("seq",)

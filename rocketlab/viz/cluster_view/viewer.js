@@ -372,11 +372,10 @@ class Viewer {
       if (a === b) continue;
       const [x1, y1, x2, y2] = lanePoints(pos, a, b, R + 6);
       const open = linkOpen(s, a, b);
-      const line = svg("line", { x1, y1, x2, y2, class: "rl-link" + (open ? "" : " rl-cut"), "data-src": a, "data-dst": b }, g);
+      svg("line", { x1, y1, x2, y2, class: "rl-link" + (open ? "" : " rl-cut"), "data-src": a, "data-dst": b }, g);
       const hit = svg("line", { x1, y1, x2, y2, class: "rl-link-hit", "data-src": a, "data-dst": b }, g);
       const title = svg("title", {}, hit); title.textContent = a + " -> " + b + (open ? "" : " (cut)");
       hit.onclick = (ev) => this.linkMenu(ev, a, b, open);
-      void line;
     }
     // messages in flight
     for (const m of f.inFlight(T)) {
