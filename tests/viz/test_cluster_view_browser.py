@@ -46,18 +46,18 @@ def failover_view(seed: int = 3) -> tuple[ClusterView, str, int, str]:
 
 
 @contextlib.contextmanager
-def opened(path: Path):
-    """Chromium showing the file at ``path``: yields the page; no page error may have happened at the end."""
+def opened(target: Path | str, width: int = 1300, height: int = 1000):
+    """Chromium showing a file or a URL: yields the page; no page error may have happened at the end."""
     _require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1300, "height": 1000})
+            page = browser.new_page(viewport={"width": width, "height": height})
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(path.as_uri())
+            page.goto(target.as_uri() if isinstance(target, Path) else target)
             yield page
             assert errors == []
         finally:
@@ -156,8 +156,6 @@ def _kernel_says(page, code: str) -> dict:
 
 def test_the_widget_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_path):
     _require_chromium()
-    from playwright.sync_api import sync_playwright
-
     labs = tmp_path / "labs"
     labs.mkdir()
     _notebook(labs / "view.ipynb")
@@ -168,26 +166,17 @@ def test_the_widget_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_p
                                  "--no-browser"], stdout=out, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         _wait_for_server(proc, f"http://127.0.0.1:{port}/api/status?token={token}", err_log)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        with opened(f"http://127.0.0.1:{port}/lab/tree/view.ipynb?token={token}", 1400, 1100) as page:
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            _wait_for_kernel(f"http://127.0.0.1:{port}", token, "view.ipynb")
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            _run_all_cells(page)
             try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1100})
-                errors: list[str] = []
-                page.on("pageerror", lambda e: errors.append(str(e)))
-                page.goto(f"http://127.0.0.1:{port}/lab/tree/view.ipynb?token={token}")
-                page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-                _wait_for_kernel(f"http://127.0.0.1:{port}", token, "view.ipynb")
-                page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-                _run_all_cells(page)
-                try:
-                    _drive_the_widget(page, tmp_path)
-                except Exception as e:
-                    page.screenshot(path=str(tmp_path / "failure.png"))
-                    pytest.fail(f"{e}\nscreenshot: {tmp_path / 'failure.png'}\nserver log:\n"
-                                f"{err_log.read_text()[-2000:]}")
-                assert errors == []
-            finally:
-                browser.close()
+                _drive_the_widget(page, tmp_path)
+            except Exception as e:
+                page.screenshot(path=str(tmp_path / "failure.png"))
+                pytest.fail(f"{e}\nscreenshot: {tmp_path / 'failure.png'}\nserver log:\n"
+                            f"{err_log.read_text()[-2000:]}")
     finally:
         proc.terminate()
         try:
