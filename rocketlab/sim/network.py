@@ -11,6 +11,8 @@ Modes (``NetworkModel.named``):
   0-99 ms (labrpc ``LongDelays``).
 
 Latency distributions: ``constant:MS``, ``uniform:LO:HI``, ``exponential:MEAN`` (added to every message).
+``reply_latency`` (optional) gives replies their own distribution, e.g. to model a responder's disk write
+before it answers (Raft's Figure 16 set-up: broadcast time = round trip + disk write).
 All draws come from the network's own seeded RNG. This module only decides; ``rocketlab.sim.cluster``
 moves the messages.
 """
@@ -70,6 +72,7 @@ class NetworkModel:
 
     mode: str = "reliable"
     latency: Latency = Latency()
+    reply_latency: Latency | None = None
     short_delay_ms_max: int = 0
     drop_request: float = 0.0
     drop_reply: float = 0.0
@@ -92,7 +95,9 @@ class NetworkModel:
         return model
 
     def describe(self) -> dict[str, object]:
-        return {"mode": self.mode, "latency": str(self.latency), "drop_request": self.drop_request,
+        return {"mode": self.mode, "latency": str(self.latency),
+                **({"reply_latency": str(self.reply_latency)} if self.reply_latency is not None else {}),
+                "drop_request": self.drop_request,
                 "drop_reply": self.drop_reply, "long_reordering": self.long_reordering,
                 "long_delays": self.long_delays}
 
@@ -108,7 +113,7 @@ class NetworkModel:
 
     def reply_delay(self, rng: random.Random) -> int | None:
         """Delay of a reply (long reordering holds about 2/3 of them), or None if dropped."""
-        delay = self.latency.draw(rng)
+        delay = (self.reply_latency or self.latency).draw(rng)
         if self.drop_reply and rng.random() < self.drop_reply:
             return None
         if self.long_reordering and rng.randrange(900) < 600:
