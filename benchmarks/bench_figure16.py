@@ -1,0 +1,60 @@
+"""Raft Figure 16 in the simulator: trials per second on one core.
+
+A trial builds a 5-member group on the ``raft`` profile, elects, commits, crashes the leader inside a
+heartbeat interval and runs until every survivor follows a new leader
+(:mod:`rocketlab.scenarios.figure16`). Figures per timeout range: trials per wall second and the
+simulator's speed inside those trials (kernel events per wall second). Baseline measured in the same run:
+the bare simulator speed of ``bench_sim`` (a 5-node heartbeat mesh, tracing on), so a drop in trials/s can
+be told apart from a slower kernel.
+
+    python benchmarks/bench_figure16.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import line, record  # noqa: E402
+from bench_sim import heartbeat_run  # noqa: E402
+
+from rocketlab.scenarios import figure16  # noqa: E402
+
+
+def timed_trials(lo: int, hi: int, trials: int) -> dict[str, float]:
+    """Run ``trials`` seeds of one range on this core."""
+    start = time.perf_counter()
+    rows = figure16.figure16_sweep([(lo, hi)], trials, timeout_ms=10_000)
+    wall = time.perf_counter() - start
+    events = sum(r["sim_events"] for r in rows)
+    summary = figure16.summarize_trials(rows)[f"{lo}-{hi}"]
+    return {"range": f"{lo}-{hi}", "trials": trials, "wall_s": round(wall, 3),
+            "trials_per_s": round(trials / wall, 1), "events_per_s": round(events / wall),
+            "median_downtime_ms": summary["median"], "no_leader_within_10_s": summary["no_leader"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    trials = 20 if args.quick else 200
+    ranges = [(150, 300), (150, 155), (12, 24), (150, 150)]
+    print(f"Figure 16 trials, raft profile, 5 members, one core ({trials} per range, 150-150: {trials // 10}):")
+    per_range = []
+    for lo, hi in ranges:
+        n = max(trials // 10, 2) if lo == hi else trials
+        r = timed_trials(lo, hi, n)
+        per_range.append(r)
+        line(f"{lo}-{hi} ms", r["trials_per_s"], "trials/s",
+             f"{r['events_per_s']:,} events/s, median downtime {r['median_downtime_ms']} ms")
+    base = heartbeat_run(30_000 if args.quick else 120_000, trace=True)
+    line("baseline: heartbeat mesh, tracing on", base["events_per_s"], "events/s",
+         f"{base['sim_ms_per_wall_ms']} sim ms per wall ms")
+    record("figure16", {"trials_per_range": trials, "ranges": per_range, "simulator_baseline": base})
+
+
+if __name__ == "__main__":
+    main()
