@@ -45,6 +45,25 @@ EXPECTED: dict[str, list[str]] = {
         r"first-pair/nodes/n1/store/config/topics\.json",             # copied by SlaveSynchronize
         r"sync-partition\s+7\s+20\s+18",                               # Spark: puts per status per run
     ],
+    "03_dledger_election.ipynb": [
+        r"n0 leads term 1 since t=\d+ ms, elected by [n0-4, ]+ \([345] votes; a majority of 5 is 3\)",
+        r"t=14000 ms: n4 leads term 2 since",                          # a new leader after the crash
+        r"cluster\.crash\('n0'\)",                                     # the replay code
+        r"after \{'n3': 1, 'n4': 1\}\ntheir vote rounds, by ParseResult rule: \{3: \d+\}",  # no majority: same term
+        r"0\.2\.0 and later: VoteDecision\(check=3, result=<VoteResult\.REJECT_EXPIRED_LEDGER_TERM",
+        r"0\.1: +VoteDecision\(check=7, result=<VoteResult\.REJECT_TERM_NOT_READY.*STEP_DOWN",
+        r"n4 vote_round term=2 result=REVOTE_IMMEDIATELY .*rule=6\n.*n4 vote_round term=2 result=PASSED",
+        r"dledger-0\.3\.1\.2: n\d cut off for 20 s: term 1 -> 1; after the heal 0 new election",
+        r"raft: n\d cut off for 20 s: term 1 -> \d\d+; after the heal [1-9] new election",
+        r"wait before the winning round: mean [34]\d\d ms",           # the smallest of five draws
+        r"silence_ms\n(\s+n\d\s+\d+\s+\d+\s+600\d\n?){4}",        # every follower: 6 s of silence
+        r"CANDIDATE after [45]\d\d\d ms, term 1 -> 1",                 # the leader steps down, same term
+        r"right after its election: CANDIDATE after \d\d? ms",         # lastSuccHeartBeatTime = -1
+        r"n0 -> n4: n4 leads term 2 \(was 1\)",
+        r"preferredLeaderIds=n2: first elected n\d, leading now n2",
+        r"150-155 median: paper +287 ms",
+        r"java defaults +\d+ +[4-9]\d\d\d\.\d",                       # DLedger's defaults: seconds
+    ],
     "04_dledger_replication.ipynb": [
         r"answer to the client: SUCCESS at index 0",                   # the journey ends in a commit
         r"'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'TRUNCATE', 0\)",
