@@ -9,6 +9,8 @@ import json
 import os
 import secrets
 import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -125,19 +127,33 @@ def test_the_demo_report_replays_every_run_in_a_viewer(tmp_path):
         assert sorted(counts) == sorted(len(m["nodes"]) for m in runs)
 
 
+LAB_03 = Path(__file__).resolve().parents[2] / "labs" / "03_dledger_election.ipynb"
+
+
 def _notebook(path: Path) -> None:
+    """Lab 03 as shipped, plus one empty code cell at the end where the test types its questions."""
     import nbformat
 
-    cells = [
-        nbformat.v4.new_code_cell("from rocketlab.viz.cluster_view import ClusterView\n"
-                                  "view = ClusterView.dledger(nodes=5, seed=3)\n"
-                                  "view.run_for(3000)\n"
-                                  "view"),
-        nbformat.v4.new_code_cell(""),
-    ]
-    nb = nbformat.v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = nbformat.read(LAB_03, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(""))
     nbformat.write(nb, path)
+
+
+def _wait_until_idle(base: str, token: str, notebook: str, quiet_s: float = 3, timeout: float = 180) -> None:
+    """Until the notebook's kernel has been idle for ``quiet_s`` seconds in a row (Run All finished)."""
+    deadline, idle_since = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=5) as response:
+            states = [(s.get("kernel") or {}).get("execution_state") for s in json.loads(response.read())
+                      if s["path"].endswith(notebook)]
+        if states == ["idle"]:
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since >= quiet_s:
+                return
+        else:
+            idle_since = None
+        time.sleep(0.3)
+    pytest.fail(f"the kernel of {notebook} did not settle within {timeout} s")
 
 
 def _kernel_says(page, code: str) -> dict:
@@ -154,7 +170,8 @@ def _kernel_says(page, code: str) -> dict:
     return json.loads(output.last.inner_text().strip().splitlines()[-1])
 
 
-def test_the_widget_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_path):
+def test_lab_03_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_path):
+    """Open lab 03 in JupyterLab, run it (fast mode), then drive its cluster viewer with clicks."""
     _require_chromium()
     labs = tmp_path / "labs"
     labs.mkdir()
@@ -163,7 +180,8 @@ def test_the_widget_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_p
     err_log = tmp_path / "lab.err"
     with open(tmp_path / "lab.out", "w") as out, open(err_log, "w") as err:
         proc = subprocess.Popen([str(ROCKETLAB), "lab", "--dir", str(labs), "--port", str(port), "--token", token,
-                                 "--no-browser"], stdout=out, stderr=err, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                 "--no-browser"], stdout=out, stderr=err,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", "ROCKETLAB_FAST": "1"})
     try:
         _wait_for_server(proc, f"http://127.0.0.1:{port}/api/status?token={token}", err_log)
         with opened(f"http://127.0.0.1:{port}/lab/tree/view.ipynb?token={token}", 1400, 1100) as page:
@@ -171,6 +189,7 @@ def test_the_widget_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_p
             _wait_for_kernel(f"http://127.0.0.1:{port}", token, "view.ipynb")
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
             _run_all_cells(page)
+            _wait_until_idle(f"http://127.0.0.1:{port}", token, "view.ipynb")
             try:
                 _drive_the_widget(page, tmp_path)
             except Exception as e:
@@ -187,11 +206,13 @@ def test_the_widget_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_p
 
 
 def _drive_the_widget(page, tmp_path: Path) -> None:
+    """Lab 03's viewer: the lab ran 14 s with one crash (n0 at 2 s); crash the new leader by clicking,
+    play until a third leader shows, compare with the kernel, then fork before the lab's crash."""
     page.wait_for_selector(".rl-viewer .rl-node", timeout=60_000)
-    page.wait_for_function("() => document.querySelector('.rl-viewer').dataset.end === '3000'", timeout=30_000)
-    _scrub(page, 3000)
+    page.wait_for_function("() => document.querySelector('.rl-viewer').dataset.end === '14000'", timeout=30_000)
+    _scrub(page, 14000)
     old = _shown(page)["leader"]
-    assert old, "a leader is drawn after 3 s"
+    assert old, "a leader is drawn after the lab's failover"
     old_term = int(_shown(page)["term"])
     # click the leader, crash it, play at 10x until another leader is drawn
     page.locator(f".rl-node[data-node='{old}'] .rl-node-body").click()
@@ -212,16 +233,17 @@ def _drive_the_widget(page, tmp_path: Path) -> None:
                                 "'term': view.cluster.node(view.cluster.leader()).term, 'now': view.cluster.now_ms}))")
     assert (shown["leader"], int(shown["term"]), int(shown["end"])) == (kernel["leader"], kernel["term"], kernel["now"])
     assert new == kernel["leader"] and kernel["term"] > old_term
-    # scrub back before the crash and fork by timing out a follower there
-    _scrub(page, 2500)
-    follower = next(n for n in ("n0", "n1", "n2", "n3", "n4") if n != old)
+    # scrub back before the lab's crash and fork by timing out a follower there
+    _scrub(page, 1500)
+    leading = _shown(page)["leader"]
+    follower = next(n for n in ("n0", "n1", "n2", "n3", "n4") if n not in (old, leading))
     page.locator(f".rl-node[data-node='{follower}'] .rl-node-body").click()
     page.locator(".rl-menu button[data-action='time out now']").click()
     page.wait_for_function("() => document.querySelector('.rl-viewer').dataset.generation === '1'", timeout=30_000)
-    assert "forked history at t = 2500 ms" in page.locator(".rl-message").inner_text()
+    assert "forked history at t = 1500 ms" in page.locator(".rl-message").inner_text()
     assert page.locator(f".rl-node[data-node='{old}']").get_attribute("data-role") != "DOWN"
     code = ("print(json.dumps({'intents': [[i.at_ms, i.action, i.args] for i in view.session.intents], "
             f"'generation': view.session.generation, 'alive': view.cluster.alive({old!r})}}))")
     kernel = _kernel_says(page, code)
-    assert kernel == {"intents": [[2500, "time_out", {"node": follower}]], "generation": 1, "alive": True}
+    assert kernel == {"intents": [[1500, "time_out", {"node": follower}]], "generation": 1, "alive": True}
     page.screenshot(path=str(tmp_path / "widget.png"))
