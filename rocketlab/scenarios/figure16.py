@@ -123,11 +123,11 @@ def run_trial(c: Cluster, *, writes: int = 3, stale: int = 2, timeout_ms: int = 
     c.run_for(offset)
     old_term = c.node(leader).term
     crash_ms = c.now_ms
-    c.crash(leader)
-    c.runtime.drop_rules.clear()  # the rules named the dead leader; nothing else sends pushes
+    c.crash(leader)  # the drop rules name it as the sender: the new leader's pushes go through
     elected = c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=timeout_ms)
-    row = {"seed": c.seed, "sim_events": c.scheduler.events_run, "crash_offset_ms": offset, "heart_beat_interval_ms": interval, "old_leader": leader,
-           "ineligible": ",".join(behind), "elected": elected}
+    row = {"seed": c.seed, "sim_events": c.scheduler.events_run, "crash_offset_ms": offset,
+           "heart_beat_interval_ms": interval, "old_leader": leader, "ineligible": ",".join(behind),
+           "elected": elected}
     if not elected:
         top = max(c.node(n).term for n in c.live_nodes())
         return {**row, "new_leader": None, "new_leader_was_behind": False, "terms": top - old_term,
