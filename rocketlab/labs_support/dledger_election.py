@@ -333,11 +333,10 @@ def figure16_runs(trials: int, *, ranges: Sequence[tuple[int, int]] = figure16.R
                   no_randomness_trials: int | None = None, timeout_ms: int = 20_000) -> pd.DataFrame:
     """A small Figure 16 sweep on the ``raft`` profile (``trials`` seeds per range; the 150-150 range
     gets ``no_randomness_trials``, default a tenth, as the paper ran 100 instead of 1000)."""
+    flat_trials = no_randomness_trials if no_randomness_trials is not None else max(2, trials // 10)
     rows = []
     for lo, hi in dict.fromkeys(ranges):
-        n = max(2, trials // 10) if lo == hi and no_randomness_trials is None else (
-            no_randomness_trials if lo == hi else trials)
-        rows += figure16.figure16_sweep([(lo, hi)], n, timeout_ms=timeout_ms)
+        rows += figure16.figure16_sweep([(lo, hi)], flat_trials if lo == hi else trials, timeout_ms=timeout_ms)
     return pd.DataFrame(rows)
 
 
