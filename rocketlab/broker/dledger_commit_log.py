@@ -59,6 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from rocketlab import plugs
 from rocketlab.core import Output, OutputBuilder
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.dledger.entry import BLANK_MAGIC_CODE as DLEDGER_BLANK_MAGIC_CODE
@@ -130,6 +131,28 @@ CODE_TO_STATUS: dict[str, dict[DLedgerResponseCode, PutMessageStatus]] = {
 """The mapping per ``rocketmq_version`` (``DLedgerBrokerConfig``; 4.9.5 is the default)."""
 
 PutDone = Callable[[PutMessageResult, OutputBuilder], None]
+
+
+_NO_LIMIT = 2**63 - 1  # getMessage does not cut at committedPos (Java reads the DLedger file as is)
+
+def phy_offset(entry_pos: int) -> int:
+    """The physical offset of the message held by the DLedger entry at ``entry_pos``: where its record
+    starts, after the entry's 48-byte header (``entry.pos + DLedgerEntry.BODY_OFFSET``, the value the
+    AppendHook writes into PHYSICALOFFSET and ``asyncPutMessage`` answers as wroteOffset). Conversely
+    the entry sits at ``phy_offset - 48``."""
+    return entry_pos + BODY_OFFSET
+
+
+def which_log(offset: int, divided_commitlog_offset: int, committed_pos: int) -> str | None:
+    """Which log serves a read at physical ``offset`` (``DLedgerCommitLog.getData``): below
+    ``dividedCommitlogOffset`` the old CommitLog files (``"commitlog"``; -1 when there are none); from
+    there DLedger's data files (``"dledger"``), but nothing (None) at or beyond DLedger's ``committedPos``:
+    uncommitted bytes are never served."""
+    if offset < divided_commitlog_offset:
+        return "commitlog"
+    if offset >= committed_pos:
+        return None
+    return "dledger"
 
 
 def put_status_of(code: DLedgerResponseCode | None, rocketmq_version: str = "4.9.5") -> PutMessageStatus:
@@ -353,7 +376,7 @@ class DLedgerCommitLog(CommitLog):
         """The AppendHook: write ``entry.pos + 48`` (the message's physical offset) into PHYSICALOFFSET
         of the record in the entry body, inside the append, before the bytes are written and shipped."""
         if entry.magic == MAGIC_1 and len(buf) >= body_offset + PHY_POS_POSITION + 8:
-            _I64.pack_into(buf, body_offset + PHY_POS_POSITION, entry.pos + body_offset)
+            _I64.pack_into(buf, body_offset + PHY_POS_POSITION, plugs.resolve("lab05.phy_offset", phy_offset)(entry.pos))
 
     # ------------------------------------------------------------------ recovery / upgrade
     def recover(self, max_phy_offset_of_consume_queue: int, target: Any, check_crc: bool) -> DLedgerRecoveryReport:
@@ -442,10 +465,11 @@ class DLedgerCommitLog(CommitLog):
     def get_data(self, offset: int, max_size: int | None = None) -> bytes | None:
         """``getData``: below the divide from the old files; above it the bytes of the DLedger file
         holding ``offset``, cut at ``committedPos`` (None at or beyond it)."""
-        if offset < self.divided_commitlog_offset:
-            return super().get_data(offset, max_size)
         committed = self.dledger_store.committed_pos
-        if offset >= committed:
+        log = plugs.resolve("lab05.which_log", which_log)(offset, self.divided_commitlog_offset, committed)
+        if log == "commitlog":
+            return super().get_data(offset, max_size)
+        if log is None:
             return None
         f = self.data_file_list.find_file(offset)
         if f is None:
@@ -460,9 +484,10 @@ class DLedgerCommitLog(CommitLog):
 
     def get_message(self, offset: int, size: int) -> bytes | None:
         """``getMessage(offset, size)``: one record's bytes from whichever log holds ``offset``."""
-        if offset < self.divided_commitlog_offset:
+        log = plugs.resolve("lab05.which_log", which_log)(offset, self.divided_commitlog_offset, _NO_LIMIT)
+        if log == "commitlog":
             return super().get_message(offset, size)
-        return self.data_file_list.get_data(offset, size)
+        return None if log is None else self.data_file_list.get_data(offset, size)
 
     def append_data(self, start_offset: int, data: bytes) -> bool:
         """Classic HA's slave path is disabled on DLedger (Java returns false)."""
@@ -501,7 +526,8 @@ class DLedgerCommitLog(CommitLog):
                     on_done(PutMessageResult(PutMessageStatus.OS_PAGE_CACHE_BUSY, None,
                                              f"DLedger refused the append: {_code_name(future)}"), out)
                     return
-                result = AppendMessageResult(AppendMessageStatus.PUT_OK, future.pos + BODY_OFFSET, length,
+                result = AppendMessageResult(AppendMessageStatus.PUT_OK,
+                                             plugs.resolve("lab05.phy_offset", phy_offset)(future.pos), length,
                                              store_timestamp, queue_offset, 1, host)
                 on_done(PutMessageResult(put_status_of(future.code, self.rocketmq_version), result,
                                          _detail(future)), out)
@@ -544,7 +570,8 @@ class DLedgerCommitLog(CommitLog):
                     on_done(PutMessageResult(PutMessageStatus.OS_PAGE_CACHE_BUSY, None,
                                              f"DLedger refused the append: {_code_name(future)}"), out)
                     return
-                offsets = [p + BODY_OFFSET for p in future.positions] or [future.pos + BODY_OFFSET]
+                to_phy = plugs.resolve("lab05.phy_offset", phy_offset)
+                offsets = [to_phy(p) for p in future.positions] or [to_phy(future.pos)]
                 result = AppendMessageResult(
                     AppendMessageStatus.PUT_OK, offsets[0], total, store_timestamp, first_queue_offset,
                     len(bodies), host, lambda: ",".join(create_message_id(host, o) for o in offsets))

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rocketlab import plugs
 from rocketlab.core import OutputBuilder
 from rocketlab.dledger.entry import DLedgerEntry
 from rocketlab.dledger.protocol import (
@@ -259,7 +260,7 @@ class EntryDispatcher:
         if resp is None or resp.code not in (Code.SUCCESS, Code.INCONSISTENT_STATE):
             raise DLedgerException(Code.UNKNOWN if resp is None else resp.code, f"compareIndex={self.compare_index}")
         store = self.pusher.store
-        d = decide_compare(self.compare_index, resp.code, resp.begin_index, resp.end_index,
+        d = plugs.resolve("lab04.decide_compare", decide_compare)(self.compare_index, resp.code, resp.begin_index, resp.end_index,
                            store.ledger_begin_index, store.ledger_end_index)
         if d.action == "append":
             self.change_state(d.index, PushType.APPEND)

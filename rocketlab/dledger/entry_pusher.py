@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rocketlab import plugs
 from rocketlab.core import OutputBuilder
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.dledger.entry import DLedgerEntry
@@ -91,6 +92,20 @@ class AppendFuture:
         return True
 
 
+def quorum_index(water_marks: dict[str, int], term: int, committed_index: int, commit_only_current_term: bool,
+                 term_of: Callable[[int], int]) -> int:
+    """The QuorumAckChecker's quorum index: the median of every member's water mark, the leader's own
+    included (``sorted desc [n/2]``), the highest index a majority holds. DLedger commits it as is; with
+    ``commit_only_current_term`` (the ``raft`` profile, Raft's Figure 8 rule) an index above
+    ``committed_index`` whose entry is not of ``term`` (``term_of(index)``; -1 if unreadable) is not
+    committed: the answer stays at ``committed_index``."""
+    marks = sorted(water_marks.values(), reverse=True)
+    index = marks[len(marks) // 2]
+    if commit_only_current_term and index > committed_index and term_of(index) != term:
+        index = min(index, committed_index)
+    return index
+
+
 class QuorumAckChecker:
     """Models DLedgerEntryPusher.QuorumAckChecker, DLedger 0.3.1.2 (no thread, no state machine caller).
 
@@ -146,20 +161,19 @@ class QuorumAckChecker:
             del p.peer_water_marks_by_term[other]
 
     def quorum_index(self, term: int) -> int:
-        """Median of the term's watermarks (``sorted desc [n/2]``); with ``commit_only_current_term`` it
-        never moves past the committed index onto an entry of an older term."""
+        """:func:`quorum_index` of the term's watermarks (or the function plugged in for lab 04)."""
         p = self.pusher
-        marks = sorted(p.peer_water_marks_by_term[term].values(), reverse=True)
-        index = marks[len(marks) // 2]
         store = p.store
-        if p.config.commit_only_current_term and index > store.committed_index:
+
+        def term_of(index: int) -> int:
             try:
-                entry_term = store.get(index).term if index <= store.ledger_end_index else term
+                return store.get(index).term if index <= store.ledger_end_index else term
             except (DLedgerException, StoreError, CodecError):  # an unreadable entry cannot be committed
-                entry_term = -1
-            if entry_term != term:
-                index = min(index, store.committed_index)
-        return index
+                return -1
+
+        return plugs.resolve("lab04.quorum_index", quorum_index)(
+            dict(p.peer_water_marks_by_term[term]), term, store.committed_index,
+            bool(p.config.commit_only_current_term), term_of)
 
     def success(self, future: AppendFuture, term: int) -> AppendEntryResponse:
         ms = self.pusher.member_state

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocketlab import plugs
 from rocketlab.core import OutputBuilder
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.dledger.elector_decisions import (
@@ -345,7 +346,7 @@ class DLedgerLeaderElector:
         if self.vote_round is rnd:
             self.vote_round = None
         cfg, t = self.config, rnd.tally
-        decision = parse_vote_result(t, rnd.term, self.member_state.peer_size)
+        decision = plugs.resolve("lab03.parse_vote_result", parse_vote_result)(t, rnd.term, self.member_state.peer_size)
         if decision.next_vote is NextVote.DEFAULT:
             self.next_time_to_request_vote = self.get_next_time_to_request_vote(now_ms)
         elif decision.next_vote is NextVote.PLUS_LEAK:
@@ -384,7 +385,7 @@ class DLedgerLeaderElector:
         ms = self.member_state
         view = VoteView(ms.self_id, frozenset(ms.peer_map), ms.curr_term, ms.curr_vote_for, ms.leader_id,
                         ms.ledger_end_index, ms.ledger_end_term, self.is_taking_leadership())
-        decision = decide_vote(view, request, is_self)
+        decision = plugs.resolve("lab03.handle_vote", decide_vote)(view, request, is_self)
         if decision.effect is VoteEffect.STEP_DOWN:
             self.change_role_to_candidate(request.term, now_ms, out)
             self.need_increase_term_immediately = True

@@ -14,6 +14,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rocketlab import plugs
+
+
+def decide_wait_transfer(next_offset: int, ack_nums: int, deadline_ms: int, push2_slave_max_offset: int,
+                         slave_acks: list[int], now_ms: int) -> bool | None:
+    """One waiting put in ``doWaitTransfer``: True = replicated (PUT_OK), False = its deadline passed
+    first (FLUSH_SLAVE_TIMEOUT), None = keep waiting. ``ack_nums`` <= 1 is 4.x (any slave's
+    ``push2SlaveMaxOffset`` reached ``next_offset``); more is 5.x's count, the master being one."""
+    if ack_nums <= 1:
+        ok = push2_slave_max_offset >= next_offset
+    else:
+        ok = 1 + sum(a >= next_offset for a in slave_acks) >= ack_nums
+    if ok:
+        return True
+    return False if now_ms >= deadline_ms else None
+
 
 @dataclass(eq=False)
 class GroupCommitRequest:
@@ -36,16 +52,15 @@ class GroupTransferService:
                          now_ms: int) -> list[tuple[GroupCommitRequest, bool]]:
         """Requests done now: ``(request, transfer_ok)``; the rest keep waiting."""
         acks = list(slave_acks)
+        decide = plugs.resolve("lab01.decide_wait_transfer", decide_wait_transfer)
         done, waiting = [], []
         for request in self.requests:
-            if request.ack_nums <= 1:
-                ok = push2_slave_max_offset >= request.next_offset
-            else:
-                ok = 1 + sum(a >= request.next_offset for a in acks) >= request.ack_nums
-            if ok or now_ms >= request.deadline_ms:
-                done.append((request, ok))
-            else:
+            ok = decide(request.next_offset, request.ack_nums, request.deadline_ms, push2_slave_max_offset,
+                        acks, now_ms)
+            if ok is None:
                 waiting.append(request)
+            else:
+                done.append((request, bool(ok)))
         self.requests = waiting
         return done
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from rocketlab import plugs
 from rocketlab.core import Connect, OutputBuilder, StreamClose, StreamWrite
 from rocketlab.errors import RemoteProtocolError, StoreError
 from rocketlab.ha.config import HAConfig
@@ -73,7 +74,7 @@ class HAClient:
         self.stream_id: str | None = None
         self.connected = False
         self.connects = 0
-        self.parser = TransferParser()
+        self.parser = plugs.resolve("lab01.transfer_parser", TransferParser)()
         self.current_reported_offset = 0
         self.last_write_timestamp: int | None = None  # None until the first tick: "when the client was built"
         self.last_read_timestamp = 0
@@ -131,7 +132,7 @@ class HAClient:
         if self.last_write_timestamp is None:
             self.last_write_timestamp = now_ms
         self.connected = True
-        self.parser = TransferParser()
+        self.parser = plugs.resolve("lab01.transfer_parser", TransferParser)()
         self.current_reported_offset = self.commit_log.get_max_offset()
         if self.v4:
             self.last_write_timestamp = now_ms

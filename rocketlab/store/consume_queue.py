@@ -21,6 +21,7 @@ import os
 import struct
 from typing import TYPE_CHECKING
 
+from rocketlab import plugs
 from rocketlab.store.config import CQ_STORE_UNIT_SIZE
 from rocketlab.store.mapped_file import MappedFile
 from rocketlab.store.mapped_file_queue import MappedFileQueue
@@ -49,6 +50,14 @@ def _valid_units_end(mf: MappedFile) -> tuple[int, int]:
             if unit_size != INT_MAX:  # filler units point nowhere
                 last_phy = offset + unit_size
     return size, last_phy
+
+
+def unit_position(index: int, mapped_file_size: int) -> tuple[int, int]:
+    """Where the unit of queue offset ``index`` lives: ``(fileFromOffset, position in that file)``.
+    Its logical offset is ``index * 20``; files of ``mapped_file_size`` bytes start at multiples of it
+    (``getIndexBuffer``: ``findMappedFileByOffset(offset)``, ``offset % mappedFileSize``)."""
+    offset = index * CQ_STORE_UNIT_SIZE
+    return offset - offset % mapped_file_size, offset % mapped_file_size
 
 
 class ConsumeQueue:
@@ -186,13 +195,13 @@ class ConsumeQueue:
     def get_index_buffer(self, start_index: int, max_bytes: int | None = None) -> bytes | None:
         """``getIndexBuffer``: units from ``start_index`` to the end of that file's data (never across
         files), at most ``max_bytes``; None when there are none."""
-        offset = start_index * CQ_STORE_UNIT_SIZE
+        file_from_offset, pos = plugs.resolve("lab02.unit_position", unit_position)(start_index, self.mapped_file_size)
+        offset = file_from_offset + pos
         if offset < self.min_logic_offset:
             return None
         mf = self.mapped_file_queue.find_mapped_file_by_offset(offset)
         if mf is None:
             return None
-        pos = offset % self.mapped_file_size
         end = mf.get_read_position()
         if max_bytes is not None:
             end = min(end, pos + max_bytes)

@@ -10,6 +10,7 @@ import mmap
 import os
 import struct
 
+from rocketlab import plugs
 from rocketlab.errors import StoreError
 from rocketlab.store.mapped_file import open_sized_file
 from rocketlab.store.message import java_string_hash
@@ -32,6 +33,14 @@ def index_key_hash_method(key: str) -> int:
     """``indexKeyHashMethod``: ``abs(key.hashCode())``, with ``Integer.MIN_VALUE`` mapped to 0."""
     h = java_string_hash(key)
     return 0 if h == INT_MIN else abs(h)
+
+
+def index_positions(key_hash: int, hash_slot_num: int, index_count: int) -> tuple[int, int]:
+    """``putKey``'s arithmetic: the byte position of the key's hash slot (4 bytes each, after the
+    40-byte header, slot ``keyHash % hashSlotNum``) and of entry number ``index_count`` (20 bytes each,
+    after all the slots)."""
+    return (INDEX_HEADER_SIZE + (key_hash % hash_slot_num) * HASH_SLOT_SIZE,
+            INDEX_HEADER_SIZE + hash_slot_num * HASH_SLOT_SIZE + index_count * INDEX_SIZE)
 
 
 def index_file_size(hash_slot_num: int, index_num: int) -> int:
@@ -156,13 +165,13 @@ class IndexFile:
             return False
         mm = self.mm
         key_hash = index_key_hash_method(key)
-        abs_slot_pos = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
+        abs_slot_pos, abs_index_pos = plugs.resolve("lab02.index_positions", index_positions)(
+            key_hash, self.hash_slot_num, header.index_count)
         slot_value = _I32.unpack_from(mm, abs_slot_pos)[0]
         if slot_value <= INVALID_INDEX or slot_value > header.index_count:
             slot_value = INVALID_INDEX
         diff_ms = store_timestamp - header.begin_timestamp
         time_diff = 0 if header.begin_timestamp <= 0 or diff_ms < 0 else min(diff_ms // 1000, INT_MAX)
-        abs_index_pos = INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE + header.index_count * INDEX_SIZE
         _ENTRY.pack_into(mm, abs_index_pos, key_hash, phy_offset, time_diff, slot_value)
         _I32.pack_into(mm, abs_slot_pos, header.index_count)
         if header.index_count <= 1:
@@ -192,14 +201,17 @@ class IndexFile:
         header = self.index_header
         mm = self.mm
         key_hash = index_key_hash_method(key)
-        abs_slot_pos = INDEX_HEADER_SIZE + (key_hash % self.hash_slot_num) * HASH_SLOT_SIZE
+        positions = plugs.resolve("lab02.index_positions", index_positions)
+        abs_slot_pos = positions(key_hash, self.hash_slot_num, 0)[0]
         slot_value = _I32.unpack_from(mm, abs_slot_pos)[0]
         if slot_value <= INVALID_INDEX or slot_value > header.index_count or header.index_count <= 1:
             return
         next_index = slot_value
-        base = INDEX_HEADER_SIZE + self.hash_slot_num * HASH_SLOT_SIZE
         while len(phy_offsets) < max_num:
-            key_hash_read, phy_offset_read, time_diff, prev_index = _ENTRY.unpack_from(mm, base + next_index * INDEX_SIZE)
+            entry_pos = positions(key_hash, self.hash_slot_num, next_index)[1]
+            if not 0 <= entry_pos <= len(mm) - INDEX_SIZE:
+                break
+            key_hash_read, phy_offset_read, time_diff, prev_index = _ENTRY.unpack_from(mm, entry_pos)
             if time_diff < 0:
                 break
             time_read = header.begin_timestamp + time_diff * 1000

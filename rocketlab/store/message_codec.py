@@ -384,6 +384,30 @@ def encode_message(
     return bytes(buf)
 
 
+def encode_record(msg: Message, born_timestamp: int, store_host: Host) -> bytes:
+    """One record as ``MessageExtEncoder.encode`` writes it, the three stamps (QUEUEOFFSET,
+    PHYSICALOFFSET, STORETIMESTAMP) left zero; ``born_timestamp`` is used when the message has none.
+    A topic longer than 127 bytes takes the v2 layout (the stores that allow it decide before)."""
+    return bytes(MessageExtEncoder(4 * 1024 * 1024, store_host, True).encode(msg, born_timestamp))
+
+
+class PluggedEncoder:
+    """A :class:`MessageExtEncoder` whose records come from a plugged-in ``encode_record`` (the graded
+    lab 02): the kit's encoder still runs first so its refusals (MessageRejected) stay as in Java;
+    batches are the kit's own."""
+
+    def __init__(self, inner: MessageExtEncoder, encode: Any, store_host: Host) -> None:
+        self.inner, self._encode, self.store_host = inner, encode, store_host
+        self.store_host_raw = inner.store_host_raw
+
+    def encode(self, msg: Message, born_timestamp: int) -> bytearray:
+        self.inner.encode(msg, born_timestamp)
+        return bytearray(self._encode(msg, born_timestamp, self.store_host))
+
+    def encode_batch(self, batch: Message, born_timestamp: int) -> tuple[bytearray, list[int]]:
+        return self.inner.encode_batch(batch, born_timestamp)
+
+
 def stamp_record(buf: bytearray, queue_offset: int, physical_offset: int, store_timestamp: int, offset: int = 0) -> None:
     """Fill the three placeholders of an encoded record at ``buf[offset:]``: QUEUEOFFSET,
     PHYSICALOFFSET and STORETIMESTAMP (what the append callback does under the put lock; a
