@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "rocketlab.store.cli",
     "rocketlab.dledger.cli",
     "rocketlab.net.cli",
+    "rocketlab.grading.cli",
 )
 
 

@@ -1,0 +1,51 @@
+"""Lab 04 exercises: DLedger's log replication.
+
+Edit the bodies below, then check them from the notebook (``check("lab04.quorum_index")``) or from a
+shell (``rocketlab grade lab04``). The grader plugs your code into the real leader (QuorumAckChecker,
+EntryDispatcher) of simulated groups under crashes, partitions and lossy networks, judged by the
+invariant checkers. Keep the names and signatures; you may add helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rocketlab.dledger.entry_dispatcher import CompareDecision  # noqa: F401  (yours to use)
+from rocketlab.dledger.protocol import DLedgerResponseCode  # noqa: F401
+
+
+def quorum_index(water_marks: dict[str, int], term: int, committed_index: int, commit_only_current_term: bool,
+                 term_of: Callable[[int], int]) -> int:
+    """The QuorumAckChecker's commit index for the current ``term``.
+
+    ``water_marks`` maps every member (the leader included) to the highest index it holds (-1: none).
+    The quorum index is the highest index held by a majority: sort the marks from high to low and take
+    the one at position ``len // 2``. DLedger commits that index as is (profiles ``dledger-0.3.1.2``
+    and ``dledger-0.3.2``). With ``commit_only_current_term`` (profile ``raft``, Raft's Figure 8 rule)
+    an index above ``committed_index`` may only be committed if its entry is of the current term
+    (``term_of(index) == term``); otherwise the answer stays ``committed_index``.
+    """
+    raise NotImplementedError("lab04.quorum_index")
+
+
+def decide_compare(compare_index: int, code: DLedgerResponseCode, f_begin: int, f_end: int,
+                   l_begin: int, l_end: int) -> CompareDecision:
+    """The leader's EntryDispatcher after a follower answers a COMPARE push (``doCompare``, 0.1-0.3.x).
+
+    The leader sent its entry at ``compare_index``; the follower answered ``code`` (SUCCESS: it holds
+    that same entry; INCONSISTENT_STATE: it does not) with its log's first and last index ``f_begin``,
+    ``f_end``. The leader's own log spans ``l_begin..l_end``. Return ``CompareDecision(rule, action,
+    index)``, ``action`` being "append" (from ``index + 1``), "truncate" (the follower's log after
+    ``index``) or "compare" (try ``index`` next):
+
+    * SUCCESS and ``compare_index == f_end``: rule "match", append, ``compare_index``.
+    * SUCCESS otherwise (the follower has more): "match-follower-longer", truncate at ``compare_index``.
+    * INCONSISTENT_STATE, the two logs do not overlap (``f_end < l_begin`` or ``f_begin > l_end``):
+      "no-intersection", truncate at ``l_begin``.
+    * ... ``compare_index < f_begin``: "below-follower-begin", truncate at ``l_begin``.
+    * ... ``compare_index > f_end``: "above-follower-end", compare ``f_end`` next.
+    * ... otherwise: "mismatch-step-back", compare ``compare_index - 1`` next.
+    * Finally, whatever the rule (other than "match"), when the index to compare has fallen below
+      ``l_begin``: add "+below-leader-begin" to the rule and truncate at ``l_begin`` instead.
+    """
+    raise NotImplementedError("lab04.decide_compare")

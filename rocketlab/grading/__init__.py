@@ -1,0 +1,17 @@
+"""Graded labs: the learner's exercises plugged into the real cluster, graded like MIT 6.5840's tests.
+
+* :func:`graded` / :class:`Ctx` - declare a graded test (``registry.py``; built-in suites in ``suites/``).
+* :func:`grade` - run a lab's tests on a submission in a worker process (``runner.py``); results in
+  Gradescope's shape (``results.py``); ``rocketlab grade`` is the command (``cli.py``).
+* :func:`check` - a notebook cell's ``grader.check``: one exercise's public tests, shown as a table.
+* :func:`replay` - rebuild a failing scenario's cluster with the learner's code plugged in, for the viewer.
+"""
+
+from __future__ import annotations
+
+from rocketlab.grading.notebook import CheckResult, check, replay
+from rocketlab.grading.registry import EXERCISES, LABS, Ctx, graded
+from rocketlab.grading.runner import GradeReport, TestResult, grade
+
+__all__ = ["EXERCISES", "LABS", "CheckResult", "Ctx", "GradeReport", "TestResult", "check", "grade", "graded",
+           "replay"]

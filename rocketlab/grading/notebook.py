@@ -1,0 +1,103 @@
+"""The grader inside a notebook: ``check("lab03.handle_vote")`` and ``replay(test, seed)``.
+
+:func:`check` is otter-grader's ``grader.check``: it grades one exercise's public tests on the
+learner's file (in a worker process, so an endless loop only costs the time limit) and shows a compact
+table, green for passed and red for failed, with the learner-terms explanation and, for a failed
+scenario, the seed and the line that replays it.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketlab import plugs
+from rocketlab.errors import RocketlabError
+from rocketlab.grading import registry
+from rocketlab.grading.runner import GradeReport, grade
+
+
+@dataclass
+class CheckResult:
+    """What :func:`check` returns: the report, shown as a table in Jupyter and as text elsewhere."""
+
+    exercise: str
+    report: GradeReport
+
+    @property
+    def passed(self) -> bool:
+        return self.report.all_passed
+
+    def __repr__(self) -> str:
+        r = self.report
+        lines = [f"{self.exercise}: {r.score:g}/{r.max_score:g} points"]
+        for t in r.tests:
+            lines.append(f"  {'PASS' if t.passed else 'FAIL'} {t.name.split('/', 1)[1]} "
+                         f"({t.score:g}/{t.max_score:g}): {t.message}")
+            if t.replay:
+                lines.append(f"       replay: {t.viewer or t.replay}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        r = self.report
+        rows = []
+        for t in r.tests:
+            colour = "#1a7f37" if t.passed else "#cf222e"
+            detail = html.escape(t.message)
+            if t.replay:
+                detail += f"<br><code>{html.escape(t.viewer or t.replay)}</code>"
+            rows.append(f"<tr><td style='color:{colour};font-weight:bold'>{'✔ passed' if t.passed else '✘ failed'}"
+                        f"</td><td><code>{html.escape(t.name.split('/', 1)[1])}</code></td>"
+                        f"<td>{t.score:g}/{t.max_score:g}</td><td style='text-align:left'>{detail}</td></tr>")
+        head = (f"<b>{html.escape(self.exercise)}</b>: {r.score:g}/{r.max_score:g} points "
+                f"<span style='color:#57606a'>({html.escape(r.submission)})</span>")
+        return (f"<div class='rocketlab-check'>{head}<table><thead><tr><th></th><th>test</th><th>points</th>"
+                f"<th style='text-align:left'>what happened</th></tr></thead><tbody>{''.join(rows)}</tbody>"
+                f"</table></div>")
+
+
+def check(exercise: str, submission: str | Path | None = None, *, reference: bool = False) -> CheckResult:
+    """Grade ``exercise``'s public tests on ``submission`` (default: ``labs/exercises/`` file of its lab)."""
+    if exercise not in registry.EXERCISES:
+        raise RocketlabError(f"check: unknown exercise {exercise!r}; known: {', '.join(registry.EXERCISES)}")
+    lab = registry.EXERCISES[exercise].lab
+    report = grade(lab, submission, reference=reference, only=[exercise], public_only=True)
+    return CheckResult(exercise, report)
+
+
+def _load_submission(lab: str, submission: str | Path | None) -> Any:
+    path = Path(submission) if submission is not None else registry.exercise_file(lab)
+    spec = importlib.util.spec_from_file_location(f"submission_replay_{lab}", path)
+    if spec is None or spec.loader is None:
+        raise RocketlabError(f"replay: cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def replay(test: str, seed: int, submission: str | Path | None = None, *, reference: bool = False) -> Any:
+    """Run scenario ``test`` for ``seed`` in this process with the submission's function plugged in,
+    and return the cluster it built (failure or not), e.g. for ``ClusterView(replay(...))``.
+
+    The function stays plugged in (``rocketlab.plugs.install``) so the viewer's forks run the same code;
+    ``rocketlab.plugs.clear()`` puts the kit's own back. Runs in this process: no time limit."""
+    lab = test.split(".", 1)[0]
+    registry.load_builtin(lab)
+    spec = registry.TESTS.get(test)
+    if spec is None or spec.seeds is None:
+        raise RocketlabError(f"replay: {test!r} is not a scenario test")
+    exercise = registry.EXERCISES[spec.exercise]
+    impl = exercise.reference() if reference else getattr(_load_submission(lab, submission), exercise.attribute)
+    plugs.install({exercise.id: impl})
+    ctx = registry.Ctx(impl, seed)
+    try:
+        spec.fn(ctx)
+        print(f"{test} seed {seed}: passed")
+    except AssertionError as e:
+        print(f"{test} seed {seed}: {e}")
+    if not ctx.clusters:
+        raise RocketlabError(f"replay: {test} kept no cluster to show")
+    return ctx.clusters[-1]

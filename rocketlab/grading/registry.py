@@ -1,0 +1,207 @@
+"""What can be graded: the labs, their exercises, and the graded tests (``@graded``).
+
+An :class:`Exercise` is one function (or class) of ``labs/exercises/labNN_<topic>.py`` that plays a
+part of the kit: :mod:`rocketlab.plugs` names the override point and the kit's own version. A
+:class:`GradedTest` checks one exercise: a *unit* test calls it on a table of cases; a *scenario* test
+plugs it into a simulated cluster and runs it for several seeds. The built-in tests live in
+``rocketlab/grading/suites/labNN.py``; an instructor's hidden tests are Python files in a directory
+given with ``--tests DIR`` that use the same decorator::
+
+    from rocketlab.grading import graded
+
+    @graded("lab03.handle_vote", points=2)
+    def rejects_a_stale_candidate(ctx):
+        ...  # ctx.impl is the learner's handle_vote; raise AssertionError("...") to fail
+
+rocketlab's own addition: modelled on MIT 6.5840's tests and otter-grader's test files.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketlab import plugs
+from rocketlab.errors import RocketlabError
+
+LABS: dict[str, tuple[str, str]] = {
+    "lab01": ("lab01_master_slave.py", "Classic master-slave HA"),
+    "lab02": ("lab02_commitlog.py", "The CommitLog store"),
+    "lab03": ("lab03_dledger_election.py", "DLedger's leader election"),
+    "lab04": ("lab04_dledger_replication.py", "DLedger's log replication"),
+    "lab05": ("lab05_rocketmq_on_dledger.py", "RocketMQ on DLedger"),
+}
+"""Lab id -> (exercise file in ``labs/exercises/``, title)."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One thing a learner writes: ``attribute`` of the lab's exercise file, plugged in at ``id``."""
+
+    id: str
+    attribute: str
+    java: str
+
+    @property
+    def lab(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    def reference(self) -> Any:
+        """The kit's own version (what ``--reference`` grades)."""
+        module, attr = plugs.POINTS[self.id][0].split(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+EXERCISES: dict[str, Exercise] = {e.id: e for e in (
+    Exercise("lab01.transfer_parser", "TransferParser", "HAService.HAClient.processReadEvent / dispatchReadRequest"),
+    Exercise("lab01.decide_wait_transfer", "decide_wait_transfer", "HAService.GroupTransferService.doWaitTransfer"),
+    Exercise("lab02.encode_record", "encode_record", "MessageExtEncoder.encode"),
+    Exercise("lab02.is_end_of_file", "is_end_of_file", "CommitLog.DefaultAppendMessageCallback.doAppend"),
+    Exercise("lab02.unit_position", "unit_position", "ConsumeQueue.getIndexBuffer"),
+    Exercise("lab02.index_positions", "index_positions", "IndexFile.putKey"),
+    Exercise("lab03.handle_vote", "handle_vote", "DLedgerLeaderElector.handleVote"),
+    Exercise("lab03.parse_vote_result", "parse_vote_result", "DLedgerLeaderElector.maintainAsCandidate"),
+    Exercise("lab04.quorum_index", "quorum_index", "DLedgerEntryPusher.QuorumAckChecker.doWork"),
+    Exercise("lab04.decide_compare", "decide_compare", "DLedgerEntryPusher.EntryDispatcher.doCompare"),
+    Exercise("lab05.phy_offset", "phy_offset", "DLedgerCommitLog.appendHook / asyncPutMessage"),
+    Exercise("lab05.which_log", "which_log", "DLedgerCommitLog.getData"),
+)}
+assert set(EXERCISES) == set(plugs.POINTS), "every override point is an exercise and back"
+
+
+def learner_terms(exc: BaseException, exercise: str, attribute: str) -> str:
+    """An exception raised while testing, in words a learner can act on."""
+    if isinstance(exc, NotImplementedError):
+        return (f"{attribute} is not implemented yet (it raises NotImplementedError): write its body in "
+                f"the lab's exercise file, then check it again.")
+    tb = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in tb if submission_file is not None and f.filename == submission_file]
+    where = f" at line {mine[-1].lineno} of your file ({mine[-1].line})" if mine else ""
+    last = tb[-1] if tb else None
+    inside = f" in {Path(last.filename).name}:{last.lineno} ({last.name})" if last and not mine else ""
+    return f"{type(exc).__name__}: {exc}{where}{inside}"
+
+
+@dataclass
+class Ctx:
+    """What a graded test gets: the function under test, the seed (scenario tests), a place to keep
+    the cluster it built (so a failure can be replayed in the viewer)."""
+
+    impl: Any
+    seed: int = 0
+    clusters: list[Any] = field(default_factory=list)
+
+    def keep(self, cluster: Any) -> Any:
+        self.clusters.append(cluster)
+        return cluster
+
+
+@dataclass(frozen=True)
+class GradedTest:
+    """One graded test: ``fn(ctx)`` raises AssertionError (a message in the learner's terms) to fail."""
+
+    name: str
+    exercise: str
+    points: float
+    fn: Callable[[Ctx], Any]
+    seeds: tuple[int, ...] | None = None  # None: a unit test; else the scenario's seeds
+    time_limit_s: float = 20.0
+    hidden: bool = False
+    about: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "unit" if self.seeds is None else "scenario"
+
+    @property
+    def lab(self) -> str:
+        return self.exercise.split(".", 1)[0]
+
+
+TESTS: dict[str, GradedTest] = {}
+submission_file: str | None = None  # set by the worker: frames of this file are the learner's
+_loading_hidden = False
+
+
+def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...] | list[int] | None = None,
+           time_limit_s: float | None = None, name: str | None = None) -> Callable[[Callable[[Ctx], Any]], Callable[[Ctx], Any]]:
+    """Register ``fn(ctx)`` as a graded test of ``exercise`` (``"lab03.handle_vote"``): a unit test,
+    or with ``seeds`` a scenario run once per seed. Its name is ``exercise/function name``."""
+    if exercise not in EXERCISES:
+        raise RocketlabError(f"graded: unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
+    if points <= 0:
+        raise RocketlabError(f"graded: points must be > 0, got {points}")
+
+    def register(fn: Callable[[Ctx], Any]) -> Callable[[Ctx], Any]:
+        full = f"{exercise}/{name or fn.__name__}"
+        if full in TESTS and TESTS[full].fn.__code__ is not fn.__code__:
+            raise RocketlabError(f"graded: two tests are named {full!r}")
+        about = inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+        limit = time_limit_s if time_limit_s is not None else (20.0 if seeds is None else 120.0)
+        TESTS[full] = GradedTest(full, exercise, float(points), fn, None if seeds is None else tuple(seeds),
+                                 limit, _loading_hidden, about)
+        return fn
+    return register
+
+
+def load_builtin(lab: str) -> None:
+    """Import the built-in suite of ``lab`` (registers its tests)."""
+    if lab not in LABS:
+        raise RocketlabError(f"unknown lab {lab!r}; the graded labs are {', '.join(LABS)}")
+    importlib.import_module(f"rocketlab.grading.suites.{lab}")
+
+
+def load_hidden(tests_dir: str | Path) -> list[str]:
+    """Import every ``*.py`` in ``tests_dir`` as hidden tests; returns the module names."""
+    global _loading_hidden
+    root = Path(tests_dir)
+    if not root.is_dir():
+        raise RocketlabError(f"--tests {root}: not a directory")
+    names = []
+    _loading_hidden = True
+    try:
+        for path in sorted(root.glob("*.py")):
+            name = f"rocketlab_hidden_tests.{path.stem}"
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except Exception as e:
+                raise RocketlabError(f"hidden tests {path}: {type(e).__name__}: {e}") from e
+            names.append(name)
+    finally:
+        _loading_hidden = False
+    return names
+
+
+def tests_of(lab: str, only: list[str] | None = None) -> list[GradedTest]:
+    """The lab's tests in registration order, narrowed to names or exercises listed in ``only``
+    (``lab03.handle_vote`` selects all of that exercise's tests; a full name selects one)."""
+    chosen = [t for t in TESTS.values() if t.lab == lab]
+    if only:
+        unknown = [o for o in only if not any(t.name == o or t.exercise == o for t in chosen)]
+        if unknown:
+            raise RocketlabError(f"--only {', '.join(unknown)}: no such test or exercise in {lab}; "
+                                 f"known: {', '.join(t.name for t in chosen)}")
+        chosen = [t for t in chosen if t.name in only or t.exercise in only]
+    return chosen
+
+
+def exercise_file(lab: str, labs_dir: str | Path | None = None) -> Path:
+    """The learner's exercise file of ``lab`` (the repo's ``labs/exercises/`` by default)."""
+    name = LABS[lab][0]
+    if labs_dir is not None:
+        return Path(labs_dir) / "exercises" / name
+    candidates = [Path(__file__).resolve().parents[2] / "labs" / "exercises" / name,  # a source checkout
+                  Path.cwd() / "exercises" / name,  # a notebook running in labs/
+                  Path.cwd() / "labs" / "exercises" / name]
+    return next((c for c in candidates if c.is_file()), candidates[0])

@@ -1,0 +1,127 @@
+"""Results files: Gradescope's ``results.json`` shape, its schema check, and the bulk CSV summary.
+
+Gradescope's autograder reads ``/autograder/results/results.json``: a top-level ``score`` and
+``execution_time``, and ``tests[]`` each with ``name``, ``score``, ``max_score``, ``status``, ``output``
+and ``visibility``. Built-in tests are ``visible``; an instructor's hidden tests (``--tests DIR``) are
+``after_published``, so learners see them only once grades are published and never see their code.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from rocketlab.grading.runner import GradeReport
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Gradescope autograder results (the fields rocketlab writes)",
+    "type": "object",
+    "required": ["score", "execution_time", "output", "visibility", "tests"],
+    "properties": {
+        "score": {"type": "number", "minimum": 0},
+        "execution_time": {"type": "number", "minimum": 0},
+        "output": {"type": "string"},
+        "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+        "visibility": {"enum": list(VISIBILITIES)},
+        "stdout_visibility": {"enum": list(VISIBILITIES)},
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": {
+            "type": "object",
+            "required": ["name", "score", "max_score", "status", "output", "visibility"],
+            "properties": {
+                "name": {"type": "string", "minLength": 1},
+                "number": {"type": "string"},
+                "score": {"type": "number", "minimum": 0},
+                "max_score": {"type": "number", "minimum": 0},
+                "status": {"enum": ["passed", "failed"]},
+                "output": {"type": "string"},
+                "output_format": {"enum": ["text", "html", "simple_format", "md", "ansi"]},
+                "visibility": {"enum": list(VISIBILITIES)},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "extra_data": {"type": "object"},
+            },
+        }},
+    },
+}
+
+
+def gradescope(report: GradeReport) -> dict[str, Any]:
+    """``report`` as Gradescope's results.json."""
+    tests = []
+    for i, t in enumerate(report.tests, 1):
+        tests.append({"name": t.name, "number": f"{report.lab[3:].lstrip('0') or '0'}.{i}", "score": t.score,
+                      "max_score": t.max_score, "status": "passed" if t.passed else "failed",
+                      "output": t.output(), "output_format": "text",
+                      "visibility": "after_published" if t.hidden else "visible",
+                      "tags": [t.exercise, t.kind],
+                      "extra_data": {"seed": t.seed, "seeds_run": t.seeds_run, "duration_s": t.duration_s}})
+    passed = sum(t.passed for t in report.tests)
+    summary = (f"{report.lab}: {report.score:g}/{report.max_score:g} points, {passed}/{len(report.tests)} tests passed "
+               f"({report.submission})")
+    return {"score": report.score, "execution_time": report.execution_time_s, "output": summary,
+            "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden",
+            "extra_data": {"lab": report.lab, "max_score": report.max_score}, "tests": tests}
+
+
+def validate(results: dict[str, Any]) -> list[str]:
+    """Problems of ``results`` against :data:`SCHEMA` (empty when it is valid); no dependency needed."""
+    problems: list[str] = []
+
+    def check(value: Any, schema: dict[str, Any], where: str) -> None:
+        kind = schema.get("type")
+        types = {"object": dict, "array": list, "string": str, "number": (int, float)}
+        if kind and (not isinstance(value, types[kind]) or (kind == "number" and isinstance(value, bool))):
+            problems.append(f"{where}: expected {kind}, got {type(value).__name__}")
+            return
+        if "enum" in schema and value not in schema["enum"]:
+            problems.append(f"{where}: {value!r} is not one of {schema['enum']}")
+        if "minimum" in schema and value < schema["minimum"]:
+            problems.append(f"{where}: {value} < {schema['minimum']}")
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            problems.append(f"{where}: empty")
+        if kind == "object":
+            for key in schema.get("required", []):
+                if key not in value:
+                    problems.append(f"{where}: missing {key!r}")
+            for key, sub in schema.get("properties", {}).items():
+                if key in value:
+                    check(value[key], sub, f"{where}.{key}")
+        if kind == "array":
+            for i, item in enumerate(value):
+                check(item, schema.get("items", {}), f"{where}[{i}]")
+
+    check(results, SCHEMA, "results")
+    return problems
+
+
+def write_results(report: GradeReport, path: str | Path) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = gradescope(report)
+    problems = validate(data)
+    if problems:  # a bug of ours, never the learner's
+        raise AssertionError(f"results.json does not match the schema: {problems}")
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    return out
+
+
+def write_summary_csv(rows: list[tuple[str, GradeReport]], path: str | Path) -> Path:
+    """One row per submission: its name, score, max score, tests passed, then one column per test."""
+    out = Path(path)
+    names: list[str] = []
+    for _, report in rows:
+        for t in report.tests:
+            if t.name not in names:
+                names.append(t.name)
+    with out.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["submission", "score", "max_score", "passed", "tests", *names])
+        for who, report in rows:
+            scores = {t.name: t.score for t in report.tests}
+            w.writerow([who, f"{report.score:g}", f"{report.max_score:g}", sum(t.passed for t in report.tests),
+                        len(report.tests), *(f"{scores[n]:g}" if n in scores else "" for n in names)])
+    return out

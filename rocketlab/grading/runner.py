@@ -1,0 +1,242 @@
+"""Grade a submission: run a lab's graded tests in a worker process, with a time limit per test.
+
+:func:`grade` starts :mod:`rocketlab.grading.worker`, hands it the tests and reads its events. A test
+that passes its time limit gets the worker killed (its process group, by PID) and is failed as
+"stopped"; a worker that dies fails the test it was running; either way a fresh worker grades the tests
+left. A submission that does not import fails every test with the reason and is otherwise graded as
+usual (all zero), so a results file is always written.
+
+rocketlab's own addition (Gradescope and otter-grader grade the same way: one process per submission).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rocketlab.errors import RocketlabError
+from rocketlab.grading import registry
+
+IMPORT_TIME_LIMIT_S = 30.0
+
+
+@dataclass
+class TestResult:
+    """One graded test's outcome, in the learner's terms."""
+
+    name: str
+    exercise: str
+    kind: str
+    max_score: float
+    score: float
+    passed: bool
+    message: str
+    about: str = ""
+    hidden: bool = False
+    seed: int | None = None
+    seeds_run: int = 0
+    duration_s: float = 0.0
+    printed_chars: int = 0
+    printed: str = ""
+    replay: str = ""
+    viewer: str = ""
+
+    def output(self) -> str:
+        """The text a learner reads (Gradescope's ``output``)."""
+        lines = [f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.about}".rstrip(": "), self.message]
+        if self.replay:
+            lines.append(f"replay: {self.replay}")
+        if self.viewer:
+            lines.append(f"in the cluster viewer: {self.viewer}")
+        if self.printed_chars:
+            cut = f" (first {len(self.printed)} of {self.printed_chars:,} characters)" \
+                if self.printed_chars > len(self.printed) else ""
+            lines.append(f"your code printed{cut}:\n{self.printed}")
+        return "\n".join(lines)
+
+
+@dataclass
+class GradeReport:
+    """Every test of one grading run."""
+
+    lab: str
+    submission: str
+    tests: list[TestResult] = field(default_factory=list)
+    execution_time_s: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(t.score for t in self.tests), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(t.max_score for t in self.tests), 6)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(t.passed for t in self.tests)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"lab": self.lab, "submission": self.submission, "score": self.score, "max_score": self.max_score,
+                "execution_time_s": self.execution_time_s, "tests": [asdict(t) for t in self.tests]}
+
+
+def _replay_lines(test: registry.GradedTest, seed: int, submission: str | None, lab: str) -> tuple[str, str]:
+    sub = f" --submission {submission}" if submission else " --reference"
+    command = f"rocketlab grade {lab} --only {test.name} --seed {seed}{sub}"
+    where = f", submission={submission!r}" if submission else ", reference=True"
+    viewer = (f"from rocketlab.grading import replay; from rocketlab.viz import ClusterView; "
+              f"ClusterView(replay({test.name!r}, seed={seed}{where}))")
+    return command, viewer
+
+
+class _Worker:
+    """One worker process and its event pipe."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.read_fd, write_fd = os.pipe()
+        self.stderr = tempfile.TemporaryFile()
+        env = {**os.environ, "ROCKETLAB_GRADER_FD": str(write_fd), "PYTHONDONTWRITEBYTECODE": "1"}
+        self.proc = subprocess.Popen([sys.executable, "-m", "rocketlab.grading.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.DEVNULL, stderr=self.stderr, pass_fds=(write_fd,), env=env,
+                                     start_new_session=True)
+        os.close(write_fd)
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        self.proc.stdin.close()
+        self.buffer = b""
+
+    def next_event(self, deadline: float) -> dict[str, Any] | None:
+        """The next event, or None at the deadline or when the worker is gone."""
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.read_fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(self.read_fd, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def stderr_tail(self, limit: int = 1500) -> str:
+        self.stderr.seek(0, os.SEEK_END)
+        size = self.stderr.tell()
+        self.stderr.seek(max(0, size - limit))
+        return self.stderr.read().decode(errors="replace").strip()
+
+    def stop(self) -> int | None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        code = self.proc.wait()
+        os.close(self.read_fd)
+        self.stderr.close()
+        return code
+
+
+def grade(lab: str, submission: str | Path | None = None, *, reference: bool = False,
+          only: list[str] | None = None, seed: int | None = None, tests_dir: str | Path | None = None,
+          public_only: bool = False, time_limit_s: float | None = None,
+          progress: Callable[[str, TestResult], None] | None = None) -> GradeReport:
+    """Run ``lab``'s graded tests on ``submission`` (the learner's exercise file; default the repo's
+    ``labs/exercises/labNN_*.py``) or, with ``reference``, on the kit's own functions. ``time_limit_s``
+    lowers every test's own limit to at most that."""
+    registry.load_builtin(lab)
+    if tests_dir is not None:
+        registry.load_hidden(tests_dir)
+    tests = registry.tests_of(lab, only)
+    if public_only:
+        tests = [t for t in tests if not t.hidden]
+    if not tests:
+        raise RocketlabError(f"{lab}: no tests selected")
+    path = None if reference else Path(submission) if submission is not None else registry.exercise_file(lab)
+    if path is not None and not path.is_file():
+        raise RocketlabError(f"submission {path}: no such file")
+    shown = "reference" if path is None else str(path)
+    report = GradeReport(lab, shown)
+    started = time.monotonic()
+    todo = list(tests)
+    sub_arg = None if path is None else str(path)
+    while todo:
+        request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed,
+                   "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo]}
+        worker = _Worker(request)
+        try:
+            first = worker.next_event(time.monotonic() + IMPORT_TIME_LIMIT_S)
+            if first is None or first.get("event") == "import_error":
+                if first is None:
+                    code = worker.proc.poll()
+                    why = (f"your file did not finish importing within {IMPORT_TIME_LIMIT_S:.0f} s"
+                           if code is None else f"the grader's worker exited ({code}) while importing your file: "
+                           f"{worker.stderr_tail()}")
+                else:
+                    why = first["message"]
+                for t in todo:
+                    report.tests.append(_failed(t, why))
+                    if progress:
+                        progress(lab, report.tests[-1])
+                todo = []
+                break
+            while todo:
+                test = todo[0]
+                event = worker.next_event(time.monotonic() + 10)
+                if event is None or event.get("event") != "start" or event.get("test") != test.name:
+                    raise RocketlabError(f"grader worker out of step: expected the start of {test.name}, got "
+                                         f"{event}; {worker.stderr_tail()}")
+                t0 = time.monotonic()
+                limit = test.time_limit_s if time_limit_s is None else min(test.time_limit_s, time_limit_s)
+                event = worker.next_event(t0 + limit)
+                todo.pop(0)
+                if event is None:
+                    code = worker.proc.poll()
+                    if code is None:
+                        why = (f"stopped after {limit:g} s, this test's time limit: does your code "
+                               f"loop forever or sleep?")
+                    else:
+                        why = (f"the grader's worker process ended (exit code {code}) while running this test: "
+                               f"does your code call os._exit or crash the interpreter? {worker.stderr_tail(300)}")
+                    report.tests.append(_failed(test, why, duration=time.monotonic() - t0))
+                    if progress:
+                        progress(lab, report.tests[-1])
+                    break  # a fresh worker for the rest
+                report.tests.append(_from_event(test, event, sub_arg, lab))
+                if progress:
+                    progress(lab, report.tests[-1])
+        finally:
+            worker.stop()
+    report.execution_time_s = round(time.monotonic() - started, 3)
+    return report
+
+
+def _failed(test: registry.GradedTest, why: str, duration: float = 0.0) -> TestResult:
+    return TestResult(test.name, test.exercise, test.kind, test.points, 0.0, False, why, test.about, test.hidden,
+                      duration_s=round(duration, 3))
+
+
+def _from_event(test: registry.GradedTest, event: dict[str, Any], submission: str | None, lab: str) -> TestResult:
+    passed = bool(event["passed"])
+    result = TestResult(test.name, test.exercise, test.kind, test.points, test.points if passed else 0.0, passed,
+                        str(event.get("message", "")), test.about, test.hidden, event.get("seed"),
+                        int(event.get("seeds_run", 0)), float(event.get("duration_s", 0.0)),
+                        int(event.get("printed_chars", 0)), str(event.get("printed", "")))
+    if not passed and test.seeds is not None and result.seed is not None:
+        result.message = f"seed {result.seed}: {result.message}"
+        result.replay, viewer = _replay_lines(test, result.seed, submission, lab)
+        result.viewer = viewer if event.get("kept_cluster") else ""
+    return result

@@ -1,0 +1,1 @@
+"""The built-in graded tests, one module per lab (``labNN.py``)."""

@@ -1,0 +1,190 @@
+"""Lab 01's graded tests: the slave's ``TransferParser`` and ``decide_wait_transfer``.
+
+Scenarios run a simulated master and slave(s) whose TCP streams split and merge writes at random, with
+the every-event checkers of classic HA: the slave's CommitLog is always a byte prefix of the master's,
+and a SYNC_MASTER's PUT_OK only once the message is on a slave.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from rocketlab.errors import RemoteProtocolError
+from rocketlab.grading.registry import Ctx, graded
+from rocketlab.grading.suites._common import compare_table, expect
+from rocketlab.ha.group_transfer import decide_wait_transfer
+from rocketlab.ha.wire import NEED_DATA, encode_transfer
+from rocketlab.sim.cluster import Cluster
+
+
+# ---------------------------------------------------------------------- TransferParser
+def _frames(seed: int) -> list[tuple[int, bytes]]:
+    rng = random.Random(seed)
+    offset, frames = 0, []
+    for _ in range(12):
+        size = rng.choice((0, 0, 1, 7, 12, 13, 200, 4096))
+        body = bytes(rng.randrange(256) for _ in range(size))
+        frames.append((offset, body))
+        offset += size
+    return frames
+
+
+def _parse(impl, chunks: list[bytes], max_body: int | None = None) -> list[tuple[int, bytes]]:
+    parser = impl() if max_body is None else impl(max_body)
+    got = []
+    for chunk in chunks:
+        parser.receive_data(chunk)
+        for _ in range(10_000):
+            event = parser.next_event()
+            if event is NEED_DATA:
+                break
+            got.append((event.phy_offset, bytes(event.body)))
+        else:
+            raise AssertionError("next_event never returned NEED_DATA (10,000 events from one read)")
+    return got
+
+
+def _show(frames: list[tuple[int, bytes]]) -> str:
+    return ", ".join(f"(phyOffset {o}, {len(b)} bytes)" for o, b in frames[:6]) + (" ..." if len(frames) > 6 else "")
+
+
+@graded("lab01.transfer_parser", points=2)
+def whole_frames(ctx: Ctx) -> None:
+    """Frames read whole, all in one read and one per read: heartbeats (bodySize 0) and data frames."""
+    frames = _frames(1)
+    stream = [encode_transfer(o, b) for o, b in frames]
+    for chunks, how in ((stream, "one frame per read"), ([b"".join(stream)], "all frames in one read")):
+        got = _parse(ctx.impl, chunks)
+        expect(got == frames, f"{how}: you returned {len(got)} frames [{_show(got)}], expected {len(frames)} "
+                              f"[{_show(frames)}]")
+
+
+@graded("lab01.transfer_parser", points=3)
+def split_reads(ctx: Ctx) -> None:
+    """The same frames read one byte at a time, and cut at random places (headers cut too): the same
+    events, NEED_DATA while a frame is incomplete."""
+    for seed in range(20):
+        frames = _frames(seed)
+        data = b"".join(encode_transfer(o, b) for o, b in frames)
+        rng = random.Random(seed)
+        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(1, 40))))
+        chunks = [data[i:j] for i, j in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        if seed == 0:
+            chunks = [data[i:i + 1] for i in range(len(data))]
+        got = _parse(ctx.impl, chunks)
+        expect(got == frames, f"reads cut at bytes {cuts[:8]}{'...' if len(cuts) > 8 else ''} of a {len(data)}-byte "
+                              f"stream: you returned {len(got)} frames [{_show(got)}], expected {len(frames)} "
+                              f"[{_show(frames)}]")
+
+
+@graded("lab01.transfer_parser", points=2)
+def bad_frames(ctx: Ctx) -> None:
+    """A negative phyOffset, a negative bodySize or one above max_body raise RemoteProtocolError; a body
+    of exactly max_body is fine."""
+    import struct
+    header = struct.Struct(">qi")
+    cases = [(header.pack(-1, 0), "a negative phyOffset"), (header.pack(0, -5), "a negative bodySize"),
+             (header.pack(0, 101), "bodySize 101 with max_body 100")]
+    for data, what in cases:
+        try:
+            _parse(ctx.impl, [data + bytes(200)], max_body=100)
+        except RemoteProtocolError:
+            continue
+        raise AssertionError(f"a frame with {what} was accepted: raise RemoteProtocolError (the slave must close "
+                             f"the connection)")
+    got = _parse(ctx.impl, [header.pack(0, 100) + bytes(100)], max_body=100)
+    expect(got == [(0, bytes(100))], f"a frame with bodySize == max_body (100) gave {_show(got)}")
+
+
+def replication(ctx: Ctx, role: str = "ASYNC_MASTER") -> Cluster:
+    c = ctx.keep(Cluster.master_slave(role, slaves=1, seed=ctx.seed))
+    rng = random.Random(ctx.seed)
+    c.run_for(6_000)
+    for i in range(60):
+        c.put(bytes(rng.randrange(256) for _ in range(rng.choice((10, 300, 3000)))), wait=False, keys=f"k{i}")
+        c.run_for(rng.choice((0, 1, 5, 50)))
+        if i == 30:
+            c.crash("n1")
+            c.run_for(500)
+            c.restart("n1")
+    master = c.node("n0").store.commit_log
+    expect(c.run_until(lambda c: c.alive("n1") and c.node("n1").store.commit_log.get_max_offset()
+                       == master.get_max_offset(), timeout_ms=20_000),
+           f"the slave did not catch up with the master within 20 s: slave at "
+           f"{c.node('n1').store.commit_log.get_max_offset()}, master at {master.get_max_offset()}; "
+           f"the slave's HA client closed with: {c.node('n1').ha_client.close_reasons[-3:]}")
+    return c
+
+
+@graded("lab01.transfer_parser", points=3, seeds=range(4), name="replication")
+def parser_replication(ctx: Ctx) -> None:
+    """Your parser in a real slave: 60 puts of 10 B-3 KB over a stream that splits and merges writes,
+    the slave restarted half-way; it must end byte-identical to the master (checked at every event)."""
+    replication(ctx)
+
+
+# ---------------------------------------------------------------------- decide_wait_transfer
+def transfer_cases() -> list[tuple[int, int, int, int, list[int], int]]:
+    cases = []
+    for next_offset, ack_nums, push2, acks, now in itertools.product(
+            (100, 200), (1, 2, 3), (0, 99, 100, 101, 200), ([], [100], [99, 100], [100, 250], [50, 60]),
+            (900, 999, 1000, 1001)):
+        cases.append((next_offset, ack_nums, 1000, push2, acks, now))
+    return cases
+
+
+@graded("lab01.decide_wait_transfer", points=3)
+def transfer_table(ctx: Ctx) -> None:
+    """doWaitTransfer for one put: 4.x (ack_nums 1) and 5.x counts (2, 3), before, at and after the
+    deadline, acks below, at and beyond the put's end."""
+    compare_table(transfer_cases(), lambda c: ctx.impl(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+                  lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+                  lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
+                             f"push2_slave_max_offset={c[3]}, slave_acks={c[4]}, now_ms={c[5]})"))
+
+
+def _sync_puts(c: Cluster, n: int, what: str) -> list[str]:
+    statuses = []
+    for i in range(n):
+        h = c.put(b"sync-%d" % i)
+        expect(h.done, f"{what}: put {i} was never answered (a put must end by its deadline)")
+        statuses.append(h.status)
+    return statuses
+
+
+@graded("lab01.decide_wait_transfer", points=3, seeds=range(3), name="sync_master")
+def sync_master(ctx: Ctx) -> None:
+    """Your decision in a SYNC_MASTER: with the slave up every put is PUT_OK (and on the slave), with it
+    down each ends FLUSH_SLAVE_TIMEOUT at its deadline, and PUT_OK again once it is back."""
+    c = ctx.keep(Cluster.master_slave("SYNC_MASTER", slaves=1, seed=ctx.seed))
+    c.run_for(7_000)
+    up = _sync_puts(c, 10, "slave up")
+    expect(up == ["PUT_OK"] * 10, f"with the slave up the puts answered {up}")
+    c.crash("n1")
+    t0 = c.now_ms
+    down = _sync_puts(c, 2, "slave down")
+    expect(set(down) <= {"FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE"},
+           f"with the slave down the puts answered {down}")
+    took = c.now_ms - t0
+    expect(took <= 2 * 3_000 + 500, f"two puts with the slave down took {took} ms; each must end at its 3 s deadline")
+    c.restart("n1")
+    c.run_for(7_000)
+    back = _sync_puts(c, 5, "slave back")
+    expect(back == ["PUT_OK"] * 5, f"once the slave was back the puts answered {back}")
+
+
+@graded("lab01.decide_wait_transfer", points=2, seeds=range(2), name="in_sync_replicas")
+def in_sync_replicas(ctx: Ctx) -> None:
+    """RocketMQ 5's counting: 2 slaves, inSyncReplicas 2 keeps PUT_OK with one slave down (the master
+    counts as one), inSyncReplicas 3 times out until both are up."""
+    for need, expected_down in ((2, "PUT_OK"), (3, "FLUSH_SLAVE_TIMEOUT")):
+        c = ctx.keep(Cluster.master_slave("SYNC_MASTER", slaves=2, seed=ctx.seed, ha={"in_sync_replicas": need}))
+        c.run_for(7_000)
+        up = _sync_puts(c, 5, f"inSyncReplicas {need}, both slaves up")
+        expect(up == ["PUT_OK"] * 5, f"inSyncReplicas {need} with both slaves up: the puts answered {up}")
+        c.crash("n2")
+        down = _sync_puts(c, 2, f"inSyncReplicas {need}, one slave down")
+        expect(down == [expected_down] * 2,
+               f"inSyncReplicas {need} with one of two slaves down: the puts answered {down}, expected {expected_down}")
+        c.close()

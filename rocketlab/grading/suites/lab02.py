@@ -1,0 +1,282 @@
+"""Lab 02's graded tests: the CommitLog record, END_OF_FILE, consume-queue units, index-file slots.
+
+Scenarios open a real store on disk (tiny mapped files so they roll often), put random messages with
+the learner's function plugged in, kill it (the crash simulation: the ``abort`` file stays), recover it
+as RocketMQ does (abnormal recovery, ``checkCRCOnRecover``), and read every message back by queue and by
+key. A message lost, changed or misplaced fails the test with what went wrong.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+from rocketlab.grading.registry import Ctx, graded
+from rocketlab.grading.suites._common import compare_table, expect, scratch_dir
+from rocketlab.store import Message, MessageStore, PutMessageStatus
+from rocketlab.store.commit_log import is_end_of_file
+from rocketlab.store.consume_queue import unit_position
+from rocketlab.store.crash import simulate_crash
+from rocketlab.store.index_file import index_positions
+from rocketlab.store.message import MessageSysFlag
+from rocketlab.store.message_codec import decode_message, encode_record
+
+SMALL = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
+         "max_hash_slot_num": 16, "max_index_num": 64}
+HOSTS = [("127.0.0.1", 8123), ("10.1.2.3", 40000), ("::1", 9876), ("fe80::1:2", 10911)]
+FIELDS = [("TOTALSIZE", 4), ("MAGICCODE", 4), ("BODYCRC", 4), ("QUEUEID", 4), ("FLAG", 4), ("QUEUEOFFSET", 8),
+          ("PHYSICALOFFSET", 8), ("SYSFLAG", 4), ("BORNTIMESTAMP", 8)]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000_000
+
+    def __call__(self) -> int:
+        self.now += 7
+        return self.now
+
+
+def random_message(rng: random.Random, i: int, *, long_topic: bool = False, any_topic: bool = False) -> Message:
+    """A message with random fields; ``any_topic`` allows a UTF-8 topic a broker would refuse (encoder
+    tests only), ``long_topic`` one over 127 bytes (the v2 layout)."""
+    topics = ("TopicA", "TopicB", "主题") if any_topic else ("TopicA", "TopicB", "%RETRY%Group_1")
+    topic = rng.choice(topics) if not long_topic else "T" * rng.choice((128, 300))
+    size = rng.choice((0, 1, 33, 200, 700))
+    props = {}
+    if rng.random() < 0.7:
+        props["KEYS"] = f"key-{i % 9}"
+    if rng.random() < 0.5:
+        props["TAGS"] = rng.choice(("TagA", "TagB"))
+    if rng.random() < 0.3:
+        props["custom"] = "x" * rng.randrange(1, 40)
+    return Message(topic=topic, body=bytes(rng.randrange(256) for _ in range(size)), queue_id=rng.randrange(2),
+                   flag=rng.randrange(4), properties=props, born_timestamp=1_700_000_000_000 + i,
+                   born_host=rng.choice(HOSTS), sys_flag=rng.choice((0, 0, MessageSysFlag.COMPRESSED_FLAG)),
+                   reconsume_times=rng.randrange(3))
+
+
+def _field_at(record: bytes, pos: int) -> str:
+    sys_flag = int.from_bytes(record[36:40], "big", signed=True) if len(record) >= 40 else 0
+    born = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
+    store = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
+    layout = [*FIELDS, ("BORNHOST", born), ("STORETIMESTAMP", 8), ("STOREHOSTADDRESS", store),
+              ("RECONSUMETIMES", 4), ("PREPARED TRANSACTION OFFSET", 8), ("BODY length", 4)]
+    at = 0
+    for name, size in layout:
+        if pos < at + size:
+            return f"{name} (bytes {at}-{at + size - 1})"
+        at += size
+    return "the body, topic or properties"
+
+
+def _diff(mine: bytes, want: bytes) -> str | None:
+    if mine == want:
+        return None
+    for i, (a, b) in enumerate(zip(mine, want, strict=False)):
+        if a != b:
+            return (f"first difference at byte {i}, in {_field_at(want, i)}: yours "
+                    f"{mine[i:i + 8].hex(' ')}, RocketMQ's {want[i:i + 8].hex(' ')}")
+    return f"yours is {len(mine)} bytes, RocketMQ's {len(want)} (the common part is identical)"
+
+
+# ---------------------------------------------------------------------- encode_record
+@graded("lab02.encode_record", points=3)
+def golden_records(ctx: Ctx) -> None:
+    """Byte-exact records: IPv4 and IPv6 hosts, empty and large bodies, properties, flags, a long topic."""
+    rng = random.Random(2)
+    for i in range(60):
+        msg = random_message(rng, i, long_topic=i % 15 == 14, any_topic=True)
+        store_host = HOSTS[i % len(HOSTS)]
+        want = encode_record(msg, 1_700_000_000_999, store_host)
+        try:
+            mine = bytes(ctx.impl(msg, 1_700_000_000_999, store_host))
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            from rocketlab.grading.registry import learner_terms
+            raise AssertionError(f"encode_record({msg!r}) raised {learner_terms(e, '', '')}") from e
+        problem = _diff(mine, want)
+        expect(problem is None, f"message {i} (topic {msg.topic[:20]!r}, {len(msg.body)}-byte body, born host "
+                                f"{msg.born_host}, store host {store_host}, properties {msg.properties}): {problem}")
+
+
+def _put_all(store, msgs: list[Message]) -> list:
+    results = []
+    for m in msgs:
+        r = store.put_message(m)
+        expect(r.status is PutMessageStatus.PUT_OK, f"the store refused a put: {r}")
+        results.append(r)
+    store.reput()
+    return results
+
+
+def _reopen_after_crash(store, root: Path, clock: Clock):
+    store.reput()
+    simulate_crash(store)
+    return MessageStore.open(root, clock=clock, threads=False, **SMALL)
+
+
+def _read_queue(store, topic: str, queue_id: int) -> list:
+    out, offset = [], 0
+    while True:
+        got = store.get_message(topic, queue_id, offset, 32)
+        msgs = list(got.messages)
+        if not msgs:
+            return out
+        out.extend(msgs)
+        offset = got.next_begin_offset
+
+
+def round_trip(ctx: Ctx, n: int = 60) -> None:
+    """Put ``n`` random messages, crash, recover, read back every queue: the same messages, in order."""
+    rng = random.Random(ctx.seed)
+    msgs = [random_message(rng, i) for i in range(n)]
+    with scratch_dir("rocketlab-grade-") as root:
+        clock = Clock()
+        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
+        try:
+            _put_all(store, msgs)
+            store = _reopen_after_crash(store, root, clock)
+            for topic, queue_id in sorted({(m.topic, m.queue_id) for m in msgs}):
+                sent = [m for m in msgs if (m.topic, m.queue_id) == (topic, queue_id)]
+                got = _read_queue(store, topic, queue_id)
+                expect(len(got) == len(sent),
+                       f"after a crash and recovery, queue {topic}/{queue_id} holds {len(got)} of the {len(sent)} "
+                       f"messages put (recovery keeps the records up to the first one that fails its checks and "
+                       f"cuts the rest)")
+                for k, (m, g) in enumerate(zip(sent, got, strict=True)):
+                    same = (g.body == m.body and g.topic == m.topic and g.queue_id == m.queue_id
+                            and g.flag == m.flag and g.properties.get("KEYS") == m.properties.get("KEYS")
+                            and g.born_host == m.born_host and g.queue_offset == k)
+                    expect(same, f"queue {topic}/{queue_id} message {k} came back different: put {m!r}, got {g!r}")
+        finally:
+            store.shutdown()
+
+
+@graded("lab02.encode_record", points=3, seeds=range(3), name="store_round_trip")
+def encode_round_trip(ctx: Ctx) -> None:
+    """Your records in a real store: 60 random messages, a crash, recovery with CRC checks, every queue
+    read back (a record RocketMQ cannot parse is cut off by recovery, and everything after it)."""
+    round_trip(ctx)
+
+
+# ---------------------------------------------------------------------- END_OF_FILE
+def eof_cases() -> list[tuple[int, int, int]]:
+    cases = []
+    for size in (100, 4096):
+        for length, pos in itertools.product(range(0, size + 2, 1 if size == 100 else 97), range(0, size + 1, 1 if size == 100 else 61)):
+            cases.append((length, pos, size))
+    return cases
+
+
+@graded("lab02.is_end_of_file", points=3)
+def eof_table(ctx: Ctx) -> None:
+    """Does a record fit? Every length and position of a 100-byte file (and many of a 4 KiB one),
+    including a record that leaves exactly 8 bytes (it fits) and 7 (it does not)."""
+    compare_table(eof_cases(), lambda c: bool(ctx.impl(*c)), lambda c: is_end_of_file(*c),
+                  lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
+                  why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
+
+
+@graded("lab02.is_end_of_file", points=3, seeds=range(3), name="rolling_files")
+def eof_rolling(ctx: Ctx) -> None:
+    """Your decision in a real store with 4 KiB files: records sized to leave exactly 8, 7 and 0 bytes,
+    random ones, a crash and recovery; every message must come back."""
+    rng = random.Random(ctx.seed)
+    msgs: list[Message] = []
+    probe = len(encode_record(Message("TopicA", b"", born_host=HOSTS[0]), 0, ("127.0.0.1", 10911)))
+    with scratch_dir("rocketlab-grade-") as root:
+        clock = Clock()
+        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
+        try:
+            for i in range(50):
+                size = rng.randrange(1, 900)
+                files = store.commit_log.mapped_file_queue.mapped_files
+                if i % 4 == 3 and files:  # sized so that it leaves exactly 8, 7 or 0 bytes of its file
+                    left = files[-1].file_size - files[-1].wrote_position
+                    if left - 8 - probe > 0:
+                        size = left - rng.choice((8, 7, 0)) - probe
+                msgs.append(Message("TopicA", bytes(rng.randrange(256) for _ in range(size)), born_host=HOSTS[0],
+                                    born_timestamp=1_700_000_000_000 + i))
+                _put_all(store, msgs[-1:])
+            store = _reopen_after_crash(store, root, clock)
+            got = _read_queue(store, "TopicA", 0)
+            expect(len(got) == len(msgs), f"after a crash and recovery {len(got)} of {len(msgs)} messages remain "
+                                          f"(a file must end in a record that leaves at least 8 bytes, then the "
+                                          f"8-byte END_OF_FILE blank)")
+            expect([g.body for g in got] == [m.body for m in msgs], "messages came back in the wrong order or changed")
+        finally:
+            store.shutdown()
+
+
+# ---------------------------------------------------------------------- consume queue
+@graded("lab02.unit_position", points=3)
+def unit_table(ctx: Ctx) -> None:
+    """The file and position of units 0..999 with files of 16, 1 and 300,000 units."""
+    cases = [(i, size) for size in (20 * 16, 20, 20 * 300_000) for i in range(1000)] + [(10**9, 20 * 300_000)]
+    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: unit_position(*c),
+                  lambda c: f"unit_position(index={c[0]}, mapped_file_size={c[1]})")
+
+
+@graded("lab02.unit_position", points=3, seeds=range(3), name="pull_every_queue")
+def unit_pulls(ctx: Ctx) -> None:
+    """Your lookup behind every pull: 60 messages over 4 queues with 16-unit consume-queue files, read
+    back in pulls of 1 to 32 from every offset, before and after a crash."""
+    rng = random.Random(ctx.seed)
+    msgs = [Message("TopicA", b"m%d" % i, queue_id=rng.randrange(4), born_host=HOSTS[0]) for i in range(60)]
+    with scratch_dir("rocketlab-grade-") as root:
+        clock = Clock()
+        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
+        try:
+            _put_all(store, msgs)
+            for phase in ("before the crash", "after a crash and recovery"):
+                for q in range(4):
+                    sent = [m.body for m in msgs if m.queue_id == q]
+                    for start in range(len(sent)):
+                        got = store.get_message("TopicA", q, start, rng.randrange(1, 33))
+                        bodies = [m.body for m in got.messages]
+                        expect(bool(bodies) and bodies == sent[start:start + len(bodies)],
+                               f"{phase}: a pull of queue {q} from offset {start} returned {bodies[:3]}..., "
+                               f"expected {sent[start:start + 3]}...")
+                if phase.startswith("before"):
+                    store = _reopen_after_crash(store, root, clock)
+        finally:
+            store.shutdown()
+
+
+# ---------------------------------------------------------------------- index file
+@graded("lab02.index_positions", points=3)
+def index_table(ctx: Ctx) -> None:
+    """Slot and entry positions for many key hashes, slot counts and entry numbers."""
+    rng = random.Random(5)
+    cases = [(rng.randrange(2**31), slots, count) for slots in (1, 16, 5_000_000) for count in (1, 2, 63, 1000)
+             for _ in range(40)] + [(0, 16, 1), (15, 16, 1), (16, 16, 1), (2**31 - 1, 5_000_000, 20_000_000)]
+    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: index_positions(*c),
+                  lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
+
+
+@graded("lab02.index_positions", points=3, seeds=range(3), name="query_by_key")
+def index_queries(ctx: Ctx) -> None:
+    """Your arithmetic in every index write and lookup: 150 messages over 9 keys with 16 slots and 64
+    entries per file (chains of collisions, three files), each key queried after a crash."""
+    rng = random.Random(ctx.seed)
+    msgs = [Message("TopicA", b"m%d" % i, keys=f"key-{rng.randrange(9)}", born_host=HOSTS[0]) for i in range(150)]
+    with scratch_dir("rocketlab-grade-") as root:
+        clock = Clock()
+        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
+        try:
+            _put_all(store, msgs)
+            store = _reopen_after_crash(store, root, clock)
+            for k in range(9):
+                key = f"key-{k}"
+                want = sorted(m.body for m in msgs if m.properties.get("KEYS") == key)
+                result = store.query_message("TopicA", key, max_num=64)
+                got = sorted(decode_message(buf).body for buf in result.message_buffer_list)
+                expect(got == want[-len(got):] if got else not want,
+                       f"query by key {key!r} found {len(got)} messages, expected {len(want)} "
+                       f"(e.g. {want[:3]}, got {got[:3]})")
+                expect(len(got) == len(want), f"query by key {key!r} found {len(got)} of its {len(want)} messages")
+        finally:
+            store.shutdown()

@@ -1,0 +1,201 @@
+"""Lab 03's graded tests: ``handle_vote`` and ``parse_vote_result``, in tables and in live elections.
+
+Scenarios run on the ``dledger-0.3.2`` profile (the elector that calls both functions) with MIT-style
+short timers. They judge what the election owns: one leader per term (every event), a leader within a
+time budget and with a bounded number of VoteRequests (MIT's TestCount), no leader without a majority.
+Log safety under churn is lab 04's business (DLedger's own commit rule can lose entries there).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from rocketlab.dledger.elector_decisions import (
+    VoteTally,
+    VoteView,
+    decide_vote,
+    parse_vote_result,
+)
+from rocketlab.dledger.invariants import election_safety
+from rocketlab.dledger.protocol import VoteRequest
+from rocketlab.grading.registry import Ctx, graded
+from rocketlab.grading.suites._common import compare_table, expect, fields_of
+from rocketlab.scenarios.dledger import run_churn
+from rocketlab.scenarios.dledger_group import SHORT_TIMERS, commit, settled_leader
+from rocketlab.sim.cluster import Cluster
+
+PROFILE = "dledger-0.3.2"
+CHECK_REASONS = {
+    1: "the candidate is not one of the peers", 2: "a vote request from this voter's own id that is not a self-vote",
+    3: "the candidate's last entry has an older term than the voter's", 4: "same last term, but the candidate's log is shorter",
+    5: "the request's term is older than the voter's", 6: "same term, and the voter already voted for someone else",
+    7: "the request's term is newer: the voter steps down and is not ready to vote yet",
+    8: "the request's term is older than the voter's last log term", 9: "the voter is taking leadership",
+    10: "every check passed: grant the vote",
+}
+RULE_REASONS = {
+    1: "a voter knows a bigger term", 2: "a voter already has a leader", 3: "fewer than a quorum answered validly",
+    4: "without the voters whose ledger is bigger there is no quorum", 5: "a quorum accepted",
+    6: "accepted plus TERM_NOT_READY make a quorum: vote again at once", 7: "nothing else applies",
+}
+
+
+# ---------------------------------------------------------------------- handle_vote: tables
+def vote_cases(*, order_only: bool = False) -> list[tuple[VoteView, VoteRequest, bool]]:
+    """Voter n0 of n0..n2 in every relevant state, candidates n1, n0 (self) and an unknown x9."""
+    cases = []
+    for cand, is_self in (("n1", False), ("n0", True), ("n0", False), ("x9", False)):
+        for curr_term, vote_for, leader, end_term, end_index, taking in itertools.product(
+                (3,), (None, "n1", "n2"), (None, "n2"), (1, 2, 4), (4,), (False, True)):
+            if order_only and (vote_for, leader, taking) != (None, None, False):
+                continue
+            view = VoteView("n0", frozenset({"n0", "n1", "n2"}), curr_term, vote_for, leader, end_index, end_term,
+                            taking)
+            for term, r_end_term, r_end_index in itertools.product((1, 2, 3, 4), (0, 1, 2, 3, 4), (3, 4, 5)):
+                cases.append((view, VoteRequest(group="g", remote_id="n0", leader_id=cand, term=term,
+                                                ledger_end_index=r_end_index, ledger_end_term=r_end_term), is_self))
+    return cases
+
+
+def _describe_vote(case: tuple[VoteView, VoteRequest, bool]) -> str:
+    v, r, is_self = case
+    return (f"handle_vote(voter n0: term {v.curr_term}, voted for {v.curr_vote_for}, leader {v.leader_id}, "
+            f"ledger end {v.ledger_end_index}@term {v.ledger_end_term}, taking leadership {v.taking_leadership}; "
+            f"candidate {r.leader_id}: term {r.term}, ledger end {r.ledger_end_index}@term {r.ledger_end_term}; "
+            f"is_self={is_self})")
+
+
+VOTE_FIELDS = ("check", "result", "term", "effect")
+
+
+def _vote_table(ctx: Ctx, cases: list[Any]) -> None:
+    compare_table(cases, lambda c: fields_of(ctx.impl(*c), VOTE_FIELDS),
+                  lambda c: fields_of(decide_vote(*c), VOTE_FIELDS), _describe_vote,
+                  why=lambda c, want: f"check {want[0]}: {CHECK_REASONS[want[0]]}")
+
+
+@graded("lab03.handle_vote", points=2)
+def log_freshness_before_term(ctx: Ctx) -> None:
+    """Checks 3-5 in DLedger 0.2.0+'s order: a stale log is refused before the terms are compared."""
+    _vote_table(ctx, vote_cases(order_only=True))
+
+
+@graded("lab03.handle_vote", points=3)
+def decision_table(ctx: Ctx) -> None:
+    """All ten checks, every voter state: the answer, its check number, the term and the effect."""
+    _vote_table(ctx, vote_cases())
+
+
+# ---------------------------------------------------------------------- parse_vote_result: table
+def tally_cases() -> list[tuple[VoteTally, int, int]]:
+    cases = []
+    for peers in (3, 5):
+        for all_num, valid, accepted, not_ready, bigger, has_leader, known in itertools.product(
+                range(peers + 1), range(peers + 1), range(peers + 1), range(3), range(3), (False, True), (5, 6)):
+            if valid > all_num or accepted + not_ready + bigger > valid:
+                continue
+            tally = VoteTally(known_max_term_in_group=known, all_num=all_num, valid_num=valid, accepted_num=accepted,
+                              not_ready_term_num=not_ready, bigger_ledger_num=bigger, already_has_leader=has_leader)
+            cases.append((tally, 5, peers))
+    return cases
+
+
+ROUND_FIELDS = ("rule", "result", "next_vote")
+
+
+@graded("lab03.parse_vote_result", points=3)
+def parse_result_table(ctx: Ctx) -> None:
+    """The ParseResult table: every tally of a 3- and a 5-member round, rule, result and next vote time."""
+    compare_table(tally_cases(), lambda c: fields_of(ctx.impl(*c), ROUND_FIELDS),
+                  lambda c: fields_of(parse_vote_result(*c), ROUND_FIELDS),
+                  lambda c: f"parse_vote_result({c[0]}, term={c[1]}, peer_size={c[2]})",
+                  why=lambda c, want: f"rule {want[0]}: {RULE_REASONS[want[0]]}")
+
+
+# ---------------------------------------------------------------------- live elections
+def election_cluster(seed: int, nodes: int = 3, network: str = "reliable") -> Cluster:
+    return Cluster.dledger(nodes=nodes, seed=seed, profile=PROFILE, config=SHORT_TIMERS,
+                           network=network, latency="uniform:1:3")
+
+
+def vote_requests(c: Cluster, since_seq: int = -1) -> int:
+    return sum(1 for e in c.events if e["kind"] == "msg_send" and e.get("msg") == "VoteRequest"
+               and e["seq"] > since_seq)
+
+
+def check_one_leader_per_term(c: Cluster) -> None:
+    found = election_safety(c.events)
+    expect(not found, f"two leaders in one term: {found[0].detail}" if found else "")
+
+
+def elections(ctx: Ctx) -> None:
+    """MIT's TestInitialElection, TestReElection and TestCount on 3 members."""
+    c = ctx.keep(election_cluster(ctx.seed))
+    expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
+           f"no leader that every member follows within 5 s of the start (t={c.now_ms} ms)")
+    check_one_leader_per_term(c)
+    used = vote_requests(c)
+    expect(used <= 30, f"the first election sent {used} VoteRequests; a healthy one needs at most 30")
+    leader, term = settled_leader(c), c.node(settled_leader(c)).term
+    seq = c.events[-1]["seq"]
+    c.run_for(2_000)
+    expect(settled_leader(c) == leader and c.node(leader).term == term,
+           f"with no failure the leadership changed within 2 s (leader {leader} term {term} -> "
+           f"{settled_leader(c)}): members must not start elections against a healthy leader")
+    expect(vote_requests(c, seq) == 0, "VoteRequests were sent while a healthy leader was in place")
+    c.crash(leader)
+    others = [n for n in c.node_ids if n != leader]
+    expect(c.run_until(lambda c: settled_leader(c, others) is not None, timeout_ms=5_000),
+           f"no new leader within 5 s of crashing leader {leader}")
+    second = settled_leader(c, others)
+    c.crash(second)
+    c.run_for(3_000)
+    alone = [n for n in others if n != second]
+    expect(all(c.node(n).role != "LEADER" for n in alone),
+           "a member became leader with only itself up (1 of 3 is no majority)")
+    c.restart(leader, second)
+    expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
+           "no leader within 5 s once all three members were back")
+    check_one_leader_per_term(c)
+
+
+def churn(ctx: Ctx) -> None:
+    """MIT's churn on 5 members over a lossy network: crashes, restarts, partitions, three clients."""
+    c = ctx.keep(election_cluster(ctx.seed, nodes=5, network="unreliable"))
+    expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
+           "no leader within 5 s of the start")
+    run_churn(c, rounds=12, settle_ms=8_000)
+    check_one_leader_per_term(c)
+    try:
+        commit(c, b"after-churn", timeout_ms=8_000)
+    except Exception as e:  # RocketlabError: no leader could commit
+        raise AssertionError(f"after the churn healed, no leader committed a write within 8 s: {e}") from None
+
+
+@graded("lab03.handle_vote", points=3, seeds=range(3), name="elections")
+def handle_vote_elections(ctx: Ctx) -> None:
+    """Your handle_vote in every member: a leader within 5 s and at most 30 VoteRequests, no needless
+    elections, failover within 5 s, no leader without a majority, one leader per term."""
+    elections(ctx)
+
+
+@graded("lab03.handle_vote", points=2, seeds=range(3), name="churn")
+def handle_vote_churn(ctx: Ctx) -> None:
+    """Your handle_vote under MIT-style churn on a lossy network: one leader per term, and writes
+    commit again once the faults heal."""
+    churn(ctx)
+
+
+@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="elections")
+def parse_elections(ctx: Ctx) -> None:
+    """Your parse_vote_result in every candidate: a leader within 5 s and at most 30 VoteRequests, no
+    needless elections, failover within 5 s, no leader without a majority, one leader per term."""
+    elections(ctx)
+
+
+@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="churn")
+def parse_churn(ctx: Ctx) -> None:
+    """Your parse_vote_result under MIT-style churn on a lossy network: one leader per term, and
+    writes commit again once the faults heal."""
+    churn(ctx)

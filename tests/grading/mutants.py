@@ -1,0 +1,180 @@
+"""Hand-written mutants of the learner-style solutions: each a realistic mistake that must lose points.
+
+A mutant is ``(exercise, mistake, old, new)``: ``old`` is replaced by ``new`` (exactly once) in the
+lab's solution file in ``tests/grading/solutions/``. ``python -m tests.grading.mutants`` grades every
+mutant on all of its exercise's tests and prints which tests kill it (the table in the issue note).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rocketlab.grading.registry import LABS
+
+SOLUTIONS = Path(__file__).parent / "solutions"
+
+MUTANTS: list[tuple[str, str, str, str]] = [
+    # ---- lab01.transfer_parser
+    ("lab01.transfer_parser", "waits for 8 header bytes instead of 12", "if len(self.buf) < 12:", "if len(self.buf) < 8:"),
+    ("lab01.transfer_parser", "little-endian header", 'HEADER = struct.Struct(">qi")', 'HEADER = struct.Struct("<qi")'),
+    ("lab01.transfer_parser", "forgets to drop the parsed frame", "        self.buf = self.buf[12 + size:]\n", ""),
+    ("lab01.transfer_parser", "drops only the body, not the header", "self.buf = self.buf[12 + size:]", "self.buf = self.buf[size:]"),
+    ("lab01.transfer_parser", "no check of bodySize against max_body",
+     "if offset < 0 or size < 0 or size > self.max_body:", "if offset < 0 or size < 0:"),
+    ("lab01.transfer_parser", "a body of exactly max_body refused",
+     "size > self.max_body:", "size >= self.max_body:"),
+    ("lab01.transfer_parser", "overwrites the buffer instead of appending", "self.buf += data", "self.buf = data"),
+    # ---- lab01.decide_wait_transfer
+    ("lab01.decide_wait_transfer", "> for >=: an ack exactly at the put's end is not enough",
+     "done = push2_slave_max_offset >= next_offset", "done = push2_slave_max_offset > next_offset"),
+    ("lab01.decide_wait_transfer", "the master not counted as a replica", "replicas = 1", "replicas = 0"),
+    ("lab01.decide_wait_transfer", "timeout checked before success",
+     "    if done:\n        return True\n    if now_ms >= deadline_ms:\n        return False\n",
+     "    if now_ms >= deadline_ms:\n        return False\n    if done:\n        return True\n"),
+    ("lab01.decide_wait_transfer", "never times out", "        return False\n    return None", "        return None\n    return None"),
+    ("lab01.decide_wait_transfer", "5.x counting ignored (always 4.x)", "    if ack_nums <= 1:\n", "    if True:\n"),
+    # ---- lab02.encode_record
+    ("lab02.encode_record", "CRC of the whole body without the 0x7FFFFFFF mask",
+     "zlib.crc32(body) & 0x7FFFFFFF", "zlib.crc32(body) & 0xFFFFFFFF"),
+    ("lab02.encode_record", "TOTALSIZE without its own 4 bytes", 'struct.pack(">i", 4 + len(after_total))',
+     'struct.pack(">i", len(after_total))'),
+    ("lab02.encode_record", "v6 flags not set", "    if len(born) == 20:\n        sys_flag |= MessageSysFlag.BORNHOST_V6_FLAG\n", ""),
+    ("lab02.encode_record", "message's own born timestamp ignored",
+     "born_ts = msg.born_timestamp if msg.born_timestamp is not None else born_timestamp", "born_ts = born_timestamp"),
+    ("lab02.encode_record", "properties without the trailing separator", 'f"{k}\\x01{v}\\x02"', 'f"{k}\\x01{v}"'),
+    ("lab02.encode_record", "topic length counted in characters, not bytes",
+     'struct.pack(">b", len(topic)) + topic', 'struct.pack(">b", len(msg.topic)) + topic'),
+    # ---- lab02.is_end_of_file
+    ("lab02.is_end_of_file", "a record that fits exactly treated as not fitting",
+     "return record_length + 8 > file_size - wrote_position", "return record_length + 8 >= file_size - wrote_position"),
+    ("lab02.is_end_of_file", "forgets the 8-byte blank", "return record_length + 8 > file_size - wrote_position",
+     "return record_length > file_size - wrote_position"),
+    ("lab02.is_end_of_file", "compares with the file size, not what is left",
+     "return record_length + 8 > file_size - wrote_position", "return record_length + 8 > file_size"),
+    ("lab02.is_end_of_file", "reserves 4 bytes instead of 8", "return record_length + 8 > file_size - wrote_position",
+     "return record_length + 4 > file_size - wrote_position"),
+    ("lab02.is_end_of_file", "answer inverted", "return record_length + 8 > file_size - wrote_position",
+     "return record_length + 8 <= file_size - wrote_position"),
+    # ---- lab02.unit_position
+    ("lab02.unit_position", "forgets the 20-byte unit size", "logical = index * 20", "logical = index"),
+    ("lab02.unit_position", "file number instead of its offset",
+     "return logical // mapped_file_size * mapped_file_size, logical % mapped_file_size",
+     "return logical // mapped_file_size, logical % mapped_file_size"),
+    ("lab02.unit_position", "position not reduced modulo the file size",
+     "return logical // mapped_file_size * mapped_file_size, logical % mapped_file_size",
+     "return logical // mapped_file_size * mapped_file_size, logical"),
+    ("lab02.unit_position", "units counted from 1", "logical = index * 20", "logical = (index + 1) * 20"),
+    ("lab02.unit_position", "units of 16 bytes", "logical = index * 20", "logical = index * 16"),
+    # ---- lab02.index_positions
+    ("lab02.index_positions", "forgets the 40-byte header", "slot = 40 + (key_hash % hash_slot_num) * 4",
+     "slot = (key_hash % hash_slot_num) * 4"),
+    ("lab02.index_positions", "slots of 20 bytes", "slot = 40 + (key_hash % hash_slot_num) * 4",
+     "slot = 40 + (key_hash % hash_slot_num) * 20"),
+    ("lab02.index_positions", "entries start right after the header",
+     "entry = 40 + hash_slot_num * 4 + index_count * 20", "entry = 40 + index_count * 20"),
+    ("lab02.index_positions", "entry numbers from 0 (index_count - 1)",
+     "entry = 40 + hash_slot_num * 4 + index_count * 20", "entry = 40 + hash_slot_num * 4 + (index_count - 1) * 20"),
+    ("lab02.index_positions", "hash taken modulo the entry count",
+     "slot = 40 + (key_hash % hash_slot_num) * 4", "slot = 40 + (key_hash % max(index_count, 1) % hash_slot_num) * 4"),
+    # ---- lab03.handle_vote
+    ("lab03.handle_vote", "term checked before the log (DLedger 0.1's order)",
+     "    if request.ledger_end_term < view.ledger_end_term:\n        return VoteDecision(3, VoteResult.REJECT_EXPIRED_LEDGER_TERM, t)\n",
+     "    if request.term < t:\n        return VoteDecision(5, VoteResult.REJECT_EXPIRED_VOTE_TERM, t)\n"
+     "    if request.ledger_end_term < view.ledger_end_term:\n        return VoteDecision(3, VoteResult.REJECT_EXPIRED_LEDGER_TERM, t)\n"),
+    ("lab03.handle_vote", "forgets to persist the vote (no GRANT effect)",
+     "return VoteDecision(10, VoteResult.ACCEPT, t, VoteEffect.GRANT)", "return VoteDecision(10, VoteResult.ACCEPT, t)"),
+    ("lab03.handle_vote", "votes again in the same term", "if view.curr_vote_for is not None and view.curr_vote_for != request.leader_id:",
+     "if False:"),
+    ("lab03.handle_vote", "> for >= on the ledger end index",
+     "request.ledger_end_index < view.ledger_end_index:", "request.ledger_end_index <= view.ledger_end_index:"),
+    ("lab03.handle_vote", "a newer term accepted at once instead of stepping down",
+     "        return VoteDecision(7, VoteResult.REJECT_TERM_NOT_READY, t, VoteEffect.STEP_DOWN)\n", "        pass\n"),
+    ("lab03.handle_vote", "answers REJECT_TERM_SMALL_THAN_LEDGER with the voter's term",
+     "REJECT_TERM_SMALL_THAN_LEDGER, view.ledger_end_term)", "REJECT_TERM_SMALL_THAN_LEDGER, t)"),
+    # ---- lab03.parse_vote_result
+    ("lab03.parse_vote_result", "counting the candidate twice (quorum of accepted + 1)",
+     "if is_quorum(tally.accepted_num, peer_size):", "if is_quorum(tally.accepted_num + 1, peer_size):"),
+    ("lab03.parse_vote_result", "quorum as half, not more than half",
+     "if is_quorum(tally.accepted_num, peer_size):", "if tally.accepted_num >= peer_size // 2:"),
+    ("lab03.parse_vote_result", "bigger term ignored",
+     "    if tally.known_max_term_in_group > term:\n        return VoteRoundDecision(1, ParseResult.WAIT_TO_VOTE_NEXT, NextVote.DEFAULT)\n", ""),
+    ("lab03.parse_vote_result", "rules 5 and 6 swapped",
+     "    if is_quorum(tally.accepted_num, peer_size):\n        return VoteRoundDecision(5, ParseResult.PASSED, NextVote.UNCHANGED)\n"
+     "    if is_quorum(tally.accepted_num + tally.not_ready_term_num, peer_size):\n"
+     "        return VoteRoundDecision(6, ParseResult.REVOTE_IMMEDIATELY, NextVote.UNCHANGED)\n",
+     "    if is_quorum(tally.accepted_num + tally.not_ready_term_num, peer_size):\n"
+     "        return VoteRoundDecision(6, ParseResult.REVOTE_IMMEDIATELY, NextVote.UNCHANGED)\n"
+     "    if is_quorum(tally.accepted_num, peer_size):\n        return VoteRoundDecision(5, ParseResult.PASSED, NextVote.UNCHANGED)\n"),
+    ("lab03.parse_vote_result", "already-has-leader waits the default time",
+     "return VoteRoundDecision(2, ParseResult.WAIT_TO_REVOTE, NextVote.PLUS_LEAK)",
+     "return VoteRoundDecision(2, ParseResult.WAIT_TO_REVOTE, NextVote.DEFAULT)"),
+    # ---- lab04.quorum_index
+    ("lab04.quorum_index", "counting the leader twice (1 + every mark, the leader's included)",
+     "index = marks[len(marks) // 2]", "index = max(i for i in marks if 1 + sum(m >= i for m in marks) > len(marks) // 2)"),
+    ("lab04.quorum_index", "waits for every member (the lowest mark)", "index = marks[len(marks) // 2]",
+     "index = marks[-1]"),
+    ("lab04.quorum_index", "ignores Raft's current-term rule",
+     "if commit_only_current_term and index > committed_index and term_of(index) != term:", "if False:"),
+    ("lab04.quorum_index", "off by one: len // 2 - 1", "index = marks[len(marks) // 2]", "index = marks[len(marks) // 2 - 1]"),
+    ("lab04.quorum_index", "the rule applied under every profile",
+     "if commit_only_current_term and index > committed_index and term_of(index) != term:",
+     "if index > committed_index and term_of(index) != term:"),
+    # ---- lab04.decide_compare
+    ("lab04.decide_compare", "SUCCESS always appends", 'rule, truncate = "match-follower-longer", compare_index',
+     'return CompareDecision("match", "append", compare_index)'),
+    ("lab04.decide_compare", "steps back by two", 'rule, compare_index = "mismatch-step-back", compare_index - 1',
+     'rule, compare_index = "mismatch-step-back", compare_index - 2'),
+    ("lab04.decide_compare", "no check against the leader's first index",
+     '    if compare_index < l_begin:\n        rule, truncate = rule + "+below-leader-begin", l_begin\n', ""),
+    ("lab04.decide_compare", "no-intersection truncates at the follower's begin",
+     'rule, truncate = "no-intersection", l_begin', 'rule, truncate = "no-intersection", f_begin'),
+    ("lab04.decide_compare", "above the follower's end steps back by one",
+     'rule, compare_index = "above-follower-end", f_end', 'rule, compare_index = "above-follower-end", compare_index - 1'),
+    # ---- lab05.phy_offset
+    ("lab05.phy_offset", "phy offset without the 48-byte header", "return entry_pos + 48", "return entry_pos"),
+    ("lab05.phy_offset", "header taken as 40 bytes", "return entry_pos + 48", "return entry_pos + 40"),
+    ("lab05.phy_offset", "header subtracted", "return entry_pos + 48", "return entry_pos - 48"),
+    ("lab05.phy_offset", "header and size field", "return entry_pos + 48", "return entry_pos + 52"),
+    ("lab05.phy_offset", "off by one", "return entry_pos + 48", "return entry_pos + 47"),
+    # ---- lab05.which_log
+    ("lab05.which_log", "<= at the divide (the first DLedger byte read from the old files)",
+     "if offset < divided_commitlog_offset:", "if offset <= divided_commitlog_offset:"),
+    ("lab05.which_log", "serves uncommitted bytes", "    if offset >= committed_pos:\n        return None\n", ""),
+    ("lab05.which_log", "> for >= at committedPos", "if offset >= committed_pos:", "if offset > committed_pos:"),
+    ("lab05.which_log", "always DLedger", '        return "commitlog"\n', '        return "dledger"\n'),
+    ("lab05.which_log", "old log only when there is no DLedger data",
+     "if offset < divided_commitlog_offset:", "if committed_pos <= 0:"),
+]
+
+
+def mutant_source(exercise: str, old: str, new: str) -> str:
+    lab = exercise.split(".")[0]
+    source = (SOLUTIONS / LABS[lab][0]).read_text()
+    count = source.count(old)
+    if count != 1:
+        raise ValueError(f"{exercise}: {old!r} occurs {count} times in the solution, expected once")
+    return source.replace(old, new)
+
+
+def main() -> int:  # pragma: no cover - the report behind the issue note
+    import tempfile
+
+    from rocketlab.grading import grade
+
+    print("| exercise | mistake | killed by |\n|---|---|---|")
+    survivors = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (exercise, mistake, old, new) in enumerate(MUTANTS):
+            lab = exercise.split(".")[0]
+            path = Path(tmp) / f"m{i}_{LABS[lab][0]}"
+            path.write_text(mutant_source(exercise, old, new))
+            report = grade(lab, path, only=[exercise])
+            killers = [t.name.split("/", 1)[1] for t in report.tests if not t.passed]
+            survivors += not killers
+            print(f"| {exercise} | {mistake} | {', '.join(killers) or '**survived**'} |", flush=True)
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
