@@ -1,0 +1,212 @@
+"""Helpers of lab 02 (the CommitLog store from bytes up): tables of what the store's files hold.
+
+Everything here reads the real files of a :class:`~rocketlab.store.MessageStore` opened on tiny mapped
+files; nothing is simulated but the crash (``simulate_crash``: the process dies, the page cache
+survives, the ``abort`` file stays).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+from rocketlab.store import Message, MessageStore, PutMessageStatus
+from rocketlab.store.consume_queue import unit_position
+from rocketlab.store.crash import simulate_crash
+from rocketlab.store.index_file import index_key_hash_method, index_positions
+from rocketlab.store.message import MessageSysFlag
+from rocketlab.store.message_codec import BLANK_MAGIC_CODE, decode_message
+
+TINY = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
+        "max_hash_slot_num": 16, "max_index_num": 64}
+"""The lab's store: 4 KiB CommitLog files, 16-unit consume-queue files, 16 slots and 64 entries per index file."""
+TOPIC = "LabTopic"
+BODY_POSITION_V4 = 88  # where the body starts in a record with IPv4 hosts (after BODY length at 84)
+
+
+class TickClock:
+    """A millisecond clock that advances 1 ms per reading (store timestamps without wall time)."""
+
+    def __init__(self, start: int = 1_700_000_000_000) -> None:
+        self.now = start
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+
+def golden_message() -> Message:
+    """The digest's worked example: topic FooBar, a 32-byte body, KEYS and TAGS, IPv4 hosts (158 bytes)."""
+    return Message(topic="FooBar", body=b"Once, there was a chance for me!", properties={"KEYS": "1700000000000",
+                   "TAGS": "TAG1"}, born_timestamp=1_700_000_000_000, born_host=("127.0.0.1", 8123))
+
+
+def open_store(root: str | Path, **options: Any) -> MessageStore:
+    """A single-threaded store on :data:`TINY` files (options override)."""
+    return MessageStore.open(root, clock=TickClock(), threads=False, **{**TINY, **options})
+
+
+def record_fields(record: bytes) -> list[dict[str, Any]]:
+    """One row per field of a CommitLog record: name, byte offset, length, hex and decoded value."""
+    sys_flag = struct.unpack_from(">i", record, 36)[0]
+    born = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
+    store = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
+    layout = [("TOTALSIZE", 4, ">i"), ("MAGICCODE", 4, ">i"), ("BODYCRC", 4, ">i"), ("QUEUEID", 4, ">i"),
+              ("FLAG", 4, ">i"), ("QUEUEOFFSET", 8, ">q"), ("PHYSICALOFFSET", 8, ">q"), ("SYSFLAG", 4, ">i"),
+              ("BORNTIMESTAMP", 8, ">q"), ("BORNHOST", born, None), ("STORETIMESTAMP", 8, ">q"),
+              ("STOREHOSTADDRESS", store, None), ("RECONSUMETIMES", 4, ">i"),
+              ("PREPARED TRANSACTION OFFSET", 8, ">q"), ("BODY length", 4, ">i")]
+    rows, at = [], 0
+    for name, size, fmt in layout:
+        raw = record[at:at + size]
+        value: Any = struct.unpack(fmt, raw)[0] if fmt else f"{'.'.join(str(b) for b in raw[:4])}:{int.from_bytes(raw[-4:], 'big')}"
+        if name == "MAGICCODE":
+            value = f"{value & 0xFFFFFFFF:#010x}"
+        rows.append({"field": name, "offset": at, "length": size, "hex": raw.hex(" "), "value": value})
+        at += size
+    body_len = rows[-1]["value"]
+    topic_len = record[at + body_len]
+    props_at = at + body_len + 1 + topic_len
+    props_len = struct.unpack_from(">h", record, props_at)[0]
+    tail = [("BODY", at, body_len, record[at:at + body_len].decode(errors="replace")),
+            ("TOPIC length", at + body_len, 1, topic_len),
+            ("TOPIC", at + body_len + 1, topic_len, record[at + body_len + 1:props_at].decode()),
+            ("PROPERTIES length", props_at, 2, props_len),
+            ("PROPERTIES", props_at + 2, props_len,
+             record[props_at + 2:props_at + 2 + props_len].decode().replace("\x01", "=").replace("\x02", ";"))]
+    for name, offset, size, value in tail:
+        raw = record[offset:offset + size]
+        rows.append({"field": name, "offset": offset, "length": size,
+                     "hex": raw[:12].hex(" ") + (" ..." if size > 12 else ""), "value": value})
+    return rows
+
+
+def commitlog_files(store: MessageStore) -> list[dict[str, Any]]:
+    """Each CommitLog file: name, first offset, records, bytes written, and the END_OF_FILE blank if any."""
+    rows = []
+    for mf in store.commit_log.mapped_file_queue.mapped_files:
+        data = bytes(mf.mm[:mf.file_size])
+        pos, records, blank = 0, 0, None
+        while pos + 8 <= len(data):
+            size, magic = struct.unpack_from(">ii", data, pos)
+            if size <= 0:
+                break
+            if magic == BLANK_MAGIC_CODE:
+                blank = {"at": pos, "bytes": size}
+                break
+            records += 1
+            pos += size
+        rows.append({"file": os.path.basename(mf.file_name), "from_offset": mf.file_from_offset, "records": records,
+                     "wrote_position": mf.wrote_position,
+                     "end_of_file_blank": f"{blank['bytes']} bytes at {blank['at']}" if blank else "-"})
+    return rows
+
+
+def consume_queue_units(store: MessageStore, topic: str = TOPIC, queue_id: int = 0) -> list[dict[str, Any]]:
+    """The units of one queue: queue offset, which file and where (``unit_position``), and the unit."""
+    cq = store.get_consume_queue(topic, queue_id)
+    rows = []
+    for index in range(cq.get_max_offset_in_queue()):
+        file_from, pos = unit_position(index, cq.mapped_file_size)
+        unit = cq.get_unit(index)
+        if unit is None:
+            continue
+        rows.append({"queue_offset": index, "file": f"{file_from:020d}", "position": pos,
+                     "commit_log_offset": unit[0], "size": unit[1], "tags_code": unit[2]})
+    return rows
+
+
+def index_walk(store: MessageStore, key: str, topic: str = TOPIC) -> list[dict[str, Any]]:
+    """A key's hash, its slot, and the chain of entries the slot leads to in the newest index file."""
+    index_file = store.index_service.index_file_list[-1]
+    key_hash = index_key_hash_method(f"{topic}#{key}")
+    slot_pos = index_positions(key_hash, index_file.hash_slot_num, 0)[0]
+    mm = index_file.mm
+    nxt = struct.unpack_from(">i", mm, slot_pos)[0]
+    rows = []
+    while 0 < nxt <= index_file.index_header.index_count and len(rows) < 64:
+        pos = index_positions(key_hash, index_file.hash_slot_num, nxt)[1]
+        h, phy, diff, prev = struct.unpack_from(">iqii", mm, pos)
+        rows.append({"entry": nxt, "position": pos, "key_hash": h, "same_key": h == key_hash, "phy_offset": phy,
+                     "time_diff_s": diff, "prev_entry": prev, "slot": f"{slot_pos} (slot {key_hash % index_file.hash_slot_num})"})
+        if prev == nxt:
+            break
+        nxt = prev
+    return rows
+
+
+def put_messages(store: MessageStore, count: int, body_size: int = 60, keys: int = 5) -> list[Any]:
+    """``count`` messages to queue 0 of :data:`TOPIC`, bodies ``m-0000 ...`` of ``body_size`` bytes."""
+    results = []
+    for i in range(count):
+        body = f"m-{i:04d} ".encode().ljust(body_size, b".")
+        r = store.put_message(Message(TOPIC, body, keys=f"k{i % keys}", tags="T"))
+        if r.status is not PutMessageStatus.PUT_OK:
+            raise RuntimeError(f"put {i}: {r}")
+        results.append(r)
+    store.reput()
+    return results
+
+
+def flip_one_byte(root: str | Path, *, count: int = 60, victim: int = 30, body_size: int = 200) -> dict[str, Any]:
+    """Put ``count`` messages, kill the store, flip one byte in the body of message ``victim``, restart:
+    what recovery (abnormal, ``checkCRCOnRecover``) kept and cut."""
+    store = open_store(root)
+    results = put_messages(store, count, body_size)
+    before = {"commit_log_bytes": store.get_max_phy_offset(), "files": len(commitlog_files(store)),
+              "units": store.get_max_offset_in_queue(TOPIC, 0)}
+    simulate_crash(store)
+    target = results[victim].append_message_result
+    size = TINY["mapped_file_size_commit_log"]
+    path = Path(root) / "commitlog" / f"{target.wrote_offset // size * size:020d}"
+    body_at = target.wrote_offset % size + BODY_POSITION_V4 + 10  # the 11th byte of the body
+    with open(path, "r+b") as f:
+        f.seek(body_at)
+        byte = f.read(1)
+        f.seek(body_at)
+        f.write(bytes([byte[0] ^ 0x01]))
+    store = open_store(root)
+    try:
+        report = store.recovery_report
+        kept = [m.body[:6].decode() for m in queue_messages(store)]
+        return {"before": before, "victim_offset": target.wrote_offset, "flipped_at": target.wrote_offset - target.wrote_offset % size + body_at,
+                "summary": report.summary(), "cut_bytes": report.truncated_bytes, "removed_files": report.removed_files,
+                "units_trimmed": sum(report.consume_queue_units_removed.values()), "messages_left": len(kept),
+                "last_message_left": kept[-1] if kept else None}
+    finally:
+        store.shutdown()
+
+
+def queue_messages(store: MessageStore, topic: str = TOPIC, queue_id: int = 0) -> list[Any]:
+    """Every message a consumer pulls from the queue, pull after pull."""
+    out, offset = [], 0
+    while True:
+        got = store.get_message(topic, queue_id, offset, 32).messages
+        if not got:
+            return out
+        out += got
+        offset += len(got)
+
+
+def flush_cost(root: str | Path, count: int = 200, body_size: int = 1024) -> dict[str, float]:
+    """Mean wall time of a put under ASYNC_FLUSH and SYNC_FLUSH (an fsync per put) on this disk."""
+    out = {}
+    for mode in ("ASYNC_FLUSH", "SYNC_FLUSH"):
+        store = MessageStore.open(Path(root) / mode, clock=TickClock(), threads=False, flush_disk_type=mode,
+                                  mapped_file_size_commit_log=1024 * 1024)
+        try:
+            start = time.perf_counter()
+            for i in range(count):
+                store.put_message(Message(TOPIC, bytes(body_size), keys=f"k{i}"))
+            out[mode] = (time.perf_counter() - start) / count * 1e6
+        finally:
+            store.shutdown()
+    return out
+
+
+def decode_record(record: bytes) -> Any:
+    """The record as RocketMQ's MessageDecoder reads it."""
+    return decode_message(record)
