@@ -52,7 +52,9 @@ class CheckResult:
             rows.append(f"<tr><td style='color:{colour};font-weight:bold'>{'✔ passed' if t.passed else '✘ failed'}"
                         f"</td><td><code>{html.escape(t.name.split('/', 1)[1])}</code></td>"
                         f"<td>{t.score:g}/{t.max_score:g}</td><td style='text-align:left'>{detail}</td></tr>")
-        head = (f"<b>{html.escape(self.exercise)}</b>: {r.score:g}/{r.max_score:g} points "
+        java = registry.EXERCISES[self.exercise].java
+        head = (f"<b>{html.escape(self.exercise)}</b> (Java: <code>{html.escape(java)}</code>): "
+                f"{r.score:g}/{r.max_score:g} points "
                 f"<span style='color:#57606a'>({html.escape(r.submission)})</span>")
         return (f"<div class='rocketlab-check'>{head}<table><thead><tr><th></th><th>test</th><th>points</th>"
                 f"<th style='text-align:left'>what happened</th></tr></thead><tbody>{''.join(rows)}</tbody>"

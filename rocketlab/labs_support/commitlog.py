@@ -18,7 +18,7 @@ from rocketlab.store.consume_queue import unit_position
 from rocketlab.store.crash import simulate_crash
 from rocketlab.store.index_file import index_key_hash_method, index_positions
 from rocketlab.store.message import MessageSysFlag
-from rocketlab.store.message_codec import BLANK_MAGIC_CODE, decode_message
+from rocketlab.store.message_codec import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE
 
 TINY = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
         "max_hash_slot_num": 16, "max_index_num": 64}
@@ -68,12 +68,14 @@ def record_fields(record: bytes) -> list[dict[str, Any]]:
         rows.append({"field": name, "offset": at, "length": size, "hex": raw.hex(" "), "value": value})
         at += size
     body_len = rows[-1]["value"]
-    topic_len = record[at + body_len]
-    props_at = at + body_len + 1 + topic_len
+    topic_at = at + body_len
+    width = 1 if struct.unpack_from(">i", record, 4)[0] == MESSAGE_MAGIC_CODE else 2  # v1 or v2 record
+    topic_len = int.from_bytes(record[topic_at:topic_at + width], "big")
+    props_at = topic_at + width + topic_len
     props_len = struct.unpack_from(">h", record, props_at)[0]
     tail = [("BODY", at, body_len, record[at:at + body_len].decode(errors="replace")),
-            ("TOPIC length", at + body_len, 1, topic_len),
-            ("TOPIC", at + body_len + 1, topic_len, record[at + body_len + 1:props_at].decode()),
+            ("TOPIC length", topic_at, width, topic_len),
+            ("TOPIC", topic_at + width, topic_len, record[topic_at + width:props_at].decode()),
             ("PROPERTIES length", props_at, 2, props_len),
             ("PROPERTIES", props_at + 2, props_len,
              record[props_at + 2:props_at + 2 + props_len].decode().replace("\x01", "=").replace("\x02", ";"))]
@@ -206,7 +208,3 @@ def flush_cost(root: str | Path, count: int = 200, body_size: int = 1024) -> dic
             store.shutdown()
     return out
 
-
-def decode_record(record: bytes) -> Any:
-    """The record as RocketMQ's MessageDecoder reads it."""
-    return decode_message(record)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import itertools
 import random
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import compare_table, expect, scratch_dir
+from rocketlab.labs_support.commitlog import TickClock, queue_messages, record_fields
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.commit_log import is_end_of_file
 from rocketlab.store.consume_queue import unit_position
@@ -25,18 +27,6 @@ from rocketlab.store.message_codec import decode_message, encode_record
 SMALL = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
          "max_hash_slot_num": 16, "max_index_num": 64}
 HOSTS = [("127.0.0.1", 8123), ("10.1.2.3", 40000), ("::1", 9876), ("fe80::1:2", 10911)]
-FIELDS = [("TOTALSIZE", 4), ("MAGICCODE", 4), ("BODYCRC", 4), ("QUEUEID", 4), ("FLAG", 4), ("QUEUEOFFSET", 8),
-          ("PHYSICALOFFSET", 8), ("SYSFLAG", 4), ("BORNTIMESTAMP", 8)]
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000_000
-
-    def __call__(self) -> int:
-        self.now += 7
-        return self.now
-
 
 def random_message(rng: random.Random, i: int, *, long_topic: bool = False, any_topic: bool = False) -> Message:
     """A message with random fields; ``any_topic`` allows a UTF-8 topic a broker would refuse (encoder
@@ -58,17 +48,10 @@ def random_message(rng: random.Random, i: int, *, long_topic: bool = False, any_
 
 
 def _field_at(record: bytes, pos: int) -> str:
-    sys_flag = int.from_bytes(record[36:40], "big", signed=True) if len(record) >= 40 else 0
-    born = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
-    store = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-    layout = [*FIELDS, ("BORNHOST", born), ("STORETIMESTAMP", 8), ("STOREHOSTADDRESS", store),
-              ("RECONSUMETIMES", 4), ("PREPARED TRANSACTION OFFSET", 8), ("BODY length", 4)]
-    at = 0
-    for name, size in layout:
-        if pos < at + size:
-            return f"{name} (bytes {at}-{at + size - 1})"
-        at += size
-    return "the body, topic or properties"
+    for row in record_fields(record):
+        if row["offset"] <= pos < row["offset"] + row["length"]:
+            return f"{row['field']} (bytes {row['offset']}-{row['offset'] + row['length'] - 1})"
+    return "past the end of the record"
 
 
 def _diff(mine: bytes, want: bytes) -> str | None:
@@ -102,57 +85,55 @@ def golden_records(ctx: Ctx) -> None:
                                 f"{msg.born_host}, store host {store_host}, properties {msg.properties}): {problem}")
 
 
-def _put_all(store, msgs: list[Message]) -> list:
-    results = []
-    for m in msgs:
-        r = store.put_message(m)
-        expect(r.status is PutMessageStatus.PUT_OK, f"the store refused a put: {r}")
-        results.append(r)
-    store.reput()
-    return results
+class CrashableStore:
+    """A store on :data:`SMALL` files in a scratch directory that can be killed and reopened."""
+
+    def __init__(self, root) -> None:
+        self.root, self.clock = root, TickClock()
+        self.store = MessageStore.open(root, clock=self.clock, threads=False, **SMALL)
+
+    def put_all(self, msgs: list[Message]) -> None:
+        for m in msgs:
+            r = self.store.put_message(m)
+            expect(r.status is PutMessageStatus.PUT_OK, f"the store refused a put: {r}")
+        self.store.reput()
+
+    def crash_and_reopen(self) -> None:
+        """``kill -9`` (the abort file stays) and the next start's abnormal recovery."""
+        self.store.reput()
+        simulate_crash(self.store)
+        self.store = MessageStore.open(self.root, clock=self.clock, threads=False, **SMALL)
 
 
-def _reopen_after_crash(store, root: Path, clock: Clock):
-    store.reput()
-    simulate_crash(store)
-    return MessageStore.open(root, clock=clock, threads=False, **SMALL)
-
-
-def _read_queue(store, topic: str, queue_id: int) -> list:
-    out, offset = [], 0
-    while True:
-        got = store.get_message(topic, queue_id, offset, 32)
-        msgs = list(got.messages)
-        if not msgs:
-            return out
-        out.extend(msgs)
-        offset = got.next_begin_offset
+@contextmanager
+def crashable_store() -> Iterator[CrashableStore]:
+    with scratch_dir("rocketlab-grade-") as root:
+        s = CrashableStore(root)
+        try:
+            yield s
+        finally:
+            s.store.shutdown()
 
 
 def round_trip(ctx: Ctx, n: int = 60) -> None:
     """Put ``n`` random messages, crash, recover, read back every queue: the same messages, in order."""
     rng = random.Random(ctx.seed)
     msgs = [random_message(rng, i) for i in range(n)]
-    with scratch_dir("rocketlab-grade-") as root:
-        clock = Clock()
-        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
-        try:
-            _put_all(store, msgs)
-            store = _reopen_after_crash(store, root, clock)
-            for topic, queue_id in sorted({(m.topic, m.queue_id) for m in msgs}):
-                sent = [m for m in msgs if (m.topic, m.queue_id) == (topic, queue_id)]
-                got = _read_queue(store, topic, queue_id)
-                expect(len(got) == len(sent),
-                       f"after a crash and recovery, queue {topic}/{queue_id} holds {len(got)} of the {len(sent)} "
-                       f"messages put (recovery keeps the records up to the first one that fails its checks and "
-                       f"cuts the rest)")
-                for k, (m, g) in enumerate(zip(sent, got, strict=True)):
-                    same = (g.body == m.body and g.topic == m.topic and g.queue_id == m.queue_id
-                            and g.flag == m.flag and g.properties.get("KEYS") == m.properties.get("KEYS")
-                            and g.born_host == m.born_host and g.queue_offset == k)
-                    expect(same, f"queue {topic}/{queue_id} message {k} came back different: put {m!r}, got {g!r}")
-        finally:
-            store.shutdown()
+    with crashable_store() as s:
+        s.put_all(msgs)
+        s.crash_and_reopen()
+        for topic, queue_id in sorted({(m.topic, m.queue_id) for m in msgs}):
+            sent = [m for m in msgs if (m.topic, m.queue_id) == (topic, queue_id)]
+            got = queue_messages(s.store, topic, queue_id)
+            expect(len(got) == len(sent),
+                   f"after a crash and recovery, queue {topic}/{queue_id} holds {len(got)} of the {len(sent)} "
+                   f"messages put (recovery keeps the records up to the first one that fails its checks and "
+                   f"cuts the rest)")
+            for k, (m, g) in enumerate(zip(sent, got, strict=True)):
+                same = (g.body == m.body and g.topic == m.topic and g.queue_id == m.queue_id
+                        and g.flag == m.flag and g.properties.get("KEYS") == m.properties.get("KEYS")
+                        and g.born_host == m.born_host and g.queue_offset == k)
+                expect(same, f"queue {topic}/{queue_id} message {k} came back different: put {m!r}, got {g!r}")
 
 
 @graded("lab02.encode_record", points=3, seeds=range(3), name="store_round_trip")
@@ -187,28 +168,23 @@ def eof_rolling(ctx: Ctx) -> None:
     rng = random.Random(ctx.seed)
     msgs: list[Message] = []
     probe = len(encode_record(Message("TopicA", b"", born_host=HOSTS[0]), 0, ("127.0.0.1", 10911)))
-    with scratch_dir("rocketlab-grade-") as root:
-        clock = Clock()
-        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
-        try:
-            for i in range(50):
-                size = rng.randrange(1, 900)
-                files = store.commit_log.mapped_file_queue.mapped_files
-                if i % 4 == 3 and files:  # sized so that it leaves exactly 8, 7 or 0 bytes of its file
-                    left = files[-1].file_size - files[-1].wrote_position
-                    if left - 8 - probe > 0:
-                        size = left - rng.choice((8, 7, 0)) - probe
-                msgs.append(Message("TopicA", bytes(rng.randrange(256) for _ in range(size)), born_host=HOSTS[0],
-                                    born_timestamp=1_700_000_000_000 + i))
-                _put_all(store, msgs[-1:])
-            store = _reopen_after_crash(store, root, clock)
-            got = _read_queue(store, "TopicA", 0)
-            expect(len(got) == len(msgs), f"after a crash and recovery {len(got)} of {len(msgs)} messages remain "
-                                          f"(a file must end in a record that leaves at least 8 bytes, then the "
-                                          f"8-byte END_OF_FILE blank)")
-            expect([g.body for g in got] == [m.body for m in msgs], "messages came back in the wrong order or changed")
-        finally:
-            store.shutdown()
+    with crashable_store() as s:
+        for i in range(50):
+            size = rng.randrange(1, 900)
+            files = s.store.commit_log.mapped_file_queue.mapped_files
+            if i % 4 == 3 and files:  # sized so that it leaves exactly 8, 7 or 0 bytes of its file
+                left = files[-1].file_size - files[-1].wrote_position
+                if left - 8 - probe > 0:
+                    size = left - rng.choice((8, 7, 0)) - probe
+            msgs.append(Message("TopicA", bytes(rng.randrange(256) for _ in range(size)), born_host=HOSTS[0],
+                                born_timestamp=1_700_000_000_000 + i))
+            s.put_all(msgs[-1:])
+        s.crash_and_reopen()
+        got = queue_messages(s.store, "TopicA", 0)
+        expect(len(got) == len(msgs), f"after a crash and recovery {len(got)} of {len(msgs)} messages remain "
+                                      f"(a file must end in a record that leaves at least 8 bytes, then the "
+                                      f"8-byte END_OF_FILE blank)")
+        expect([g.body for g in got] == [m.body for m in msgs], "messages came back in the wrong order or changed")
 
 
 # ---------------------------------------------------------------------- consume queue
@@ -226,24 +202,19 @@ def unit_pulls(ctx: Ctx) -> None:
     back in pulls of 1 to 32 from every offset, before and after a crash."""
     rng = random.Random(ctx.seed)
     msgs = [Message("TopicA", b"m%d" % i, queue_id=rng.randrange(4), born_host=HOSTS[0]) for i in range(60)]
-    with scratch_dir("rocketlab-grade-") as root:
-        clock = Clock()
-        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
-        try:
-            _put_all(store, msgs)
-            for phase in ("before the crash", "after a crash and recovery"):
-                for q in range(4):
-                    sent = [m.body for m in msgs if m.queue_id == q]
-                    for start in range(len(sent)):
-                        got = store.get_message("TopicA", q, start, rng.randrange(1, 33))
-                        bodies = [m.body for m in got.messages]
-                        expect(bool(bodies) and bodies == sent[start:start + len(bodies)],
-                               f"{phase}: a pull of queue {q} from offset {start} returned {bodies[:3]}..., "
-                               f"expected {sent[start:start + 3]}...")
-                if phase.startswith("before"):
-                    store = _reopen_after_crash(store, root, clock)
-        finally:
-            store.shutdown()
+    with crashable_store() as s:
+        s.put_all(msgs)
+        for phase in ("before the crash", "after a crash and recovery"):
+            for q in range(4):
+                sent = [m.body for m in msgs if m.queue_id == q]
+                for start in range(len(sent)):
+                    got = s.store.get_message("TopicA", q, start, rng.randrange(1, 33))
+                    bodies = [m.body for m in got.messages]
+                    expect(bool(bodies) and bodies == sent[start:start + len(bodies)],
+                           f"{phase}: a pull of queue {q} from offset {start} returned {bodies[:3]}..., "
+                           f"expected {sent[start:start + 3]}...")
+            if phase.startswith("before"):
+                s.crash_and_reopen()
 
 
 # ---------------------------------------------------------------------- index file
@@ -263,20 +234,15 @@ def index_queries(ctx: Ctx) -> None:
     entries per file (chains of collisions, three files), each key queried after a crash."""
     rng = random.Random(ctx.seed)
     msgs = [Message("TopicA", b"m%d" % i, keys=f"key-{rng.randrange(9)}", born_host=HOSTS[0]) for i in range(150)]
-    with scratch_dir("rocketlab-grade-") as root:
-        clock = Clock()
-        store = MessageStore.open(root, clock=clock, threads=False, **SMALL)
-        try:
-            _put_all(store, msgs)
-            store = _reopen_after_crash(store, root, clock)
-            for k in range(9):
-                key = f"key-{k}"
-                want = sorted(m.body for m in msgs if m.properties.get("KEYS") == key)
-                result = store.query_message("TopicA", key, max_num=64)
-                got = sorted(decode_message(buf).body for buf in result.message_buffer_list)
-                expect(got == want[-len(got):] if got else not want,
-                       f"query by key {key!r} found {len(got)} messages, expected {len(want)} "
-                       f"(e.g. {want[:3]}, got {got[:3]})")
-                expect(len(got) == len(want), f"query by key {key!r} found {len(got)} of its {len(want)} messages")
-        finally:
-            store.shutdown()
+    with crashable_store() as s:
+        s.put_all(msgs)
+        s.crash_and_reopen()
+        for k in range(9):
+            key = f"key-{k}"
+            want = sorted(m.body for m in msgs if m.properties.get("KEYS") == key)
+            result = s.store.query_message("TopicA", key, max_num=64)
+            got = sorted(decode_message(buf).body for buf in result.message_buffer_list)
+            expect(got == want[-len(got):] if got else not want,
+                   f"query by key {key!r} found {len(got)} messages, expected {len(want)} "
+                   f"(e.g. {want[:3]}, got {got[:3]})")
+            expect(len(got) == len(want), f"query by key {key!r} found {len(got)} of its {len(want)} messages")
