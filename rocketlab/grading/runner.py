@@ -115,6 +115,17 @@ class _Worker:
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.close()
         self.buffer = b""
+        self.closed = False  # the worker closed its end of the pipe (it exited or is exiting)
+
+    def exit_code(self) -> int | None:
+        """The worker's exit code, or None while it runs. After the pipe closed, wait briefly for the
+        exit: the end of the pipe arrives before the process can be reaped."""
+        if self.closed:
+            try:
+                return self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                return None
+        return self.proc.poll()
 
     def next_event(self, deadline: float) -> dict[str, Any] | None:
         """The next event, or None at the deadline or when the worker is gone."""
@@ -127,6 +138,7 @@ class _Worker:
                 return None
             chunk = os.read(self.read_fd, 65536)
             if not chunk:
+                self.closed = True
                 return None
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
@@ -181,7 +193,7 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
             first = worker.next_event(time.monotonic() + IMPORT_TIME_LIMIT_S)
             if first is None or first.get("event") == "import_error":
                 if first is None:
-                    code = worker.proc.poll()
+                    code = worker.exit_code()
                     why = (f"your file did not finish importing within {IMPORT_TIME_LIMIT_S:.0f} s"
                            if code is None else f"the grader's worker exited ({code}) while importing your file: "
                            f"{worker.stderr_tail()}")
@@ -204,7 +216,7 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
                 event = worker.next_event(t0 + limit)
                 todo.pop(0)
                 if event is None:
-                    code = worker.proc.poll()
+                    code = worker.exit_code()
                     if code is None:
                         why = (f"stopped after {limit:g} s, this test's time limit: does your code "
                                f"loop forever or sleep?")
