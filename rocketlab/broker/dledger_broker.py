@@ -118,6 +118,14 @@ class DLedgerBrokerCodec:
             return self.DLEDGER + self.dledger.encode(msg)
         return self.BROKER + self.broker.encode(msg)
 
+    def wire_size(self, msg: Any) -> int | None:
+        """``len(self.encode(msg))`` for DLedger RPCs without encoding (see DLedgerCodec.wire_size);
+        None for the broker family, which the simulator always serialises."""
+        if type(msg) in _DLEDGER_TYPES:
+            size = self.dledger.wire_size(msg)
+            return None if size is None else 1 + size
+        return None
+
     def decode(self, data: bytes) -> Any:
         tag, body = data[:1], data[1:]
         if tag == self.DLEDGER:

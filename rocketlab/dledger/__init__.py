@@ -52,7 +52,7 @@ Hosting a member (what a runtime does)
 * With ``rocketlab.sim``: ``Cluster(ids, dledger_factory(config), DLedgerCodec(), ...)`` hosts the
   members; a client write is ``runtime.call(node, lambda core, now: keep(core.append(body, now)))``
   where ``keep`` stores the future and returns the Output; the checkers are
-  ``invariants.DLedgerChecker(lambda c: {n: c.node(n) for n in c.live_nodes()})``.
+  ``invariants.DLedgerChecker(Cluster.live_cores)``.
 * Inspection: ``core.role`` ("LEADER", "FOLLOWER", "CANDIDATE"), ``term``, ``leader_id``, ``voted_for``,
   ``ledger_begin_index``, ``ledger_end_index``, ``ledger_end_term``, ``committed_index``,
   ``committed_pos``, ``entries()``, ``snapshot()``; role changes also reach

@@ -30,6 +30,7 @@ from rocketlab.dledger.protocol import (
     MESSAGE_TYPES,
     REQUEST_CODES,
     DLedgerResponseCode,
+    MetadataResponse,
     PushType,
     RequestOrResponse,
     VoteResult,
@@ -77,6 +78,12 @@ _DECODE_PLAN: dict[type, dict[str, tuple[str, str]]] = {
 _ENTRY_KEYS: tuple[tuple[str, str, tuple[int, int]], ...] = tuple(
     (k, _camel(k), b) for k, b in _ENTRY_FIELDS.items())
 _ENTRY_KNOWN = frozenset(camel for _, camel, _ in _ENTRY_KEYS) | {"body"}
+# For wire_size: per type, 8 + header length + 2 (the braces), and (attribute, len('"key":')) pairs; a
+# separating comma per member after the first is added at the end. MetadataResponse (a mutable map) has none.
+_SIZE_PLAN: dict[type, tuple[int, tuple[tuple[str, int], ...]]] = {
+    t: (8 + len(_HEADERS[t]) + 2, tuple((name, len(key) + 3) for name, key in _ENCODE_PLAN[t]))
+    for t in MESSAGE_TYPES if t is not MetadataResponse}
+_ENTRY_FIXED = 2 + sum(len(camel) + 3 for _, camel, _ in _ENTRY_KEYS) + len(_ENTRY_KEYS) - 1
 
 
 class DLedgerCodec:
@@ -88,6 +95,23 @@ class DLedgerCodec:
             raise CodecError(f"cannot encode {type(msg).__name__}: not a DLedger message")
         body = json.dumps(_to_json(msg), separators=(",", ":"), sort_keys=True).encode()
         return _PREFIX.pack(4 + len(head) + len(body), len(head)) + head + body
+
+    def wire_size(self, msg: Any) -> int | None:
+        """``len(self.encode(msg))``, computed without building the bytes (the simulator traces a
+        message's size without serialising it), or None for a message this cannot size (one carrying a
+        mutable map, which the simulator must copy through the codec anyway)."""
+        plan = _SIZE_PLAN.get(type(msg))
+        if plan is None:
+            return None
+        total, fixed = plan
+        present = 0
+        for name, key_size in fixed:
+            value = getattr(msg, name)
+            if value is None:
+                continue
+            present += 1
+            total += key_size + (len(str(value)) if type(value) is int else _value_size(value))
+        return total + present - 1 if present else total
 
     def decode(self, data: bytes) -> Any:
         data = bytes(data)
@@ -164,6 +188,54 @@ def _value_to_json(value: Any) -> Any:
 def _to_json(msg: RequestOrResponse) -> dict[str, Any]:
     return {camel: _value_to_json(value) for name, camel in _ENCODE_PLAN[type(msg)]
             if (value := getattr(msg, name)) is not None}
+
+
+# ---------------------------------------------------------------------- sizes without encoding
+def _str_size(value: str) -> int:
+    return len(value) + 2 if value.isascii() and value.isalnum() else len(json.dumps(value))
+
+
+def _b64_size(value: bytes | bytearray) -> int:
+    return 4 * ((len(value) + 2) // 3) + 2
+
+
+_ENTRY_SIZES: dict[int, tuple[DLedgerEntry, int]] = {}
+"""id(entry) -> (entry, its JSON size): a leader pushes the same entry object to every follower. The
+entry is held so that its id cannot be reused while cached; the cache is emptied when it gets big."""
+
+
+def _entry_size(entry: DLedgerEntry) -> int:
+    hit = _ENTRY_SIZES.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1]
+    if len(_ENTRY_SIZES) >= 4096:
+        _ENTRY_SIZES.clear()
+    size = _compute_entry_size(entry)
+    _ENTRY_SIZES[id(entry)] = (entry, size)
+    return size
+
+
+def _compute_entry_size(e: DLedgerEntry) -> int:
+    size = _ENTRY_FIXED + len(str(e.magic)) + len(str(e.size)) + len(str(e.index)) + len(str(e.term)) \
+        + len(str(e.pos)) + len(str(e.channel)) + len(str(e.chain_crc)) + len(str(e.body_crc))
+    return size if e.body is None else size + 8 + _b64_size(e.body)  # ,"body":
+
+
+def _seq_size(value: tuple[Any, ...] | list[Any]) -> int:
+    return 2 + sum(_value_size(v) for v in value) + max(0, len(value) - 1)
+
+
+_SIZERS: dict[type, Any] = {
+    int: lambda v: len(str(v)), str: _str_size, bytes: _b64_size, bytearray: _b64_size,
+    DLedgerResponseCode: lambda v: len(str(int(v))), PushType: lambda v: len(v.name) + 2,
+    VoteResult: lambda v: len(v.name) + 2, DLedgerEntry: _entry_size, tuple: _seq_size, list: _seq_size}
+
+
+def _value_size(value: Any) -> int:
+    sizer = _SIZERS.get(type(value))
+    if sizer is not None:
+        return sizer(value)
+    return len(json.dumps(_value_to_json(value), separators=(",", ":"), sort_keys=True))
 
 
 # ---------------------------------------------------------------------- from JSON

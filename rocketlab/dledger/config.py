@@ -77,6 +77,7 @@ Java file: ``DLedgerConfig.java`` (DLedger 0.3.1.2).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import Field, dataclass, field, fields
@@ -320,6 +321,7 @@ def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
     return shared_parse_properties(text, source)
 
 
+@functools.cache
 def _field_names() -> dict[str, Field[Any]]:
     return {f.name: f for f in fields(DLedgerConfig) if f.init}
 

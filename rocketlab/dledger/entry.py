@@ -19,7 +19,7 @@ Java file: ``entry/DLedgerEntry.java`` (DLedger 0.3.1.2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 MAGIC_1 = 1
@@ -64,7 +64,13 @@ class DLedgerEntry:
         return self.magic == MAGIC_NOOP
 
     def with_(self, **changes: Any) -> DLedgerEntry:
-        return replace(self, **changes)
+        fields = {"magic": self.magic, "size": self.size, "index": self.index, "term": self.term, "pos": self.pos,
+                  "channel": self.channel, "chain_crc": self.chain_crc, "body_crc": self.body_crc, "body": self.body}
+        unknown = changes.keys() - fields.keys()
+        if unknown:
+            raise TypeError(f"DLedgerEntry has no field(s) {sorted(unknown)}")
+        fields.update(changes)
+        return DLedgerEntry(**fields)
 
     def __repr__(self) -> str:
         body = self.body if self.body is None or len(self.body) <= 16 else self.body[:16] + b"..."

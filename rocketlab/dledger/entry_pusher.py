@@ -238,6 +238,7 @@ class DLedgerEntryPusher:
         self.state_changes: list[tuple[str, str, int]] = []
         """Dispatcher state changes ``(peer, state, index)`` not yet traced (``pump`` traces them)."""
         self.dispatchers = {peer: EntryDispatcher(self, peer) for peer in member_state.other_peer_ids()}
+        self._dispatcher_list = [self.dispatchers[peer] for peer in sorted(self.dispatchers)]
         self.entry_handler = EntryHandler(self)
         self.quorum_ack_checker = QuorumAckChecker(self)
         self._woken = False
@@ -286,21 +287,36 @@ class DLedgerEntryPusher:
     # ------------------------------------------------------------------ driving
     def pump(self, now_ms: int, out: OutputBuilder) -> None:
         """Run the handler, every dispatcher and the ack checker until none of them changes anything."""
+        dispatchers = self._dispatcher_list
         for _ in range(16):
             self._woken = False
-            before = [d.signature() for d in self.dispatchers.values()]
+            if not self.member_state.is_leader():
+                # the same as below without the calls that return at once when not leading: a dispatcher
+                # only ends an elapsed back-off, the ack checker does nothing
+                self.entry_handler.do_work(now_ms, out)
+                changed = False
+                for d in dispatchers:
+                    if not d.waiting and d.idle_until_ms != NEVER and now_ms >= d.idle_until_ms:
+                        d.idle_until_ms = NEVER
+                        changed = True
+                if not self._woken and not changed:
+                    break
+                continue
+            before = [d.signature() for d in dispatchers]
             self.entry_handler.do_work(now_ms, out)
-            for peer in sorted(self.dispatchers):
-                self.dispatchers[peer].do_work(now_ms, out)
+            for d in dispatchers:
+                d.do_work(now_ms, out)
             self.quorum_ack_checker.do_work(now_ms, out)
-            if not self._woken and before == [d.signature() for d in self.dispatchers.values()]:
+            if not self._woken and before == [d.signature() for d in dispatchers]:
                 break
         for peer, state, index in self.state_changes:
             out.trace("push_state", peer=peer, state=state, index=index)
         self.state_changes.clear()
 
     def next_deadline_ms(self) -> int | None:
-        times = [d.next_deadline_ms() for d in self.dispatchers.values()]
+        if not self.member_state.is_leader():  # dispatchers and the ack checker wait for leadership
+            return self.entry_handler.next_deadline_ms()
+        times = [d.next_deadline_ms() for d in self._dispatcher_list]
         times += [self.entry_handler.next_deadline_ms(), self.quorum_ack_checker.next_deadline_ms()]
         present = [t for t in times if t is not None]
         return min(present) if present else None

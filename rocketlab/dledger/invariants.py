@@ -163,35 +163,62 @@ class LogCache:
         self._cache[core] = fresh
         return fresh
 
+    def knows(self, core: Any) -> bool:
+        """Whether ``core``'s log was read before (a restarted member is a new core)."""
+        return core in self._cache
+
+    def peek(self, core: Any) -> CachedLog:
+        """The cached log of ``core`` as last refreshed (read now if it was never read)."""
+        cached = self._cache.get(core)
+        return cached if cached is not None else self.refresh(core)
+
     def log(self, core: Any) -> dict[int, EntryKey]:
         return self.refresh(core).entries
 
 
-def log_matching(cores: Mapping[str, Any], cache: LogCache | None = None) -> list[Violation]:
-    """If two logs have an entry with the same index and term, they are identical up to that index."""
+def log_matching(cores: Mapping[str, Any], cache: LogCache | None = None, changed: str | None = None) -> list[Violation]:
+    """If two logs have an entry with the same index and term, they are identical up to that index.
+
+    With ``changed`` (a member whose log is the only one that changed since the last call with this
+    ``cache``), only the pairs that include it are compared, and the other logs are taken from the
+    cache as they are (see :meth:`DLedgerInvariants.check`)."""
     cache = cache or LogCache()
+    found: list[Violation] = []
+    if changed is not None:
+        mine = cache.refresh(cores[changed])
+        for other, core in cores.items():
+            if other != changed:
+                theirs = cache.peek(core)
+                if changed < other:
+                    _match_pair(cache, changed, mine, other, theirs, found)
+                else:
+                    _match_pair(cache, other, theirs, changed, mine, found)
+        found.sort(key=lambda v: v.detail)
+        return found
     logs = {n: cache.refresh(c) for n, c in sorted(cores.items())}
-    found = []
     names = sorted(logs)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            la, lb = logs[a], logs[b]
-            state = (la.key, la.generation, lb.key, lb.generation)
-            if cache.pairs_passed.get((a, b)) == state:  # neither log changed since this pair passed
-                continue
-            lo, hi = max(la.begin, lb.begin, 0), min(la.end, lb.end)
-            top = next((k for k in range(hi, lo - 1, -1) if la.entries[k][0] == lb.entries[k][0]), None)
-            if top is None or (la.begin == lb.begin and la.chain[top - la.begin] == lb.chain[top - lb.begin]):
-                cache.pairs_passed[(a, b)] = state
-                continue
-            bad = next((k for k in range(top, lo - 1, -1) if la.entries[k] != lb.entries[k]), None)
-            if bad is None:
-                cache.pairs_passed[(a, b)] = state
-            else:
-                ea, eb = la.entries, lb.entries
-                found.append(Violation("log_matching", f"{a} and {b} agree on index {top} (term {ea[top][0]}) "
-                                                       f"but differ at index {bad}: {ea[bad][:3]} vs {eb[bad][:3]}"))
+            _match_pair(cache, a, logs[a], b, logs[b], found)
     return found
+
+
+def _match_pair(cache: LogCache, a: str, la: CachedLog, b: str, lb: CachedLog, found: list[Violation]) -> None:
+    state = (la.key, la.generation, lb.key, lb.generation)
+    if cache.pairs_passed.get((a, b)) == state:  # neither log changed since this pair passed
+        return
+    lo, hi = max(la.begin, lb.begin, 0), min(la.end, lb.end)
+    ea, eb = la.entries, lb.entries
+    top = next((k for k in range(hi, lo - 1, -1) if ea[k][0] == eb[k][0]), None)
+    if top is None or (la.begin == lb.begin and la.chain[top - la.begin] == lb.chain[top - lb.begin]):
+        cache.pairs_passed[(a, b)] = state
+        return
+    bad = next((k for k in range(top, lo - 1, -1) if ea[k] != eb[k]), None)
+    if bad is None:
+        cache.pairs_passed[(a, b)] = state
+    else:
+        found.append(Violation("log_matching", f"{a} and {b} agree on index {top} (term {ea[top][0]}) "
+                                               f"but differ at index {bad}: {ea[bad][:3]} vs {eb[bad][:3]}"))
 
 
 @dataclass
@@ -287,12 +314,26 @@ class DLedgerInvariants:
         self.pending += found
         return found
 
-    def check(self, cores: Mapping[str, Any]) -> list[Violation]:
-        """Core-based checks over the live members, plus what :meth:`observe` found since the last call."""
+    def check(self, cores: Mapping[str, Any], changed: str | None = None, log_changed: bool = True) -> list[Violation]:
+        """Core-based checks over the live members, plus what :meth:`observe` found since the last call.
+
+        ``changed`` names the one member whose state may have changed since the last call (the member
+        of an ``append``, ``truncate``, ``commit`` or ``role`` event: every change of a log comes with
+        such an event, and a restarted member is a new core, read afresh): then only its pairs are
+        compared and only its committed entries recorded, so the cost of a check does not grow with the
+        number of members or the length of the logs. ``log_changed`` False (a ``role`` event of a member
+        already read) leaves only leader completeness to check. Without ``changed``, everything is
+        looked at."""
         found, self.pending = self.pending, []
-        found += log_matching(cores, self.cache)
+        if changed is not None and changed not in cores:
+            changed = None
+        if changed is not None and not self.cache.knows(cores[changed]):
+            log_changed = True
+        if changed is None or log_changed:
+            found += log_matching(cores, self.cache, changed)
         if self.committed_stable:
-            found += self.committed.record(cores, self.cache)
+            if changed is None or log_changed:
+                found += self.committed.record(cores if changed is None else {changed: cores[changed]}, self.cache)
             found += leader_completeness(cores, self.committed, self.cache)
         return found
 
@@ -301,20 +342,30 @@ class DLedgerChecker:
     """Adapter for a simulator's checker slot: ``check(cluster, event)`` -> a detail string or None.
 
     ``cores`` returns the live members (``{node_id: DLedgerServer}``) when called with the cluster, e.g.
-    ``DLedgerChecker(lambda c: {n: c.node(n) for n in c.live_nodes()})``. Every event is observed; the
+    ``DLedgerChecker(Cluster.live_cores)``. Every event is observed; the
     core-based checks run after events that can change a log (append, truncate, commit, role).
     """
 
     name = "dledger"
     CORE_KINDS = frozenset({"append", "truncate", "commit", "role"})
+    ONE_MEMBER_KINDS = frozenset({"append", "truncate", "commit", "role"})
+    """Events after which only their own member needs a look (see :meth:`DLedgerInvariants.check`)."""
+    EVENT_KINDS = frozenset({"role", "commit", "truncate", "fault"})
+    """The kinds the event-based checks read."""
 
     def __init__(self, cores: Any, committed_stable: bool = True) -> None:
         self.cores = cores
         self.invariants = DLedgerInvariants(committed_stable)
 
     def check(self, cluster: Any, event: Mapping[str, Any]) -> str | None:
-        self.invariants.observe([event])
-        if event.get("kind") not in self.CORE_KINDS and not self.invariants.pending:
-            return None
-        found = self.invariants.check(self.cores(cluster))
-        return "; ".join(f"{v.invariant}: {v.detail}" for v in found) or None
+        return "; ".join(f"{v.invariant}: {v.detail}" for v in self.violations_at(cluster, event)) or None
+
+    def violations_at(self, cluster: Any, event: Mapping[str, Any]) -> list[Violation]:
+        """What is broken after ``event`` (observed in order, one call per event)."""
+        kind = event.get("kind")
+        if kind in self.EVENT_KINDS:
+            self.invariants.observe((event,))
+        if kind not in self.CORE_KINDS and not self.invariants.pending:
+            return []
+        changed = event.get("node") if kind in self.ONE_MEMBER_KINDS and not self.invariants.pending else None
+        return self.invariants.check(self.cores(cluster), changed, log_changed=kind != "role")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rocketlab.dledger.entry_pusher import AppendFuture
-from rocketlab.dledger.invariants import DLedgerInvariants
+from rocketlab.dledger.invariants import DLedgerChecker
 from rocketlab.dledger.protocol import DLedgerResponseCode
 from rocketlab.errors import RocketlabError
 from rocketlab.sim.cluster import Cluster
@@ -40,16 +40,17 @@ Code = DLedgerResponseCode
 def settled_leader(c: Cluster, among: Iterable[str] | None = None) -> str | None:
     """The leader that every other live member of ``among`` (default: all live members) follows at its
     term, or None: "one leader, terms agree" in MIT's words."""
-    group = [n for n in (among if among is not None else c.node_ids) if c.alive(n)]
-    leaders = [n for n in group if c.node(n).role == "LEADER"]
+    nodes = c.runtime.nodes  # read directly: run_until asks this after every event
+    names = nodes if among is None else among
+    live = [(n, nodes[n].core) for n in names if nodes[n].alive]
+    leaders = [(n, core) for n, core in live if core.role == "LEADER"]
     if len(leaders) != 1:
         return None
-    lead = c.node(leaders[0])
-    for n in group:
-        core = c.node(n)
-        if n != leaders[0] and (core.role != "FOLLOWER" or core.leader_id != leaders[0] or core.term != lead.term):
+    name, lead = leaders[0]
+    for n, core in live:
+        if n != name and (core.role != "FOLLOWER" or core.leader_id != name or core.term != lead.term):
             return None
-    return leaders[0]
+    return name
 
 
 def wait_settled(c: Cluster, among: Iterable[str] | None = None, timeout_ms: int = 10_000) -> str:
@@ -123,23 +124,17 @@ def set_network(c: Cluster, mode: str, latency: str | None = DEFAULT_LATENCY) ->
     c.runtime.model = c.model
 
 
-class DLedgerViolations:
+class DLedgerViolations(DLedgerChecker):
     """Every DLedger invariant after every event, committed entries included whatever the profile;
     a violation is reported once (the same detail seen again is not a new violation)."""
 
-    name = "dledger"
-    CORE_KINDS = frozenset({"append", "truncate", "commit", "role"})
-
     def __init__(self) -> None:
-        self.invariants = DLedgerInvariants(committed_stable=True)
+        super().__init__(Cluster.live_cores, committed_stable=True)
         self.seen: set[str] = set()
 
     def check(self, cluster: Cluster, event: Mapping[str, Any]) -> str | None:
-        self.invariants.observe([event])
-        if event.get("kind") not in self.CORE_KINDS and not self.invariants.pending:
-            return None
-        found = self.invariants.check({n: cluster.node(n) for n in cluster.live_nodes()})
-        new = [f"{v.invariant}: {v.detail}" for v in found if f"{v.invariant}: {v.detail}" not in self.seen]
+        found = [f"{v.invariant}: {v.detail}" for v in self.violations_at(cluster, event)]
+        new = [d for d in found if d not in self.seen]
         self.seen.update(new)
         return "; ".join(new) or None
 

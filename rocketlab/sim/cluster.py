@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -97,6 +98,7 @@ class Cluster:
         options: dict[str, Any] | None = None,
         trace: bool = True,
         trace_network: bool = True,
+        serialize: str | None = None,
         checkers: Iterable[Checker] = (),
         raise_on_violation: bool = True,
         scenario: str | None = None,
@@ -111,7 +113,8 @@ class Cluster:
         self.model = network if isinstance(network, NetworkModel) else NetworkModel.named(network, latency)
         self.scheduler = Scheduler()
         self.recorder = TraceRecorder(enabled=trace)
-        self.runtime = SimRuntime(self.scheduler, self.recorder, self.model, seed, trace_network and trace)
+        serialize = serialize or os.environ.get("ROCKETLAB_SERIALIZE") or "sampled"
+        self.runtime = SimRuntime(self.scheduler, self.recorder, self.model, seed, trace_network and trace, serialize)
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.meta = dict(meta or {})
         self.checkers = list(checkers)
@@ -167,7 +170,7 @@ class Cluster:
         profile = resolve_profile(profile)
         factory = dledger_factory({"profile": profile, **(config or {})})
         if checkers is None:
-            checkers = [DLedgerChecker(lambda c: {n: c.node(n) for n in c.live_nodes()},
+            checkers = [DLedgerChecker(Cluster.live_cores,
                                        committed_stable=commits_only_current_term(profile, config))]
         if memory:
             root = None
@@ -253,6 +256,10 @@ class Cluster:
 
     def live_nodes(self) -> list[str]:
         return [n for n, node in self.runtime.nodes.items() if node.alive]
+
+    def live_cores(self) -> dict[str, Any]:
+        """``{node_id: core}`` of the live nodes (what invariant checkers read)."""
+        return {n: node.core for n, node in self.runtime.nodes.items() if node.alive}
 
     def leader(self) -> str | None:
         """The live node whose core's ``role`` is LEADER/MASTER (the highest ``term`` if several)."""

@@ -69,7 +69,7 @@ class DLedgerMemoryStore(DLedgerStore):
         size = entry.compute_size_in_bytes()
         pos = self.next_pos(size)
         check(pos == entry.pos, DLedgerResponseCode.DISK_ERROR, f"{pos} != {entry.pos}")
-        stored = entry.with_(size=size)
+        stored = entry if entry.size == size else entry.with_(size=size)
         self._put(stored)
         return stored
 
