@@ -38,14 +38,20 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
-def record(name: str, results: dict[str, Any]) -> Path:
-    """Write ``benchmarks/results/NAME.json``: name, UTC timestamp, machine info and ``results``."""
+def record(name: str, results: dict[str, Any], summary: list[dict[str, Any]] | None = None) -> Path:
+    """Write ``benchmarks/results/NAME.json``: name, UTC timestamp, machine info, ``results`` and the
+    ``summary`` rows (:func:`rocketlab.benchtable.summary_row`) that ``rocketlab bench`` tabulates; the
+    rows are printed as a table too."""
+    from rocketlab.benchtable import evaluate, render
+
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path = RESULTS_DIR / f"{name}.json"
     doc = {"name": name, "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "machine": machine_info(), "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
-           "results": results}
+           "results": results, "summary": summary or []}
     path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    if summary:
+        print(render([{"benchmark": name, **evaluate(row)} for row in summary]))
     print(f"results: {path}")
     return path
 

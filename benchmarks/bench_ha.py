@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import free_port, record, start_node, stop  # noqa: E402
 
+from rocketlab.benchtable import summary_row  # noqa: E402
 from rocketlab.broker.protocol import SendMessageRequest, broker_codec  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
 from rocketlab.store import Message, MessageStore  # noqa: E402
@@ -233,7 +234,13 @@ def main() -> None:
               f"{lag['lag_ms_p99']} ms, max {lag['lag_ms_max']} ms; bytes behind p50 {lag['lag_bytes_p50']}, "
               f"max {lag['lag_bytes_max']}")
         results["replication_lag"] = lag
-    record("ha", results)
+    summary = [
+        summary_row("HA catch-up of a slave", up["mib_per_s"], "MiB/s", raw["mib_per_s"], "raw loopback socket",
+                    target=0.5, target_on="ratio"),
+        summary_row("SYNC_MASTER puts, 32 producers", loads["SYNC_MASTER/32"]["tps"], "puts/s",
+                    loads["ASYNC_MASTER/32"]["tps"], "ASYNC_MASTER, 32 producers", target=0.5, target_on="ratio"),
+    ]
+    record("ha", results, summary)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import RESULTS_DIR, record  # noqa: E402
 
+from rocketlab.benchtable import summary_row  # noqa: E402
 from rocketlab.store import Message, MessageStore, PutMessageStatus, mapped_file  # noqa: E402
 from rocketlab.store.message_batch import MessageExtBatch  # noqa: E402
 from rocketlab.store.message_codec import check_message_and_return_size, encode_message  # noqa: E402
@@ -51,7 +52,24 @@ def save(section: str, data: dict) -> None:
     except (OSError, ValueError):
         results = {}
     results[section] = {"quick": QUICK, "load_avg_1m": round(os.getloadavg()[0], 2), **data}
-    record("store", results)
+    record("store", results, summary_of(results))
+
+
+def summary_of(results: dict) -> list[dict]:
+    """The headline figures for ``rocketlab bench``'s table (from the sections recorded so far)."""
+    rows = []
+    put = results.get("put")
+    if put:
+        for size, target in (("128B", None), ("1024B", 0.5)):
+            r = put[size]
+            rows.append(summary_row(f"put, {size} bodies, ASYNC_FLUSH", r["store"]["msgs_per_s"], "msgs/s",
+                                    r["raw_write"]["msgs_per_s"], "os.write of the same records",
+                                    target=target, target_on="ratio"))
+    batch = results.get("batch")
+    if batch:
+        rows.append(summary_row("put_messages, 64 per batch", batch["batch_msgs_per_s"], "msgs/s",
+                                batch["single_msgs_per_s"], "single puts", target=3, target_on="ratio"))
+    return rows
 
 
 def messages(body_size: int, count: int = 1000) -> list[Message]:

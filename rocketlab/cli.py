@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -110,11 +111,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if not scripts:
             known = ", ".join(s.stem[6:] for s in sorted(bench_dir.glob("bench_*.py")))
             raise RocketlabError(f"no benchmark named {args.name!r} (known: {known})")
+    from rocketlab.benchtable import load_rows, render
+
+    results_dir = bench_dir / "results"
+    started = time.time()
     failed = 0
     for script in scripts:
         print(f"== {script.stem}", flush=True)
         cmd = [sys.executable, str(script), *(["--quick"] if args.quick else [])]
         failed += subprocess.run(cmd, check=False).returncode != 0
+    fresh = [p.stem for p in results_dir.glob("*.json") if p.stat().st_mtime >= started - 1]
+    rows = load_rows(results_dir, fresh)
+    print(f"\n== summary: {len(rows)} figures from this run (recorded under {results_dir})")
+    print(render(rows))
     return 1 if failed else 0
 
 

@@ -14,7 +14,23 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import orjson
+
 from rocketlab.errors import CodecError
+
+
+def dump_json(value: Any, *, sort_keys: bool = False) -> bytes:
+    """Compact JSON with non-ASCII escaped: the bytes of ``json.dumps(value, separators=(",", ":"),
+    sort_keys=sort_keys)``. orjson writes them about ten times faster; where its output would differ
+    (non-ASCII text, which it does not escape; integers beyond 64 bits, which it refuses) the json module
+    writes them."""
+    try:
+        data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
+        if data.isascii():
+            return data
+    except (orjson.JSONEncodeError, TypeError):
+        pass
+    return json.dumps(value, separators=(",", ":"), sort_keys=sort_keys).encode()
 
 
 def _plain(value: Any) -> Any:
@@ -54,11 +70,15 @@ class JsonCodec:
         name = type(msg).__name__
         if self.types.get(name) is not type(msg):
             raise CodecError(f"this codec does not know {name}")
-        return json.dumps({"type": name, **_plain(msg)}, separators=(",", ":")).encode()
+        return dump_json({"type": name, **_plain(msg)})
 
     def decode(self, data: bytes) -> Any:
         try:
-            obj = json.loads(data)
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            obj = None  # the json module's verdict (and message) below
+        try:
+            obj = json.loads(data) if obj is None else obj
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise CodecError(f"message is not JSON: {e}", 0) from None
         if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):

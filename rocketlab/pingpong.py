@@ -68,6 +68,12 @@ class PingPongCodec:
             return _TWO.pack(_PONG, msg.seq, msg.sent_ms)
         raise CodecError(f"PingPongCodec cannot encode {type(msg).__name__}")
 
+    def wire_size(self, msg: Any) -> int | None:
+        """``len(self.encode(msg))`` without encoding (the messages are frozen: the simulator may pass them
+        as they are)."""
+        t = type(msg)
+        return _ONE.size if t is Heartbeat else _TWO.size if t is Ping or t is Pong else None
+
     def decode(self, data: bytes) -> Any:
         if not data:
             raise CodecError("empty pingpong message", 0)

@@ -25,6 +25,8 @@ import struct
 from dataclasses import fields
 from typing import Any
 
+import orjson
+
 from rocketlab.dledger.entry import DLedgerEntry
 from rocketlab.dledger.protocol import (
     MESSAGE_TYPES,
@@ -36,6 +38,7 @@ from rocketlab.dledger.protocol import (
     VoteResult,
 )
 from rocketlab.errors import CodecError
+from rocketlab.jsoncodec import dump_json
 
 _INT32 = struct.Struct(">i")
 _PREFIX = struct.Struct(">ii")
@@ -93,7 +96,7 @@ class DLedgerCodec:
         head = _HEADERS.get(type(msg))
         if head is None:
             raise CodecError(f"cannot encode {type(msg).__name__}: not a DLedger message")
-        body = json.dumps(_to_json(msg), separators=(",", ":"), sort_keys=True).encode()
+        body = dump_json(_to_json(msg), sort_keys=True)
         return _PREFIX.pack(4 + len(head) + len(body), len(head)) + head + body
 
     def wire_size(self, msg: Any) -> int | None:
@@ -149,6 +152,10 @@ class DLedgerCodec:
 
 
 def _load_json(raw: bytes, offset: int) -> Any:
+    try:
+        return orjson.loads(raw)  # the fast path; anything it rejects gets the json module's exact error
+    except orjson.JSONDecodeError:
+        pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -208,17 +208,30 @@ class QuorumAckChecker:
         term = p.member_state.curr_term
         responses = p.pending_append_responses_by_term.get(term, {})
         times = []
-        for future in self.timeout_candidates(self.last_quorum_index, term):
-            if not future.done:
-                times.append(future.created_ms + future.timeout_ms)
-                break
+        first = self._first_waiting(responses)
+        if first is not None:
+            times.append(first.created_ms + first.timeout_ms)
         own = p.peer_water_marks_by_term.get(term, {}).get(p.member_state.self_id, -1)
-        if any(not f.done for f in responses.values()) or own < p.store.ledger_end_index:
+        if own < p.store.ledger_end_index or (first is not None or any(not f.done for f in responses.values())):
             last = self.last_check_leak_time_ms
             times.append(0 if last == NEVER else last + p.config.leak_check_interval_ms + 1)
         if len(p.pending_append_responses_by_term) > 1:
             times.append(0)
         return min(times) if times else None
+
+    def _first_waiting(self, responses: dict[int, AppendFuture]) -> AppendFuture | None:
+        """The first future of :meth:`timeout_candidates` not done yet (without building the list)."""
+        if not responses:
+            return None
+        if self.pusher.config.append_noop_on_leadership:
+            return next((responses[i] for i in sorted(responses) if i > self.last_quorum_index
+                         and not responses[i].done), None)
+        i = self.last_quorum_index + 1
+        while i in responses:
+            if not responses[i].done:
+                return responses[i]
+            i += 1
+        return None
 
 
 class DLedgerEntryPusher:

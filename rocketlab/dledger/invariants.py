@@ -314,25 +314,26 @@ class DLedgerInvariants:
         self.pending += found
         return found
 
-    def check(self, cores: Mapping[str, Any], changed: str | None = None, log_changed: bool = True) -> list[Violation]:
+    def check(self, cores: Mapping[str, Any], changed: str | None = None, what: str = "log") -> list[Violation]:
         """Core-based checks over the live members, plus what :meth:`observe` found since the last call.
 
         ``changed`` names the one member whose state may have changed since the last call (the member
         of an ``append``, ``truncate``, ``commit`` or ``role`` event: every change of a log comes with
         such an event, and a restarted member is a new core, read afresh): then only its pairs are
         compared and only its committed entries recorded, so the cost of a check does not grow with the
-        number of members or the length of the logs. ``log_changed`` False (a ``role`` event of a member
-        already read) leaves only leader completeness to check. Without ``changed``, everything is
-        looked at."""
+        number of members or the length of the logs. ``what`` says what changed on that member: ``"log"``
+        (everything is checked), ``"commit"`` (its commit index: no log matching) or ``"role"`` (only
+        leader completeness). A member not read before is always checked in full. Without ``changed``,
+        everything is looked at."""
         found, self.pending = self.pending, []
         if changed is not None and changed not in cores:
             changed = None
-        if changed is not None and not self.cache.knows(cores[changed]):
-            log_changed = True
-        if changed is None or log_changed:
+        if changed is None or not self.cache.knows(cores[changed]):
+            what = "log"
+        if what == "log":
             found += log_matching(cores, self.cache, changed)
         if self.committed_stable:
-            if changed is None or log_changed:
+            if what != "role":
                 found += self.committed.record(cores if changed is None else {changed: cores[changed]}, self.cache)
             found += leader_completeness(cores, self.committed, self.cache)
         return found
@@ -349,6 +350,7 @@ class DLedgerChecker:
     name = "dledger"
     CORE_KINDS = frozenset({"append", "truncate", "commit", "role"})
     ONE_MEMBER_KINDS = frozenset({"append", "truncate", "commit", "role"})
+    CHANGES = {"append": "log", "truncate": "log", "commit": "commit", "role": "role"}
     """Events after which only their own member needs a look (see :meth:`DLedgerInvariants.check`)."""
     EVENT_KINDS = frozenset({"role", "commit", "truncate", "fault"})
     """The kinds the event-based checks read."""
@@ -368,4 +370,4 @@ class DLedgerChecker:
         if kind not in self.CORE_KINDS and not self.invariants.pending:
             return []
         changed = event.get("node") if kind in self.ONE_MEMBER_KINDS and not self.invariants.pending else None
-        return self.invariants.check(self.cores(cluster), changed, log_changed=kind != "role")
+        return self.invariants.check(self.cores(cluster), changed, self.CHANGES[kind])

@@ -190,10 +190,12 @@ class DLedgerServer(BaseCore):
     def next_deadline_ms(self) -> int | None:
         if self.stopped:
             return None
-        times = [self.elector.next_deadline_ms(), self.pusher.next_deadline_ms(), self.store.next_deadline_ms(),
-                 self.next_check_preferred_ms]
-        present = [t for t in times if t is not None]
-        return min(present) if present else None
+        best = None
+        for t in (self.elector.next_deadline_ms(), self.pusher.next_deadline_ms(), self.store.next_deadline_ms(),
+                  self.next_check_preferred_ms):
+            if t is not None and (best is None or t < best):
+                best = t
+        return best
 
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         handler = self._handlers.get(type(msg))

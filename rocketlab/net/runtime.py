@@ -62,6 +62,8 @@ class _PeerLink:
     connecting: asyncio.Task | None = None
     queue: list[bytes] = field(default_factory=list)
     down_until_ms: int = 0
+    outgoing: list[bytes] = field(default_factory=list)
+    """Frames written during this turn of the event loop, sent together at its end (one syscall)."""
 
 
 class NetRuntime:
@@ -222,7 +224,9 @@ class NetRuntime:
 
     def _enqueue(self, link: _PeerLink, frame: bytes) -> None:
         if link.writer is not None and not link.writer.is_closing():
-            link.writer.write(frame)
+            if not link.outgoing:
+                asyncio.get_running_loop().call_soon(self._flush_link, link)
+            link.outgoing.append(frame)
             return
         if link.address is None:  # a client that has gone away
             return
@@ -232,6 +236,14 @@ class NetRuntime:
         link.queue.append(frame)
         if link.connecting is None:
             link.connecting = asyncio.get_running_loop().create_task(self._open_link(link))
+
+    @staticmethod
+    def _flush_link(link: _PeerLink) -> None:
+        """Write the frames of this loop turn in one go, like Netty's flush after a batch of writes (a
+        connection lost meanwhile loses them, as it would lose them in the socket's buffer)."""
+        frames, link.outgoing, writer = link.outgoing, [], link.writer
+        if writer is not None and not writer.is_closing():
+            writer.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
     def _spawn_failure(self, link: _PeerLink) -> None:
         asyncio.get_running_loop().call_soon(self._fail_requests_to, link.node_id)

@@ -73,6 +73,7 @@ class SimNode:
     last_tick_ms: int = -1
     deferred: list[tuple[Callable[..., None], tuple[Any, ...]]] = field(default_factory=list)
     accepted: int = 0
+    sizer: Callable[[Any], int | None] | None = None  # codec.wire_size, if the codec has one
 
 
 SERIALIZE_MODES = ("always", "sampled", "never")
@@ -169,7 +170,7 @@ class SimRuntime:
 
     # --- nodes -------------------------------------------------------------------------------
     def add_node(self, node_id: str, factory: CoreFactory, ctx: NodeContext, codec: Codec) -> None:
-        self.nodes[node_id] = SimNode(node_id, factory, ctx, codec)
+        self.nodes[node_id] = SimNode(node_id, factory, ctx, codec, sizer=getattr(codec, "wire_size", None))
 
     def get(self, node_id: str) -> SimNode:
         try:
@@ -341,9 +342,8 @@ class SimRuntime:
         return self.msg_seq, payload, name
 
     def _wrap(self, src: SimNode, msg: Any, msg_id: int) -> bytes | _Carried:
-        codec = src.codec
-        sizer = getattr(codec, "wire_size", None) if self.serialize != "always" else None
-        size = sizer(msg) if sizer is not None else None
+        codec, sizer = src.codec, src.sizer
+        size = sizer(msg) if sizer is not None and self.serialize != "always" else None
         if size is None:
             return codec.encode(msg)
         if self.serialize == "sampled" and msg_id % SAMPLE_EVERY == 0:

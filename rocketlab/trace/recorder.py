@@ -47,8 +47,7 @@ class TraceRecorder:
     def emit(self, t: int, node: str | None, kind: str, fields: dict[str, Any]) -> Event | None:
         if not self.enabled or (self.kinds is not None and kind not in self.kinds):
             return None
-        event: Event = {"t": t, "seq": self.seq, "node": node, "kind": kind}
-        event.update(fields)
+        event: Event = {"t": t, "seq": self.seq, "node": node, "kind": kind, **fields}
         self.seq += 1
         if self.keep:
             self.events.append(event)
