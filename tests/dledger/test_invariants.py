@@ -84,6 +84,33 @@ def test_log_matching_catches_divergent_prefixes():
     assert found and found[0].invariant == "log_matching" and "index 1" in found[0].detail
 
 
+def test_log_matching_for_one_changed_member_compares_exactly_its_pairs():
+    cache = LogCache()
+    a = FakeMember([(1, b"x"), (1, b"y"), (2, b"z")])
+    b = FakeMember([(1, b"x"), (1, b"y"), (2, b"z")])
+    c = FakeMember([(1, b"x")])
+    assert log_matching({"a": a, "b": b, "c": c}, cache) == []
+    b.log[1] = (1, b"Y")  # b changed (FakeMember has no store version: re-read when named)
+    found = log_matching({"a": a, "b": b, "c": c}, cache, changed="b")
+    assert [v.detail.split(" agree")[0] for v in found] == ["a and b"]
+    c.log.append((5, b"c"))  # only c's pairs are looked at when c is named: a-b is not reported again
+    assert log_matching({"a": a, "b": b, "c": c}, cache, changed="c") == []
+    assert [v.detail.split(" agree")[0] for v in log_matching({"a": a, "b": b, "c": c})] == ["a and b"]
+
+
+def test_combined_checker_scoped_to_one_member_checks_what_its_event_can_change():
+    inv = DLedgerInvariants()
+    a = FakeMember([(1, b"x"), (1, b"y")], committed_index=1)
+    leader = FakeMember([(1, b"x"), (1, b"y")], role="LEADER", term=2)
+    assert inv.check({"a": a, "l": leader}) == []
+    lost = FakeMember([(1, b"x")], role="LEADER", term=2)  # a new core (a restart) is read in full
+    found = inv.check({"a": a, "l": lost}, changed="l", what="role")
+    assert [v.invariant for v in found] == ["leader_completeness"]
+    a.log[1:] = [(2, b"changed"), (2, b"z")]  # a committed entry changes on a: seen at a's next commit
+    a.committed_index = 2
+    assert [v.invariant for v in inv.check({"a": a}, changed="a", what="commit")] == ["committed_entries_stable"]
+
+
 def test_committed_entries_must_not_change_and_leaders_must_hold_them():
     cache, committed = LogCache(), CommittedEntries()
     a = FakeMember([(1, b"x"), (1, b"y")], committed_index=1)
