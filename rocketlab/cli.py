@@ -10,7 +10,6 @@ import argparse
 import importlib
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -114,13 +113,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rocketlab.benchtable import load_rows, render
 
     results_dir = bench_dir / "results"
-    started = time.time()
+
+    def stamps() -> dict[str, int]:
+        return {p.stem: p.stat().st_mtime_ns for p in results_dir.glob("*.json")}
+
+    before = stamps()
     failed = 0
     for script in scripts:
         print(f"== {script.stem}", flush=True)
         cmd = [sys.executable, str(script), *(["--quick"] if args.quick else [])]
         failed += subprocess.run(cmd, check=False).returncode != 0
-    fresh = [p.stem for p in results_dir.glob("*.json") if p.stat().st_mtime >= started - 1]
+    fresh = [name for name, stamp in stamps().items() if before.get(name) != stamp]
     rows = load_rows(results_dir, fresh)
     print(f"\n== summary: {len(rows)} figures from this run (recorded under {results_dir})")
     print(render(rows))
