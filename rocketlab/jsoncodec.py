@@ -22,11 +22,11 @@ from rocketlab.errors import CodecError
 def dump_json(value: Any, *, sort_keys: bool = False) -> bytes:
     """Compact JSON with non-ASCII escaped: the bytes of ``json.dumps(value, separators=(",", ":"),
     sort_keys=sort_keys)``. orjson writes them about ten times faster; where its output would differ
-    (non-ASCII text, which it does not escape; integers beyond 64 bits, which it refuses) the json module
-    writes them."""
+    (non-ASCII text and DEL, which it does not escape; integers beyond 64 bits, which it refuses) the json
+    module writes them."""
     try:
         data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
-        if data.isascii():
+        if data.isascii() and b"\x7f" not in data:
             return data
     except (orjson.JSONEncodeError, TypeError):
         pass

@@ -37,6 +37,7 @@ def _violations(name: str, seed: int, profile: str | None, tmp: Path, monkeypatc
     monkeypatch.setattr(schedules, "DLedgerViolations", checker)
     monkeypatch.setattr(dledger_scenarios, "DLedgerViolations", checker)
     result = get_scenario(name).run(ScenarioArgs(seed=seed, profile=profile, data_dir=tmp / ("all" if everything else "inc")))
+    result.cluster.close()  # its file stores
     return [(e["seq"], e["t"], e.get("node"), e["detail"]) for e in result.cluster.events if e["kind"] == "violation"]
 
 

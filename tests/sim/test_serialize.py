@@ -50,6 +50,7 @@ def test_broker_group_on_dledger_trace_is_the_same_with_and_without_serialisatio
         c.crash(c.leader())
         c.run_for(3000)
         c.put(b"after")
+        c.close()
         return _trace(c)
 
     assert run("sampled") == run("always")
