@@ -9,7 +9,11 @@ The sans-IO core so far:
 * :mod:`~rocketlab.controller.elect_policy` - ``DefaultElectPolicy`` (SyncStateSet first, unclean
   election only if enabled; epoch, then offset, then priority);
 * :mod:`~rocketlab.controller.heartbeat_manager` - each controller's own table of live brokers;
-* :mod:`~rocketlab.controller.protocol` - codes, headers and bodies; :mod:`~rocketlab.controller.config`.
+* :mod:`~rocketlab.controller.protocol` - codes, headers and bodies; :mod:`~rocketlab.controller.config`;
+* :mod:`~rocketlab.controller.controller_core` - one controller: its DLedger member (the controllers'
+  replicated log), the request queue (validate, append, answer after the quorum), apply on commit,
+  leader state after an empty entry commits, heartbeat scans and controller-triggered re-election with
+  role-change notices; :mod:`~rocketlab.controller.wire` - the RPC messages and the node's codec.
 
 Elections come in three kinds (``ElectMasterRequestHeader``): a broker asks (``of_broker_trigger``: it is
 not preferred; no candidate -> ``CONTROLLER_ELECT_MASTER_FAILED``); the controller re-elects after the
