@@ -191,6 +191,9 @@ class CommitLog:
         self._do_append = self.append_message_callback.do_append
         self._file_size = config.mapped_file_size_commit_log
         self.confirm_offset = -1
+        self.confirm_offset_rule: Callable[[], int] | None = None
+        """Controller mode: the broker's rule for :meth:`get_confirm_offset` (CommitLog's
+        ``isEnableControllerMode`` branch); None keeps the classic rules below."""
         self._sync_flush = config.is_sync_flush()
         if self._sync_flush:
             self.group_commit_service: GroupCommitService | None = GroupCommitService(self.mapped_file_queue, checkpoint)
@@ -420,6 +423,8 @@ class CommitLog:
         """How far readers (the reput) may go. Set explicitly (HA/controller) it wins; otherwise 4.x
         semantics (``read_uncommitted``) give the max offset, and 5.3 semantics give the flushed
         offset under SYNC_FLUSH."""
+        if self.confirm_offset_rule is not None:
+            return self.confirm_offset_rule()
         if self.confirm_offset >= 0:
             return self.confirm_offset
         if not self.config.read_uncommitted and self._sync_flush:

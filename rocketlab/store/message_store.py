@@ -26,7 +26,7 @@ from rocketlab.store.flush import PutMessageFuture
 from rocketlab.store.index_service import IndexService
 from rocketlab.store.message import Message, MessageExt
 from rocketlab.store.message_batch import MessageExtBatch
-from rocketlab.store.message_codec import CodecError, decode_message
+from rocketlab.store.message_codec import CodecError, check_message_and_return_size, decode_message
 from rocketlab.store.message_filter import MessageFilter
 from rocketlab.store.recovery import RecoveryReport, recover_abnormally, recover_normally
 from rocketlab.store.reput import (
@@ -584,6 +584,7 @@ class DefaultMessageStore:
         """Change settings of a running store (Java calls the MessageStoreConfig setters, e.g. from
         ``updateBrokerConfig``): the store, its commit log and its clean service see the new values."""
         self.config = self.config.replace(**changes)
+        self._refuse_puts = self.config.broker_role is BrokerRole.SLAVE  # a role change (controller mode)
         self.clean_service.config = self.config
         if self.commit_log is not None:
             self.commit_log.config = self.config
@@ -833,6 +834,71 @@ class DefaultMessageStore:
         if ok and reput_thread is not None:
             reput_thread.wakeup()
         return ok
+
+    # ------------------------------------------------------------------ controller mode (5.x)
+    def get_confirm_offset(self) -> int:
+        """``getConfirmOffset``: how far consumers (the reput) may read (see CommitLog.get_confirm_offset)."""
+        assert self.commit_log is not None
+        return self.commit_log.get_confirm_offset()
+
+    def get_confirm_offset_directly(self) -> int:
+        """``getConfirmOffsetDirectly``: the tracked value, whatever the role (-1: never set)."""
+        assert self.commit_log is not None
+        return self.commit_log.confirm_offset
+
+    def set_confirm_offset(self, offset: int) -> None:
+        assert self.commit_log is not None
+        self.commit_log.set_confirm_offset(offset)
+
+    def is_offset_aligned(self, offset: int) -> bool:
+        """``isOffsetAligned``: a record (or a file) starts at ``offset``."""
+        assert self.commit_log is not None
+        if offset == self.get_max_phy_offset() or offset % self.config.mapped_file_size_commit_log == 0:
+            return True
+        data = self.commit_log.get_data(offset)
+        if not data:
+            return False
+        return check_message_and_return_size(data, 0, len(data), check_crc=False, read_body=False,
+                                             expected_offset=offset).success
+
+    def truncate_files(self, offset: int) -> bool:
+        """``truncateFiles`` (a slave cutting its log back to where it agrees with the master): consume
+        queues and commit log truncated at ``offset``, the queue table recovered, the reput moved back.
+        False if ``offset`` is not at a record boundary (nothing is changed)."""
+        cl, reput = self.commit_log, self.reput_message_service
+        assert cl is not None and reput is not None
+        if offset >= self.get_max_phy_offset():
+            return True
+        if not self.is_offset_aligned(offset):
+            log.error("truncate_files: offset %d is not at a record boundary", offset)
+            return False
+        self.truncate_dirty_logic_files(offset)
+        cl.mapped_file_queue.truncate_dirty_files(offset)
+        self.recover_topic_queue_table()
+        reput.reput_from_offset = min(reput.reput_from_offset, offset)
+        return True
+
+    def truncate_invalid_msg(self) -> int:
+        """``AutoSwitchHAService.truncateInvalidMsg``: when the dispatch is behind, scan from the reput
+        point and cut the log at the first record that does not check out (a half-written tail); returns
+        where it cut, or -1 if nothing was behind. Valid records are kept, even beyond confirmOffset."""
+        cl, reput = self.commit_log, self.reput_message_service
+        assert cl is not None and reput is not None
+        if self.dispatch_behind_bytes() <= 0:
+            return -1
+        offset, top = reput.reput_from_offset, self.get_max_phy_offset()
+        while offset < top:
+            data = cl.get_data(offset)
+            if not data:
+                break
+            request = check_message_and_return_size(data, 0, len(data), check_crc=False, read_body=False,
+                                                    expected_offset=offset)
+            if not request.success:
+                break
+            offset = cl.roll_next_file(offset) if request.msg_size == 0 else offset + request.msg_size
+        if offset < top:
+            cl.mapped_file_queue.truncate_dirty_files(offset)
+        return offset
 
     def __repr__(self) -> str:
         state = "closed" if self.shutdown_flag else "open"
