@@ -31,7 +31,9 @@ the store's threads are driven by the core (flush and reput after inputs), as fo
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,9 @@ from rocketlab.broker.broker import (
     pull_from_store,
 )
 from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse, SendMessageRequest
-from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
+from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerConfig
+from rocketlab.controller.wire import NotifyBrokerRoleChanged
+from rocketlab.core import BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.errors import ConfigError
 from rocketlab.ha.autoswitch_client import AutoSwitchHAClient
 from rocketlab.ha.autoswitch_service import ALL_ACK_IN_SYNC_STATE_SET, AutoSwitchHAService
@@ -64,6 +68,8 @@ class AutoSwitchBrokerConfig:
     """
 
     broker_name: str = "broker-a"
+    cluster_name: str = "DefaultCluster"
+    election_priority: int | None = None
     all_ack_in_sync_state_set: bool = False
     in_sync_replicas: int = 1
     min_in_sync_replicas: int = 1
@@ -79,13 +85,27 @@ class AutoSwitchBrokerConfig:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
 
+    @classmethod
+    def load(cls, values: Mapping[str, Any]) -> AutoSwitchBrokerConfig:
+        """From snake_case or RocketMQ's camelCase keys (``allAckInSyncStateSet``); ``ha`` may be a mapping
+        of HAConfig fields."""
+        known = {f.name for f in fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, value in values.items():
+            name = key if key in known else re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+            if name not in known:
+                raise ConfigError(f"{key}: unknown controller-mode broker key")
+            kwargs[name] = HAConfig(**value) if name == "ha" and isinstance(value, Mapping) else value
+        return cls(**kwargs)
+
 
 class AutoSwitchBrokerCore(BaseCore):
     """One controller-mode broker (see the module docstring). Inspection: :attr:`role`, :attr:`term`
     (master epoch), :attr:`broker_id`, :attr:`store`, :attr:`epoch_cache`, :attr:`ha_service`,
     :attr:`ha_client`, :attr:`fenced`."""
 
-    def __init__(self, ctx: NodeContext, config: AutoSwitchBrokerConfig, broker_id: int) -> None:
+    def __init__(self, ctx: NodeContext, config: AutoSwitchBrokerConfig, broker_id: int | None = None,
+                 controllers: tuple[str, ...] = ()) -> None:
         if ctx.data_dir is None:
             raise ConfigError(f"broker {ctx.node_id} needs a data directory")
         self.node_id = ctx.node_id
@@ -112,6 +132,30 @@ class AutoSwitchBrokerCore(BaseCore):
         self.pending: dict[int, PutHandle] = {}
         self.next_flush_ms = 0
         self.reput_at: int | None = None
+        self.replicas = ReplicasManager(ctx.node_id, controllers, ReplicasManagerConfig(
+            config.cluster_name, config.broker_name, config.election_priority), self, root / "brokerIdentity",
+            ctx.rng("replicas")) if controllers else None
+
+    # ------------------------------------------------------------------ what ReplicasManager drives
+    def assign_broker_id(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.ha_service.local_broker_id = broker_id
+
+    def become_master(self, epoch: int, sync_state_set: set[int], now_ms: int, out: OutputBuilder) -> None:
+        out.extend(self.change_to_master(epoch, sync_state_set, now_ms))
+
+    def become_slave(self, master: str, epoch: int, now_ms: int, out: OutputBuilder) -> None:
+        out.extend(self.change_to_slave(master, epoch, now_ms))
+
+    def heartbeat_facts(self) -> tuple[int, int, int]:
+        """(last epoch of the epoch file, max offset, confirm offset) for the controller heartbeat."""
+        return self.epoch_cache.last_epoch(), self.max_offset, self.store.get_confirm_offset()
+
+    def _after(self, out: OutputBuilder) -> Output:
+        """End of an input: hand the HA service's proposals to ReplicasManager."""
+        if self.replicas is not None and self.ha_service.proposals:
+            self.replicas.on_proposals(self.ha_service.drain_proposals())
+        return out.build()
 
     # ------------------------------------------------------------------ confirm offset
     def _confirm_offset(self) -> int:
@@ -219,7 +263,7 @@ class AutoSwitchBrokerCore(BaseCore):
             self._completed(self.ha_service.complete_waiting(now_ms), now_ms, out)
         if status is not None:
             finish_put(handle, status.name, now_ms, out)
-        return handle, out.build()
+        return handle, self._after(out)
 
     def _completed(self, done: list[tuple[Any, bool]], now_ms: int, out: OutputBuilder) -> None:
         for token, ok in done:
@@ -233,6 +277,8 @@ class AutoSwitchBrokerCore(BaseCore):
         self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
         out = OutputBuilder()
         out.trace("role", term=0, role="FENCED", leader=None)
+        if self.replicas is not None:
+            self.replicas.on_tick(now_ms, out)
         return out.build()
 
     def on_stop(self) -> None:
@@ -245,6 +291,8 @@ class AutoSwitchBrokerCore(BaseCore):
         times = [self.next_flush_ms, self.ha_service.next_deadline_ms(), self.reput_at]
         if self.ha_client is not None:
             times.append(self.ha_client.next_deadline_ms())
+        if self.replicas is not None:
+            times.append(self.replicas.next_deadline_ms())
         return min((t for t in times if t is not None), default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -261,7 +309,9 @@ class AutoSwitchBrokerCore(BaseCore):
             self.store.reput(REPUT_SLICE_BYTES)
             if self.store.dispatch_behind_bytes() > 0:
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
-        return out.build()
+        if self.replicas is not None:
+            self.replicas.on_tick(now_ms, out)
+        return self._after(out)
 
     # ------------------------------------------------------------------ HA streams
     def on_stream_open(self, stream_id: Any, peer: str, accepted: bool, now_ms: int) -> Output:
@@ -281,7 +331,7 @@ class AutoSwitchBrokerCore(BaseCore):
         elif self.ha_client is not None and self.ha_client.owns(stream_id):
             if self.ha_client.on_stream_data(data, now_ms, out) and self.reput_at is None:
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
-        return out.build()
+        return self._after(out)
 
     def on_stream_closed(self, stream_id: Any, reason: str, now_ms: int) -> Output:
         self.now_ms = now_ms
@@ -290,7 +340,7 @@ class AutoSwitchBrokerCore(BaseCore):
             self.ha_service.on_stream_closed(stream_id, out)
         elif self.ha_client is not None and self.ha_client.owns(stream_id):
             self.ha_client.on_stream_closed(reason, now_ms)
-        return out.build()
+        return self._after(out)
 
     # ------------------------------------------------------------------ requests
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
@@ -312,4 +362,16 @@ class AutoSwitchBrokerCore(BaseCore):
 
     def on_reply(self, src: str, request_id: int, msg: Any | None, now_ms: int) -> Output:
         self.now_ms = now_ms
-        return EMPTY
+        out = OutputBuilder()
+        if self.replicas is not None and self.replicas.owns(request_id):
+            self.replicas.on_reply(request_id, msg, now_ms, out)
+        return self._after(out)
+
+    def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
+        """NOTIFY_BROKER_ROLE_CHANGED from the controller leader."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        if self.replicas is not None and isinstance(msg, NotifyBrokerRoleChanged):
+            self.replicas.on_role_changed(msg.master_broker_id, msg.master_address, msg.master_epoch,
+                                          msg.sync_state_set_epoch, set(msg.sync_state_set), now_ms, out)
+        return self._after(out)

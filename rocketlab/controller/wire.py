@@ -6,9 +6,10 @@ Requests are the header dataclasses of :mod:`rocketlab.controller.protocol` (plu
 is a :class:`ControllerResponse` (code, remark, response header, body), as a RemotingCommand response
 is. A controller tells brokers about a new master with a oneway :class:`NotifyBrokerRoleChanged`.
 
-:class:`ControllerNodeCodec` tags each frame with its family, like
-:class:`~rocketlab.broker.dledger_broker.DLedgerBrokerCodec`: ``0x01`` + DLedger's own bytes (the
-controllers' Raft log), ``0x03`` + the controller RPC as tagged JSON (dataclasses as ``{"@": name, ...}``,
+:class:`ControllerNodeCodec` (the codec of every node of a controller-mode cluster) tags each frame with
+its family, like :class:`~rocketlab.broker.dledger_broker.DLedgerBrokerCodec`: ``0x01`` + DLedger's own
+bytes (the controllers' Raft log), ``0x02`` + the broker's JSON (SEND_MESSAGE, PULL_MESSAGE), ``0x03`` +
+the controller RPC as tagged JSON (dataclasses as ``{"@": name, ...}``,
 sets as ``{"@set": [...]}``, maps with int keys as ``{"@map": [[k, v], ...]}``). Simplified: Java sends
 RemotingCommands (header fields as strings in ``extFields``, bodies as fastjson bytes); the tagged JSON
 keeps the same fields without that layer.
@@ -142,15 +143,21 @@ def _from_plain(value: Any) -> Any:
 class ControllerNodeCodec:
     """The codec of a controller node's port (and of a broker talking to it): see the module docstring."""
 
-    DLEDGER, CONTROLLER = b"\x01", b"\x03"
+    DLEDGER, BROKER, CONTROLLER = b"\x01", b"\x02", b"\x03"
 
     def __init__(self) -> None:
+        from rocketlab.broker.protocol import BROKER_MESSAGES, broker_codec
+
         self.dledger = DLedgerCodec()
+        self.broker = broker_codec()
         self._dledger_types = frozenset(DLEDGER_MESSAGES)
+        self._broker_types = frozenset(BROKER_MESSAGES)
 
     def encode(self, msg: Any) -> bytes:
         if type(msg) in self._dledger_types:
             return self.DLEDGER + self.dledger.encode(msg)
+        if type(msg) in self._broker_types:
+            return self.BROKER + self.broker.encode(msg)
         if type(msg).__name__ not in _BY_NAME or _BY_NAME[type(msg).__name__] is not type(msg):
             raise CodecError(f"cannot encode {type(msg).__name__}: not a controller or DLedger message")
         return self.CONTROLLER + dump_json(_to_plain(msg))
@@ -166,8 +173,11 @@ class ControllerNodeCodec:
         tag, body = bytes(data[:1]), bytes(data[1:])
         if tag == self.DLEDGER:
             return self.dledger.decode(body)
+        if tag == self.BROKER:
+            return self.broker.decode(body)
         if tag != self.CONTROLLER:
-            raise CodecError(f"unknown message family tag {tag!r} (expected 0x01 DLedger or 0x03 controller)", 0)
+            raise CodecError(f"unknown message family tag {tag!r} (expected 0x01 DLedger, 0x02 broker or 0x03 "
+                             "controller)", 0)
         try:
             plain = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:

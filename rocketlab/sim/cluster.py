@@ -122,6 +122,8 @@ class Cluster:
         self.violations: list[Event] = []
         self.recipe: Recipe | None = None  # set by the constructors below
         self._put_handler: Callable[..., Any] | None = None
+        self.leader_candidates: frozenset[str] | None = None
+        """Nodes :meth:`leader` looks at (None: all); controller mode leaves its controllers out."""
         self._pull_handler: Callable[..., Any] | None = None
         peers = tuple(node_ids)
         for node_id in node_ids:
@@ -265,6 +267,8 @@ class Cluster:
         """The live node whose core's ``role`` is LEADER/MASTER (the highest ``term`` if several)."""
         best: tuple[int, str] | None = None
         for node_id, node in self.runtime.nodes.items():
+            if self.leader_candidates is not None and node_id not in self.leader_candidates:
+                continue
             if node.alive and getattr(node.core, "role", None) in LEADER_ROLES:
                 term = getattr(node.core, "term", 0) or 0
                 if best is None or term > best[0]:
@@ -507,6 +511,50 @@ class Cluster:
         return cluster
 
 
+    @classmethod
+    @_remember_recipe
+    def controller_mode(cls, brokers: int = 3, controllers: int = 3, seed: int = 1, *,
+                        data_dir: str | Path | None = None, broker: dict[str, Any] | None = None,
+                        controller: dict[str, Any] | None = None, dledger: dict[str, Any] | None = None,
+                        **kwargs: Any) -> Cluster:
+        """RocketMQ 5's controller mode: controllers ``c0``.. (their metadata on a DLedger group, see
+        :mod:`rocketlab.controller.controller_core`) and brokers ``n0``.. of one broker set, each with its
+        store and AutoSwitch HA, taking ids and roles from the controllers
+        (:mod:`rocketlab.broker.auto_switch_broker`, :mod:`rocketlab.broker.replicas_manager`).
+
+        ``broker`` sets AutoSwitchBrokerConfig fields (``all_ack_in_sync_state_set``, ``in_sync_replicas``,
+        ``min_in_sync_replicas``, ...; the camelCase RocketMQ names work too), ``controller``
+        ControllerConfig fields (``enable_elect_unclean_master``, ...), ``dledger`` the controllers'
+        DLedger timers. ``c.put`` goes through the current master broker."""
+        from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
+        from rocketlab.controller.config import ControllerConfig
+        from rocketlab.controller.controller_core import ControllerNodeConfig, make_controller
+        from rocketlab.controller.wire import ControllerNodeCodec
+
+        if brokers < 1 or controllers < 1:
+            raise RocketlabError(f"controller mode needs at least one broker and one controller, got "
+                                 f"{brokers} and {controllers}")
+        controller_ids = tuple(f"c{i}" for i in range(controllers))
+        broker_ids = [f"n{i}" for i in range(brokers)]
+        broker_config = AutoSwitchBrokerConfig.load({"mapped_file_size_commit_log": 64 * 1024, **(broker or {})})
+        node_config = ControllerNodeConfig(ControllerConfig.load(controller or {}), dict(dledger or {}),
+                                           controller_ids)
+        root = Path(data_dir) if data_dir is not None else _temporary_dir("rocketlab-cm-")
+        meta = {"system": "controller_mode", "broker": dict(broker or {}), "controller": dict(controller or {}),
+                **kwargs.pop("meta", {})}
+
+        def factory(ctx: NodeContext) -> Any:
+            if ctx.node_id in controller_ids:
+                return make_controller(ctx, node_config)
+            return AutoSwitchBrokerCore(ctx, broker_config, controllers=controller_ids)
+
+        cluster = cls([*controller_ids, *broker_ids], factory, ControllerNodeCodec(), seed=seed, data_dir=root,
+                      meta=meta, **kwargs)
+        cluster.leader_candidates = frozenset(broker_ids)
+        cluster._put_handler = _controller_mode_put
+        return cluster
+
+
 def _call_leader_and_wait(cluster: Cluster, call: Callable[[Any, int], tuple[Any, Any]], missing: str,
                           timeout_ms: Callable[[Any], int], wait: bool = True) -> Any:
     """Call ``call(core, now_ms) -> (pending, Output)`` on the leader/master, then (``wait``) run the
@@ -536,6 +584,17 @@ def _broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0,
     msg = Message(topic=topic, body=body, queue_id=queue_id, tags=tags, keys=keys, properties=properties or {})
     return _call_leader_and_wait(cluster, lambda core, now: core.put_message(msg, now),
                                  "no master is up to take the put",
+                                 lambda core: core.config.ha.slave_timeout + 1000, wait)
+
+
+def _controller_mode_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, wait: bool = True,
+                         **_: Any) -> Any:
+    """Put through the master broker (the one whose role is MASTER with the highest epoch)."""
+    from rocketlab.store import Message
+
+    msg = Message(topic=topic, body=body, queue_id=queue_id)
+    return _call_leader_and_wait(cluster, lambda core, now: core.put_message(msg, now),
+                                 "no master broker is up to take the put",
                                  lambda core: core.config.ha.slave_timeout + 1000, wait)
 
 

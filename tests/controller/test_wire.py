@@ -48,6 +48,7 @@ def test_round_trip(msg):
 
 @pytest.mark.parametrize(("data", "problem"), [
     (b"\x07{}", "unknown message family tag"),
+    (b"\x02{}", "message has no .type."),
     (b"\x03{oops", "not JSON"),
     (b'\x03{"@":"Nope"}', "unknown controller message type 'Nope'"),
     (b'\x03{"@":"GetReplicaInfoRequestHeader","broker_name":"b","x":1}', r"no field\(s\) \['x'\]"),

@@ -1,0 +1,59 @@
+"""Controller mode end to end in the simulator: controllers on DLedger, brokers that register, get their
+roles, replicate with epochs and fail over (AutoSwitchRoleIntegrationTest's change-master story)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocketlab.sim import Cluster
+
+
+def running(c: Cluster) -> bool:
+    brokers = [c.node(n) for n in c.live_nodes() if n.startswith("n")]
+    return all(b.replicas.state == "RUNNING" for b in brokers) and c.leader() is not None
+
+
+def sync_state_set(c: Cluster) -> set[int]:
+    return c.node(c.leader()).ha_service.get_local_sync_state_set()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_brokers_register_get_roles_and_the_sync_state_set_grows(seed):
+    c = Cluster.controller_mode(seed=seed, broker={"allAckInSyncStateSet": True})
+    assert c.run_until(running, timeout_ms=60_000)
+    master = c.leader()
+    ids = sorted(c.node(n).broker_id for n in ("n0", "n1", "n2"))
+    assert ids == [1, 2, 3]
+    first = c.put(b"first")
+    assert first.status == "PUT_OK"
+    assert c.run_until(lambda c: sync_state_set(c) == {1, 2, 3}, timeout_ms=30_000)
+    puts = [c.put(b"m%d" % i) for i in range(10)]
+    assert all(p.status == "PUT_OK" for p in puts)
+    top = c.node(master).max_offset
+    for n in ("n0", "n1", "n2"):
+        assert c.node(n).max_offset == top  # allAck: every member has every acknowledged byte
+
+
+def test_a_dead_master_is_replaced_and_rejoins_as_a_slave_that_truncates():
+    c = Cluster.controller_mode(seed=4, broker={"allAckInSyncStateSet": True})
+    assert c.run_until(running, timeout_ms=60_000)
+    assert c.run_until(lambda c: sync_state_set(c) == {1, 2, 3}, timeout_ms=30_000)
+    old = c.leader()
+    old_id = c.node(old).broker_id
+    acked = [c.put(b"acked-%d" % i) for i in range(5)]
+    assert all(p.status == "PUT_OK" for p in acked)
+    end_of_acked = c.node(old).max_offset
+    c.crash(old)
+    crash_ms = c.now_ms
+    assert c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=40_000)
+    new = c.leader()
+    assert c.now_ms - crash_ms <= 10_000 + 5_000 + 5_000  # heartbeat timeout, scan, notify/sync
+    assert c.node(new).term == 2
+    assert c.node(new).max_offset >= end_of_acked  # I1: nothing acknowledged under allAck is lost
+    assert c.put(b"after").status in ("PUT_OK", "FLUSH_SLAVE_TIMEOUT")  # the set is {new} until slaves rejoin
+    c.restart(old)
+    assert c.run_until(lambda c: c.node(old).role == "SLAVE" and c.node(old).replicas.state == "RUNNING"
+                       and c.node(old).max_offset == c.node(new).max_offset, timeout_ms=60_000)
+    assert c.node(old).broker_id == old_id  # read back from its brokerIdentity file
+    epochs = [e.epoch for e in c.node(old).epoch_cache.get_all_entries()]
+    assert epochs[-1] == 2
