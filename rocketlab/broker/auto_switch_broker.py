@@ -13,7 +13,8 @@ Models the controller branches of ``BrokerController``/``ReplicasManager.changeT
   FLUSH_SLAVE_TIMEOUT), see :class:`~rocketlab.ha.autoswitch_service.AutoSwitchHAService`;
 * **confirmOffset** (what the reput, so consumers, may see): a master whose local SyncStateSet is itself
   alone, or without ``allAckInSyncStateSet``, confirms everything it has; otherwise the tracked value (the
-  least ack of the members); a slave takes the master's, capped at what it has;
+  least ack of the members); a slave takes the master's, capped at what it has. It is kept in the store's
+  checkpoint (written with every flush) and, after a restart, the consume queues are cut back to it;
 * **changeToMaster(epoch)**: refused below the last epoch of the epoch file; connections and the HA client
   go; a half-written tail behind the dispatch point is cut; the confirm offset is recomputed; the epoch
   file gets ``(epoch, maxPhyOffset)`` (after dropping entries of that epoch or later); the set is adopted.
@@ -124,6 +125,7 @@ class AutoSwitchBrokerCore(BaseCore):
                                               config.ha_max_time_slave_not_catchup)
         self.ha_client: AutoSwitchHAClient | None = None
         self.store.commit_log.confirm_offset_rule = self._confirm_offset
+        self._recover_to_confirm_offset()
         self.fenced = True
         self.role = "SLAVE"
         self.term = 0  # the master epoch this broker acts under
@@ -135,6 +137,20 @@ class AutoSwitchBrokerCore(BaseCore):
         self.replicas = ReplicasManager(ctx.node_id, controllers, ReplicasManagerConfig(
             config.cluster_name, config.broker_name, config.election_priority), self, root / "brokerIdentity",
             ctx.rng("replicas")) if controllers else None
+
+    def _recover_to_confirm_offset(self) -> None:
+        """Start-up in controller mode: the confirm offset comes back from the checkpoint
+        (``confirmPhyOffset``) and the consume queues, which the store's recovery rebuilt from the whole
+        log, are cut back to it (RocketMQ 5.1.1's fix of #6728): consumers never see what was not confirmed."""
+        store = self.store
+        assert store.store_checkpoint is not None and store.reput_message_service is not None
+        confirm = min(store.store_checkpoint.confirm_phy_offset, store.get_max_phy_offset())
+        store.commit_log.confirm_offset = confirm
+        reput = store.reput_message_service
+        if reput.reput_from_offset > confirm:
+            store.truncate_dirty_logic_files(confirm)
+            reput.reput_from_offset = confirm
+            store.recover_topic_queue_table()
 
     # ------------------------------------------------------------------ what ReplicasManager drives
     def assign_broker_id(self, broker_id: int) -> None:
@@ -152,9 +168,12 @@ class AutoSwitchBrokerCore(BaseCore):
         return self.epoch_cache.last_epoch(), self.max_offset, self.store.get_confirm_offset()
 
     def _after(self, out: OutputBuilder) -> Output:
-        """End of an input: hand the HA service's proposals to ReplicasManager."""
+        """End of an input: hand the HA service's proposals to ReplicasManager; if the confirm offset moved
+        past what was dispatched (an ack, a frame), the reput runs 1 ms later (ReputMessageService's pause)."""
         if self.replicas is not None and self.ha_service.proposals:
             self.replicas.on_proposals(self.ha_service.drain_proposals())
+        if self.reput_at is None and not self.fenced and self.store.dispatch_behind_bytes() > 0:
+            self.reput_at = self.now_ms + REPUT_INTERVAL_MS
         return out.build()
 
     # ------------------------------------------------------------------ confirm offset
@@ -301,6 +320,8 @@ class AutoSwitchBrokerCore(BaseCore):
         if now_ms >= self.next_flush_ms:
             self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
             self.store.flush()
+            if self.store.store_checkpoint is not None:  # confirmPhyOffset with the flushed log
+                self.store.store_checkpoint.flush()
         self._completed(self.ha_service.on_tick(now_ms, out), now_ms, out)
         if self.ha_client is not None:
             self.ha_client.on_tick(now_ms, out)

@@ -516,7 +516,7 @@ class Cluster:
     def controller_mode(cls, brokers: int = 3, controllers: int = 3, seed: int = 1, *,
                         data_dir: str | Path | None = None, broker: dict[str, Any] | None = None,
                         controller: dict[str, Any] | None = None, dledger: dict[str, Any] | None = None,
-                        **kwargs: Any) -> Cluster:
+                        checkers: Iterable[Checker] | None = None, **kwargs: Any) -> Cluster:
         """RocketMQ 5's controller mode: controllers ``c0``.. (their metadata on a DLedger group, see
         :mod:`rocketlab.controller.controller_core`) and brokers ``n0``.. of one broker set, each with its
         store and AutoSwitch HA, taking ids and roles from the controllers
@@ -525,10 +525,12 @@ class Cluster:
         ``broker`` sets AutoSwitchBrokerConfig fields (``all_ack_in_sync_state_set``, ``in_sync_replicas``,
         ``min_in_sync_replicas``, ...; the camelCase RocketMQ names work too), ``controller``
         ControllerConfig fields (``enable_elect_unclean_master``, ...), ``dledger`` the controllers'
-        DLedger timers. ``c.put`` goes through the current master broker."""
+        DLedger timers. ``c.put`` goes through the current master broker. The invariants I1-I5
+        (:mod:`rocketlab.controller.invariants`) are checked after every event."""
         from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
         from rocketlab.controller.config import ControllerConfig
         from rocketlab.controller.controller_core import ControllerNodeConfig, make_controller
+        from rocketlab.controller.invariants import ControllerModeChecker
         from rocketlab.controller.wire import ControllerNodeCodec
 
         if brokers < 1 or controllers < 1:
@@ -548,8 +550,10 @@ class Cluster:
                 return make_controller(ctx, node_config)
             return AutoSwitchBrokerCore(ctx, broker_config, controllers=controller_ids)
 
+        if checkers is None:
+            checkers = [ControllerModeChecker()]
         cluster = cls([*controller_ids, *broker_ids], factory, ControllerNodeCodec(), seed=seed, data_dir=root,
-                      meta=meta, **kwargs)
+                      meta=meta, checkers=checkers, **kwargs)
         cluster.leader_candidates = frozenset(broker_ids)
         cluster._put_handler = _controller_mode_put
         return cluster

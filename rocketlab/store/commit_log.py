@@ -432,7 +432,10 @@ class CommitLog:
         return self.get_max_offset()
 
     def set_confirm_offset(self, offset: int) -> None:
+        """``setConfirmOffset``: also kept in the checkpoint (``confirmPhyOffset``, written at its next flush)."""
         self.confirm_offset = offset
+        if self.checkpoint is not None:
+            self.checkpoint.confirm_phy_offset = offset
 
     # ---- slave path ----
     def append_data(self, start_offset: int, data: bytes) -> bool:

@@ -1,0 +1,149 @@
+"""The safety invariants of controller mode, checked by the simulator after every trace event (observers).
+
+* **I1 acknowledged messages survive** - a put answered PUT_OK while ``allAckInSyncStateSet`` is on was on
+  every member of the SyncStateSet; so every broker that becomes master afterwards must hold its bytes,
+  unchanged. (With ``allAckInSyncStateSet`` off - RocketMQ's default - or with unclean elections, a PUT_OK
+  promises less; the checker records what a new master lacks as ``acknowledged_message_lost`` so a lab
+  can count it, and the cluster decides whether that fails the run.)
+* **I2 epoch files grow strictly** - in every broker's epoch file, epochs and start offsets strictly
+  increase.
+* **I3 a slave is a prefix of its master** - after the handshake, every byte a slave holds equals the
+  master's at the same offset (checked over what was added since the last check).
+* **I4 a stale master never changes the SyncStateSet** - every AlterSyncStateSet the controller accepts
+  comes from the broker the controller names master, at the controller's master epoch.
+* **I5 consumers never see beyond confirmOffset** - under ``allAckInSyncStateSet`` no broker dispatches
+  (builds consume queues) past its confirm offset. (Without it a master confirms everything it has, so
+  consumers may read what was never replicated: RocketMQ's documented window, not checked.) Checked on a
+  master, and on a slave once its handshake is done: after a restart the kit's store rebuilds the consume
+  queues from its whole log (as Java did before #6728's fix in 5.1.1) and the handshake's truncation trims
+  them; a fenced broker serves no reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rocketlab.ha.invariants import _chunks
+
+
+@dataclass
+class _Acked:
+    offset: int
+    data: bytes
+    all_ack: bool
+
+
+@dataclass
+class ControllerModeChecker:
+    """The checker :meth:`Cluster.controller_mode` installs; ``name`` is what a violation is reported as."""
+
+    name: str = "controller_mode"
+    acked: list[_Acked] = field(default_factory=list)
+    prefix_checked: dict[str, int] = field(default_factory=dict)
+    lost_reported: set[tuple[str, int, int]] = field(default_factory=set)
+
+    def check(self, cluster: Any, event: dict[str, Any]) -> str | None:
+        kind = event["kind"]
+        node = event.get("node")
+        if kind == "put" and event.get("status") == "PUT_OK" and node in cluster.leader_candidates:
+            core = cluster.node(node)
+            size = event.get("size") or 0
+            data = core.store.commit_log.get_message(event["phy_offset"], size) if size else b""
+            self.acked.append(_Acked(event["phy_offset"], bytes(data or b""), core.config.all_ack_in_sync_state_set))
+            return None
+        if kind == "role" and event.get("role") == "MASTER":
+            found = self._new_master_holds_acked(cluster, node)
+            if found is not None:
+                return found
+        if kind == "epoch_append" or kind == "role":
+            return self._epochs_grow(cluster, node)
+        if kind == "ha_report":
+            return self._slaves_are_prefixes(cluster)
+        if kind == "controller_request" and event.get("request") == "AlterSyncStateSetRequest" and event.get("code") == 0:
+            return self._alter_from_master(cluster, node, event.get("src"))
+        for broker in sorted(cluster.leader_candidates or ()):
+            if cluster.alive(broker):
+                found = self._dispatch_within_confirm(cluster, broker)
+                if found is not None:
+                    return found
+        return None
+
+    def _new_master_holds_acked(self, cluster: Any, node: str) -> str | None:
+        store = cluster.node(node).store.commit_log
+        for acked in self.acked:
+            if not acked.data:
+                continue
+            have = store.get_message(acked.offset, len(acked.data))
+            if have == acked.data:
+                continue
+            if acked.all_ack:
+                return (f"I1: new master {node} lacks the message acknowledged PUT_OK (allAckInSyncStateSet) at "
+                        f"phy offset {acked.offset}")
+            key = (node, acked.offset, len(acked.data))
+            if key not in self.lost_reported:
+                self.lost_reported.add(key)
+                cluster.recorder.emit(cluster.now_ms, node, "acknowledged_message_lost",
+                                      {"phy_offset": acked.offset, "size": len(acked.data)})
+        return None
+
+    @staticmethod
+    def _epochs_grow(cluster: Any, node: str | None) -> str | None:
+        if node is None or not cluster.alive(node) or not hasattr(cluster.node(node), "epoch_cache"):
+            return None
+        entries = cluster.node(node).epoch_cache.get_all_entries()
+        for a, b in zip(entries, entries[1:], strict=False):
+            if not (b.epoch > a.epoch and b.start_offset > a.start_offset):
+                return f"I2: {node}'s epoch file does not grow strictly: {(a.epoch, a.start_offset)} then " \
+                       f"{(b.epoch, b.start_offset)}"
+        return None
+
+    def _slaves_are_prefixes(self, cluster: Any) -> str | None:
+        master = cluster.leader()
+        if master is None:
+            return None
+        master_log = cluster.node(master).store.commit_log
+        for n in sorted(cluster.leader_candidates):
+            if n == master or not cluster.alive(n):
+                self.prefix_checked.pop(n, None)
+                continue
+            core = cluster.node(n)
+            client = core.ha_client
+            if core.role != "SLAVE" or core.master_id != master or client is None or client.state.name != "TRANSFER":
+                self.prefix_checked.pop(n, None)
+                continue
+            slave_log = core.store.commit_log
+            start, end = self.prefix_checked.get(n, 0), slave_log.get_max_offset()
+            if end > master_log.get_max_offset():
+                return f"I3: slave {n} has {end} bytes, more than its master {master}'s {master_log.get_max_offset()}"
+            for offset, data in _chunks(slave_log, max(start, slave_log.get_min_offset(), 0), end):
+                if master_log.get_data(offset, len(data)) != data:
+                    return f"I3: slave {n}'s log differs from master {master}'s in [{offset}, {offset + len(data)})"
+            self.prefix_checked[n] = end
+        return None
+
+    @staticmethod
+    def _alter_from_master(cluster: Any, controller: str | None, src: str | None) -> str | None:
+        if controller is None or src is None or not cluster.alive(controller) or src not in cluster.leader_candidates:
+            return None
+        core = cluster.node(controller)
+        broker = cluster.node(src)
+        for info in core.manager.sync_state_set_info_table.values():
+            if broker.broker_id is not None and info.master_broker_id != broker.broker_id:
+                return f"I4: the controller accepted a SyncStateSet change from {src} (id {broker.broker_id}), " \
+                       f"but the master is {info.master_broker_id}"
+        return None
+
+    @staticmethod
+    def _dispatch_within_confirm(cluster: Any, node: str) -> str | None:
+        core = cluster.node(node)
+        if not core.config.all_ack_in_sync_state_set or core.fenced:
+            return None
+        if core.role == "SLAVE" and (core.ha_client is None or core.ha_client.state.name != "TRANSFER"):
+            return None
+        store = core.store
+        reput = store.reput_message_service
+        if reput is not None and reput.reput_from_offset > store.get_confirm_offset():
+            return f"I5: {node} dispatched up to {reput.reput_from_offset}, beyond its confirm offset " \
+                   f"{store.get_confirm_offset()}"
+        return None
