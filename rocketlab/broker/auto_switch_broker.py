@@ -75,6 +75,7 @@ class AutoSwitchBrokerConfig:
     in_sync_replicas: int = 1
     min_in_sync_replicas: int = 1
     ha_max_time_slave_not_catchup: int = 15_000
+    controller_heart_beat_timeout_mills: int = 10_000
     flush_disk_type: str = "ASYNC_FLUSH"
     mapped_file_size_commit_log: int = 1024 * 1024
     flush_interval_commit_log: int = 500
@@ -135,7 +136,8 @@ class AutoSwitchBrokerCore(BaseCore):
         self.next_flush_ms = 0
         self.reput_at: int | None = None
         self.replicas = ReplicasManager(ctx.node_id, controllers, ReplicasManagerConfig(
-            config.cluster_name, config.broker_name, config.election_priority), self, root / "brokerIdentity",
+            config.cluster_name, config.broker_name, config.election_priority,
+            config.controller_heart_beat_timeout_mills), self, root / "brokerIdentity",
             ctx.rng("replicas")) if controllers else None
 
     def _recover_to_confirm_offset(self) -> None:

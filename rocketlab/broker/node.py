@@ -98,6 +98,9 @@ def build_broker(props: dict[str, str]):
     from rocketlab.broker.broker import make_broker
     from rocketlab.broker.protocol import broker_codec
 
+    if _bool(props, "enableControllerMode", False):
+        return _controller_mode_broker(props)
+
     if _bool(props, "enableDLegerCommitLog", False):
         from rocketlab.broker.dledger_broker import dledger_broker_codec, make_dledger_broker
 
@@ -110,3 +113,38 @@ def build_broker(props: dict[str, str]):
     config = broker_config_from_properties(props)
     return NodeSpec(lambda ctx: make_broker(ctx, config, wall_clock=True), broker_codec(),
                     stream_listen_port=_int(props, "haListenPort", 0) if config.is_master else 0)
+
+
+def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
+    """``enableControllerMode=true``: a broker whose id and role come from the controllers
+    (:mod:`rocketlab.broker.auto_switch_broker`). Keys: ``controllerIds`` (the controllers' node ids,
+    comma-separated), ``brokerName``, ``brokerClusterName``, ``haListenPort`` (every broker listens: any may
+    become master), ``streamPeers`` (every broker's ``id-host:haListenPort``: a slave dials its master's),
+    ``allAckInSyncStateSet``, ``inSyncReplicas``, ``minInSyncReplicas``, ``haMaxTimeSlaveNotCatchup``,
+    ``brokerElectionPriority``, ``controllerHeartBeatTimeoutMills``, ``mappedFileSizeCommitLog``,
+    ``haSendHeartbeatInterval``,
+    ``haHousekeepingInterval``, ``slaveTimeout``."""
+    from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
+    from rocketlab.controller.node import controller_ids
+    from rocketlab.controller.wire import ControllerNodeCodec
+
+    ids = controller_ids(props)
+    ha = HAConfig(ha_send_heartbeat_interval=_int(props, "haSendHeartbeatInterval", 5000),
+                  ha_housekeeping_interval=_int(props, "haHousekeepingInterval", 20000),
+                  slave_timeout=_int(props, "slaveTimeout", 3000))
+    config = AutoSwitchBrokerConfig(
+        broker_name=props.get("brokerName", "broker-a"),
+        cluster_name=props.get("brokerClusterName", "DefaultCluster"),
+        election_priority=_int(props, "brokerElectionPriority", 2**31 - 1),
+        all_ack_in_sync_state_set=_bool(props, "allAckInSyncStateSet", False),
+        in_sync_replicas=_int(props, "inSyncReplicas", 1),
+        min_in_sync_replicas=_int(props, "minInSyncReplicas", 1),
+        ha_max_time_slave_not_catchup=_int(props, "haMaxTimeSlaveNotCatchup", 15000),
+        controller_heart_beat_timeout_mills=_int(props, "controllerHeartBeatTimeoutMills", 10000),
+        mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
+        ha=ha)
+    port = _int(props, "haListenPort", 0)
+    if port <= 0:
+        raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")
+    return NodeSpec(lambda ctx: AutoSwitchBrokerCore(ctx, config, controllers=ids), ControllerNodeCodec(),
+                    stream_listen_port=port)

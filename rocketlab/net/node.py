@@ -1,6 +1,6 @@
 """``rocketlab node --config FILE``: one real node on TCP, configured by a properties file.
 
-Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger), ``selfId``,
+Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger, controller), ``selfId``,
 ``peers`` (``n0-host:port;n1-host:port``), ``runDir`` (trace ``events-<selfId>.jsonl`` and the node's
 data under ``nodes/<selfId>/``), ``seed``; for streams ``streamListenPort`` and ``streamPeers``.
 Each kind adds its own keys. The process stops cleanly on SIGTERM or SIGINT.
@@ -28,6 +28,7 @@ NODE_KINDS: dict[str, str] = {
     "pingpong": "rocketlab.pingpong:build_pingpong",
     "broker": "rocketlab.broker.node:build_broker",
     "dledger": "rocketlab.dledger.node:build_dledger",
+    "controller": "rocketlab.controller.node:build_controller",
 }
 """``nodeKind`` -> ``"module:function"`` building its :class:`~rocketlab.core.NodeSpec` from the node's
 properties. Strings, imported only for the kind asked for, so the runtime imports no protocol package and
