@@ -58,6 +58,9 @@ from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.crash import simulate_crash
 
+ROCKETMQ_VERSIONS = ("5.3.3", "5.1.0")
+"""``rocketmq_version``: "5.3.3" (the default) or "5.1.0", before #5663's fix (no synchronizing union)."""
+
 
 @dataclass(frozen=True)
 class AutoSwitchBrokerConfig:
@@ -66,6 +69,9 @@ class AutoSwitchBrokerConfig:
     ``all_ack_in_sync_state_set`` (allAckInSyncStateSet, default False), ``in_sync_replicas`` (1),
     ``min_in_sync_replicas`` (1), ``ha_max_time_slave_not_catchup`` (15 s), ``enable_elect_unclean_master``
     is the controller's; ``ha`` holds the HA timers (heartbeat 5 s, housekeeping 20 s, slaveTimeout 3 s).
+    ``rocketmq_version`` (kit switch): ``"5.3.3"``, or ``"5.1.0"`` for the master's SyncStateSet before
+    #5663's fix (a proposal counts only once the controller's answer arrives). ``async_learner``
+    (asyncLearner): as a slave, replicate but never join the SyncStateSet.
     """
 
     broker_name: str = "broker-a"
@@ -76,6 +82,8 @@ class AutoSwitchBrokerConfig:
     min_in_sync_replicas: int = 1
     ha_max_time_slave_not_catchup: int = 15_000
     controller_heart_beat_timeout_mills: int = 10_000
+    rocketmq_version: str = "5.3.3"
+    async_learner: bool = False
     flush_disk_type: str = "ASYNC_FLUSH"
     mapped_file_size_commit_log: int = 1024 * 1024
     flush_interval_commit_log: int = 500
@@ -86,6 +94,8 @@ class AutoSwitchBrokerConfig:
         for name in ("in_sync_replicas", "min_in_sync_replicas", "ha_max_time_slave_not_catchup"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.rocketmq_version not in ROCKETMQ_VERSIONS:
+            raise ConfigError(f"rocketmq_version={self.rocketmq_version!r} is not one of {', '.join(ROCKETMQ_VERSIONS)}")
 
     @classmethod
     def load(cls, values: Mapping[str, Any]) -> AutoSwitchBrokerConfig:
@@ -123,7 +133,8 @@ class AutoSwitchBrokerCore(BaseCore):
         self.epoch_cache.init_cache_from_file()
         self.ha_service = AutoSwitchHAService(config.ha, self.store, self.epoch_cache,
                                               config.mapped_file_size_commit_log, broker_id,
-                                              config.ha_max_time_slave_not_catchup)
+                                              config.ha_max_time_slave_not_catchup,
+                                              synchronizing_union=config.rocketmq_version != "5.1.0")
         self.ha_client: AutoSwitchHAClient | None = None
         self.store.commit_log.confirm_offset_rule = self._confirm_offset
         self._recover_to_confirm_offset()
@@ -249,7 +260,7 @@ class AutoSwitchBrokerCore(BaseCore):
         self.store.update_config(broker_role=BrokerRole.SLAVE)
         if self.ha_client is None:
             self.ha_client = AutoSwitchHAClient(self.config.ha, self.store, self.epoch_cache, self.broker_id,
-                                                self.node_id)
+                                                self.node_id, async_learner=self.config.async_learner)
         else:
             self.ha_client.reopen(now_ms)
         self.ha_client.update_ha_master_address(master_id)

@@ -127,8 +127,10 @@ class AutoSwitchHAClient:
         self.stream_id, self.state = None, HAConnectionState.SHUTDOWN
 
     def reopen(self, now_ms: int) -> None:
-        """``reOpen``: back to READY (a new master to follow)."""
+        """``reOpen`` (``shutdown`` + ``init``): back to READY with ``currentReceivedEpoch`` -1 and
+        ``currentReportedOffset`` 0 (a new master to follow). A reconnect within one client keeps them."""
         self.stream_id, self.state, self.next_connect_ms = None, HAConnectionState.READY, now_ms
+        self.current_received_epoch, self.current_reported_offset = -1, 0
 
     # ------------------------------------------------------------------ the stream
     def on_stream_open(self, now_ms: int, out: OutputBuilder) -> None:

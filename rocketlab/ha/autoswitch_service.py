@@ -121,14 +121,17 @@ class AutoSwitchHAService:
     """Models AutoSwitchHAService (the master part; :class:`AutoSwitchHAClient` is the slave's)."""
 
     def __init__(self, config: HAConfig, store: StoreView, epoch_cache: EpochFileCache, mapped_file_size: int,
-                 local_broker_id: int | None = None, ha_max_time_slave_not_catchup: int = HA_MAX_TIME_SLAVE_NOT_CATCHUP
-                 ) -> None:
+                 local_broker_id: int | None = None, ha_max_time_slave_not_catchup: int = HA_MAX_TIME_SLAVE_NOT_CATCHUP,
+                 synchronizing_union: bool = True) -> None:
         self.config = config
         self.store = store
         self.epoch_cache = epoch_cache
         self.mapped_file_size = mapped_file_size
         self.local_broker_id = local_broker_id
         self.ha_max_time_slave_not_catchup = ha_max_time_slave_not_catchup
+        self.synchronizing_union = synchronizing_union
+        """False: RocketMQ 5.1.0's behaviour before #5663's fix - a proposal does not count until the
+        controller's answer sets it (so a lost answer leaves the master acking alone)."""
         self.connections: dict[Any, AutoSwitchHAConnection] = {}
         self.connection_caught_up_time_table: dict[int, int] = {}
         self.sync_state_set: set[int] = set()
@@ -144,12 +147,12 @@ class AutoSwitchHAService:
 
     def get_sync_state_set(self) -> set[int]:
         """The local set, or its union with the proposal while one is out (#5663)."""
-        if self.is_synchronizing_sync_state_set:
+        if self.is_synchronizing_sync_state_set and self.synchronizing_union:
             return self.sync_state_set | self.remote_sync_state_set
         return set(self.sync_state_set)
 
     def in_sync_replicas_nums(self) -> int:
-        if self.is_synchronizing_sync_state_set:
+        if self.is_synchronizing_sync_state_set and self.synchronizing_union:
             return max(len(self.sync_state_set), len(self.remote_sync_state_set))
         return len(self.sync_state_set)
 

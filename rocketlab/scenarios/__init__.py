@@ -10,12 +10,14 @@
 * :mod:`~rocketlab.scenarios.schedules` — fault-and-append schedules as text;
 * :mod:`~rocketlab.scenarios.dledger_schedules` — Figure 8 and DLedger #247 as schedules;
 * :mod:`~rocketlab.scenarios.dledger` — the ``dledger-*`` scenarios (election, Figure 8, #247, churn);
+* :mod:`~rocketlab.scenarios.controller_mode` — the ``controller-*`` scenarios (failover, #5663, the
+  partitioned master, #9689, unclean election);
 * :mod:`~rocketlab.scenarios.tour` — the stories of ``rocketlab demo`` and ``labs/00_tour.ipynb``.
 
 Importing this package registers every scenario.
 """
 
-from rocketlab.scenarios import dledger, master_slave, smoke  # noqa: F401  (register their scenarios)
+from rocketlab.scenarios import controller_mode, dledger, master_slave, smoke  # noqa: F401  (register their scenarios)
 from rocketlab.scenarios.registry import (
     SCENARIOS,
     Scenario,

@@ -551,7 +551,7 @@ class Cluster:
             return AutoSwitchBrokerCore(ctx, broker_config, controllers=controller_ids)
 
         if checkers is None:
-            checkers = [ControllerModeChecker()]
+            checkers = [ControllerModeChecker(unsafe=node_config.controller.enable_elect_unclean_master)]
         cluster = cls([*controller_ids, *broker_ids], factory, ControllerNodeCodec(), seed=seed, data_dir=root,
                       meta=meta, checkers=checkers, **kwargs)
         cluster.leader_candidates = frozenset(broker_ids)

@@ -1,0 +1,218 @@
+"""The ``controller-*`` scenarios: RocketMQ 5's controller mode losing its master, and the cases the
+digest (``reference/controller.md`` section 4) says the Java tests do not cover.
+
+* ``controller-failover`` - the integration test's change-master story: puts under allAckInSyncStateSet,
+  the master dies, the controllers elect another within the heartbeat timeout and a scan, the old master
+  comes back as a slave with its id and truncates; nothing acknowledged is lost.
+* ``controller-5663`` - the lost answer to an expansion: the controller commits {A,B} but A never hears
+  it, and B stops receiving A's log; under ``--profile 5.1.0`` A keeps acknowledging alone, dies, B is
+  elected and A's acknowledged messages are gone (I1, recorded; the run exits 1); under 5.3.3 (the
+  default) the synchronizing union makes A wait for B: the puts time out, nothing acknowledged is lost.
+* ``controller-partition`` - #7017 / #6662: the master and one controller are cut off; the majority side
+  elects a new master. With ``--profile allack`` the isolated master's puts wait for its unreachable
+  members and time out (nothing acknowledged is lost); with the defaults it acknowledges alone and those
+  messages are lost when it rejoins (``acknowledged_message_lost`` events).
+* ``controller-9689`` - an epoch bump without a master change: the master, alone in its SyncStateSet
+  (its slaves are async learners), loses its heartbeats for longer than the timeout; each of the
+  controller's three election attempts finds no candidate and clears the master (``ElectMasterEvent(false)``:
+  epochs 2, 3, 4), then the same broker elects itself (epoch 5) and appends an epoch entry without
+  resetting its connections - its slave keeps receiving under the old epoch and its epoch file lacks the
+  new one (the reported bug).
+* ``controller-unclean`` - ``enableElectUncleanMaster``: the only in-sync broker dies and a lagging one
+  is elected; its missing acknowledged messages are recorded as lost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rocketlab.errors import RocketlabError
+from rocketlab.scenarios.registry import (
+    Scenario,
+    ScenarioArgs,
+    ScenarioResult,
+    node_table,
+    register,
+    summarize,
+)
+from rocketlab.sim.cluster import Cluster
+
+
+def running(c: Cluster) -> bool:
+    """Every live broker has registered and runs, and one of them is master."""
+    brokers = [c.node(n) for n in c.live_nodes() if n in (c.leader_candidates or ())]
+    return bool(brokers) and all(b.replicas.state == "RUNNING" for b in brokers) and c.leader() is not None
+
+
+def master_set(c: Cluster) -> set[int]:
+    master = c.leader()
+    return set() if master is None else c.node(master).ha_service.get_local_sync_state_set()
+
+
+def controller_leader(c: Cluster) -> str | None:
+    ready = [n for n in c.node_ids if n.startswith("c") and c.alive(n) and c.node(n).leader_state]
+    return ready[0] if ready else None
+
+
+def settle(c: Cluster, members: int = 3, timeout_ms: int = 60_000) -> str:
+    if not c.run_until(running, timeout_ms=timeout_ms):
+        raise RocketlabError(f"seed {c.seed}: the brokers did not register and elect within {timeout_ms} ms")
+    if not c.run_until(lambda c: len(master_set(c)) >= members, timeout_ms=timeout_ms):
+        raise RocketlabError(f"seed {c.seed}: the SyncStateSet did not reach {members} members")
+    return c.leader()
+
+
+def _put_on(c: Cluster, node: str, body: bytes) -> Any:
+    """A put sent to ``node`` (whatever the controllers think), run until it is answered."""
+    from rocketlab.store import Message
+
+    handles: list[Any] = []
+
+    def put(core: Any, now_ms: int) -> Any:
+        handle, out = core.put_message(Message("TopicTest", body, 0), now_ms)
+        handles.append(handle)
+        return out
+
+    c.runtime.call(node, put)
+    c.run_until(lambda c: handles[0].done, timeout_ms=10_000)
+    return handles[0]
+
+
+def _result(c: Cluster, extra: dict[str, Any]) -> ScenarioResult:
+    lost = [e for e in c.events if e["kind"] == "acknowledged_message_lost"]
+    summary = {**summarize(c), **extra, "acknowledged_lost": len(lost)}
+    return ScenarioResult(c, summary, node_table(c))
+
+
+def _cluster(args: ScenarioArgs, name: str, broker: dict[str, Any], controller: dict[str, Any] | None = None
+             ) -> Cluster:
+    return Cluster.controller_mode(brokers=args.nodes or 3, seed=args.seed, data_dir=args.data_dir, broker=broker,
+                                   controller=controller, raise_on_violation=False, scenario=name,
+                                   network=args.network or "reliable", latency=args.latency or "uniform:1:3")
+
+
+def scenario_failover(args: ScenarioArgs) -> ScenarioResult:
+    c = _cluster(args, "controller-failover", {"allAckInSyncStateSet": True})
+    old = settle(c)
+    acked = [c.put(b"acked-%d" % i) for i in range(10)]
+    c.crash(old)
+    crashed = c.now_ms
+    c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=40_000)
+    new = c.leader()
+    failover_ms = c.now_ms - crashed if new not in (None, old) else None
+    c.restart(old)
+    c.run_until(lambda c: new is not None and c.node(old).role == "SLAVE" and c.node(old).ha_client is not None
+                and c.node(old).ha_client.state.name == "TRANSFER"
+                and c.node(old).max_offset == c.node(new).max_offset, timeout_ms=60_000)
+    truncated = [e for e in c.events if e["kind"] == "ha_truncate" and e["node"] == old]
+    return _result(c, {"old_master": old, "new_master": new, "failover_ms": failover_ms,
+                       "acknowledged": sum(p.status == "PUT_OK" for p in acked),
+                       "new_epoch": c.node(new).term if new else None,
+                       "old_master_truncated_at": truncated[-1]["offset"] if truncated else None})
+
+
+def scenario_5663(args: ScenarioArgs) -> ScenarioResult:
+    version = args.profile or "5.3.3"
+    c = _cluster(args, "controller-5663", {"allAckInSyncStateSet": True, "rocketmqVersion": version}, )
+    a = settle(c, members=1)
+    others = sorted(n for n in (c.leader_candidates or ()) if n != a)
+    for n in others:  # B and C are away: the set is {A}
+        c.crash(n)
+    c.run_until(lambda c: master_set(c) == {c.node(a).broker_id}, timeout_ms=40_000)
+    b = others[0]
+    c.restart(b)
+    replicas = c.node(a).replicas
+
+    def alter_sent(c: Cluster) -> bool:
+        return any(name == "AlterSyncStateSetRequest" for name, _ in replicas.calls.values())
+
+    if not c.run_until(alter_sent, timeout_ms=40_000):
+        raise RocketlabError(f"seed {c.seed}: A never proposed a bigger SyncStateSet")
+    leader = controller_leader(c)
+    c.cut_link(leader, a)  # the controller's answers to A are lost; A's requests still arrive
+    c.run_for(3_500)  # the request is committed at the controller; A's call times out
+    c.cut_link(a, b)  # and B stops receiving A's log (held in flight, lost when A dies)
+    acked = [c.put(b"after-lost-answer-%d" % i) for i in range(5)]
+    c.crash(a)
+    c.run_until(lambda c: c.leader() not in (None, a), timeout_ms=40_000)
+    return _result(c, {"rocketmq_version": version, "master": a, "new_master": c.leader(),
+                       "acked_after_lost_answer": sum(p.status == "PUT_OK" for p in acked),
+                       "statuses": sorted({p.status for p in acked})})
+
+
+def scenario_partition(args: ScenarioArgs) -> ScenarioResult:
+    all_ack = args.profile == "allack"
+    c = _cluster(args, "controller-partition", {"allAckInSyncStateSet": all_ack})
+    old = settle(c)
+    shared = [c.put(b"shared-%d" % i) for i in range(5)]  # epoch 1 has data everywhere
+    c.run_for(6_000)
+    leader = controller_leader(c)
+    lonely = next(n for n in c.node_ids if n.startswith("c") and n != leader)
+    rest = [n for n in c.node_ids if n not in (old, lonely)]
+    c.partition([old, lonely], rest)
+    puts = [_put_on(c, old, b"island-%d" % i) for i in range(5)]
+    c.run_until(lambda c: c.leader() not in (None, old) and c.node(c.leader()).term > c.node(old).term,
+                timeout_ms=40_000)
+    new = max((n for n in c.live_nodes() if n in (c.leader_candidates or ()) and c.node(n).role == "MASTER"),
+              key=lambda n: c.node(n).term, default=None)
+    c.heal()
+    c.run_for(30_000)
+    return _result(c, {"all_ack_in_sync_state_set": all_ack, "isolated_master": old, "new_master": new,
+                       "acked_before": sum(p.status == "PUT_OK" for p in shared),
+                       "island_statuses": sorted({p.status for p in puts}),
+                       "island_acked": sum(p.status == "PUT_OK" for p in puts)})
+
+
+def scenario_9689(args: ScenarioArgs) -> ScenarioResult:
+    c = _cluster(args, "controller-9689", {"asyncLearner": True})  # slaves replicate, the set stays {A}
+    a = settle(c, members=1)
+    slave = next(n for n in sorted(c.leader_candidates or ()) if n != a)
+    for i in range(3):
+        c.put(b"before-%d" % i)
+    c.run_for(7_000)
+    epoch_before = c.node(a).term
+    controllers = [n for n in c.node_ids if n.startswith("c")]
+    for controller in controllers:
+        c.cut_link(a, controller)  # A's heartbeats (and its calls) stop reaching the controllers
+    c.run_for(20_000)  # heartbeat timeout, a scan: no candidate but A -> ElectMasterEvent(false), epoch 2
+    c.heal()
+    c.run_until(lambda c: c.node(a).term >= epoch_before + 2, timeout_ms=40_000)  # A elects itself: epoch 3
+    for i in range(5):
+        c.put(b"after-epoch-bump-%d" % i)
+    c.run_for(7_000)
+    master_epochs = [(e.epoch, e.start_offset) for e in c.node(a).epoch_cache.get_all_entries()]
+    slave_epochs = [(e.epoch, e.start_offset) for e in c.node(slave).epoch_cache.get_all_entries()]
+    return _result(c, {"master": a, "master_epoch": c.node(a).term, "master_epochs": master_epochs,
+                       "slave_epochs": slave_epochs, "slave_lacks_latest_epoch": master_epochs[-1] not in slave_epochs})
+
+
+def scenario_unclean(args: ScenarioArgs) -> ScenarioResult:
+    c = _cluster(args, "controller-unclean", {"allAckInSyncStateSet": True}, {"enableElectUncleanMaster": True})
+    a = settle(c, members=1)
+    others = [n for n in sorted(c.leader_candidates or ()) if n != a]
+    for n in others:
+        c.crash(n)
+    c.run_until(lambda c: master_set(c) == {c.node(a).broker_id}, timeout_ms=40_000)
+    acked = [c.put(b"only-on-a-%d" % i) for i in range(5)]
+    for n in others:
+        c.restart(n)
+    c.run_until(lambda c: all(c.node(n).replicas.state == "RUNNING" for n in others), timeout_ms=40_000)
+    c.crash(a)
+    c.run_until(lambda c: c.leader() not in (None, a), timeout_ms=40_000)
+    return _result(c, {"in_sync_master": a, "unclean_master": c.leader(),
+                       "acked_on_a_alone": sum(p.status == "PUT_OK" for p in acked)})
+
+
+register(Scenario("controller-failover", "RocketMQ 5 controller mode: the master dies, the controllers elect "
+                                         "another (heartbeat timeout + scan), the old master rejoins as a slave "
+                                         "and truncates; allAckInSyncStateSet loses nothing", scenario_failover))
+register(Scenario("controller-5663", "issue #5663: the answer to a SyncStateSet expansion is lost; --profile 5.1.0 "
+                                     "acks alone and loses them when the master dies (exits 1), 5.3.3 waits",
+                  scenario_5663))
+register(Scenario("controller-partition", "#7017/#6662: the master and one controller are cut off; with the "
+                                          "defaults its acknowledged writes are lost, with --profile allack its "
+                                          "puts time out instead", scenario_partition))
+register(Scenario("controller-9689", "issue #9689: the same broker re-elected after its heartbeats were lost "
+                                     "(epoch +2): its slave keeps the old epoch", scenario_9689))
+register(Scenario("controller-unclean", "enableElectUncleanMaster: a lagging broker becomes master and the "
+                                        "acknowledged messages it lacks are recorded as lost", scenario_unclean))
