@@ -296,17 +296,23 @@ class ReplicasManager:
     # ------------------------------------------------------------------ roles
     def _take_role(self, master_id: int, master_address: str | None, master_epoch: int, sss_epoch: int,
                    sync_state_set: set[int], now_ms: int, out: OutputBuilder) -> None:
-        self.master_broker_id, self.master_epoch = master_id, master_epoch
+        """``changeToMaster`` / ``changeToSlave``: only for a master epoch above the one this broker knows
+        (a restarted broker knows 0, so the controller's current epoch is taken again - and, as in Java, a
+        master restarted at the same epoch rewrites that epoch's entry at its max offset)."""
+        if master_epoch <= self.master_epoch:
+            return
+        self.master_epoch = master_epoch
         if master_id == self.broker_id:
             self.sync_state_set, self.sync_state_set_epoch = set(sync_state_set), sss_epoch
             self.broker.become_master(master_epoch, sync_state_set, now_ms, out)
         elif master_address is not None:
             self.broker.become_slave(master_address, master_epoch, now_ms, out)
+        self.master_broker_id = master_id
 
     def on_role_changed(self, master_id: int | None, master_address: str | None, master_epoch: int, sss_epoch: int,
                         sync_state_set: set[int], now_ms: int, out: OutputBuilder) -> None:
         """NOTIFY_BROKER_ROLE_CHANGED (``changeBrokerRole``): acted on only for a newer master epoch."""
-        if master_id is not None and master_epoch > self.master_epoch and self.broker_id is not None:
+        if master_id is not None and self.broker_id is not None:
             self._take_role(master_id, master_address, master_epoch, sss_epoch, sync_state_set, now_ms, out)
 
     def _sync_broker_metadata(self, out: OutputBuilder) -> None:

@@ -85,6 +85,8 @@ class ReputMessageService:
         self.commit_log = commit_log
         self.dispatcher_list = dispatchers
         self.reput_from_offset = 0
+        self.last_end_offset = -1
+        """The end (the confirm offset) the last round dispatched up to; -1 before the first round."""
         self.stalled_reason: str | None = None
         self.dispatched_total = 0
         self.skipped_bytes = 0
@@ -113,6 +115,7 @@ class ReputMessageService:
             log.warning("reput_from_offset %d below commit log min offset %d: jumping", self.reput_from_offset, min_offset)
             self.reput_from_offset = min_offset
         end = cl.get_confirm_offset()
+        self.last_end_offset = end  # getReputEndOffset of this round
         if max_bytes is not None:
             budget_end = self.reput_from_offset + max_bytes
         dispatched = 0
