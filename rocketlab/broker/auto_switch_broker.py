@@ -43,6 +43,7 @@ from rocketlab.broker.broker import (
     REPUT_SLICE_BYTES,
     PutHandle,
     finish_put,
+    message_of,
     pull_from_store,
 )
 from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse, SendMessageRequest
@@ -380,9 +381,7 @@ class AutoSwitchBrokerCore(BaseCore):
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
         if isinstance(msg, SendMessageRequest):
-            message = Message(topic=msg.topic, body=msg.body, queue_id=msg.queue_id, tags=msg.tags,
-                              keys=msg.keys, properties=dict(msg.properties or {}))
-            return self.put_message(message, now_ms, reply_to=(src, request_id))[1]
+            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
         if isinstance(msg, PullMessageRequest):
             out.reply(src, request_id, self.pull_message(msg))

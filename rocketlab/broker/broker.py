@@ -295,9 +295,7 @@ class BrokerCore(BaseCore):
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
         if isinstance(msg, SendMessageRequest):
-            message = Message(topic=msg.topic, body=msg.body, queue_id=msg.queue_id, tags=msg.tags,
-                              keys=msg.keys, properties=dict(msg.properties or {}))
-            return self.put_message(message, now_ms, reply_to=(src, request_id))[1]
+            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
         if isinstance(msg, PullMessageRequest):
             out.reply(src, request_id, self.pull_message(msg))
@@ -362,6 +360,12 @@ class SlaveSynchronize:
             self.metadata.sync_from(msg.snapshot)
             self.syncs += 1
         return True
+
+
+def message_of(req: SendMessageRequest) -> Message:
+    """The store's Message for a SEND_MESSAGE request."""
+    return Message(topic=req.topic, body=req.body, queue_id=req.queue_id, tags=req.tags, keys=req.keys,
+                   properties=dict(req.properties or {}))
 
 
 def finish_put(handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) -> None:

@@ -59,6 +59,7 @@ from rocketlab.broker.broker import (
     SlaveSynchronize,
     answer_metadata_request,
     finish_put,
+    message_of,
     pull_from_store,
 )
 from rocketlab.broker.config_manager import BrokerMetadata
@@ -462,9 +463,7 @@ class DLedgerBrokerCore(BaseCore):
                 return EMPTY  # not a member yet (group check pending): the caller times out
             return self._finish(self.server.on_request(src, request_id, msg, now_ms), OutputBuilder(), now_ms)
         if isinstance(msg, SendMessageRequest):
-            message = Message(topic=msg.topic, body=msg.body, queue_id=msg.queue_id, tags=msg.tags,
-                              keys=msg.keys, properties=dict(msg.properties or {}))
-            return self.put_message(message, now_ms, reply_to=(src, request_id))[1]
+            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
         if isinstance(msg, PullMessageRequest):
             out.reply(src, request_id, self.pull_message(msg))

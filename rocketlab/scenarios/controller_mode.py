@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.scenarios.dledger import churn_step
 from rocketlab.scenarios.registry import (
     Scenario,
     ScenarioArgs,
@@ -75,18 +76,10 @@ def settle(c: Cluster, members: int = 3, timeout_ms: int = 60_000) -> str:
 
 def _put_on(c: Cluster, node: str, body: bytes) -> Any:
     """A put sent to ``node`` (whatever the controllers think), run until it is answered."""
-    from rocketlab.store import Message
-
-    handles: list[Any] = []
-
-    def put(core: Any, now_ms: int) -> Any:
-        handle, out = core.put_message(Message("TopicTest", body, 0), now_ms)
-        handles.append(handle)
-        return out
-
-    c.runtime.call(node, put)
-    c.run_until(lambda c: handles[0].done, timeout_ms=10_000)
-    return handles[0]
+    handle = _put_nowait(c, node, body)
+    if handle is not None:
+        c.run_until(lambda c: handle.done, timeout_ms=10_000)
+    return handle
 
 
 def _result(c: Cluster, extra: dict[str, Any]) -> ScenarioResult:
@@ -231,29 +224,7 @@ def run_churn(c: Cluster, rounds: int = 30, interval_ms: int = 1_000, settle_ms:
             handle = _put_nowait(c, master, b"churn-%d" % i)
             if handle is not None:
                 acked.append(handle)
-        if rng.random() < 0.2:
-            victim = rng.choice(c.node_ids)
-            if victim not in cut:
-                cut.append(victim)
-                c.partition(*([n] for n in cut))
-                faults += 1
-        if rng.random() < 0.5:
-            back = rng.choice(c.node_ids)
-            if not c.alive(back):
-                c.restart(back)
-                faults += 1
-            if back in cut:
-                cut.remove(back)
-                if cut:
-                    c.partition(*([n] for n in cut))
-                else:
-                    c.heal()
-                faults += 1
-        if rng.random() < 0.2:
-            victim = rng.choice(c.node_ids)
-            if c.alive(victim):
-                c.crash(victim)
-                faults += 1
+        faults += churn_step(c, rng, cut)
         c.run_for(interval_ms)
     c.heal()
     down = [n for n in c.node_ids if not c.alive(n)]

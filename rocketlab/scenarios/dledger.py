@@ -130,6 +130,37 @@ class ChurnClient:
             c.scheduler.after(self.poll_ms, self.step)
 
 
+def churn_step(c: Cluster, rng: random.Random, cut: list[str]) -> int:
+    """One round of MIT churn's faults: a random node is cut off (20 %), a cut-off or crashed one comes back
+    (50 %), a random node crashes (20 %). ``cut`` carries the cut-off nodes between rounds; returns how
+    many faults were applied."""
+    faults = 0
+    if rng.random() < 0.2:
+        victim = rng.choice(c.node_ids)
+        if victim not in cut:
+            cut.append(victim)
+            c.partition(*([n] for n in cut))
+            faults += 1
+    if rng.random() < 0.5:
+        back = rng.choice(c.node_ids)
+        if not c.alive(back):
+            c.restart(back)
+            faults += 1
+        if back in cut:
+            cut.remove(back)
+            if cut:
+                c.partition(*([n] for n in cut))
+            else:
+                c.heal()
+            faults += 1
+    if rng.random() < 0.2:
+        victim = rng.choice(c.node_ids)
+        if c.alive(victim):
+            c.crash(victim)
+            faults += 1
+    return faults
+
+
 def run_churn(c: Cluster, rounds: int = 20, interval_ms: int = 700, clients: int = 3,
               settle_ms: int = 20_000) -> ChurnReport:
     """MIT's TestReliableChurn / TestUnreliableChurn on DLedger: ``clients`` clients write while, every
@@ -146,29 +177,7 @@ def run_churn(c: Cluster, rounds: int = 20, interval_ms: int = 700, clients: int
     cut: list[str] = []
     faults = 0
     for _ in range(rounds):
-        if rng.random() < 0.2:
-            victim = rng.choice(c.node_ids)
-            if victim not in cut:
-                cut.append(victim)
-                c.partition(*([n] for n in cut))
-                faults += 1
-        if rng.random() < 0.5:
-            back = rng.choice(c.node_ids)
-            if not c.alive(back):
-                c.restart(back)
-                faults += 1
-            if back in cut:
-                cut.remove(back)
-                if cut:
-                    c.partition(*([n] for n in cut))
-                else:
-                    c.heal()
-                faults += 1
-        if rng.random() < 0.2:
-            victim = rng.choice(c.node_ids)
-            if c.alive(victim):
-                c.crash(victim)
-                faults += 1
+        faults += churn_step(c, rng, cut)
         c.run_for(interval_ms)
     for w in workers:
         w.stopped = True
