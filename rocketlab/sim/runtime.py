@@ -332,7 +332,7 @@ class SimRuntime:
             raise LocalProtocolError(f"{src.node_id} sent {type(msg).__name__} to unknown node {dst!r}")
         self.msg_seq += 1
         payload = self._wrap(src, msg, self.msg_seq)
-        size = payload.size if type(payload) is _Carried else len(payload)
+        size = self._size(payload)
         name = type(msg).__name__
         self.counters["sent"] += 1
         if self.trace_network:
