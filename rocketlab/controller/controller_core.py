@@ -27,7 +27,8 @@ its own heartbeat table and a ``DefaultElectPolicy`` reading that table.
   successful controller-triggered election is pushed to the set's live members with a oneway
   ``NOTIFY_BROKER_ROLE_CHANGED`` (``notifyBrokerRoleChanged``).
 
-Trace events: ``controller_apply`` (index, event type, broker set) when an event is applied,
+Trace events: ``controller_apply`` (index, event type, broker set; ``members`` of a new SyncStateSet,
+``master`` of an election, the set's ``master_epoch`` after it) when an event is applied,
 ``controller_leader`` (term) when leader state begins, ``controller_request`` (request, code) per answer,
 ``broker_inactive`` (broker set, id) per expired heartbeat.
 
@@ -45,7 +46,7 @@ from typing import Any
 
 from rocketlab.controller.config import ControllerConfig
 from rocketlab.controller.elect_policy import DefaultElectPolicy
-from rocketlab.controller.events import EventSerializer
+from rocketlab.controller.events import AlterSyncStateSetEvent, ElectMasterEvent, EventSerializer
 from rocketlab.controller.heartbeat_manager import DefaultBrokerHeartbeatManager
 from rocketlab.controller.protocol import (
     ApplyBrokerIdRequestHeader,
@@ -240,8 +241,16 @@ class ControllerCore(BaseCore):
                 out.trace("controller_apply_error", index=entry.index, error=str(e))
                 continue
             self.manager.apply_event(event)
+            details: dict[str, Any] = {}
+            if isinstance(event, AlterSyncStateSetEvent):
+                details["members"] = sorted(event.new_sync_state_set)
+            elif isinstance(event, ElectMasterEvent):
+                details["master"] = event.new_master_broker_id if event.new_master_elected else None
+            info = self.manager.sync_state_set_info_table.get(event.broker_name)
+            if info is not None:
+                details["master_epoch"] = info.master_epoch
             out.trace("controller_apply", index=entry.index, event=event.event_type.name,
-                      broker_name=event.broker_name)
+                      broker_name=event.broker_name, **details)
 
     def _track_leadership(self, out: OutputBuilder) -> None:
         term = self.server.term

@@ -501,3 +501,79 @@ def _latency_title(puts: Sequence[Event], timed: Sequence[Event]) -> str:
 
 __all__ = ["commit_progress", "message_flow", "percentile", "put_latency", "role_timeline", "votes_per_term"]
 
+
+
+def epochs_and_sync_state_set(events: Events) -> go.Figure:
+    """Controller mode over time: the master epoch each broker acts under (a line per broker and role, cut
+    where it crashes), and the SyncStateSet the controllers committed (a bar per broker id while it is a
+    member), from the brokers' ``role`` events, ``fault`` events and the controllers' ``controller_apply``
+    events."""
+    records = as_records(events)
+    applied = {}
+    for e in of_kind(records, "controller_apply"):
+        applied.setdefault(e.get("index"), e)  # every controller applies the same entry: keep the first
+    roles = [e for e in of_kind(records, "role") if e.get("role") in ("MASTER", "SLAVE", "FENCED")]
+    if not applied and not roles:
+        return empty_figure("Epochs and SyncStateSet", ["role", "controller_apply"])
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16,
+                        subplot_titles=["master epoch each broker acts under (MASTER solid, SLAVE dashed; "
+                                        "brokers drawn slightly apart)",
+                                        "SyncStateSet committed by the controllers (a bar while a member)"])
+    brokers = node_ids(roles)
+    colors = series_colors(brokers)
+    end = run_range(records)[1]
+    crashes = [(e["t"], target) for e in of_kind(records, "fault") if e.get("action") == "crash"
+               for target in (e.get("targets") or ())]
+    for k, node in enumerate(brokers):
+        lift = 0.08 * (k - (len(brokers) - 1) / 2)  # brokers at the same epoch stay visible side by side
+        mine = sorted([e for e in roles if e.get("node") == node]
+                      + [{"t": t, "role": "DOWN", "node": node} for t, target in crashes if target == node],
+                      key=lambda e: e["t"])
+        for role, dash in (("MASTER", "solid"), ("SLAVE", "dash")):
+            xs: list[int | None] = []
+            ys: list[int | None] = []
+            for i, e in enumerate(mine):
+                if e["role"] == role:
+                    stop = mine[i + 1]["t"] if i + 1 < len(mine) else end
+                    xs += [e["t"], stop, None]
+                    ys += [e.get("term", 0) + lift, e.get("term", 0) + lift, None]
+            if xs:
+                fig.add_trace(go.Scatter(
+                    x=xs, y=ys, mode="lines", name=f"{node} {role.lower()}", legendgroup=node,
+                    line=dict(color=colors[node], dash=dash, width=3),
+                    hovertemplate=f"{node} {role} at epoch %{{y:.0f}}<extra></extra>"), row=1, col=1)
+    changes = []
+    current: set[int] = set()
+    for e in sorted(applied.values(), key=lambda e: e["t"]):
+        if e.get("event") == "ALTER_SYNC_STATE_SET_EVENT" and e.get("members") is not None:
+            current = set(e["members"])
+        elif e.get("event") == "ELECT_MASTER_EVENT" and e.get("master") is not None:
+            current = {e["master"]}
+        else:
+            continue
+        changes.append((e["t"], set(current)))
+    members = sorted({m for _, s in changes for m in s})
+    node_of = {e.get("broker_id"): e.get("node") for e in of_kind(records, "replicas_state")}
+    for member in members:
+        owner = node_of.get(member)
+        xs: list[int | None] = []
+        ys: list[int | None] = []
+        for i, (t, s) in enumerate(changes):
+            if member in s:
+                stop = changes[i + 1][0] if i + 1 < len(changes) else end
+                xs += [t, stop, None]
+                ys += [member, member, None]
+        label = f"broker id {member}" + (f" ({owner})" if owner else "")
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{label} in sync", legendgroup=owner or label,
+                                 line=dict(color=colors.get(owner, "#888888"), width=10),
+                                 hovertemplate=f"{label} in the SyncStateSet<extra></extra>"), row=2, col=1)
+    fig.update_yaxes(title="master epoch", dtick=1, row=1, col=1)
+    fig.update_yaxes(title="broker id", row=2, col=1)
+    if members:
+        whole_number_ticks(fig, max(members), row=2, col=1)
+    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
+    fig.update_xaxes(range=run_range(records))
+    fig.update_xaxes(title=TIME_AXIS_TITLE, row=2, col=1)
+    top = max((e.get("term") or 0 for e in roles), default=0)
+    return base_layout(fig, f"Epochs and SyncStateSet: highest master epoch {top}, "
+                            f"{len(changes)} SyncStateSet changes", 620)

@@ -183,3 +183,22 @@ def test_a_run_lacking_the_kind_names_it(make, kind, pingpong_run):
 def test_every_figure_draws_every_sample_run(make, dledger_events, ha_events, pingpong_run):
     for events in (dledger_events, ha_events, pingpong_run.events):
         make(events).to_json()  # builds and serialises without error
+
+
+def test_epochs_and_sync_state_set_show_roles_crashes_and_the_committed_set():
+    from rocketlab.scenarios import ScenarioArgs, get_scenario
+    from rocketlab.viz.figures import epochs_and_sync_state_set
+
+    assert is_empty_figure(epochs_and_sync_state_set([]))
+    result = get_scenario("controller-failover").run(ScenarioArgs(seed=1))
+    events = result.cluster.events
+    fig = epochs_and_sync_state_set(events)
+    old, new = result.summary["old_master"], result.summary["new_master"]
+    crash = next(e["t"] for e in events if e["kind"] == "fault" and e.get("action") == "crash")
+    by_name = {t.name: t for t in fig.data}
+    assert by_name[f"{old} master"].x[1] == crash  # the old master's line stops where it crashed
+    assert round(max(y for y in by_name[f"{new} master"].y if y is not None)) == 2
+    in_sync = [t for t in fig.data if t.name.endswith("in sync")]
+    assert len(in_sync) == 3 and all(t.line.width == 10 for t in in_sync)
+    assert "highest master epoch 2" in fig.layout.title.text
+    result.cluster.close()
