@@ -27,28 +27,14 @@ from rocketlab.scenarios.controller_mode import settle  # noqa: E402
 from rocketlab.sim import Cluster  # noqa: E402
 
 
-def controller_failover(seed: int) -> int | None:
-    c = Cluster.controller_mode(seed=seed, broker={"allAckInSyncStateSet": True})
+def crash_master(c: Cluster, settled: str | None, seed: int, offset_range_ms: int) -> int | None:
+    """After one put, crash the master ``settled`` at a seed-chosen moment; ms until another master (None:
+    it never settled or no new master within 60 s). The cluster is closed."""
     try:
-        old = settle(c)
-        c.put(b"before")
-        c.run_for(random.Random(f"{seed}/offset").randrange(1000))
-        c.crash(old)
-        crashed = c.now_ms
-        if not c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=60_000):
-            return None
-        return c.now_ms - crashed
-    finally:
-        c.close()
-
-
-def dledger_broker_failover(seed: int) -> int | None:
-    c = Cluster.dledger_brokers(nodes=3, seed=seed)
-    try:
-        if not c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000):
+        if settled is None:
             return None
         c.put(b"before")
-        c.run_for(random.Random(f"{seed}/offset").randrange(2000))
+        c.run_for(random.Random(f"{seed}/offset").randrange(offset_range_ms))
         old = c.leader()
         c.crash(old)
         crashed = c.now_ms
@@ -57,6 +43,17 @@ def dledger_broker_failover(seed: int) -> int | None:
         return c.now_ms - crashed
     finally:
         c.close()
+
+
+def controller_failover(seed: int) -> int | None:
+    c = Cluster.controller_mode(seed=seed, broker={"allAckInSyncStateSet": True})
+    return crash_master(c, settle(c), seed, 1000)  # within a broker heartbeat interval
+
+
+def dledger_broker_failover(seed: int) -> int | None:
+    c = Cluster.dledger_brokers(nodes=3, seed=seed)
+    settled = c.leader() if c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000) else None
+    return crash_master(c, settled, seed, 2000)  # within a DLedger heartbeat interval
 
 
 def distribution(values: list[int]) -> dict[str, float]:

@@ -35,10 +35,12 @@ def timed_trials(lo: int, hi: int, trials: int) -> dict[str, float]:
     (``ROCKETLAB_SERIALIZE=always``, the simulator's message path before issue #14) as the same-run
     baseline."""
     os.environ["ROCKETLAB_SERIALIZE"] = "always"
-    start = time.perf_counter()
-    figure16.figure16_sweep([(lo, hi)], trials, timeout_ms=10_000)
-    serialized = time.perf_counter() - start
-    del os.environ["ROCKETLAB_SERIALIZE"]
+    try:
+        start = time.perf_counter()
+        figure16.figure16_sweep([(lo, hi)], trials, timeout_ms=10_000)
+        serialized = time.perf_counter() - start
+    finally:
+        del os.environ["ROCKETLAB_SERIALIZE"]
     start = time.perf_counter()
     rows = figure16.figure16_sweep([(lo, hi)], trials, timeout_ms=10_000)
     wall = time.perf_counter() - start

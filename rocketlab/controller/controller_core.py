@@ -90,7 +90,7 @@ _WRITES = (ElectMasterRequestHeader, AlterSyncStateSetRequest, ApplyBrokerIdRequ
 @dataclass(frozen=True)
 class ControllerNodeConfig:
     """A controller node: ControllerConfig fields, DLedger overrides (``dledger``) and the controller
-    node ids (default: every peer of the node whose id the ``is_controller`` test accepts)."""
+    node ids (default: the node and all its peers)."""
 
     controller: ControllerConfig = field(default_factory=ControllerConfig)
     dledger: Mapping[str, Any] = field(default_factory=dict)
