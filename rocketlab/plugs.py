@@ -40,6 +40,10 @@ POINTS: dict[str, tuple[str, str]] = {
                          "DLedgerCommitLog.append_hook and async_put's wroteOffset"),
     "lab05.which_log": ("rocketlab.broker.dledger_commit_log:which_log",
                         "DLedgerCommitLog.get_data / get_message"),
+    "lab06.find_consistent_point": ("rocketlab.ha.epoch_file_cache:find_consistent_point",
+                                    "EpochFileCache.find_consistent_point: a returning slave's handshake"),
+    "lab06.elect_master": ("rocketlab.controller.elect_policy:elect_master",
+                           "DefaultElectPolicy.elect: every master election of the controller"),
 }
 """Every override point: name -> (the kit's own function as ``module:attribute``, where it is called)."""
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from rocketlab import plugs
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 
 BrokerValidPredicate = Callable[[str | None, str, int], bool]
@@ -56,31 +57,46 @@ class DefaultElectPolicy:
     def elect(self, cluster_name: str | None, broker_name: str, sync_state_brokers: Iterable[int] | None,
               all_replica_brokers: Iterable[int] | None, old_master: int | None,
               prefer_broker_id: int | None) -> int | None:
-        """The new master's id, or None; ``all_replica_brokers`` is None unless unclean election is on."""
-        if sync_state_brokers is not None:
-            chosen = self.try_elect(cluster_name, broker_name, sync_state_brokers, old_master, prefer_broker_id)
-            if chosen is not None:
-                return chosen
-        if all_replica_brokers is not None:
-            return self.try_elect(cluster_name, broker_name, all_replica_brokers, old_master, prefer_broker_id)
-        return None
+        """The new master's id, or None; ``all_replica_brokers`` is None unless unclean election is on.
+        The decision is :func:`elect_master` (lab 06's exercise ``lab06.elect_master`` when plugged in)."""
+        valid = self.valid_predicate
+        getter = self.broker_live_info_getter
+        decide = plugs.resolve("lab06.elect_master", elect_master)
+        return decide(None if sync_state_brokers is None else set(sync_state_brokers),
+                      None if all_replica_brokers is None else set(all_replica_brokers), old_master, prefer_broker_id,
+                      (lambda b: True) if valid is None else (lambda b: valid(cluster_name, broker_name, b)),
+                      None if getter is None else (lambda b: getter(cluster_name, broker_name, b)))
 
-    def try_elect(self, cluster_name: str | None, broker_name: str, brokers: Iterable[int], old_master: int | None,
-                  prefer_broker_id: int | None) -> int | None:
-        candidates = sorted(set(brokers))
-        if self.valid_predicate is not None:
-            candidates = [b for b in candidates if self.valid_predicate(cluster_name, broker_name, b)]
-        if not candidates:
-            return None
-        if old_master in candidates and (prefer_broker_id is None or prefer_broker_id == old_master):
-            return old_master
-        if prefer_broker_id is not None:
-            return prefer_broker_id if prefer_broker_id in candidates else None
-        if self.broker_live_info_getter is not None:
-            ordered = _tree_set([self.broker_live_info_getter(cluster_name, broker_name, b) for b in candidates])
-            if ordered:
-                return ordered[0].broker_id
-        return candidates[0]
+
+def elect_master(sync_state_brokers: set[int] | None, all_replica_brokers: set[int] | None, old_master: int | None,
+                 prefer_broker_id: int | None, is_valid: Callable[[int], bool],
+                 live_info: Callable[[int], BrokerLiveInfo | None] | None) -> int | None:
+    """``DefaultElectPolicy.elect`` with the heartbeat table as two functions of a broker id: the
+    SyncStateSet first, then (``all_replica_brokers`` given: unclean election on) every replica."""
+    if sync_state_brokers is not None:
+        chosen = try_elect(sync_state_brokers, old_master, prefer_broker_id, is_valid, live_info)
+        if chosen is not None:
+            return chosen
+    if all_replica_brokers is not None:
+        return try_elect(all_replica_brokers, old_master, prefer_broker_id, is_valid, live_info)
+    return None
+
+
+def try_elect(brokers: Iterable[int], old_master: int | None, prefer_broker_id: int | None,
+              is_valid: Callable[[int], bool], live_info: Callable[[int], BrokerLiveInfo | None] | None) -> int | None:
+    """``DefaultElectPolicy.tryElect``: one candidate set (see the module docstring)."""
+    candidates = [b for b in sorted(set(brokers)) if is_valid(b)]
+    if not candidates:
+        return None
+    if old_master in candidates and (prefer_broker_id is None or prefer_broker_id == old_master):
+        return old_master
+    if prefer_broker_id is not None:
+        return prefer_broker_id if prefer_broker_id in candidates else None
+    if live_info is not None:
+        ordered = _tree_set([live_info(b) for b in candidates])
+        if ordered:
+            return ordered[0].broker_id
+    return candidates[0]
 
 
 def _tree_set(infos: list[BrokerLiveInfo | None]) -> list[BrokerLiveInfo]:

@@ -37,6 +37,7 @@ LABS: dict[str, tuple[str, str]] = {
     "lab03": ("lab03_dledger_election.py", "DLedger's leader election"),
     "lab04": ("lab04_dledger_replication.py", "DLedger's log replication"),
     "lab05": ("lab05_rocketmq_on_dledger.py", "RocketMQ on DLedger"),
+    "lab06": ("lab06_controller_mode.py", "RocketMQ 5's controller mode"),
 }
 """Lab id -> (exercise file in ``labs/exercises/``, title)."""
 
@@ -72,6 +73,8 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
     Exercise("lab04.decide_compare", "decide_compare", "DLedgerEntryPusher.EntryDispatcher.doCompare"),
     Exercise("lab05.phy_offset", "phy_offset", "DLedgerCommitLog.appendHook / asyncPutMessage"),
     Exercise("lab05.which_log", "which_log", "DLedgerCommitLog.getData"),
+    Exercise("lab06.find_consistent_point", "find_consistent_point", "EpochFileCache.findConsistentPoint"),
+    Exercise("lab06.elect_master", "elect_master", "DefaultElectPolicy.elect / tryElect"),
 )}
 assert set(EXERCISES) == set(plugs.POINTS), "every override point is an exercise and back"
 

@@ -556,6 +556,7 @@ class Cluster:
                       meta=meta, checkers=checkers, **kwargs)
         cluster.leader_candidates = frozenset(broker_ids)
         cluster._put_handler = _controller_mode_put
+        cluster._pull_handler = _controller_mode_pull
         return cluster
 
 
@@ -600,6 +601,20 @@ def _controller_mode_put(cluster: Cluster, body: bytes, topic: str, *, queue_id:
     return _call_leader_and_wait(cluster, lambda core, now: core.put_message(msg, now),
                                  "no master broker is up to take the put",
                                  lambda core: core.config.ha.slave_timeout + 1000, wait)
+
+
+def _controller_mode_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:
+    """Read a queue from the master broker; with none, from the live broker with the lowest brokerId (a
+    fenced broker answers PULL_RETRY_IMMEDIATELY)."""
+    from rocketlab.broker.protocol import PullMessageRequest
+
+    master = cluster.leader()
+    brokers = sorted((cluster.node(n).broker_id or 0, n) for n in cluster.live_nodes()
+                     if n in (cluster.leader_candidates or ()))
+    if master is None and not brokers:
+        raise RocketlabError("no broker of the group is up")
+    node = master if master is not None else brokers[0][1]
+    return cluster.node(node).pull_message(PullMessageRequest(topic, queue_id, offset, max_msg_nums))
 
 
 def _broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:

@@ -145,6 +145,42 @@ MUTANTS: list[tuple[str, str, str, str]] = [
     ("lab05.which_log", "always DLedger", '        return "commitlog"\n', '        return "dledger"\n'),
     ("lab05.which_log", "old log only when there is no DLedger data",
      "if offset < divided_commitlog_offset:", "if committed_pos <= 0:"),
+    # ---- lab06.find_consistent_point
+    ("lab06.find_consistent_point", "the larger end offset (keeps bytes the master never had)",
+     "return min(entry.end_offset, match.end_offset)", "return max(entry.end_offset, match.end_offset)"),
+    ("lab06.find_consistent_point", "searches from the oldest epoch", "for entry in reversed(local):",
+     "for entry in local:"),
+    ("lab06.find_consistent_point", "same epoch number taken as same history (start offsets not compared)",
+     "if match is not None and match.start_offset == entry.start_offset:", "if match is not None:"),
+    ("lab06.find_consistent_point", "the local end offset only",
+     "return min(entry.end_offset, match.end_offset)", "return entry.end_offset"),
+    ("lab06.find_consistent_point", "the start of the common epoch, not its end",
+     "return min(entry.end_offset, match.end_offset)", "return entry.start_offset"),
+    ("lab06.find_consistent_point", "0 instead of -1 when nothing matches", "    return -1\n", "    return 0\n"),
+    # ---- lab06.elect_master
+    ("lab06.elect_master", "dead brokers not filtered out", "candidates = [b for b in sorted(brokers) if is_valid(b)]",
+     "candidates = sorted(brokers)"),
+    ("lab06.elect_master", "the old master stays even when another broker is preferred",
+     "if old_master in candidates and prefer_broker_id in (None, old_master):", "if old_master in candidates:"),
+    ("lab06.elect_master", "the broker furthest behind sorts first", "return java_int(b.max_offset - a.max_offset)",
+     "return java_int(a.max_offset - b.max_offset)"),
+    ("lab06.elect_master", "the higher election priority number wins",
+     "return java_int(a.election_priority - b.election_priority)",
+     "return java_int(b.election_priority - a.election_priority)"),
+    ("lab06.elect_master", "offset compared before epoch",
+     "    if a.epoch != b.epoch:\n        return java_int(b.epoch - a.epoch)\n"
+     "    if a.max_offset != b.max_offset:\n        return java_int(b.max_offset - a.max_offset)\n",
+     "    if a.max_offset != b.max_offset:\n        return java_int(b.max_offset - a.max_offset)\n"
+     "    if a.epoch != b.epoch:\n        return java_int(b.epoch - a.epoch)\n"),
+    ("lab06.elect_master", "a preferred broker that is not a candidate falls through to the best",
+     "        return prefer_broker_id if prefer_broker_id in candidates else None\n",
+     "        if prefer_broker_id in candidates:\n            return prefer_broker_id\n"),
+    ("lab06.elect_master", "unclean replicas tried before the SyncStateSet",
+     "    if sync_state_brokers is not None:\n        chosen = try_elect(sync_state_brokers,",
+     "    if all_replica_brokers is not None:\n        sync_state_brokers = all_replica_brokers\n"
+     "    if sync_state_brokers is not None:\n        chosen = try_elect(sync_state_brokers,"),
+    ("lab06.elect_master", "offset gap compared without Java's 32-bit wrap",
+     "return java_int(b.max_offset - a.max_offset)", "return b.max_offset - a.max_offset"),
 ]
 
 

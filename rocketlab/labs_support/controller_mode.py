@@ -1,0 +1,248 @@
+"""Helpers for ``labs/06_controller_mode.ipynb``: RocketMQ 5's controller mode, its start-up, a failover
+with the returning master's truncation, the election policy, the three designs side by side and the
+settings that lose acknowledged messages.
+
+Everything here drives the real controller, broker, AutoSwitch HA and store cores in the simulator and
+reads them back (trace events, epoch files, logs); the lab's cells only call these and print what they
+return.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
+from rocketlab.scenarios.controller_mode import _put_nowait, controller_leader, master_set, settle
+from rocketlab.scenarios.registry import ScenarioArgs, get_scenario
+from rocketlab.sim import Cluster
+
+__all__ = [
+    "acked_missing", "brokers_table", "controller_calls", "epoch_files", "failover_with_in_flight", "loss_table", "new_cluster",
+    "three_ways", "wait_for_full_set",
+]
+
+TOPIC = "TopicTest"
+
+
+def new_cluster(data_dir: str | Path | None = None, seed: int = 1, brokers: int = 3, **broker: Any) -> Cluster:
+    """3 controllers ``c0``-``c2`` and ``brokers`` brokers ``n0``.. of broker set ``broker-a`` (RocketMQ's
+    default timers), ``allAckInSyncStateSet=true`` unless ``broker`` says otherwise; run until a master is
+    elected and every broker is in the SyncStateSet."""
+    c = Cluster.controller_mode(brokers=brokers, controllers=3, seed=seed, data_dir=data_dir,
+                                broker={"allAckInSyncStateSet": True, **broker}, raise_on_violation=False,
+                                latency="uniform:1:3")
+    settle(c, members=brokers)
+    return c
+
+
+def brokers_table(c: Cluster) -> list[dict[str, Any]]:
+    """One row per broker: its controller-assigned id, role, master epoch, offsets and its view of the
+    SyncStateSet (a master's), plus who leads the controllers' DLedger group."""
+    rows = []
+    leader = controller_leader(c)
+    for n in sorted(c.leader_candidates or ()):
+        if not c.alive(n):
+            rows.append({"node": n, "role": "DOWN"})
+            continue
+        b = c.node(n)
+        rows.append({"node": n, "brokerId": b.broker_id, "role": b.role, "fenced": b.fenced, "epoch": b.term,
+                     "maxOffset": b.max_offset, "confirmOffset": b.store.get_confirm_offset(),
+                     "syncStateSet": sorted(b.ha_service.get_local_sync_state_set()) if b.role == "MASTER" else None,
+                     "controller leader": leader})
+    return rows
+
+
+def controller_calls(c: Cluster, until_ms: int | None = None, node: str | None = None) -> list[str]:
+    """The brokers' calls to the controllers that changed something (heartbeats and reads left out), who
+    leads the controllers, and what they committed, in trace order: one line each."""
+    lines = []
+    applied = set()
+    quiet = {"BrokerHeartbeatRequestHeader", "GetReplicaInfoRequestHeader", "GetMetadataInfoRequest"}
+    for e in c.events:
+        if until_ms is not None and e["t"] > until_ms:
+            break
+        if e["kind"] == "controller_call" and e.get("request") not in quiet and (node is None or e["node"] == node):
+            lines.append(f"t={e['t']:>6} {e['node']} -> controller: {e['request']}, answer code {e['code']}")
+        elif e["kind"] == "controller_request" and e.get("src") == e["node"]:
+            lines.append(f"t={e['t']:>6} {e['node']} (the controller leader's own scan): {e['request']}, code {e['code']}")
+        elif e["kind"] == "broker_inactive":
+            lines.append(f"t={e['t']:>6} {e['node']}: broker {e.get('broker_id')} missed its heartbeats: inactive")
+        elif e["kind"] == "controller_leader":
+            lines.append(f"t={e['t']:>6} {e['node']} leads the controllers (their DLedger group, term {e.get('term')})")
+        elif e["kind"] == "controller_apply" and e.get("index") not in applied:
+            applied.add(e.get("index"))
+            detail = {k: e[k] for k in ("event", "sync_state_set", "master", "master_epoch") if e.get(k) is not None}
+            lines.append(f"t={e['t']:>6} controllers commit entry {e.get('index')}: {detail}")
+    return lines
+
+
+def epoch_files(c: Cluster) -> dict[str, list[tuple[int, int]]]:
+    """Every live broker's epoch file: ``(epoch, startOffset)`` lines as on disk."""
+    return {n: [(e.epoch, e.start_offset) for e in c.node(n).epoch_cache.get_all_entries()]
+            for n in sorted(c.leader_candidates or ()) if c.alive(n)}
+
+
+def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3) -> dict[str, Any]:
+    """``acked`` puts answered PUT_OK; then the master's links to the other brokers are cut, ``in_flight``
+    more puts reach only the master (never acknowledged), and the master crashes. Run until a new master
+    is elected, put 5 more, restart the old master (the links healed) and run until it has caught up.
+
+    Returns the times, both epoch files just before the handshake (with end offsets set as the handshake
+    sets them), the consistent point the kit's ``findConsistentPoint`` computes, and what the old master's
+    truncation removed."""
+    old = c.leader()
+    handles = [c.put(b"acked-%02d" % i) for i in range(acked)]
+    for n in sorted(c.leader_candidates or ()):
+        if n != old:
+            c.cut_link(old, n)
+    pending = [_put_nowait(c, old, b"in-flight-%d" % i) for i in range(in_flight)]
+    c.run_for(1)
+    old_end = c.node(old).max_offset
+    c.crash(old)
+    crashed = c.now_ms
+    c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=60_000)
+    new = c.leader()
+    elected = c.now_ms
+    after = [c.put(b"after-%d" % i) for i in range(5)]
+    local = EpochFileCache()
+    local.init_cache_from_entries(_on_disk(c, old))
+    local.set_last_epoch_entry_end_offset(old_end)
+    master = EpochFileCache()
+    master.init_cache_from_entries(c.node(new).epoch_cache.get_all_entries())
+    master.set_last_epoch_entry_end_offset(c.node(new).max_offset)
+    restarted = c.now_ms
+    c.restart(old)
+    c.heal()
+    c.run_until(lambda c: c.node(old).role == "SLAVE" and c.node(old).ha_client is not None
+                and c.node(old).ha_client.state.name == "TRANSFER"
+                and c.node(old).max_offset == c.node(new).max_offset, timeout_ms=60_000)
+    truncated = [e for e in c.events if e["kind"] == "ha_truncate" and e.get("slave") == old]
+    return {
+        "old_master": old, "new_master": new, "crash_ms": crashed, "elected_ms": elected,
+        "failover_ms": elected - crashed, "restart_ms": restarted,
+        "acked": sum(h.status == "PUT_OK" for h in handles), "in_flight_answered": sum(bool(h and h.done) for h in pending),
+        "old_master_end": old_end, "new_epoch": c.node(new).term,
+        "old_epochs": _entries(local), "new_master_epochs": _entries(master),
+        "consistent_point": local.find_consistent_point(master),
+        "truncated_at": truncated[-1]["offset"] if truncated else None,
+        "removed_bytes": truncated[-1]["removed"] if truncated else None,
+        "after_acked": sum(h.status == "PUT_OK" for h in after),
+        "old_master_now": {"role": c.node(old).role, "maxOffset": c.node(old).max_offset},
+    }
+
+
+def _on_disk(c: Cluster, node: str) -> list[EpochEntry]:
+    """A crashed broker's epoch file, read from its data directory (what it will find when it restarts)."""
+    path = c.data_dir / "nodes" / node / "store" / "epochFileCheckpoint"
+    cache = EpochFileCache(path)
+    cache.init_cache_from_file()
+    return cache.get_all_entries()
+
+
+def _entries(cache: EpochFileCache) -> list[tuple[int, int, int | str]]:
+    return [(e.epoch, e.start_offset, "MAX" if e.end_offset == 2**63 - 1 else e.end_offset)
+            for e in cache.get_all_entries()]
+
+
+# ---------------------------------------------------------------------- three designs side by side
+def _failover(c: Cluster, puts: int, wait_ms: int = 60_000) -> dict[str, Any]:
+    """``puts`` puts, the master crashes, ``wait_ms`` for another; then who still holds the acked ones."""
+    handles = [c.put(b"m-%03d" % i * 10) for i in range(puts)]
+    ok = [h for h in handles if h.status == "PUT_OK"]
+    latencies = sorted(h.latency_ms for h in ok)
+    stored = sum(c.node(n).max_offset for n in c.leader_candidates or c.node_ids)
+    old = c.leader()
+    c.crash(old)
+    crashed = c.now_ms
+    failed_over = c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=wait_ms)
+    new = c.leader() if failed_over else None
+    row: dict[str, Any] = {
+        "acked": len(ok),
+        "put latency p50 (ms)": latencies[len(latencies) // 2] if latencies else None,
+        "stored bytes per put": round(stored / max(1, len(ok))),
+        "new master after (ms)": c.now_ms - crashed if failed_over else None,
+    }
+    if new is not None:
+        got = []
+        offset = 0
+        while (r := c.pull(TOPIC, 0, offset, 32)).status == "FOUND":
+            got += [m["body"] for m in r.messages]
+            offset = r.next_begin_offset
+        row["acked lost"] = sum(h.status == "PUT_OK" and b"m-%03d" % i * 10 not in got for i, h in enumerate(handles))
+        row["put after failover"] = c.put(b"after").status
+    else:
+        row["acked lost"] = None
+        row["put after failover"] = "no master"
+    c.close()
+    return row
+
+
+def three_ways(seed: int = 1, puts: int = 20) -> list[dict[str, Any]]:
+    """The same workload (``puts`` puts of 50-byte bodies, one at a time) and the same fault (the master
+    crashes) on each design, with each system's default timers; what it stored, how long until a new
+    master, whether an acknowledged message is missing afterwards."""
+    rows = []
+    designs: list[tuple[str, int, Any]] = [
+        ("classic SYNC_MASTER (4.x)", 2, lambda: Cluster.master_slave(role="SYNC_MASTER", slaves=1, seed=seed,
+                                                                        latency="uniform:1:3")),
+        ("DLedger commit log", 3, lambda: Cluster.dledger_brokers(nodes=3, seed=seed, latency="uniform:1:3")),
+        ("DLedger commit log", 2, lambda: Cluster.dledger_brokers(nodes=2, seed=seed, latency="uniform:1:3")),
+        ("controller mode, allAck", 3, lambda: new_cluster(seed=seed, brokers=3)),
+        ("controller mode, allAck", 2, lambda: new_cluster(seed=seed, brokers=2)),
+    ]
+    for name, replicas, build in designs:
+        c = build()
+        if not c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000):
+            raise RuntimeError(f"{name}: no master within 60 s")
+        if name.startswith("classic"):
+            c.run_until(lambda c: c.node(c.leader()).ha_service.reported_connection_count > 0, timeout_ms=60_000)
+        rows.append({"design": name, "brokers": replicas, **_failover(c, puts)})
+    return rows
+
+
+# ---------------------------------------------------------------------- the settings that lose data
+LOSS_RUNS: list[tuple[str, str, str | None]] = [
+    ("defaults (allAckInSyncStateSet=false), master partitioned", "controller-partition", None),
+    ("allAckInSyncStateSet=true, master partitioned", "controller-partition", "allack"),
+    ("allAck, answer to an expansion lost, RocketMQ 5.1.0", "controller-5663", "5.1.0"),
+    ("allAck, answer to an expansion lost, RocketMQ 5.3.3", "controller-5663", None),
+    ("allAck + enableElectUncleanMaster, in-sync master dies", "controller-unclean", None),
+    ("allAck, clean election, master dies", "controller-failover", None),
+]
+
+
+def acked_missing(c: Cluster) -> tuple[int, int]:
+    """(messages answered PUT_OK, how many of them the current master lacks), from the bytes the
+    controller-mode checker recorded at each acknowledgement."""
+    from rocketlab.controller.invariants import ControllerModeChecker
+
+    checker = next(k for k in c.checkers if isinstance(k, ControllerModeChecker))
+    master = c.leader()
+    log = c.node(master).store.commit_log if master is not None else None
+    missing = sum(1 for a in checker.acked if log is None or log.get_message(a.offset, len(a.data)) != a.data)
+    return len(checker.acked), missing
+
+
+def loss_table(seed: int = 1) -> list[dict[str, Any]]:
+    """Each setting of :data:`LOSS_RUNS` run as its ``rocketlab sim`` scenario: how many messages were
+    acknowledged PUT_OK and how many of them the master at the end lacks; and what the invariant checker
+    made of it (a violation under allAck, an ``acknowledged_message_lost`` record where the settings
+    promise less)."""
+    rows = []
+    for label, scenario, profile in LOSS_RUNS:
+        result = get_scenario(scenario).run(ScenarioArgs(seed=seed, profile=profile))
+        acked, missing = acked_missing(result.cluster)
+        rows.append({"setting": label, "scenario": scenario + (f" --profile {profile}" if profile else ""),
+                     "acked": acked, "acked lost": missing,
+                     "recorded as lost": result.summary["acknowledged_lost"],
+                     "violations": len(result.cluster.violations)})
+        result.cluster.close()
+    return rows
+
+
+def wait_for_full_set(c: Cluster, timeout_ms: int = 60_000) -> list[int]:
+    """Run until every live broker is in the master's SyncStateSet (at most ``timeout_ms``); the set."""
+    live = sum(1 for n in c.leader_candidates or () if c.alive(n))
+    c.run_until(lambda c: len(master_set(c)) >= live, timeout_ms=timeout_ms)
+    return sorted(master_set(c))
