@@ -1,4 +1,5 @@
-"""Controller mode (RocketMQ 5) failover in the simulator, beside the broker group on DLedger in the same run.
+"""Controller mode (RocketMQ 5): failover in the simulator beside the broker group on DLedger, and put
+throughput over real processes beside the classic SYNC_MASTER pair, in the same run.
 
 For each seed: a cluster settles (controllers elected, brokers registered, the SyncStateSet full), a few
 puts, then the master broker crashes at a seed-chosen moment; the figure is crash -> a new master broker
@@ -7,22 +8,32 @@ heartbeat 1 s, timeout 10 s, scans every 5 s. Baseline in the same run: the same
 DLedger (``enableDLegerCommitLog``) with DLedger's default timers (heartbeat 2 s, 3 missed). Also the
 simulator's cost: wall seconds per trial.
 
+Puts over real processes (``rocketlab node`` on 127.0.0.1): 3 controllers and 2 brokers (a master and one
+slave in its SyncStateSet) with ``allAckInSyncStateSet`` on and off, 1 and 32 producers putting 1 KiB
+messages; baseline in the same run: a classic SYNC_MASTER and its slave (bench_ha's set-up).
+
     python benchmarks/bench_controller.py [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import line, record  # noqa: E402
+from _common import free_port, line, record, start_node, stop  # noqa: E402
+from bench_ha import producers, write_group  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
+from rocketlab.controller.protocol import GetReplicaInfoRequestHeader  # noqa: E402
+from rocketlab.controller.wire import ControllerNodeCodec  # noqa: E402
+from rocketlab.net.client import NetClient  # noqa: E402
 from rocketlab.scenarios.controller_mode import settle  # noqa: E402
 from rocketlab.sim import Cluster  # noqa: E402
 
@@ -56,6 +67,92 @@ def dledger_broker_failover(seed: int) -> int | None:
     return crash_master(c, settled, seed, 2000)  # within a DLedger heartbeat interval
 
 
+CONTROLLERS = ("c0", "c1", "c2")
+
+
+def controller_group(tmp: Path, all_ack: bool, brokers: int = 2) -> tuple[list[Path], dict[str, int]]:
+    """Config files of 3 controllers and ``brokers`` controller-mode brokers (RocketMQ's default timers)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    names = [f"n{i}" for i in range(brokers)]
+    ports = {n: free_port() for n in (*CONTROLLERS, *names)}
+    ha = {n: free_port() for n in names}
+    peers = ";".join(f"{n}-127.0.0.1:{p}" for n, p in ports.items())
+    stream_peers = ";".join(f"{n}-127.0.0.1:{p}" for n, p in ha.items())
+    configs = []
+    for n in (*CONTROLLERS, *names):
+        text = f"selfId={n}\npeers={peers}\nrunDir={tmp / 'run'}\ncontrollerIds={','.join(CONTROLLERS)}\n"
+        if n in CONTROLLERS:
+            text += "nodeKind=controller\n"
+        else:
+            text += (f"nodeKind=broker\nenableControllerMode=true\nhaListenPort={ha[n]}\nstreamPeers={stream_peers}\n"
+                     f"allAckInSyncStateSet={str(all_ack).lower()}\nmappedFileSizeCommitLog={2**30}\n")
+        path = tmp / f"{n}.conf"
+        path.write_text(text)
+        configs.append(path)
+    return configs, ports
+
+
+async def _master_when_in_sync(ports: dict[str, int], members: int, timeout_s: float = 90) -> str:
+    """Ask the controllers until one names a master whose SyncStateSet has ``members`` brokers."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        for c in CONTROLLERS:
+            try:
+                client = await NetClient(("127.0.0.1", ports[c]), ControllerNodeCodec(), "bench").connect()
+                try:
+                    answer = await client.request(GetReplicaInfoRequestHeader("broker-a"), timeout_s=2)
+                finally:
+                    await client.close()
+            except Exception:  # noqa: BLE001 - still starting or electing
+                continue
+            if (answer.code == 0 and answer.header.master_address is not None
+                    and len(answer.body.sync_state_set) >= members):
+                return answer.header.master_address
+        await asyncio.sleep(0.2)
+    raise RuntimeError(f"no master with {members} brokers in sync within {timeout_s} s")
+
+
+def controller_puts(tmp: Path, all_ack: bool, concurrency: int, total: int) -> dict[str, float]:
+    configs, ports = controller_group(tmp, all_ack)
+    procs = [start_node(c) for c in configs]
+    try:
+        master = asyncio.run(_master_when_in_sync(ports, 2))
+        asyncio.run(producers(ports[master], 8, 64, ControllerNodeCodec()))  # warm-up
+        return asyncio.run(producers(ports[master], concurrency, total, ControllerNodeCodec()))
+    finally:
+        stop(*procs)
+
+
+def sync_master_puts(tmp: Path, concurrency: int, total: int) -> dict[str, float]:
+    master_conf, slave_conf, ports = write_group(tmp, "SYNC_MASTER")
+    master, slave = start_node(master_conf), start_node(slave_conf)
+    try:
+        time.sleep(0.3)
+        asyncio.run(producers(ports["n0"], 8, 64))  # warm-up (the slave reports first)
+        return asyncio.run(producers(ports["n0"], concurrency, total))
+    finally:
+        stop(slave, master)
+
+
+def put_throughput(puts: int) -> tuple[dict[str, dict[str, float]], list[dict[str, object]]]:
+    loads: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-controller-") as tmp_name:
+        tmp = Path(tmp_name)
+        for concurrency in (1, 32):
+            runs = {"SYNC_MASTER": lambda d, k=concurrency: sync_master_puts(d, k, puts),
+                    "controller, allAck": lambda d, k=concurrency: controller_puts(d, True, k, puts),
+                    "controller, default": lambda d, k=concurrency: controller_puts(d, False, k, puts)}
+            for name, run in runs.items():
+                r = run(tmp / f"{name.replace(', ', '-')}-{concurrency}")
+                loads[f"{name}/{concurrency}"] = r
+                line(f"{name}, {concurrency} producers", r["tps"], "puts/s",
+                     f"p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, {r['statuses']}")
+    summary = [summary_row(f"controller-mode puts (allAck {mode}), 32 producers", loads[f"controller, {key}/32"]["tps"],
+                           "puts/s", loads["SYNC_MASTER/32"]["tps"], "classic SYNC_MASTER, 32 producers")
+               for mode, key in (("on", "allAck"), ("off", "default"))]
+    return loads, summary
+
+
 def distribution(values: list[int]) -> dict[str, float]:
     ordered = sorted(values)
     return {"n": len(values), "min": ordered[0], "p50": ordered[len(ordered) // 2],
@@ -84,7 +181,9 @@ def main() -> None:
     print("   DLedger's own election waits for 3 missed heartbeats (2 s each) plus a vote round")
     summary = [summary_row("controller-mode failover, median", rows[0]["p50"], "ms", rows[1]["p50"],
                            "broker group on DLedger, same seeds")]
-    record("controller", results, summary)
+    print("puts over real processes (3 controllers, a master and one slave in its SyncStateSet; 1 KiB bodies):")
+    results["puts"], put_rows = put_throughput(600 if args.quick else 3200)
+    record("controller", results, summary + put_rows)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import free_port, record, start_node, stop  # noqa: E402
@@ -129,8 +130,10 @@ def raw_socket(total_bytes: int) -> dict[str, float]:
 
 # --- 2. put latency and throughput -----------------------------------------------------------------
 
-async def producers(port: int, concurrency: int, total: int) -> dict[str, float]:
-    clients = [await NetClient(("127.0.0.1", port), broker_codec(), f"p{i}").connect() for i in range(concurrency)]
+async def producers(port: int, concurrency: int, total: int, codec: Any = None) -> dict[str, float]:
+    """``concurrency`` producers, each putting 1 KiB messages one at a time, ``total`` puts in all."""
+    clients = [await NetClient(("127.0.0.1", port), codec or broker_codec(), f"p{i}").connect()
+               for i in range(concurrency)]
     latencies: list[float] = []
     statuses: dict[str, int] = {}
 

@@ -72,7 +72,8 @@ class AutoSwitchBrokerConfig:
     is the controller's; ``ha`` holds the HA timers (heartbeat 5 s, housekeeping 20 s, slaveTimeout 3 s).
     ``rocketmq_version`` (kit switch): ``"5.3.3"``, or ``"5.1.0"`` for the master's SyncStateSet before
     #5663's fix (a proposal counts only once the controller's answer arrives). ``async_learner``
-    (asyncLearner): as a slave, replicate but never join the SyncStateSet.
+    (asyncLearner): as a slave, replicate but never join the SyncStateSet. ``sync_from_last_file``
+    (syncFromLastFile): an empty slave starts at the master's last commit-log file instead of its first.
     """
 
     broker_name: str = "broker-a"
@@ -85,6 +86,7 @@ class AutoSwitchBrokerConfig:
     controller_heart_beat_timeout_mills: int = 10_000
     rocketmq_version: str = "5.3.3"
     async_learner: bool = False
+    sync_from_last_file: bool = False
     flush_disk_type: str = "ASYNC_FLUSH"
     mapped_file_size_commit_log: int = 1024 * 1024
     flush_interval_commit_log: int = 500
@@ -261,7 +263,8 @@ class AutoSwitchBrokerCore(BaseCore):
         self.store.update_config(broker_role=BrokerRole.SLAVE)
         if self.ha_client is None:
             self.ha_client = AutoSwitchHAClient(self.config.ha, self.store, self.epoch_cache, self.broker_id,
-                                                self.node_id, async_learner=self.config.async_learner)
+                                                self.node_id, async_learner=self.config.async_learner,
+                                                sync_from_last_file=self.config.sync_from_last_file)
         else:
             self.ha_client.reopen(now_ms)
         self.ha_client.update_ha_master_address(master_id)

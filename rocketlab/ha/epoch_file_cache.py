@@ -11,7 +11,8 @@ logs agree up to ``min(local end, other end)``; none -> -1 (no common point: the
 The file (``CheckpointFile``): line 1 the number of entries, line 2 the CRC32 of the entry lines (masked to
 31 bits as ``UtilAll.crc32``; 0 = not checked), then ``"<epoch>-<startOffset>"`` per line; every write
 first copies the previous file to ``<path>.bak``, and reading falls back to the ``.bak`` when the file is
-missing, empty or fails its count or CRC check.
+missing, empty or fails its count or CRC check. When neither is usable, ``initCacheFromFile`` logs the error
+and the broker goes on with an empty cache, as Java does (the reason is kept in ``load_error``).
 
 Faithful to two details of the Java code:
 
@@ -22,11 +23,14 @@ Faithful to two details of the Java code:
 
 Simplified: the file is written atomically with fsync (``.tmp`` then rename; Java writes in place without
 fsync, so a crash mid-write could tear it - the ``.bak`` fallback is for that); a count line that is not a
-number falls back to the ``.bak`` like other damage (Java lets that NumberFormatException escape).
+number falls back to the ``.bak`` like other damage (Java lets that NumberFormatException escape); so do
+entries whose epochs or start offsets do not strictly increase (kit addition: Java's TreeMap would sort
+them by epoch and compute nonsense end offsets; no valid file has them, since appends refuse them).
 """
 
 from __future__ import annotations
 
+import logging
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,6 +40,7 @@ from rocketlab.dledger.member_state import write_file_durably
 from rocketlab.errors import StoreError
 
 LONG_MAX = 2**63 - 1
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -58,13 +63,17 @@ class EpochFileCache:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
         self.epoch_map: dict[int, EpochEntry] = {}  # insertion order is epoch order (appends only grow)
+        self.load_error: str | None = None
+        """Why :meth:`init_cache_from_file` found neither the file nor its ``.bak`` usable (None: it did)."""
 
     # ------------------------------------------------------------------ file
     def init_cache_from_file(self) -> bool:
         """``initCacheFromFile``: read the file (or its ``.bak``); False if neither can be read."""
         try:
             entries = self._read()
-        except StoreError:
+        except StoreError as e:
+            self.load_error = str(e)
+            log.error("Error happen when init epoch entries from epochFile: %s", e)  # Java logs and goes on
             return False
         self._init_entries(entries)
         return True
@@ -205,6 +214,10 @@ def _read_checkpoint(path: Path) -> list[EpochEntry]:
                 entries.append(EpochEntry(int(parts[0]), int(parts[1])))
             except ValueError:
                 raise StoreError(f"{path}: bad epoch entry line {line!r}") from None
+    for before, after in zip(entries, entries[1:], strict=False):
+        if after.epoch <= before.epoch or after.start_offset <= before.start_offset:
+            raise StoreError(f"{path}: epoch entries do not strictly increase: {before.epoch}-{before.start_offset} "
+                             f"then {after.epoch}-{after.start_offset}")
     if len(entries) != expected_lines:
         raise StoreError(f"{path}: Expect {expected_lines} entries, only found {len(entries)} entries")
     truth = crc32_masked("".join(line + "\n" for line in body).encode())

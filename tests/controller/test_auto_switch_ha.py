@@ -16,7 +16,7 @@ IDS = {"a1": 1, "a2": 2, "a3": 3}
 
 
 def brokers(tmp_path, seed: int = 1, **config: Any) -> Cluster:
-    cfg = AutoSwitchBrokerConfig(mapped_file_size_commit_log=64 * 1024, **config)
+    cfg = AutoSwitchBrokerConfig(**{"mapped_file_size_commit_log": 64 * 1024, **config})
     return Cluster(list(IDS), lambda ctx: AutoSwitchBrokerCore(ctx, cfg, IDS[ctx.node_id]), broker_codec(),
                    seed=seed, data_dir=tmp_path, latency="uniform:1:3")
 

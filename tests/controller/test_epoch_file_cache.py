@@ -75,6 +75,19 @@ def test_a_damaged_file_falls_back_to_bak(cache, damage):
     assert [e.epoch for e in fresh.get_all_entries()] == [1, 2]  # the .bak: before epoch 3 was appended
 
 
+def test_entries_that_do_not_increase_are_damage(cache, caplog):
+    lines = "1-100\n3-300\n2-500\n"  # a valid count and CRC, but epoch 2 after epoch 3
+    cache.path.write_text(f"3\n{crc32_masked(lines.encode())}\n{lines}")
+    fresh = EpochFileCache(cache.path)
+    assert fresh.init_cache_from_file() and [e.epoch for e in fresh.get_all_entries()] == [1, 2]  # the .bak
+    cache.path.with_name("EpochCheckpoint.bak").write_text(f"3\n{crc32_masked(lines.encode())}\n{lines}")
+    broken = EpochFileCache(cache.path)
+    assert not broken.init_cache_from_file()
+    assert "do not strictly increase: 3-300 then 2-500" in broken.load_error
+    assert "do not strictly increase" in caplog.text
+    assert cache.path.read_text().endswith(lines)  # nothing rewritten: the file stays for an operator to read
+
+
 def test_both_files_damaged_is_refused(cache):
     cache.path.write_text("3\n1\n1-100\n")
     cache.path.with_name("EpochCheckpoint.bak").write_text("9\n")
