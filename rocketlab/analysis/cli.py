@@ -1,4 +1,6 @@
-"""``rocketlab analyze RUN_DIR... [--master URL] [--json]``: a Spark summary of run directories.
+"""``rocketlab analyze RUN_DIR... [--master URL] [--json]``: a Spark summary of run directories; and
+``rocketlab sweep SCENARIO --seeds A..B [--param k=v1,v2 ...] [--master URL] --out DIR``
+(:mod:`rocketlab.analysis.sweep`).
 
 For each run: events, time span, nodes, then events per kind and node, the faults and any invariant
 violations. ``--json`` prints one JSON object per run and line. Exit codes: 0, 1 when a run recorded an
@@ -29,7 +31,54 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="Spark master URL (default: $SPARK_MASTER or local[*])")
     parser.add_argument("--json", action="store_true", help="one JSON object per run and line")
     parser.set_defaults(func=run_analyze)
+    sweep = subparsers.add_parser(
+        "sweep", help="simulator trials over seeds and parameters, as Spark tasks",
+        description="Run SCENARIO (any of `rocketlab sim --list`, or figure16) for every seed and parameter "
+                    "combination as Spark tasks; write trials.parquet and summary.json under --out.")
+    sweep.add_argument("scenario", metavar="SCENARIO")
+    sweep.add_argument("--seeds", required=True, metavar="A..B", help="seeds, both ends included (or one seed)")
+    sweep.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
+                       help="a parameter and its values (repeatable); scenarios: nodes, profile, network, "
+                            "latency, duration_ms; figure16: range, profile, timers")
+    sweep.add_argument("--master", default=None, metavar="URL",
+                       help="Spark master URL (default: $SPARK_MASTER or local[*]), e.g. spark://host:7077")
+    sweep.add_argument("--out", type=Path, required=True, metavar="DIR", help="where trials.parquet and "
+                       "summary.json go")
+    sweep.add_argument("--partitions", type=int, default=None, help="Spark tasks (default 8 per core)")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.set_defaults(func=run_sweep)
     return parser
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """Handler of ``rocketlab sweep``: runs the sweep, prints the summary; exit 1 if a trial failed or a
+    scenario trial recorded an invariant violation."""
+    from rocketlab.analysis.session import get_spark, resolve_master
+    from rocketlab.analysis.sweep import (
+        check_master_reachable,
+        parse_params,
+        parse_seeds,
+        plan,
+        print_progress,
+        sweep,
+    )
+
+    seeds, params = parse_seeds(args.seeds), parse_params(args.param)
+    trials = plan(args.scenario, seeds, params)  # bad names fail before Spark starts
+    master = resolve_master(args.master)
+    check_master_reachable(master)
+    print(f"sweep {args.scenario}: {len(trials)} trials on {master}", flush=True)
+    spark = get_spark(master=master, app_name=f"rocketlab-sweep-{args.scenario}")
+    result = sweep(spark, args.scenario, seeds, params, out=args.out, partitions=args.partitions,
+                   progress=None if args.quiet else print_progress)
+    for group in result.summary:
+        print(json.dumps(group, default=str))
+    print(f"{result.trials} trials in {result.seconds:.1f} s; rows: {result.out / 'trials.parquet'}")
+    bad = sum(g["errors"] for g in result.summary)
+    violated = sum(r.get("violations") or 0 for r in result.rows())
+    if bad or violated:
+        print(f"rocketlab: {bad} trial(s) failed, {violated} invariant violation(s) recorded", flush=True)
+    return 1 if bad or violated else 0
 
 
 def run_analyze(args: argparse.Namespace) -> int:

@@ -162,6 +162,7 @@ def get_spark(master: str | None = None, app_name: str = "rocketlab", **conf: An
                 f"a SparkSession with master {current} is already running in this process; "
                 f"call spark.stop() before asking for master {master}"
             )
+        _register(running)
         return running
     find_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -179,4 +180,12 @@ def get_spark(master: str | None = None, app_name: str = "rocketlab", **conf: An
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise RocketlabError(f"could not start Spark (master {master}): {first}") from e
     session.sparkContext.setLogLevel("ERROR")
+    _register(session)
     return session
+
+
+def _register(session: Any) -> None:
+    """The store formats (``rocketmq-commitlog``, ...) in every session rocketlab hands out."""
+    from rocketlab.analysis.datasources import register_data_sources
+
+    register_data_sources(session)

@@ -1,0 +1,156 @@
+"""``rocketmq-commitlog``, ``rocketmq-consumequeue`` and ``rocketmq-index``: the rows Spark reads equal the
+store's own decoders' on the same files (classic, several files, DLedger, IPv6 hosts, properties), one
+partition per file, and bad input (not a commit log, wrong mapped-file size, truncated and corrupted
+files) is a clear error or a ``corrupt`` row with the good rows still read."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rocketlab.analysis.datasources import read_store
+from rocketlab.dledger.cli import iter_entries
+from rocketlab.errors import RocketlabError
+from rocketlab.sim import Cluster
+from rocketlab.store import Message, MessageStore
+from rocketlab.store.cli import iter_commit_log, iter_consume_queue
+
+FILE = 4096
+
+
+@pytest.fixture(scope="module")
+def classic(tmp_path_factory) -> Path:
+    """A store of 4 KiB files: 120 messages over several files, properties, keys, IPv4 and IPv6 born hosts."""
+    root = tmp_path_factory.mktemp("classic") / "store"
+    with MessageStore.open(root, threads=False, mapped_file_size_commit_log=FILE) as store:
+        for i in range(120):
+            host = ("::1", 40000 + i) if i % 3 == 0 else (f"10.0.0.{i % 250}", 5000)
+            msg = Message("TopicA" if i % 2 else "TopicB", b"body-%03d-" % i * (1 + i % 5), i % 2,
+                          properties={"KEYS": f"key-{i}", "TAGS": f"tag{i % 4}", "custom": "v\u00e9"}, born_host=host)
+            assert store.put_message(msg).status.name == "PUT_OK"
+    return root
+
+
+@pytest.fixture(scope="module")
+def dledger_run(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("dledger") / "run"
+    c = Cluster.dledger_brokers(nodes=3, seed=3, data_dir=root)
+    c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000)
+    for i in range(25):
+        assert c.put(b"dl-%d" % i).status == "PUT_OK"
+    c.run_for(5_000)
+    c.close()
+    return root
+
+
+def spark_rows(spark, fmt: str, path, **options) -> list[dict]:
+    return [r.asDict(recursive=True) for r in read_store(spark, fmt, path, **options).collect()]
+
+
+def test_commit_log_rows_equal_the_store_decoder(spark, classic):
+    rows = sorted(spark_rows(spark, "rocketmq-commitlog", classic), key=lambda r: r["phy_offset"])
+    ours = [r for r in iter_commit_log(str(classic)) if r["type"] == "message"]
+    assert len(rows) == len(ours) == 120 and len({r["file"] for r in rows}) > 1  # several files
+    for got, want in zip(rows, ours, strict=True):
+        for key in ("phy_offset", "total_size", "version", "body_crc", "body_crc_ok", "queue_id", "flag",
+                    "queue_offset", "physical_offset", "sys_flag", "born_timestamp", "born_host", "store_timestamp",
+                    "store_host", "reconsume_times", "prepared_transaction_offset", "topic", "properties", "tags",
+                    "keys", "msg_id", "file"):
+            assert got[key] == want[key], (key, got[key], want[key])
+        assert got["body"] == base64.b64decode(want["body_base64"])
+        assert got["kind"] == "classic" and got["corrupt"] is None and got["dledger_index"] is None
+    assert any(r["born_host"].startswith("[::1]") or "::1" in r["born_host"] for r in rows)  # IPv6 hosts
+    assert rows[0]["properties"]["custom"] == "v\u00e9"
+
+
+def test_one_partition_per_mapped_file(spark, classic):
+    files = list((classic / "commitlog").iterdir())
+    assert read_store(spark, "rocketmq-commitlog", classic).rdd.getNumPartitions() == len(files) > 1
+
+
+def test_dledger_data_directories_with_index_and_term(spark, dledger_run):
+    rows = spark_rows(spark, "rocketmq-commitlog", dledger_run)
+    assert {r["node"] for r in rows} == {"n0", "n1", "n2"} and {r["kind"] for r in rows} == {"dledger"}
+    for node in ("n0", "n1", "n2"):
+        mine = sorted((r for r in rows if r["node"] == node), key=lambda r: r["dledger_index"])
+        entries = list(iter_entries(str(dledger_run / "nodes" / node / "store" / f"dledger-{node}")))
+        assert [(r["dledger_index"], r["dledger_term"], r["dledger_pos"]) for r in mine] == \
+            [(e["index"], e["term"], e["pos"]) for e in entries]
+        messages = [r for r in mine if r["topic"] is not None]
+        assert [r["body"] for r in messages] == [b"dl-%d" % i for i in range(25)]
+        assert all(r["phy_offset"] == r["dledger_pos"] + 48 == r["physical_offset"] for r in messages)
+
+
+def test_consume_queue_and_index_rows(spark, classic):
+    rows = spark_rows(spark, "rocketmq-consumequeue", classic)
+    ours = list(iter_consume_queue(str(classic)))
+    key = lambda r: (r["topic"], r["queue_id"], r["queue_offset"])  # noqa: E731
+    assert sorted((key(r), r["phy_offset"], r["size"], r["tags_code"]) for r in rows) == \
+        sorted((key(r), r["phy_offset"], r["size"], r["tags_code"]) for r in ours)
+    assert len(rows) == 120
+    index = spark_rows(spark, "rocketmq-index", classic)
+    offsets = {r["phy_offset"] for r in spark_rows(spark, "rocketmq-commitlog", classic)}
+    assert index and {r["phy_offset"] for r in index} <= offsets and all(r["corrupt"] is None for r in index)
+    assert all(r["slot"] == r["key_hash"] % r["hash_slot_count"] for r in index)
+
+
+def test_a_corrupted_record_is_reported_and_the_good_ones_still_read(spark, classic, tmp_path):
+    copy = tmp_path / "store"
+    shutil.copytree(classic, copy)
+    files = sorted((copy / "commitlog").iterdir())
+    ours = [r for r in iter_commit_log(str(classic)) if r["type"] == "message" and r["file"] == files[1].name]
+    victim = ours[3]
+    data = bytearray(files[1].read_bytes())
+    at = victim["phy_offset"] - int(files[1].name) + 4  # the magic code of the 4th record of file 2
+    data[at:at + 4] = b"\xde\xad\xbe\xef"
+    files[1].write_bytes(bytes(data))
+    rows = spark_rows(spark, "rocketmq-commitlog", copy)
+    bad = [r for r in rows if r["corrupt"] is not None]
+    assert len(bad) == 1 and bad[0]["file"] == files[1].name and bad[0]["phy_offset"] == victim["phy_offset"]
+    assert f"{files[1].name} at phy offset {victim['phy_offset']}" in bad[0]["corrupt"]
+    good = [r for r in rows if r["corrupt"] is None]
+    assert len(good) == 120 - (len(ours) - 3)  # the file's first 3 records, and every other file
+    with pytest.raises(Exception, match="corrupt record"):
+        read_store(spark, "rocketmq-commitlog", copy, mode="FAILFAST").collect()
+
+
+def test_a_truncated_file_reports_the_torn_record(spark, classic, tmp_path):
+    copy = tmp_path / "store"
+    shutil.copytree(classic, copy)
+    last = sorted((copy / "commitlog").iterdir())[-1]
+    ours = [r for r in iter_commit_log(str(classic)) if r["type"] == "message" and r["file"] == last.name]
+    cut = ours[-1]["phy_offset"] - int(last.name) + 10
+    last.write_bytes(last.read_bytes()[:cut])  # a torn last record (and a file shorter than the others)
+    with pytest.raises(RocketlabError, match="differ in size"):
+        read_store(spark, "rocketmq-commitlog", copy)
+    rows = spark_rows(spark, "rocketmq-commitlog", last)
+    assert [r["corrupt"] is not None for r in rows][-1] and len(rows) == len(ours)
+
+
+@pytest.mark.parametrize("problem", ["not_a_log", "wrong_size", "missing", "bad_mode"])
+def test_bad_input_is_one_clear_error(spark, classic, tmp_path, problem):
+    if problem == "not_a_log":
+        (tmp_path / "x").mkdir()
+        (tmp_path / "x" / "notes.txt").write_text("hello")
+        with pytest.raises(RocketlabError, match="no commit log here"):
+            read_store(spark, "rocketmq-commitlog", tmp_path / "x")
+    elif problem == "wrong_size":
+        with pytest.raises(RocketlabError, match="not the mapped file size 1073741824"):
+            read_store(spark, "rocketmq-commitlog", classic, mappedFileSize=2**30)
+    elif problem == "missing":
+        with pytest.raises(RocketlabError, match="no such file or directory"):
+            read_store(spark, "rocketmq-commitlog", tmp_path / "nothing")
+    else:
+        with pytest.raises(Exception, match="mode 'SOMETIMES' is not one of"):
+            read_store(spark, "rocketmq-commitlog", classic, mode="sometimes").collect()
+
+
+def test_garbage_named_like_a_commit_log_is_refused(spark, tmp_path):
+    d = tmp_path / "commitlog"
+    d.mkdir()
+    (d / ("0" * 20)).write_bytes(b"GARBAGE!" * 512)
+    with pytest.raises(RocketlabError, match="neither a commit-log record nor a DLedger entry"):
+        read_store(spark, "rocketmq-commitlog", tmp_path)

@@ -1,0 +1,138 @@
+"""``rocketlab sweep``: trials planned from seeds and parameters, run as Spark tasks, the same rows on
+``local[2]`` and on a real multi-process Spark (a standalone master and worker from the pyspark
+distribution on 127.0.0.1, the sweep's driver in another process), bad input in one line."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from rocketlab.analysis.sweep import Trial, parse_params, parse_seeds, plan, run_trial, sweep
+from rocketlab.errors import RocketlabError
+
+ROCKETLAB = Path(sys.executable).with_name("rocketlab")
+SPARK_HOME = Path(pyspark.__file__).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_plan_is_the_cross_product_of_params_and_seeds():
+    trials = plan("smoke", parse_seeds("3..5"), parse_params(["nodes=3,5"]))
+    assert [(t.seed, dict(t.params)["nodes"]) for t in trials] == [(3, 3), (4, 3), (5, 3), (3, 5), (4, 5), (5, 5)]
+    assert len(plan("figure16", [1])) == 10  # every range of both graphs by default (150-300 once)
+
+
+@pytest.mark.parametrize("bad,match", [
+    (lambda: parse_seeds("9..2"), "2 is below 9"),
+    (lambda: parse_seeds("one"), "write A..B"),
+    (lambda: parse_params(["nodes"]), "write NAME=V1,V2"),
+    (lambda: plan("smoke", [1], {"colour": ["red"]}), "no parameter colour"),
+    (lambda: plan("smoke", [1], {"nodes": ["three"]}), "not a whole number"),
+    (lambda: plan("figure16", [1], {"range": ["fast"]}), "write LO-HI"),
+    (lambda: plan("no-such-scenario", [1]), "no scenario named"),
+])
+def test_bad_sweeps_name_the_problem(bad, match):
+    with pytest.raises(RocketlabError, match=match):
+        bad()
+
+
+def test_a_failed_trial_is_a_row_that_says_why():
+    row = run_trial(Trial("smoke", 1, (("nodes", 1),)))
+    assert row["seed"] == 1 and row["param_nodes"] == 1 and row["error"]
+
+
+def test_sweep_rows_are_deterministic_and_written(spark, tmp_path):
+    seen = []
+    a = sweep(spark, "smoke", range(1, 5), {"nodes": [3]}, out=tmp_path / "a", progress=lambda d, t: seen.append((d, t)))
+    b = sweep(spark, "smoke", range(1, 5), {"nodes": [3]}, partitions=1)
+    assert a.rows() == b.rows() and [r["seed"] for r in a.rows()] == [1, 2, 3, 4]
+    assert all(r["error"] is None and r["violations"] == 0 for r in a.rows())
+    assert seen and seen[-1][0] == seen[-1][1]
+    back = spark.read.parquet(str(tmp_path / "a" / "trials.parquet"))
+    assert sorted(map(tuple, back.collect())) == sorted(map(tuple, a.frame.collect()))
+    assert (tmp_path / "a" / "summary.json").read_text().count('"trials": 4') == 2  # the sweep's and the group's
+
+
+def test_figure16_trials_on_spark(spark):
+    result = sweep(spark, "figure16", range(1, 4), {"range": ["150-300"]})
+    rows = result.rows()
+    assert [r["range"] for r in rows] == ["150-300"] * 3 and all(r["elected"] for r in rows)
+    from rocketlab.scenarios.figure16 import figure16_trial
+
+    assert [r["downtime_ms"] for r in rows] == [figure16_trial(150, 300, seed)["downtime_ms"] for seed in (1, 2, 3)]
+    assert all(75 < r["downtime_ms"] < 1_000 for r in rows)  # at least a timeout minus the heartbeat interval
+
+
+def _wait_port(port: int, proc: subprocess.Popen, log: Path, timeout_s: float = 90) -> None:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise AssertionError(f"exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"nothing listens on {port} after {timeout_s} s:\n{log.read_text()[-2000:]}")
+
+
+def test_the_same_rows_on_a_standalone_cluster(spark, tmp_path):
+    """A Spark standalone master and one worker (2 cores), separate JVMs on 127.0.0.1, started with the
+    pyspark distribution's spark-class; the sweep's driver is a `rocketlab sweep` process."""
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable, "SPARK_WORKER_DIR": str(tmp_path / "work"),
+           "SPARK_LOG_DIR": str(tmp_path / "logs")}
+    port, ui, worker_ui = free_port(), free_port(), free_port()
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    procs = []
+    try:
+        master_log = tmp_path / "master.log"
+        with open(master_log, "w") as log:
+            procs.append(subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host",
+                                           "127.0.0.1", "--port", str(port), "--webui-port", str(ui)],
+                                          stdout=log, stderr=subprocess.STDOUT, env=env))
+        _wait_port(port, procs[0], master_log)
+        worker_log = tmp_path / "worker.log"
+        with open(worker_log, "w") as log:
+            procs.append(subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                                           "--cores", "2", "--memory", "1g", "--webui-port", str(worker_ui),
+                                           f"spark://127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT,
+                                          env=env))
+        out = tmp_path / "cluster-sweep"
+        run = subprocess.run([str(ROCKETLAB), "sweep", "smoke", "--seeds", "1..4", "--param", "nodes=3",
+                              "--master", f"spark://127.0.0.1:{port}", "--out", str(out), "--quiet"],
+                             capture_output=True, text=True, env=env, timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr + worker_log.read_text()[-2000:]
+        assert "4 trials" in run.stdout
+        assert "Registering worker" in master_log.read_text() or "Registered" in worker_log.read_text()
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    on_cluster = spark.read.parquet(str(out / "trials.parquet"))
+    local = sweep(spark, "smoke", range(1, 5), {"nodes": [3]})
+    assert on_cluster.columns == local.frame.columns
+    assert [tuple(r) for r in on_cluster.orderBy("seed").collect()] == [tuple(r) for r in local.frame.collect()]
+
+
+def test_an_unreachable_master_is_one_line(tmp_path):
+    run = subprocess.run([str(ROCKETLAB), "sweep", "smoke", "--seeds", "1..2", "--master",
+                          f"spark://127.0.0.1:{free_port()}", "--out", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stderr.strip().startswith("rocketlab: cannot reach the Spark master")
+    assert len(run.stderr.strip().splitlines()) == 1
