@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 PYTEST_ARGS ?=
 
-.PHONY: lab demo test venv java bench lint clean
+.PHONY: lab demo test venv java bench data lint clean
 
 ## venv: create .venv if missing and install the kit (re-installs when pyproject.toml changes)
 venv: $(STAMP)
@@ -49,6 +49,10 @@ test: $(TEST_STAMP) java
 ## bench: run every benchmark and record its figures under benchmarks/results/
 bench: $(TEST_STAMP) java
 	$(VENV)/bin/rocketlab bench
+
+## data: rebuild the sample runs under data/ (deterministic: the same bytes each time)
+data: venv
+	$(VENV)/bin/rocketlab data regenerate
 
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check rocketlab tests benchmarks

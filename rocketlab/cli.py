@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "rocketlab.dledger.cli",
     "rocketlab.net.cli",
     "rocketlab.grading.cli",
+    "rocketlab.sample_data",
 )
 
 

@@ -158,7 +158,9 @@ def find_commit_logs(path: str | Path, mapped_file_size: int | None = None) -> l
 
 def _log_dirs(root: Path) -> list[Path]:
     """``root`` itself when it holds 20-digit files; else every ``commitlog/`` and DLedger ``data/`` directory
-    below it (a run's ``nodes/<id>/store/commitlog``, ``.../store/dledger-<id>/data``), in path order."""
+    (one with an ``index/`` beside it) below it: a run's ``nodes/<id>/store/commitlog``,
+    ``nodes/<id>/store/dledger-<id>/data`` (a broker on DLedger), ``nodes/<id>/data`` (a bare DLedger
+    member), in path order."""
     entries = [e for e in sorted(root.iterdir()) if not e.name.startswith(".")]
     if entries and all(FILE_NAME.match(e.name) and e.is_file() for e in entries):
         return [root]
@@ -166,8 +168,7 @@ def _log_dirs(root: Path) -> list[Path]:
     for directory, subdirs, _files in os.walk(root):
         subdirs[:] = sorted(d for d in subdirs if d not in ("consumequeue", "index", "config") and not d.startswith("."))
         here = Path(directory)
-        if here.name == "commitlog" or (here.name == "data" and (here.parent.name.startswith("dledger")
-                                                                   or here.parent == root)):
+        if here.name == "commitlog" or (here.name == "data" and (here.parent / "index").is_dir()):
             found.append(here)
             subdirs[:] = []
     return found

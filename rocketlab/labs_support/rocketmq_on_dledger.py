@@ -36,12 +36,16 @@ FAST = {"heart_beat_time_interval_ms": 200, "max_vote_interval_ms": 300, "min_vo
 HOUR_MS = 3600 * 1000
 
 
-def write_classic_store(root: str | Path, count: int, size: int = 700, nodes: int = 3) -> int:
+def write_classic_store(root: str | Path, count: int, size: int = 700, nodes: int = 3,
+                        store_options: dict[str, Any] | None = None, clock: Any = None) -> int:
     """A classic (pre-DLedger) broker store with ``count`` messages of about ``size`` bytes in
     ``root/nodes/n0/store``, copied to the other members as RocketMQ's upgrade guide asks (identical
-    commit logs everywhere); returns the old log's max physical offset."""
+    commit logs everywhere); returns the old log's max physical offset. ``store_options``: more
+    MessageStoreConfig fields (the brokers must then be started with the same); ``clock``: the store's
+    clock (ms; default the wall clock), for byte-identical stores."""
     src = Path(root) / "nodes" / "n0" / "store"
-    with MessageStore.open(src, mapped_file_size_commit_log=FILE, threads=False) as store:
+    with MessageStore.open(src, mapped_file_size_commit_log=FILE, threads=False, clock=clock,
+                           **(store_options or {})) as store:
         for i in range(count):
             body = f"old-{i:03d}".encode() * (size // 7)
             if not store.put_message(Message(topic=TOPIC, body=body)).is_ok():
@@ -60,7 +64,7 @@ def new_broker_group(run_dir: str | Path, *, seed: int = 3, nodes: int = 3, prof
     so the group starts as a smooth upgrade."""
     root = fresh_dir(run_dir) if fresh else Path(run_dir)
     if old_messages:
-        write_classic_store(root, old_messages, nodes=nodes)
+        write_classic_store(root, old_messages, nodes=nodes, store_options=broker.get("store_options"))
     c = Cluster.dledger_brokers(nodes, seed=seed, profile=profile, data_dir=root, dledger=FAST,
                                 latency="uniform:1:3", broker={"mapped_file_size_commit_log": FILE, **broker})
     wait_for_master(c)

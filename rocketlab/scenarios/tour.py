@@ -130,12 +130,13 @@ class DLedgerStory:
 
 
 def dledger_failover(run_dir: str | Path, *, seed: int = 1, puts: int = 60, puts_after: int = 20,
-                     dledger: dict[str, Any] | None = None, latency: str = LATENCY, save: bool = True) -> DLedgerStory:
+                     dledger: dict[str, Any] | None = None, latency: str = LATENCY, save: bool = True,
+                     broker: dict[str, Any] | None = None, parquet: bool = False) -> DLedgerStory:
     """The DLedger part of the tour: elect, ``puts`` writes, crash the master right after the last
     acknowledgement, run until a new master, ``puts_after`` more writes, restart the old master and let it
-    catch up. ``dledger`` overrides DLedgerConfig fields (Java's timers by default)."""
+    catch up. ``dledger`` overrides DLedgerConfig fields (Java's timers by default), ``broker`` the brokers'."""
     run_dir = fresh_dir(run_dir)
-    c = Cluster.dledger_brokers(3, seed=seed, data_dir=run_dir, dledger=dledger, latency=latency,
+    c = Cluster.dledger_brokers(3, seed=seed, data_dir=run_dir, dledger=dledger, latency=latency, broker=broker,
                                 scenario="dledger-failover")
     if not c.run_until(has_master, timeout_ms=60_000):
         raise RocketlabError(f"seed {seed}: no master was elected in 60 s")
@@ -160,7 +161,7 @@ def dledger_failover(run_dir: str | Path, *, seed: int = 1, puts: int = 60, puts
     c.run_until(lambda c: _caught_up(c, first), timeout_ms=30_000)
     story.rejoined_as = f"{c.node(first).broker_role} (brokerId {c.node(first).broker_id})"
     if save:
-        c.save(run_dir)
+        c.save(run_dir, parquet=parquet)
     return story
 
 
@@ -201,11 +202,12 @@ class MasterSlaveStory:
 
 
 def master_slave_crash(run_dir: str | Path, role: str, *, seed: int = 1, puts: int = 60,
-                       latency: str = LATENCY, save: bool = True) -> MasterSlaveStory:
+                       latency: str = LATENCY, save: bool = True, broker: dict[str, Any] | None = None,
+                       parquet: bool = False) -> MasterSlaveStory:
     """Classic HA: ``Cluster.master_slave(role)`` takes the tour's workload, then its master crashes
     right after the last acknowledgement; the slave gets 1 s to take in what is still on the wire."""
     run_dir = fresh_dir(run_dir)
-    c = Cluster.master_slave(role=role, slaves=1, seed=seed, latency=latency, data_dir=run_dir,
+    c = Cluster.master_slave(role=role, slaves=1, seed=seed, latency=latency, data_dir=run_dir, broker=broker,
                              scenario=f"{role.split('_')[0].lower()}-master-crash")
     # the load starts once the slave has sent its first report (a 4.9.5 slave does ~5 s after connecting)
     c.run_until(lambda c: c.node("n0").ha_service.reported_connection_count == 1, timeout_ms=10_000)
@@ -216,7 +218,7 @@ def master_slave_crash(run_dir: str | Path, role: str, *, seed: int = 1, puts: i
     slave_end = c.node("n1").max_offset
     lost = sum(h.wrote_offset + h.wrote_bytes > slave_end for h in handles if h.status == "PUT_OK")
     if save:
-        c.save(run_dir)
+        c.save(run_dir, parquet=parquet)
     return MasterSlaveStory(c, run_dir, role, seed, handles, master_end, slave_end, lost)
 
 
@@ -240,15 +242,20 @@ class Tour:
             story.cluster.close()
 
 
-def run_tour(out: str | Path, *, seed: int = 1, puts: int = 60, report: bool = True) -> Tour:
+def run_tour(out: str | Path, *, seed: int = 1, puts: int = 60, report: bool = True,
+             broker: dict[str, Any] | None = None, parquet: bool = False) -> Tour:
     """The three runs under ``out`` (``dledger-failover``, ``async-master-crash``, ``sync-master-crash``)
-    and, with ``report``, ``out/report.html``."""
+    and, with ``report``, ``out/report.html``. ``broker`` overrides the brokers' config fields (e.g. small
+    ``store_options`` for the sample data); ``parquet`` writes the traces as Parquet."""
     start = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    dledger = dledger_failover(out / "dledger-failover", seed=seed, puts=puts, puts_after=max(puts // 3, 1))
-    async_master = master_slave_crash(out / "async-master-crash", "ASYNC_MASTER", seed=seed, puts=puts)
-    sync_master = master_slave_crash(out / "sync-master-crash", "SYNC_MASTER", seed=seed, puts=puts)
+    dledger = dledger_failover(out / "dledger-failover", seed=seed, puts=puts, puts_after=max(puts // 3, 1),
+                               broker=broker, parquet=parquet)
+    async_master = master_slave_crash(out / "async-master-crash", "ASYNC_MASTER", seed=seed, puts=puts, broker=broker,
+                                      parquet=parquet)
+    sync_master = master_slave_crash(out / "sync-master-crash", "SYNC_MASTER", seed=seed, puts=puts, broker=broker,
+                                     parquet=parquet)
     path = None
     if report:
         from rocketlab.viz import write_report

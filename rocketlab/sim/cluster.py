@@ -450,11 +450,20 @@ class Cluster:
         return {"seed": self.seed, "scenario": self.scenario, "network": self.model.describe(),
                 "nodes": self.node_ids, **self.meta}
 
-    def save(self, run_dir: str | Path, *, parquet: bool = False) -> Path:
-        """Write ``meta.json`` and the events to ``run_dir`` (the store files are under ``nodes/``)."""
+    def save(self, run_dir: str | Path, *, parquet: bool = False, stores: bool = True) -> Path:
+        """Write ``meta.json`` and the events to ``run_dir``, and (``stores``) the nodes' store files under
+        ``run_dir/nodes/<id>/``: copied there when the cluster's ``data_dir`` is elsewhere (a temporary
+        directory, say), as they are at this moment (a live node's files are read through the page
+        cache, so what it wrote is there even if not yet flushed to disk)."""
         meta = {**self.describe(), "end_ms": self.now_ms, "counters": dict(self.runtime.counters),
                 "violations": len(self.violations)}
-        return write_run(run_dir, meta, self.recorder.events, parquet=parquet)
+        out = write_run(run_dir, meta, self.recorder.events, parquet=parquet)
+        source = self.data_dir / "nodes" if self.data_dir is not None else None
+        target = Path(run_dir) / "nodes"
+        if stores and source is not None and source.is_dir() and source.resolve() != target.resolve():
+            for node in sorted(p for p in source.iterdir() if p.is_dir()):
+                shutil.copytree(node, target / node.name, dirs_exist_ok=True)
+        return out
 
     def close(self) -> None:
         """Stop every live node cleanly (closes their files); a temporary data directory is removed."""

@@ -85,6 +85,24 @@ def test_save_writes_a_loadable_run_directory(tmp_path):
     assert set(frame["kind"]) == {e["kind"] for e in c.events}
 
 
+def test_save_copies_the_store_files_when_they_live_elsewhere(tmp_path):
+    c = Cluster.master_slave(role="SYNC_MASTER", slaves=1, seed=1)  # stores in a temporary directory
+    c.run_until(lambda c: c.leader() is not None, timeout_ms=10_000)
+    for i in range(5):
+        c.put(b"saved-%d" % i)
+    c.run_for(6_000)
+    run = tmp_path / "run"
+    c.save(run)
+    c.close()  # the temporary directory is gone; the copy stays
+    for node in ("n0", "n1"):
+        log = run / "nodes" / node / "store" / "commitlog" / ("0" * 20)
+        assert log.is_file() and b"saved-4" in log.read_bytes(), node
+    c2 = Cluster.pingpong(nodes=2, seed=1)
+    c2.save(tmp_path / "no-stores", stores=False)
+    assert not (tmp_path / "no-stores" / "nodes").exists()
+    c2.close()
+
+
 def test_fault_schedule_round_trips_and_rejects_bad_lines():
     text = ("100 crash n1\n200 partition n0 | n1 n2\n300 heal\n400 drop n0 -> *\n50 crash! n2\n"
             "500 drop n1 -> n0 PushEntryResponse INCONSISTENT_STATE")

@@ -1,0 +1,160 @@
+"""The sample runs under ``data/``: small, deterministic run directories (trace + store files) that the labs
+and tests read without running the simulator first. ``make data`` / ``rocketlab data regenerate`` rebuilds
+them; the same code gives the same bytes (a test checks it).
+
+Each run is a run directory (``meta.json``, ``events.parquet``, ``nodes/<id>/...`` with the store files):
+
+* ``tour/`` - ``rocketlab demo``'s three runs: ``dledger-failover`` (a DLedger broker group loses its master),
+  ``async-master-crash`` and ``sync-master-crash`` (classic pairs whose master dies after the same load);
+* ``dledger-churn`` - a 5-member DLedger group under MIT-style churn (crashes, restarts, partitions, lossy
+  network, three clients) on the shipped profile;
+* ``figure8-<profile>`` - Raft's Figure 8 schedule under ``dledger-0.3.1.2``, ``dledger-0.3.2`` and ``raft``
+  (the first two lose a committed entry: their runs record the violation);
+* ``smooth-upgrade`` - a classic CommitLog of 120 messages restarted on DLedger (``dividedCommitlogOffset``),
+  then 30 more messages.
+
+Stores use small files (64 KiB commit-log and DLedger data files, consume queues of 1,000 units, index files
+of 500 slots and 2,000 entries) so the whole folder stays a few MB; traces are Parquet, which the Spark readers prefer and
+``load_events`` reads as well (``rocketlab sim`` writes JSON lines for people). rocketlab's own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rocketlab.errors import RocketlabError
+
+SMALL_STORE: dict[str, Any] = {"mapped_file_size_consume_queue": 1_000 * 20, "max_hash_slot_num": 500,
+                               "max_index_num": 2_000}
+"""Store options of every sample run: small consume-queue and index files."""
+DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "data"
+README = """# data/: sample runs
+
+Small, deterministic runs of the kit, read by the labs (lab 07) and the tests. Rebuild with `make data`
+(or `rocketlab data regenerate`); the same code gives the same bytes. Each run directory holds
+`meta.json`, `events.parquet` (the trace) and `nodes/<id>/` (each node's store files, small files so
+that the folder stays a few MB). What each run is:
+
+{table}
+
+Read them with Spark (`rocketlab.analysis`): `read_events(spark, "data/dledger-churn")` for a trace,
+`spark.read.format("rocketmq-commitlog").load("data/tour/async-master-crash")` for every record of every
+node's commit log (also `rocketmq-consumequeue`, `rocketmq-index`).
+"""
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """One run under ``data/``: its directory name, what it is, how to build it."""
+
+    name: str
+    about: str
+    build: Callable[[Path], None]
+
+
+def _tour(out: Path) -> None:
+    from rocketlab.scenarios.tour import run_tour
+
+    run_tour(out, seed=1, puts=60, report=False, broker={"store_options": SMALL_STORE}, parquet=True).close()
+
+
+def _scenario(name: str, profile: str | None = None, duration_ms: int | None = None) -> Callable[[Path], None]:
+    def build(out: Path) -> None:
+        from rocketlab.scenarios import ScenarioArgs, get_scenario
+
+        result = get_scenario(name).run(ScenarioArgs(seed=1, profile=profile, duration_ms=duration_ms, data_dir=out))
+        try:
+            result.cluster.save(out, parquet=True)
+        finally:
+            result.cluster.close()
+    return build
+
+
+def _smooth_upgrade(out: Path) -> None:
+    import itertools
+
+    from rocketlab.labs_support.rocketmq_on_dledger import new_broker_group, write_classic_store
+
+    ticks = itertools.count(1_700_000_000_000, 7)  # a fixed clock: the old store's timestamps are the same each time
+    write_classic_store(out, 120, store_options=SMALL_STORE, clock=lambda: next(ticks))
+    c = new_broker_group(out, seed=3, fresh=False, store_options=SMALL_STORE)
+    try:
+        for i in range(30):
+            c.put(b"new-%03d" % i * 20)
+        c.run_for(2_000)
+        c.save(out, parquet=True)
+    finally:
+        c.close()
+
+
+RUNS: tuple[SampleRun, ...] = (
+    SampleRun("tour", "`rocketlab demo`'s three runs (seed 1, 60 puts each): `dledger-failover` (a broker group on "
+                      "DLedger loses its master and elects another), `async-master-crash` and `sync-master-crash` "
+                      "(a classic pair loses its master: ASYNC loses acknowledged messages, SYNC does not)", _tour),
+    SampleRun("dledger-churn", "a 5-member DLedger group (`dledger-0.3.1.2`) under 14 s of MIT-style churn: crashes, "
+                               "restarts, partitions, a lossy network, three clients", _scenario("dledger-churn")),
+    *(SampleRun(f"figure8-{p}", f"Raft's Figure 8 schedule under `{p}`" + (" (loses a committed entry: the "
+                "violation is in the trace)" if p != "raft" else " (safe)"), _scenario("dledger-figure8", p))
+      for p in ("dledger-0.3.1.2", "dledger-0.3.2", "raft")),
+    SampleRun("smooth-upgrade", "three brokers with a classic CommitLog of 120 messages restarted on DLedger "
+                                "(`dividedCommitlogOffset` = 2 files), then 30 new messages", _smooth_upgrade),
+)
+
+
+def regenerate(root: str | Path = DEFAULT_ROOT, only: Iterable[str] | None = None) -> list[Path]:
+    """Rebuild the sample runs under ``root`` (each in a fresh directory), and its README."""
+    root = Path(root)
+    chosen = [r for r in RUNS if only is None or r.name in set(only)]
+    unknown = set(only or ()) - {r.name for r in RUNS}
+    if unknown:
+        raise RocketlabError(f"no sample run named {', '.join(sorted(unknown))} (known: {', '.join(r.name for r in RUNS)})")
+    root.mkdir(parents=True, exist_ok=True)
+    built = []
+    for run in chosen:
+        target = root / run.name
+        with tempfile.TemporaryDirectory(prefix="rocketlab-data-") as tmp:
+            scratch = Path(tmp) / run.name
+            run.build(scratch)
+            for junk in scratch.rglob("view.html"):
+                junk.unlink()
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(scratch, target)
+        built.append(target)
+    table = "\n".join(f"* `{r.name}/`: {r.about}" for r in RUNS)
+    (root / "README.md").write_text(README.format(table=table))
+    return built
+
+
+def digest(root: str | Path) -> dict[str, str]:
+    """SHA-256 of every file under ``root`` (relative path -> hex): what "the same bytes" compares."""
+    root = Path(root)
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def register(subparsers: Any) -> None:
+    """``rocketlab data regenerate [--root DIR] [--only NAME ...]``."""
+    p = subparsers.add_parser("data", help="the sample runs under data/")
+    sub = p.add_subparsers(dest="data_command", required=True)
+    r = sub.add_parser("regenerate", help="rebuild the sample runs (deterministic: the same bytes each time)")
+    r.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="where (default: the checkout's data/)")
+    r.add_argument("--only", nargs="+", metavar="NAME", help="some runs only")
+    r.set_defaults(func=_cmd_regenerate)
+
+
+def _cmd_regenerate(args: argparse.Namespace) -> int:
+    for path in regenerate(args.root, args.only):
+        size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        print(f"{path}: {size / 1e6:.2f} MB")
+    return 0
+
+
+__all__ = ["RUNS", "SMALL_STORE", "SampleRun", "digest", "regenerate"]
