@@ -13,8 +13,18 @@ def test_regeneration_gives_the_same_bytes_as_the_checked_in_data(tmp_path):
     regenerate(tmp_path)
     mine, shipped = digest(tmp_path), digest(DEFAULT_ROOT)
     assert set(mine) == set(shipped), sorted(set(mine) ^ set(shipped))[:10]
-    differ = [k for k in mine if mine[k] != shipped[k]]
+    differ = [k for k in mine if mine[k] != shipped[k] and not _same_table_other_writer(tmp_path / k, DEFAULT_ROOT / k)]
     assert not differ, f"run `make data`: {len(differ)} files differ, e.g. {differ[:5]}"
+
+
+def _same_table_other_writer(a, b) -> bool:
+    """A Parquet file's bytes name the pyarrow that wrote it: written by another version, the same rows
+    count as the same file (store files and JSON must match byte for byte)."""
+    if a.suffix != ".parquet":
+        return False
+    import pyarrow.parquet as pq
+
+    return pq.read_metadata(a).created_by != pq.read_metadata(b).created_by and pq.read_table(a).equals(pq.read_table(b))
 
 
 def test_the_folder_stays_small_and_every_run_has_a_trace_and_stores():
