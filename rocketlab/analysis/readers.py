@@ -54,7 +54,9 @@ def event_schema(*, corrupt_column: bool = False):
 
 
 def read_events(spark, run_dirs: str | Path | Iterable[str | Path], *, check: bool = True):
-    """One DataFrame of every event in ``run_dirs`` (``events*.jsonl`` and ``events*.parquet``).
+    """One DataFrame of every event in ``run_dirs`` (``events*.parquet``, else ``events*.jsonl``: a run
+    directory holding both forms of its trace is read from the Parquet, which Spark reads several times
+    faster; the JSON lines are for people).
 
     Columns: ``run`` (the run directory's name), the envelope, then every field of the trace schema.
     ``check`` (default) runs one Spark job that raises :class:`RunDirError` naming the file and line of
@@ -71,7 +73,10 @@ def read_events(spark, run_dirs: str | Path | Iterable[str | Path], *, check: bo
     jsonl: list[str] = []
     parquet: list[str] = []
     for run_dir in dirs:
-        for file in event_files(run_dir):  # raises RunDirError for a missing dir or one without events
+        files = event_files(run_dir)  # raises RunDirError for a missing dir or one without events
+        if any(f.suffix == ".parquet" for f in files):
+            files = [f for f in files if f.suffix == ".parquet"]  # Parquet preferred; JSON lines are for people
+        for file in files:
             path = os.path.abspath(file)
             if file.suffix == ".parquet":
                 _check_parquet_footer(path)

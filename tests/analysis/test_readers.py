@@ -59,6 +59,14 @@ def test_read_events_merges_node_files_and_parquet(spark, tmp_path, jsonl_run, p
     assert counts == {"split": 3, "alpha": len(load_events(jsonl_run)), "beta": len(load_events(parquet_run))}
 
 
+def test_a_run_with_both_forms_is_read_once_from_parquet(spark, tmp_path):
+    run = write_run(tmp_path / "both", {"seed": 1}, GOOD)
+    write_run(tmp_path / "both", {"seed": 1}, GOOD, parquet=True)
+    (run / "events.jsonl").write_text((run / "events.jsonl").read_text() + "{not json\n")  # would fail if read
+    assert sorted(p.suffix for p in run.glob("events*")) == [".jsonl", ".parquet"]
+    assert read_events(spark, run).count() == len(GOOD)
+
+
 def _write_lines(tmp_path, name, lines):
     run = tmp_path / name
     run.mkdir()
