@@ -3,8 +3,10 @@
 Generates a run directory of a 5-node group (network messages, heartbeats, appends, commits, puts, HA
 transfers, elections, a few faults) as JSON lines, then in the same process:
 
-* Spark: session start-up (reported on its own), ``read_events`` (explicit schema + the corrupt-line
-  check job), events per kind and node, events per 1 s window; twice (cold JIT, then warm);
+* Spark on JSON lines: session start-up (reported on its own), ``read_events`` (explicit schema + the
+  corrupt-line check job), events per kind and node, events per 1 s window; twice (cold JIT, then warm);
+* Spark on Parquet: the same events written once as ``events.parquet`` (the format the readers prefer),
+  the same passes (target: warm total at least 5x faster than on JSON lines);
 * pandas (the baseline): ``load_events`` then the same two aggregations.
 
 Both give the same counts (checked). Results go to benchmarks/results/trace_analysis.json.
@@ -33,8 +35,9 @@ from rocketlab.analysis import (  # noqa: E402
     get_spark,
     read_events,
 )
+from rocketlab.benchtable import summary_row  # noqa: E402
 from rocketlab.trace import load_events, read_meta  # noqa: E402
-from rocketlab.trace.rundir import EVENTS_FILE, META_FILE, versions  # noqa: E402
+from rocketlab.trace.rundir import EVENTS_FILE, META_FILE, PARQUET_FILE, iter_events, versions, write_run  # noqa: E402
 
 # kind -> weight (per 1000 events): roughly what a busy DLedger group with HA and a lossy network traces.
 MIX = {"msg_send": 300, "msg_recv": 280, "msg_drop": 20, "heartbeat": 120, "append": 120, "commit": 40,
@@ -186,11 +189,18 @@ def main(argv: list[str] | None = None) -> int:
         session_start_s = round(time.perf_counter() - t0, 3)
         cold, kn_spark, win_spark = spark_pass(spark, run_dir)
         warm, _, _ = spark_pass(spark, run_dir)
+        parquet_dir = Path(tmp) / "bench-run-parquet"
+        t0 = time.perf_counter()
+        write_run(parquet_dir, read_meta(run_dir), list(iter_events(run_dir)), parquet=True)
+        convert_s = round(time.perf_counter() - t0, 3)
+        parquet_mb = round((parquet_dir / PARQUET_FILE).stat().st_size / 2**20, 1)
+        pq_cold, kn_pq, win_pq = spark_pass(spark, parquet_dir)
+        pq_warm, _, _ = spark_pass(spark, parquet_dir)
         jvm_rss = jvm_peak_rss_mb(spark)
         spark.stop()
 
         pandas_t, kn_pandas, win_pandas = pandas_pass(run_dir)
-        agree = kn_spark == kn_pandas and win_spark == win_pandas
+        agree = kn_spark == kn_pandas == kn_pq and win_spark == win_pandas == win_pq
 
     print(f"trace analysis: {n_events:,} events, {args.nodes} nodes, {size_mb} MiB of JSON lines, "
           f"{len(kn_spark)} (kind, node) groups, {len(win_spark)} 1 s windows")
@@ -203,6 +213,12 @@ def main(argv: list[str] | None = None) -> int:
         line(f"spark {label}: per 1 s window", timings["per_window_s"], "s")
         line(f"spark {label}: total", timings["total_s"], "s",
              f"{n_events / timings['total_s']:,.0f} events/s")
+    line("write the same events as Parquet", convert_s, "s", f"{parquet_mb} MiB")
+    for label, timings in (("cold", pq_cold), ("warm", pq_warm)):
+        line(f"spark on parquet {label}: total", timings["total_s"], "s",
+             f"{n_events / timings['total_s']:,.0f} events/s")
+    speedup = round(warm["total_s"] / pq_warm["total_s"], 2)
+    line("parquet vs JSON lines (warm totals)", speedup, "x", "target >= 5x")
     line("pandas load_events", pandas_t["load_s"], "s")
     line("pandas per kind and node", pandas_t["per_kind_node_s"], "s")
     line("pandas per 1 s window", pandas_t["per_window_s"], "s")
@@ -214,10 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     record("trace_analysis", {
         "events": n_events, "nodes": args.nodes, "jsonl_mib": size_mb, "generate_s": generate_s,
         "master": args.master, "spark_session_start_s": session_start_s,
-        "spark_cold": cold, "spark_warm": warm, "pandas": pandas_t,
+        "spark_cold": cold, "spark_warm": warm, "pandas": pandas_t, "parquet_mib": parquet_mb,
+        "parquet_write_s": convert_s, "spark_parquet_cold": pq_cold, "spark_parquet_warm": pq_warm,
+        "parquet_speedup_over_jsonl": speedup,
         "kind_node_groups": len(kn_spark), "windows_1s": len(win_spark), "counts_agree": agree,
         "jvm_peak_rss_mib": jvm_rss, "python_peak_rss_mib": peak_python,
-    })
+    }, [summary_row("Spark on Parquet, 1M-event trace analysis", round(n_events / pq_warm["total_s"]), "events/s",
+                    round(n_events / warm["total_s"]), "Spark on JSON lines, same events", target=5, target_on="ratio"),
+        summary_row("Spark on JSON lines, same analysis", round(n_events / warm["total_s"]), "events/s",
+                    round(n_events / pandas_t["total_s"]), "pandas on JSON lines")])
     return 0 if agree else 1
 
 

@@ -44,6 +44,8 @@ POINTS: dict[str, tuple[str, str]] = {
                                     "EpochFileCache.find_consistent_point: a returning slave's handshake"),
     "lab06.elect_master": ("rocketlab.controller.elect_policy:elect_master",
                            "DefaultElectPolicy.elect: every master election of the controller"),
+    "lab07.acked_but_lost": ("rocketlab.analysis.lost:acked_but_lost",
+                             "lost_messages: the Spark query over every run's trace and commit logs"),
 }
 """Every override point: name -> (the kit's own function as ``module:attribute``, where it is called)."""
 

@@ -1,5 +1,8 @@
 """RocketMQ's store files as rows, one mapped file at a time: what the Spark data sources read (sans Spark).
 
+Every row starts with ``run`` (the name of the run directory holding ``nodes/<id>/``, as ``read_events``
+names a run), ``store`` and ``node``.
+
 * :func:`find_commit_logs` - under a path (a run directory, a node or store directory, a ``commitlog/`` or
   DLedger ``data/`` directory, or one file), every commit log it holds: its kind (``classic`` records or
   ``dledger`` entries whose bodies are records), its files and the store directory they belong to.
@@ -48,7 +51,8 @@ _INDEX_ENTRY = struct.Struct(">iqii")
 RECORD_MAGICS = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2)
 
 COMMIT_LOG_COLUMNS: list[tuple[str, str]] = [
-    ("store", "string"), ("node", "string"), ("kind", "string"), ("file", "string"), ("phy_offset", "bigint"),
+    ("run", "string"), ("store", "string"), ("node", "string"), ("kind", "string"), ("file", "string"),
+    ("phy_offset", "bigint"),
     ("total_size", "int"), ("magic_code", "int"), ("version", "int"), ("body_crc", "int"), ("body_crc_ok", "boolean"),
     ("queue_id", "int"), ("flag", "int"), ("queue_offset", "bigint"), ("physical_offset", "bigint"),
     ("sys_flag", "int"), ("born_timestamp", "bigint"), ("born_host", "string"), ("store_timestamp", "bigint"),
@@ -60,12 +64,13 @@ COMMIT_LOG_COLUMNS: list[tuple[str, str]] = [
 """The columns of ``rocketmq-commitlog``, with Spark SQL types."""
 
 CONSUME_QUEUE_COLUMNS: list[tuple[str, str]] = [
-    ("store", "string"), ("node", "string"), ("topic", "string"), ("queue_id", "int"), ("file", "string"),
+    ("run", "string"), ("store", "string"), ("node", "string"), ("topic", "string"), ("queue_id", "int"),
+    ("file", "string"),
     ("queue_offset", "bigint"), ("phy_offset", "bigint"), ("size", "int"), ("tags_code", "bigint"),
     ("filler", "boolean"), ("corrupt", "string"),
 ]
 INDEX_COLUMNS: list[tuple[str, str]] = [
-    ("store", "string"), ("node", "string"), ("file", "string"), ("begin_timestamp", "bigint"),
+    ("run", "string"), ("store", "string"), ("node", "string"), ("file", "string"), ("begin_timestamp", "bigint"),
     ("end_timestamp", "bigint"), ("begin_phy_offset", "bigint"), ("end_phy_offset", "bigint"),
     ("hash_slot_count", "int"), ("index_count", "int"), ("index_no", "int"), ("key_hash", "int"),
     ("slot", "int"), ("phy_offset", "bigint"), ("time_diff", "int"), ("prev_index", "int"), ("corrupt", "string"),
@@ -82,6 +87,15 @@ class StoreFile:
     kind: str  # "classic" | "dledger" | "consumequeue" | "index"
     topic: str | None = None
     queue_id: int | None = None
+
+    @property
+    def run(self) -> str | None:
+        """The run directory's name (the one holding ``nodes/<id>/``), like ``read_events``' ``run``."""
+        parts = Path(self.path).resolve().parts
+        for i in range(len(parts) - 2, 0, -1):
+            if parts[i] == "nodes":
+                return parts[i - 1]
+        return None
 
 
 # ------------------------------------------------------------------------------ finding files
@@ -253,7 +267,7 @@ def _row(columns: list[tuple[str, str]], values: dict[str, Any]) -> tuple:
 def commit_log_rows(f: StoreFile) -> Iterator[tuple]:
     """The rows of one commit-log file (columns :data:`COMMIT_LOG_COLUMNS`)."""
     base = int(os.path.basename(f.path))
-    common = {"store": f.store, "node": f.node, "kind": f.kind, "file": os.path.basename(f.path)}
+    common = {"run": f.run, "store": f.store, "node": f.node, "kind": f.kind, "file": os.path.basename(f.path)}
     mm = _mapped(f.path)
     if mm is None:
         return
@@ -321,7 +335,7 @@ def _dledger_rows(mm: mmap.mmap, base: int, common: dict[str, Any]) -> Iterator[
 def consume_queue_rows(f: StoreFile) -> Iterator[tuple]:
     """The units of one consume-queue file up to its first empty unit (columns :data:`CONSUME_QUEUE_COLUMNS`)."""
     name = os.path.basename(f.path)
-    common = {"store": f.store, "node": f.node, "topic": f.topic, "queue_id": f.queue_id, "file": name}
+    common = {"run": f.run, "store": f.store, "node": f.node, "topic": f.topic, "queue_id": f.queue_id, "file": name}
     mm = _mapped(f.path)
     if mm is None:
         return
@@ -345,7 +359,7 @@ def consume_queue_rows(f: StoreFile) -> Iterator[tuple]:
 def index_rows(f: StoreFile) -> Iterator[tuple]:
     """The entries 1..indexCount-1 of one index file (entry 0 is never used), with the header's fields."""
     name = os.path.basename(f.path)
-    common = {"store": f.store, "node": f.node, "file": name}
+    common = {"run": f.run, "store": f.store, "node": f.node, "file": name}
     mm = _mapped(f.path)
     if mm is None:
         return

@@ -38,6 +38,7 @@ LABS: dict[str, tuple[str, str]] = {
     "lab04": ("lab04_dledger_replication.py", "DLedger's log replication"),
     "lab05": ("lab05_rocketmq_on_dledger.py", "RocketMQ on DLedger"),
     "lab06": ("lab06_controller_mode.py", "RocketMQ 5's controller mode"),
+    "lab07": ("lab07_spark.py", "Spark at class scale"),
 }
 """Lab id -> (exercise file in ``labs/exercises/``, title)."""
 
@@ -75,6 +76,7 @@ EXERCISES: dict[str, Exercise] = {e.id: e for e in (
     Exercise("lab05.which_log", "which_log", "DLedgerCommitLog.getData"),
     Exercise("lab06.find_consistent_point", "find_consistent_point", "EpochFileCache.findConsistentPoint"),
     Exercise("lab06.elect_master", "elect_master", "DefaultElectPolicy.elect / tryElect"),
+    Exercise("lab07.acked_but_lost", "acked_but_lost", "(a Spark query: GroupTransferService's promise, checked)"),
 )}
 assert set(EXERCISES) == set(plugs.POINTS), "every override point is an exercise and back"
 

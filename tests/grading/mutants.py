@@ -181,6 +181,21 @@ MUTANTS: list[tuple[str, str, str, str]] = [
      "    if sync_state_brokers is not None:\n        chosen = try_elect(sync_state_brokers,"),
     ("lab06.elect_master", "offset gap compared without Java's 32-bit wrap",
      "return java_int(b.max_offset - a.max_offset)", "return b.max_offset - a.max_offset"),
+    # ---- lab07.acked_but_lost
+    ("lab07.acked_but_lost", "an inner join: finds the held messages instead of the lost ones",
+     'how="left_anti").dropDuplicates()', 'how="inner").dropDuplicates()'),
+    ("lab07.acked_but_lost", "joined on the offset only: runs mixed up", 'on=["run", "phy_offset", "size"], how="left_anti"',
+     'on=["phy_offset", "size"], how="left_anti"'),
+    ("lab07.acked_but_lost", "the size not compared", 'on=["run", "phy_offset", "size"], how="left_anti"',
+     'on=["run", "phy_offset"], how="left_anti"'),
+    ("lab07.acked_but_lost", "a node that crashed once counts as down even after its restart",
+     'down = latest.filter(F.col("action") == "crash")', 'down = per_node.filter(F.col("action") == "crash")'),
+    ("lab07.acked_but_lost", "the crashed replicas' records count too",
+     'alive = records.filter(F.col("corrupt").isNull()).join(down, on=["run", "node"], how="left_anti")',
+     'alive = records.filter(F.col("corrupt").isNull())'),
+    ("lab07.acked_but_lost", "every put counts, acknowledged or not",
+     'events.filter((F.col("kind") == "put") & (F.col("status") == "PUT_OK"))', 'events.filter(F.col("kind") == "put")'),
+    ("lab07.acked_but_lost", "corrupt records count as held", 'records.filter(F.col("corrupt").isNull())', "records"),
 ]
 
 

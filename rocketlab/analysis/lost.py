@@ -1,0 +1,59 @@
+"""Acknowledged but lost: which messages a producer was told PUT_OK that no surviving replica holds, for
+any number of runs at once - the trace's puts joined with the store files' records through Spark.
+
+:func:`acked_but_lost` is the query (lab 07's exercise ``lab07.acked_but_lost`` when one is plugged in);
+:func:`lost_messages` reads run directories (``read_events`` + ``rocketmq-commitlog``) and asks it.
+rocketlab's own addition (the classic master-slave lab and the tour count the same thing per run in Python).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from rocketlab import plugs
+from rocketlab.errors import RocketlabError
+
+
+def acked_but_lost(events: Any, records: Any) -> Any:
+    """Acknowledged messages that no surviving replica holds: columns ``run, phy_offset, size``, sorted.
+
+    ``events``: trace events of one or more runs (``read_events``); a ``put`` with status ``PUT_OK`` is
+    acknowledged at ``(run, phy_offset, size)``. A node is down at the end of a run when the last ``fault``
+    event with action ``crash`` or ``restart`` naming it (in ``targets``) is a crash. ``records``:
+    ``rocketmq-commitlog`` rows of the same runs; a replica holds the message when a record of a node that is
+    not down, not ``corrupt``, sits at the same ``run`` and ``phy_offset`` with ``total_size`` equal to
+    ``size``."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    acked = (events.where((F.col("kind") == "put") & (F.col("status") == "PUT_OK"))
+             .select("run", "phy_offset", "size").distinct())
+    faults = (events.where((F.col("kind") == "fault") & F.col("action").isin("crash", "restart"))
+              .select("run", "t", "seq", "action", F.explode("targets").alias("node")))
+    last = Window.partitionBy("run", "node").orderBy(F.col("t").desc(), F.col("seq").desc())
+    down = (faults.withColumn("rank", F.row_number().over(last))
+            .where((F.col("rank") == 1) & (F.col("action") == "crash")).select("run", "node"))
+    held = (records.where(F.col("corrupt").isNull()).join(down, ["run", "node"], "left_anti")
+            .select("run", "phy_offset", F.col("total_size").alias("size")).distinct())
+    return acked.join(held, ["run", "phy_offset", "size"], "left_anti").orderBy("run", "phy_offset")
+
+
+def lost_messages(spark: Any, run_dirs: str | Path | Iterable[str | Path]) -> Any:
+    """:func:`acked_but_lost` over ``run_dirs`` (each holding a trace and ``nodes/<id>/`` store files)."""
+    from rocketlab.analysis.readers import read_events
+
+    dirs = [Path(run_dirs)] if isinstance(run_dirs, str | Path) else [Path(d) for d in run_dirs]
+    if not dirs:
+        raise RocketlabError("lost_messages: no run directories given")
+    events = read_events(spark, dirs)
+    records = None
+    for d in dirs:
+        frame = spark.read.format("rocketmq-commitlog").load(str(d))
+        records = frame if records is None else records.unionByName(frame)
+    query = plugs.resolve("lab07.acked_but_lost", acked_but_lost)
+    return query(events, records)
+
+
+__all__ = ["acked_but_lost", "lost_messages"]

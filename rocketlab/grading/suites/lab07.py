@@ -1,0 +1,143 @@
+"""Lab 07's graded tests: ``acked_but_lost``, a Spark query over runs' traces and commit logs.
+
+The tests start one local Spark session in the grader's worker (a JVM: about ten seconds, once). The
+unit tests compare the learner's rows with the kit's on the sample runs in ``data/`` and on small runs
+built to hit each rule (a restart after a crash, a second run with the same offsets, a record of another
+size, a corrupt record, a put that was not acknowledged). The scenario test plugs the query into
+``lost_messages`` and runs it over fresh master-slave crashes, where the simulator itself knows which
+acknowledged messages the surviving slave lacks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rocketlab import plugs
+from rocketlab.analysis.lost import acked_but_lost, lost_messages
+from rocketlab.grading.registry import Ctx, graded
+from rocketlab.grading.suites._common import expect, scratch_dir
+
+COLUMNS = ["run", "phy_offset", "size"]
+DATA = Path(__file__).resolve().parents[3] / "data"
+
+
+def spark() -> Any:
+    from rocketlab.analysis.session import get_spark
+
+    return get_spark(master="local[2]", app_name="rocketlab-grader-lab07")
+
+
+def rows_of(frame: Any, who: str) -> list[tuple]:
+    expect(hasattr(frame, "columns") and hasattr(frame, "collect"),
+           f"{who} returned {type(frame).__name__}, not a Spark DataFrame")
+    expect(list(frame.columns) == COLUMNS, f"{who} returned the columns {list(frame.columns)}; expected exactly {COLUMNS}")
+    return [tuple(r) for r in frame.collect()]
+
+
+def compare(ctx: Ctx, events: Any, records: Any, what: str) -> None:
+    got = rows_of(ctx.impl(events, records), "acked_but_lost")
+    want = [tuple(r) for r in acked_but_lost(events, records).collect()]
+    expect(sorted(got) == want, f"{what}: you found {len(got)} lost message(s), expected {len(want)}; "
+                                f"first difference: {_first_difference(sorted(got), want)}")
+    expect(got == want, f"{what}: the right rows, but not sorted by run then phy_offset")
+
+
+def _first_difference(got: list[tuple], want: list[tuple]) -> str:
+    extra = [r for r in got if r not in want]
+    missing = [r for r in want if r not in got]
+    if extra:
+        return f"{extra[0]} is not lost (a surviving replica holds it, or it was never acknowledged)"
+    if missing:
+        return f"{missing[0]} is missing (acknowledged, and no surviving replica holds it)"
+    return "duplicate rows"
+
+
+@graded("lab07.acked_but_lost", points=3, time_limit_s=240)
+def sample_runs(ctx: Ctx) -> None:
+    """The three runs of ``data/tour``: ASYNC_MASTER loses acknowledged messages, SYNC_MASTER and the
+    DLedger group do not; one query over all three."""
+    from rocketlab.analysis.readers import read_events
+
+    runs = [DATA / "tour" / name for name in ("async-master-crash", "sync-master-crash", "dledger-failover")]
+    s = spark()
+    events = read_events(s, runs)
+    records = None
+    for run in runs:
+        frame = s.read.format("rocketmq-commitlog").load(str(run))
+        records = frame if records is None else records.unionByName(frame)
+    compare(ctx, events, records, "the tour's three runs")
+
+
+def _event(t: int, seq: int, node: str | None, kind: str, **fields: Any) -> dict[str, Any]:
+    return {"t": t, "seq": seq, "node": node, "kind": kind, **fields}
+
+
+def edge_case_frames(root: Path) -> tuple[Any, Any]:
+    """Two small runs with the same offsets: in ``one``, n1 crashed and came back, n2 crashed for good; in
+    ``two``, n0 crashed, restarted and crashed again at the same instant (``seq`` decides)."""
+    from rocketlab.analysis.readers import read_events
+    from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
+    from rocketlab.trace.rundir import write_run
+
+    put = lambda t, seq, off, size, status="PUT_OK": _event(t, seq, "n0", "put", topic="T", queue_id=0,  # noqa: E731
+                                                           queue_offset=off // 100, phy_offset=off, size=size,
+                                                           status=status)
+    fault = lambda t, seq, action, *nodes: _event(t, seq, None, "fault", action=action, targets=list(nodes))  # noqa: E731
+    one = [put(1, 0, 0, 100), put(2, 1, 100, 100), put(3, 2, 200, 100), put(4, 3, 300, 100, "FLUSH_SLAVE_TIMEOUT"),
+           put(5, 4, 400, 100), put(6, 5, 500, 100), fault(10, 6, "crash", "n1"), fault(11, 7, "partition", "n0", "n2"),
+           fault(20, 8, "restart", "n1"), fault(30, 9, "crash", "n2"), fault(31, 10, "crash", "n0")]
+    two = [put(1, 0, 0, 100), put(2, 1, 100, 100), put(3, 2, 200, 120), fault(9, 3, "crash", "n0"),
+           fault(10, 4, "restart", "n0"), fault(10, 5, "crash", "n0")]
+    write_run(root / "one", {"seed": 1}, one)
+    write_run(root / "two", {"seed": 2}, two)
+    s = spark()
+    events = read_events(s, [root / "one", root / "two"])
+    names = [n for n, _ in COMMIT_LOG_COLUMNS]
+
+    def rec(run: str, node: str, off: int, size: int, corrupt: str | None = None) -> tuple:
+        values = {"run": run, "node": node, "kind": "classic", "phy_offset": off, "total_size": size, "corrupt": corrupt}
+        return tuple(values.get(n) for n in names)
+
+    data = [rec("one", "n1", 0, 100), rec("one", "n1", 100, 100),  # n1 came back: it holds 0 and 100
+            rec("one", "n2", 200, 100), rec("one", "n0", 400, 100),  # n2 and n0 are down at the end
+            rec("one", "n1", 500, 90),  # another size at 500: not the acknowledged message
+            # nothing at 300: that put was never acknowledged, so it is not lost either
+            rec("two", "n1", 0, 100), rec("two", "n1", 100, 100, "corrupt: body CRC"), rec("two", "n0", 200, 120)]
+    records = s.createDataFrame(data, ", ".join(f"{n} {t}" for n, t in COMMIT_LOG_COLUMNS))
+    return events, records
+
+
+@graded("lab07.acked_but_lost", points=3, time_limit_s=240)
+def every_rule(ctx: Ctx) -> None:
+    """Small runs that hit each rule: a crash followed by a restart (the node is back), a crash after
+    a restart at the same instant (``seq`` decides), a partition (not a crash), a record of another size,
+    a corrupt record, a put that was not acknowledged, two runs with the same offsets."""
+    with scratch_dir("rocketlab-grade-") as root:
+        events, records = edge_case_frames(root)
+        compare(ctx, events, records, "the rule-by-rule runs")
+
+
+@graded("lab07.acked_but_lost", points=4, seeds=range(1, 4), time_limit_s=300, name="crash_sweep")
+def crash_sweep(ctx: Ctx) -> None:
+    """Your query inside ``lost_messages`` over fresh runs: an ASYNC_MASTER and a SYNC_MASTER pair lose
+    their master under load; the messages you find lost must be exactly the acknowledged ones the
+    surviving slave does not have (the simulator counts them from the slave's max offset)."""
+    from rocketlab.scenarios.tour import master_slave_crash
+
+    with scratch_dir("rocketlab-grade-") as root:
+        stories = [master_slave_crash(root / f"{role.lower()}-{ctx.seed}", role, seed=ctx.seed, puts=40,
+                                      broker={"store_options": {"mapped_file_size_consume_queue": 20_000,
+                                                                "max_hash_slot_num": 100, "max_index_num": 400}})
+                   for role in ("ASYNC_MASTER", "SYNC_MASTER")]
+        for story in stories:
+            story.cluster.close()
+        with plugs.plugged({"lab07.acked_but_lost": ctx.impl}):
+            found = rows_of(lost_messages(spark(), [s.run_dir for s in stories]), "lost_messages (your query)")
+        for story in stories:
+            truth = sorted((story.run_dir.name, h.wrote_offset, h.wrote_bytes) for h in story.handles
+                           if h.status == "PUT_OK" and h.wrote_offset + h.wrote_bytes > story.slave_end)
+            mine = sorted(r for r in found if r[0] == story.run_dir.name)
+            expect(mine == truth, f"{story.role}, seed {ctx.seed}: the slave lacks {len(truth)} acknowledged "
+                                  f"message(s) (offsets {[t[1] for t in truth][:5]}); your query found {len(mine)} "
+                                  f"({[m[1] for m in mine][:5]})")
