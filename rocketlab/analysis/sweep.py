@@ -97,7 +97,11 @@ def plan(name: str, seeds: Iterable[int], params: Mapping[str, Sequence[Any]] | 
     if name == "figure16":
         from rocketlab.scenarios.figure16 import RANGES_BOTTOM, RANGES_TOP
 
-        params.setdefault("range", [f"{lo}-{hi}" for lo, hi in dict.fromkeys(RANGES_TOP + RANGES_BOTTOM)])
+        if set(params.get("profile", ["raft"])) == {"raft"}:  # DLedger's elector takes timers, not a range
+            params.setdefault("range", [f"{lo}-{hi}" for lo, hi in dict.fromkeys(RANGES_TOP + RANGES_BOTTOM)])
+        elif "range" in params:
+            raise RocketlabError("sweep figure16: --param range is for the raft profile; DLedger's elector takes "
+                                 "--param timers (java defaults, scaled to 150-300)")
     typed = {k: [_typed(k, v) for v in vs] for k, vs in sorted(params.items())}
     seeds = list(seeds)
     if not seeds:
