@@ -16,7 +16,8 @@ What can be swept (:data:`SWEEPABLE`): every scenario of ``rocketlab sim --list`
 ``ScenarioArgs`` fields ``nodes``, ``profile``, ``network``, ``latency``, ``duration_ms``; the row is the
 scenario's summary, scalar values only) and ``figure16`` (Raft's Figure 16 trial, parameters ``range``
 (``LO-HI`` ms, default all the paper's ranges), ``profile`` (``raft``; a DLedger profile runs DLedger's
-elector with ``timers``) and ``timers`` (``java defaults`` or ``scaled to 150-300``)).
+elector with ``timers``), ``timers`` (``java defaults`` or ``scaled to 150-300``), ``latency`` (requests,
+default ``uniform:0:2``) and ``reply_latency`` (default ``uniform:13:16``; ``same`` for the request's)).
 
 On a cluster that is not local, the driver ships the ``rocketlab`` package to the executors
 (``addPyFile`` of a zip) unless ``ship_package=False``; the executors need Python with the kit's
@@ -43,7 +44,7 @@ from typing import Any
 from rocketlab.errors import RocketlabError
 
 SCENARIO_PARAMS = ("nodes", "profile", "network", "latency", "duration_ms")
-FIGURE16_PARAMS = ("range", "profile", "timers")
+FIGURE16_PARAMS = ("range", "profile", "timers", "latency", "reply_latency")
 _INT_PARAMS = {"nodes", "duration_ms"}
 
 
@@ -140,10 +141,15 @@ def _figure16(seed: int, params: Mapping[str, Any]) -> dict[str, Any]:
     from rocketlab.scenarios.figure16 import dledger_trial, figure16_trial
 
     profile = params.get("profile", "raft")
+    network: dict[str, Any] = {}
+    if "latency" in params:
+        network["latency"] = params["latency"]
+    if "reply_latency" in params:
+        network["reply_latency"] = None if params["reply_latency"] == "same" else params["reply_latency"]
     if profile != "raft":
-        return dledger_trial(params.get("timers", "java defaults"), seed, profile=profile)
+        return dledger_trial(params.get("timers", "java defaults"), seed, profile=profile, **network)
     lo, hi = (int(x) for x in str(params["range"]).split("-"))
-    return figure16_trial(lo, hi, seed, profile=profile)
+    return figure16_trial(lo, hi, seed, profile=profile, **network)
 
 
 def _scenario(name: str, seed: int, params: Mapping[str, Any]) -> dict[str, Any]:
