@@ -257,12 +257,12 @@ def _collect_with_progress(sc: Any, rdd: Any, progress: Callable[[int, int], Non
     if progress is None:
         return rdd.collect()
     group = f"rocketlab-sweep-{time.monotonic_ns()}"
-    sc.setJobGroup(group, "rocketlab sweep")
     done = threading.Event()
     result: dict[str, Any] = {}
 
     def run() -> None:
         try:
+            sc.setJobGroup(group, "rocketlab sweep")  # a thread-local property: set where the job starts
             result["lines"] = rdd.collect()
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
             result["error"] = e

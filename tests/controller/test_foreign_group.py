@@ -28,6 +28,7 @@ from rocketlab.controller.protocol import (
 from rocketlab.core import Output
 from rocketlab.sim import Cluster
 from rocketlab.store import Message
+from tests.controller.test_auto_switch_ha import call
 from tests.controller.test_replicas_info_manager import ALWAYS, CLUSTER, IP, NAME, Harness
 
 Code = ControllerResponseCode
@@ -40,20 +41,6 @@ def two_groups(tmp_path) -> Cluster:
     ids = {"a1": 1, "a2": 2, "b2": 2}  # b2 has the same broker id as a2, in its own set
     return Cluster(list(configs), lambda ctx: AutoSwitchBrokerCore(ctx, configs[ctx.node_id], ids[ctx.node_id]),
                    broker_codec(), seed=1, data_dir=tmp_path, latency="uniform:1:3")
-
-
-def call(c: Cluster, node: str, fn) -> Any:
-    result: dict[str, Any] = {}
-
-    def run(core: AutoSwitchBrokerCore, now: int) -> Output:
-        value = fn(core, now)
-        if isinstance(value, tuple):
-            result["value"], out = value
-            return out
-        return value
-
-    c.runtime.call(node, run)
-    return result.get("value")
 
 
 def put(c: Cluster, node: str, body: bytes) -> Any:

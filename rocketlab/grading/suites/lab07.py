@@ -17,9 +17,9 @@ from rocketlab import plugs
 from rocketlab.analysis.lost import acked_but_lost, lost_messages
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import expect, scratch_dir
+from rocketlab.sample_data import DEFAULT_ROOT as DATA
 
 COLUMNS = ["run", "phy_offset", "size"]
-DATA = Path(__file__).resolve().parents[3] / "data"
 
 
 def spark() -> Any:
