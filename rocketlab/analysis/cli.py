@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sweep.add_argument("--seeds", required=True, metavar="A..B", help="seeds, both ends included (or one seed)")
     sweep.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
                        help="a parameter and its values (repeatable); scenarios: nodes, profile, network, "
-                            "latency, duration_ms; figure16: range, profile, timers, latency, reply_latency")
+                            "latency, duration_ms; figure16: range, profile, timers, latency, reply_latency, candidate_persist")
     sweep.add_argument("--master", default=None, metavar="URL",
                        help="Spark master URL (default: $SPARK_MASTER or local[*]), e.g. spark://host:7077")
     sweep.add_argument("--out", type=Path, required=True, metavar="DIR", help="where trials.parquet and "

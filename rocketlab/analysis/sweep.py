@@ -17,7 +17,8 @@ What can be swept (:data:`SWEEPABLE`): every scenario of ``rocketlab sim --list`
 scenario's summary, scalar values only) and ``figure16`` (Raft's Figure 16 trial, parameters ``range``
 (``LO-HI`` ms, default all the paper's ranges), ``profile`` (``raft``; a DLedger profile runs DLedger's
 elector with ``timers``), ``timers`` (``java defaults`` or ``scaled to 150-300``), ``latency`` (requests,
-default ``uniform:0:2``) and ``reply_latency`` (default ``uniform:13:16``; ``same`` for the request's)).
+default ``uniform:0:2``), ``reply_latency`` (default ``uniform:13:16``; ``same`` for the request's) and
+``candidate_persist`` (``LO-HI`` ms: the candidate's own disk write before it asks for votes; default none)).
 
 On a cluster that is not local, the driver ships the ``rocketlab`` package to the executors
 (``addPyFile`` of a zip) unless ``ship_package=False``; the executors need Python with the kit's
@@ -44,7 +45,7 @@ from typing import Any
 from rocketlab.errors import RocketlabError
 
 SCENARIO_PARAMS = ("nodes", "profile", "network", "latency", "duration_ms")
-FIGURE16_PARAMS = ("range", "profile", "timers", "latency", "reply_latency")
+FIGURE16_PARAMS = ("range", "profile", "timers", "latency", "reply_latency", "candidate_persist")
 _INT_PARAMS = {"nodes", "duration_ms"}
 
 
@@ -117,8 +118,8 @@ def _typed(key: str, value: Any) -> Any:
             return int(value)
         except ValueError:
             raise RocketlabError(f"--param {key}={value}: not a whole number") from None
-    if key == "range" and not re.fullmatch(r"\d+-\d+", str(value)):
-        raise RocketlabError(f"--param range={value}: write LO-HI in ms, e.g. 150-300")
+    if key in ("range", "candidate_persist") and not re.fullmatch(r"\d+-\d+", str(value)):
+        raise RocketlabError(f"--param {key}={value}: write LO-HI in ms, e.g. 150-300")
     return value
 
 
@@ -149,7 +150,11 @@ def _figure16(seed: int, params: Mapping[str, Any]) -> dict[str, Any]:
     if profile != "raft":
         return dledger_trial(params.get("timers", "java defaults"), seed, profile=profile, **network)
     lo, hi = (int(x) for x in str(params["range"]).split("-"))
-    return figure16_trial(lo, hi, seed, profile=profile, **network)
+    config = {}
+    if "candidate_persist" in params:
+        low, high = (int(x) for x in str(params["candidate_persist"]).split("-"))
+        config = {"candidate_persist_min_ms": low, "candidate_persist_max_ms": high}
+    return figure16_trial(lo, hi, seed, profile=profile, config=config, **network)
 
 
 def _scenario(name: str, seed: int, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -198,6 +198,10 @@ class DLedgerConfig:
     # rocketlab: Raft's election timer range (used with raft_election only)
     election_timeout_min_ms: int = 150
     election_timeout_max_ms: int = 300
+    # rocketlab: a candidate's own disk write (term and vote) before it sends its vote requests, drawn
+    # uniformly from [min, max] ms (raft_election only; 0 = sent at once)
+    candidate_persist_min_ms: int = 0
+    candidate_persist_max_ms: int = 0
     # rocketlab: Java's hard-coded constants, made configurable
     rpc_timeout_ms: int = 3000
     state_maintainer_interval_ms: int = 10

@@ -16,7 +16,10 @@ MemberState, messages) stays DLedger's, so the only difference a learner sees is
 * a vote is granted to the first candidate of a term whose log is at least as up to date (bigger last
   term, or the same last term and an index at least as large);
 * the leader heartbeats every ``election_timeout_min_ms // 2`` without waiting for answers; a heartbeat
-  from a leader of the current (or a bigger) term makes the receiver its follower.
+  from a leader of the current (or a bigger) term makes the receiver its follower;
+* with ``candidate_persist_max_ms`` > 0 (kit addition, default 0) a candidate first writes its term and vote
+  to disk, a delay drawn from ``[candidate_persist_min_ms, candidate_persist_max_ms]``, and only then sends
+  its vote requests (Raft's servers persist before they ask; the simulator's disk is otherwise instant).
 
 The answers use DLedger's codes (``ACCEPT``, ``REJECT_EXPIRED_VOTE_TERM``, ``REJECT_ALREADY_VOTED``,
 ``REJECT_EXPIRED_LEDGER_TERM``, ``REJECT_SMALL_LEDGER_END_INDEX``; heartbeats ``SUCCESS`` /
@@ -57,6 +60,7 @@ class RaftLeaderElector(DLedgerLeaderElector):
         self.votes: set[str] = set()
         self.election_term = -1
         self.election_started_ms = 0
+        self.persisting: tuple[int, int] | None = None  # (term, when its vote requests go out)
         ms = self.member_state
         if ms.role is Role.CANDIDATE:  # Raft members start as followers (without a leader)
             ms.role = Role.FOLLOWER
@@ -70,6 +74,8 @@ class RaftLeaderElector(DLedgerLeaderElector):
         if not self.config.enable_leader_elector:
             return self.take_leadership_wait.give_up_ms if self.take_leadership_wait else None
         due = self.next_heart_beat_ms if self.member_state.is_leader() else (self.election_deadline_ms or 0)
+        if self.persisting is not None:
+            due = min(due, self.persisting[1])
         if self.take_leadership_wait is not None:
             due = min(due, self.take_leadership_wait.give_up_ms)
         return due
@@ -86,6 +92,10 @@ class RaftLeaderElector(DLedgerLeaderElector):
         if not self.config.enable_leader_elector:
             return
         self.last_pass_ms = now_ms
+        if self.persisting is not None and now_ms >= self.persisting[1]:
+            term, self.persisting = self.persisting[0], None
+            if self.member_state.is_candidate() and self.member_state.curr_term == term == self.election_term:
+                self._ask_for_votes(term, now_ms, out)
         if self.member_state.is_leader():
             if now_ms >= self.next_heart_beat_ms:
                 self.next_heart_beat_ms = now_ms + self.config.leader_heart_beat_interval_ms
@@ -109,6 +119,15 @@ class RaftLeaderElector(DLedgerLeaderElector):
         self.votes = {ms.self_id}
         self.election_term, self.election_started_ms = term, now_ms
         self.reset_election_timer(now_ms)
+        cfg = self.config
+        if cfg.candidate_persist_max_ms > 0:  # the vote requests wait for the candidate's own disk write
+            delay = self.rng.randint(cfg.candidate_persist_min_ms, cfg.candidate_persist_max_ms)
+            self.persisting = (term, now_ms + delay)
+            return
+        self._ask_for_votes(term, now_ms, out)
+
+    def _ask_for_votes(self, term: int, now_ms: int, out: OutputBuilder) -> None:
+        ms = self.member_state
         for peer in ms.other_peer_ids():
             req = VoteRequest(group=ms.group, ledger_end_index=ms.ledger_end_index, ledger_end_term=ms.ledger_end_term,
                               leader_id=ms.self_id, term=term, remote_id=peer, local_id=ms.self_id)

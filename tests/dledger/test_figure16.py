@@ -96,3 +96,22 @@ def test_every_trial_follows_the_papers_set_up_sweep(lo: int, hi: int):
     for row in figure16.figure16_sweep([(lo, hi)], 200):
         assert row["elected"] and not row["new_leader_was_behind"], row
         assert row["elected_ms"] >= lo - row["crash_offset_ms"], row
+
+
+def test_a_candidate_can_write_its_vote_to_disk_before_asking():
+    """``candidate_persist_*``: the vote requests leave that many ms after the candidate's new term."""
+    from rocketlab.sim.cluster import Cluster
+
+    c = Cluster.dledger(nodes=3, seed=2, profile="raft", memory=True,
+                        config={"candidate_persist_min_ms": 7, "candidate_persist_max_ms": 7})
+    c.time_out("n0")
+    c.run_for(100)
+    term = next(e for e in c.events if e["kind"] == "term" and e["node"] == "n0")
+    asked = next(e for e in c.events if e["kind"] == "vote_request" and e["candidate"] == "n0")
+    assert asked["t"] - term["t"] == 7 and asked["term"] == term["term"]
+    assert c.leader() == "n0"
+    plain = Cluster.dledger(nodes=3, seed=2, profile="raft", memory=True)
+    plain.time_out("n0")
+    plain.run_for(100)
+    first = next(e for e in plain.events if e["kind"] == "vote_request")
+    assert first["t"] == next(e for e in plain.events if e["kind"] == "term")["t"]  # default: at once
