@@ -126,7 +126,12 @@ def register_data_sources(spark: Any) -> None:
 def read_store(spark: Any, fmt: str, path: Any, **options: Any) -> Any:
     """``spark.read.format(fmt).load(path)`` after checking the path on the driver, so that bad input is
     one :class:`RocketlabError` line instead of a Python worker's traceback."""
-    finders = {"rocketmq-commitlog": lambda: store_files.find_commit_logs(path, options.get("mappedFileSize")),
+    size = options.get("mappedFileSize")
+    try:
+        mapped = int(size) if size is not None else None
+    except ValueError:
+        raise RocketlabError(f"mappedFileSize {size!r} is not a number of bytes") from None
+    finders = {"rocketmq-commitlog": lambda: store_files.find_commit_logs(path, mapped),
                "rocketmq-consumequeue": lambda: store_files.find_consume_queues(path),
                "rocketmq-index": lambda: store_files.find_index_files(path)}
     if fmt not in finders:
