@@ -26,6 +26,14 @@ from rocketlab.errors import RocketlabError
 MODES = ("PERMISSIVE", "FAILFAST")
 
 
+def mapped_file_size(value: Any) -> int | None:
+    """The ``mappedFileSize`` option (bytes; given as text through Spark's options) or None."""
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        raise RocketlabError(f"rocketmq-commitlog: mappedFileSize {value!r} is not a number of bytes") from None
+
+
 def ddl(columns: list[tuple[str, str]]) -> str:
     return ", ".join(f"{name} {type_}" for name, type_ in columns)
 
@@ -80,11 +88,7 @@ class CommitLogDataSource(_StoreDataSource):
         return "rocketmq-commitlog"
 
     def reader(self, schema: Any) -> DataSourceReader:
-        size = self.options.get("mappedFileSize")
-        try:
-            mapped = int(size) if size is not None else None
-        except ValueError:
-            raise RocketlabError(f"rocketmq-commitlog: mappedFileSize {size!r} is not a number of bytes") from None
+        mapped = mapped_file_size(self.options.get("mappedFileSize"))
         return self._reader(store_files.find_commit_logs(self._path(), mapped), store_files.commit_log_rows)
 
 
@@ -126,11 +130,7 @@ def register_data_sources(spark: Any) -> None:
 def read_store(spark: Any, fmt: str, path: Any, **options: Any) -> Any:
     """``spark.read.format(fmt).load(path)`` after checking the path on the driver, so that bad input is
     one :class:`RocketlabError` line instead of a Python worker's traceback."""
-    size = options.get("mappedFileSize")
-    try:
-        mapped = int(size) if size is not None else None
-    except ValueError:
-        raise RocketlabError(f"mappedFileSize {size!r} is not a number of bytes") from None
+    mapped = mapped_file_size(options.get("mappedFileSize"))
     finders = {"rocketmq-commitlog": lambda: store_files.find_commit_logs(path, mapped),
                "rocketmq-consumequeue": lambda: store_files.find_consume_queues(path),
                "rocketmq-index": lambda: store_files.find_index_files(path)}

@@ -40,20 +40,29 @@ def acked_but_lost(events: Any, records: Any) -> Any:
     return acked.join(held, ["run", "phy_offset", "size"], "left_anti").orderBy("run", "phy_offset")
 
 
-def lost_messages(spark: Any, run_dirs: str | Path | Iterable[str | Path]) -> Any:
-    """:func:`acked_but_lost` over ``run_dirs`` (each holding a trace and ``nodes/<id>/`` store files)."""
+def read_commit_logs(spark: Any, dirs: Iterable[str | Path]) -> Any:
+    """The ``rocketmq-commitlog`` rows of every run directory in ``dirs`` (the data source reads one path)."""
+    records = None
+    for d in dirs:
+        frame = spark.read.format("rocketmq-commitlog").load(str(d))
+        records = frame if records is None else records.unionByName(frame)
+    if records is None:
+        raise RocketlabError("no run directories given")
+    return records
+
+
+def lost_messages(spark: Any, run_dirs: str | Path | Iterable[str | Path], *, events: Any = None) -> Any:
+    """:func:`acked_but_lost` over ``run_dirs`` (each holding a trace and ``nodes/<id>/`` store files);
+    ``events``: their trace events when the caller has read them already."""
     from rocketlab.analysis.readers import read_events
 
     dirs = [Path(run_dirs)] if isinstance(run_dirs, str | Path) else [Path(d) for d in run_dirs]
     if not dirs:
         raise RocketlabError("lost_messages: no run directories given")
-    events = read_events(spark, dirs)
-    records = None
-    for d in dirs:
-        frame = spark.read.format("rocketmq-commitlog").load(str(d))
-        records = frame if records is None else records.unionByName(frame)
+    if events is None:
+        events = read_events(spark, dirs)
     query = plugs.resolve("lab07.acked_but_lost", acked_but_lost)
-    return query(events, records)
+    return query(events, read_commit_logs(spark, dirs))
 
 
-__all__ = ["acked_but_lost", "lost_messages"]
+__all__ = ["acked_but_lost", "lost_messages", "read_commit_logs"]

@@ -25,6 +25,7 @@ import mmap
 import os
 import re
 import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,16 +120,18 @@ def _numbered(directory: Path, what: str) -> list[Path]:
 
 
 def _same_size(files: list[Path], directory: Path, what: str, mapped_file_size: int | None) -> None:
-    sizes = {f.stat().st_size for f in files}
-    if len(sizes) > 1:
-        raise RocketlabError(f"{directory}: {what} files differ in size ({', '.join(map(str, sorted(sizes)))} bytes)")
-    if mapped_file_size is not None and sizes and sizes != {mapped_file_size}:
-        raise RocketlabError(f"{directory}: {what} files are {sizes.pop()} bytes, not the mapped file size "
+    sizes = {f: f.stat().st_size for f in files}
+    distinct = set(sizes.values())
+    if len(distinct) > 1:
+        raise RocketlabError(f"{directory}: {what} files differ in size ({', '.join(map(str, sorted(distinct)))} bytes)")
+    if mapped_file_size is not None and distinct and distinct != {mapped_file_size}:
+        raise RocketlabError(f"{directory}: {what} files are {distinct.pop()} bytes, not the mapped file size "
                              f"{mapped_file_size} given")
-    for f in files:
-        if int(f.name) % max(1, f.stat().st_size) and what == "commit log":
-            raise RocketlabError(f"{f}: its name (start offset {int(f.name)}) is not a multiple of the file size "
-                                 f"{f.stat().st_size}")
+    if what == "commit log":
+        for f, size in sizes.items():
+            if int(f.name) % max(1, size):
+                raise RocketlabError(f"{f}: its name (start offset {int(f.name)}) is not a multiple of the file "
+                                     f"size {size}")
 
 
 def _kind_of_log(first: Path) -> str:
@@ -248,8 +251,6 @@ def _mapped(path: str) -> mmap.mmap | None:
 
 def _record_fields(buf: Any, pos: int, limit: int) -> dict[str, Any]:
     m = decode_message(buf, pos, limit=limit)
-    import zlib
-
     return {"total_size": m.store_size, "magic_code": m.magic_code, "version": m.version, "body_crc": m.body_crc,
             "body_crc_ok": (zlib.crc32(m.body) & 0x7FFFFFFF) == m.body_crc, "queue_id": m.queue_id, "flag": m.flag,
             "queue_offset": m.queue_offset, "physical_offset": m.commit_log_offset, "sys_flag": m.sys_flag,

@@ -117,7 +117,7 @@ def lost_by_run(spark: Any, dirs: Sequence[Path]) -> pd.DataFrame:
     events = read_events(spark, dirs)
     acked = (events.where((F.col("kind") == "put") & (F.col("status") == "PUT_OK")).groupBy("run")
              .agg(F.count("*").alias("acked")))
-    lost = lost_messages(spark, dirs).groupBy("run").agg(F.count("*").alias("lost"))
+    lost = lost_messages(spark, dirs, events=events).groupBy("run").agg(F.count("*").alias("lost"))
     frame = acked.join(lost, "run", "left").fillna(0, ["lost"]).toPandas()
     frame["role"] = frame["run"].str.split("-").str[0].str.upper() + "_MASTER"
     frame["seed"] = frame["run"].str.split("-").str[1].astype(int)

@@ -17,7 +17,7 @@ from typing import Any
 
 from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
 from rocketlab.broker.protocol import broker_codec
-from rocketlab.controller import ControllerConfig, DefaultBrokerHeartbeatManager, ReplicasInfoManager
+from rocketlab.controller import DefaultBrokerHeartbeatManager
 from rocketlab.controller.protocol import (
     AlterSyncStateSetRequestHeader,
     ControllerResponseCode,
@@ -98,4 +98,3 @@ def test_controllers_keep_broker_sets_apart():
     beats.on_broker_heartbeat(0, CLUSTER, other, IP[0], 1, 10_000, "b-channel", epoch=9, max_offset=10**9)
     assert beats.get_broker_live_info(CLUSTER, NAME, 1) is None and not beats.is_broker_active(0, CLUSTER, NAME, 1)
     assert h.replica_info() == before and m.sync_state_set_info_table[NAME].sync_state_set == {1, 2, 3}
-    assert isinstance(ControllerConfig(), ControllerConfig) and isinstance(ReplicasInfoManager(), ReplicasInfoManager)

@@ -114,7 +114,7 @@ def check_invariants(c: Cluster) -> None:
         raise AssertionError(f"invariant {v.get('invariant')} broken at t={v.get('t', c.now_ms)} ms: "
                              f"{v.get('detail', '')}")
     lost = [e for e in c.events if e["kind"] == "acknowledged_message_lost"]
-    expect(not lost, f"{len(lost)} acknowledged message(s) lost, first at offset {lost[0].get('offset') if lost else ''}"
+    expect(not lost, f"{len(lost)} acknowledged message(s) lost, first at offset {lost[0].get('phy_offset') if lost else ''}"
                      f" on {lost[0].get('node') if lost else ''}")
 
 

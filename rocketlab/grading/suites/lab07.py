@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import plugs
-from rocketlab.analysis.lost import acked_but_lost, lost_messages
+from rocketlab.analysis.lost import acked_but_lost, lost_messages, read_commit_logs
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import expect, scratch_dir
 from rocketlab.sample_data import DEFAULT_ROOT as DATA
@@ -61,12 +61,7 @@ def sample_runs(ctx: Ctx) -> None:
 
     runs = [DATA / "tour" / name for name in ("async-master-crash", "sync-master-crash", "dledger-failover")]
     s = spark()
-    events = read_events(s, runs)
-    records = None
-    for run in runs:
-        frame = s.read.format("rocketmq-commitlog").load(str(run))
-        records = frame if records is None else records.unionByName(frame)
-    compare(ctx, events, records, "the tour's three runs")
+    compare(ctx, read_events(s, runs), read_commit_logs(s, runs), "the tour's three runs")
 
 
 def _event(t: int, seq: int, node: str | None, kind: str, **fields: Any) -> dict[str, Any]:
