@@ -17,8 +17,9 @@ What can be swept (:data:`SWEEPABLE`): every scenario of ``rocketlab sim --list`
 scenario's summary, scalar values only) and ``figure16`` (Raft's Figure 16 trial, parameters ``range``
 (``LO-HI`` ms, default all the paper's ranges), ``profile`` (``raft``; a DLedger profile runs DLedger's
 elector with ``timers``), ``timers`` (``java defaults`` or ``scaled to 150-300``), ``latency`` (requests,
-default ``uniform:0:2``), ``reply_latency`` (default ``uniform:13:16``; ``same`` for the request's) and
-``candidate_persist`` (``LO-HI`` ms: the candidate's own disk write before it asks for votes; default none)).
+default ``constant:0``), ``reply_latency`` (default ``uniform:7:10``; ``same`` for the request's) and
+``candidate_persist`` (``LO-HI`` ms: the candidate's own disk write before it asks for votes; default
+``2-4``, ``0-0`` for none); the defaults are :mod:`rocketlab.scenarios.figure16`'s LogCabin set-up).
 
 On a cluster that is not local, the driver ships the ``rocketlab`` package to the executors
 (``addPyFile`` of a zip) unless ``ship_package=False``; the executors need Python with the kit's
@@ -142,19 +143,18 @@ def _figure16(seed: int, params: Mapping[str, Any]) -> dict[str, Any]:
     from rocketlab.scenarios.figure16 import dledger_trial, figure16_trial
 
     profile = params.get("profile", "raft")
-    network: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {}
     if "latency" in params:
-        network["latency"] = params["latency"]
+        kwargs["latency"] = params["latency"]
     if "reply_latency" in params:
-        network["reply_latency"] = None if params["reply_latency"] == "same" else params["reply_latency"]
+        kwargs["reply_latency"] = None if params["reply_latency"] == "same" else params["reply_latency"]
     if profile != "raft":
-        return dledger_trial(params.get("timers", "java defaults"), seed, profile=profile, **network)
+        return dledger_trial(params.get("timers", "java defaults"), seed, profile=profile, **kwargs)
     lo, hi = (int(x) for x in str(params["range"]).split("-"))
-    config = {}
     if "candidate_persist" in params:
         low, high = (int(x) for x in str(params["candidate_persist"]).split("-"))
-        config = {"candidate_persist_min_ms": low, "candidate_persist_max_ms": high}
-    return figure16_trial(lo, hi, seed, profile=profile, config=config, **network)
+        kwargs["candidate_persist"] = (low, high)
+    return figure16_trial(lo, hi, seed, profile=profile, **kwargs)
 
 
 def _scenario(name: str, seed: int, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -140,11 +140,15 @@ def test_an_unreachable_master_is_one_line(tmp_path):
 
 @pytest.mark.slow
 def test_figure16_full_sweep_beside_the_papers_findings(spark):
-    """The paper's set-up at full size on Spark (1,000 trials per range, 100 for 150-150). The simulator
-    reproduces the paper's findings in shape; its stated numbers are printed beside ours, not asserted: with
-    the kit's network model (requests 0-1 ms, replies carrying the 15 ms) split votes are rarer than in the
-    paper, so 150-155's median is about half the paper's 287 ms (lab 07 shows the network model's effect)."""
-    from rocketlab.scenarios.figure16 import stated_beside_ours, summarize_trials
+    """The paper's set-up at full size on Spark (1,000 trials per range, 100 for 150-150): its findings in shape
+    and the five numbers it states. Measured here (seeds 1-1000; seeds 1001-2000 in brackets): 150-155 median
+    289 ms (291; paper 287), 12-24 mean 34.3 ms (34.2; paper 35), 150-200 worst 638 ms (605; paper 513), 12-24
+    worst 136 ms (114; paper 152), 150-150 no leader in 60 s in 100 of 100 trials (paper: consistently over
+    10 s). Tolerances: a median or mean within 10 % (two batches of 1,000 differ by under 1 %); a worst case of
+    1,000 trials within one election round of the paper's (the range's longest timeout plus a 13 ms vote
+    round), because a maximum is quantised in rounds and moves by a large part of one between batches (33 ms
+    and 22 ms above); 150-150 never elects within 10 s."""
+    from rocketlab.scenarios.figure16 import PAPER_STATED, stated_beside_ours, summarize_trials
 
     ranges = ["150-151", "150-155", "150-175", "150-200", "150-300", "12-24", "25-50", "50-100", "100-200"]
     rows = sweep(spark, "figure16", range(1, 1001), {"range": ranges}).rows()
@@ -153,6 +157,15 @@ def test_figure16_full_sweep_beside_the_papers_findings(spark):
     s = summarize_trials(rows)
     for r in stated_beside_ours(s):
         print(f"{r['range']} {r['statistic']}: paper {r['paper_ms']} ms, ours {r['ours_ms']} ms ({r['trials']} trials)")
+    for stated in PAPER_STATED:
+        ours = s[f"{stated.lo}-{stated.hi}"][stated.statistic]
+        where = f"{stated.lo}-{stated.hi} {stated.statistic}: ours {ours} ms, paper {stated.value_ms} ms"
+        if stated.statistic in ("median", "mean"):
+            assert abs(ours - stated.value_ms) <= 0.10 * stated.value_ms, where
+        elif stated.statistic == "max":
+            assert abs(ours - stated.value_ms) <= stated.hi + 13, where
+        else:  # 150-150: "consistently over 10 s"
+            assert ours > stated.value_ms, where
     assert s["150-150"]["no_leader"] > 0 and s["150-150"]["median"] > 10 * s["150-151"]["median"]  # no randomness
     assert s["150-151"]["median"] > s["150-155"]["median"]        # a little randomness helps a lot...
     assert s["150-200"]["max"] < s["150-155"]["max"]              # ...more shortens the tail

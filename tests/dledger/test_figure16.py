@@ -72,6 +72,8 @@ def test_summary_and_the_papers_numbers():
     (lambda: figure16.dledger_trial("fast please", 1), "unknown DLedger timers"),
     (lambda: figure16.dledger_trial("java defaults", 1, profile="raft"), "DLedger's elector"),
     (lambda: figure16.figure16_sweep([(150, 300)], 0), "trials must be at least 1"),
+    (lambda: figure16.figure16_trial(150, 300, 1, candidate_persist=(5, 2)), "candidate disk write 5-2 ms"),
+    (lambda: figure16.figure16_trial(150, 300, 1, candidate_persist=(-1, 2)), "need 0 <= low <= high"),
 ])
 def test_bad_input_is_named(call, message):
     with pytest.raises(ConfigError, match=message):
@@ -83,8 +85,8 @@ def test_replies_can_take_their_own_latency():
     rng = random.Random(1)
     requests = {model.request_delay(rng) for _ in range(200)}
     replies = {model.reply_delay(rng) for _ in range(200)}
-    assert requests == {0, 1} and replies == {13, 14, 15}
-    assert model.describe()["reply_latency"] == "uniform:13:16"
+    assert requests == {0} and replies == {7, 8, 9}
+    assert model.describe()["reply_latency"] == "uniform:7:10"
     assert "reply_latency" not in NetworkModel.named("reliable", "uniform:1:3").describe()  # old traces unchanged
     same = NetworkModel.named("reliable", Latency.parse("constant:4"))
     assert same.reply_delay(rng) == same.request_delay(rng) == 4
@@ -115,3 +117,34 @@ def test_a_candidate_can_write_its_vote_to_disk_before_asking():
     plain.run_for(100)
     first = next(e for e in plain.events if e["kind"] == "vote_request")
     assert first["t"] == next(e for e in plain.events if e["kind"] == "term")["t"]  # default: at once
+
+
+def test_the_trials_candidates_write_their_vote_before_asking():
+    """LogCabin's startNewElection persists term and vote before its RequestVote RPCs leave: 2-4 ms here."""
+    waits = set()
+    for seed in (1, 2, 3, 4):
+        c = figure16._figure16_cluster(seed, "raft", {"election_timeout_min_ms": 150, "election_timeout_max_ms": 155,
+                                                      "candidate_persist_min_ms": 2, "candidate_persist_max_ms": 4},
+                                       5, figure16.REQUEST_LATENCY, figure16.REPLY_LATENCY)
+        try:
+            figure16.run_trial(c)
+            started = {(e["node"], e["term"]): e["t"] for e in c.events if e["kind"] == "term" and "prev" in e}
+            for e in c.events:
+                if e["kind"] == "vote_request" and (e["candidate"], e["term"]) in started:
+                    waits.add(e["t"] - started[(e["candidate"], e["term"])])
+        finally:
+            c.close()
+    assert waits and waits <= {2, 3, 4}, waits
+    plain = figure16.figure16_trial(150, 155, 1, candidate_persist=(0, 0))
+    assert plain != figure16.figure16_trial(150, 155, 1)
+
+
+@pytest.mark.parametrize("lo,hi,statistic,paper", [(150, 155, "median", 287), (12, 24, "mean", 35)])
+def test_the_papers_central_numbers_on_300_trials(lo: int, hi: int, statistic: str, paper: int):
+    """The two stated numbers that are not extremes, within 10 % on 300 seeds (about 3 s each). Ours over
+    1,000 trials: 289 ms and 34.3 ms; without the candidate's disk write 150-155 falls to ~128 ms, with replies
+    of 13-15 ms 12-24 rises to ~105 ms, so the tolerance separates the model from its neighbours. The full
+    sweep (slow) checks all five numbers."""
+    rows = figure16.figure16_sweep([(lo, hi)], 300)
+    ours = figure16.summarize_trials(rows)[f"{lo}-{hi}"][statistic]
+    assert abs(ours - paper) <= 0.10 * paper, f"{lo}-{hi} {statistic}: ours {ours} ms, paper {paper} ms"
