@@ -380,26 +380,35 @@ def paper_beside_ours(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def figure16_cdf(rows: pd.DataFrame, ranges: Sequence[tuple[int, int]], *, log_x: bool, title: str) -> go.Figure:
-    """Figure 16's plot: per range, the share of trials with downtime <= x. A range with censored trials
-    (no leader when the trial gave up) stays flat below 1 up to the give-up time, drawn dotted."""
+    """Figure 16's plot: per timeout range, the share of trials with downtime <= x (see :func:`downtime_cdf`)."""
+    curves = [(f"{lo}-{hi} ms", rows[(rows["lo"] == lo) & (rows["hi"] == hi)]) for lo, hi in ranges]
+    return downtime_cdf(curves, log_x=log_x, title=title, floor_ms=min(lo for lo, _ in ranges) / 2)
+
+
+def downtime_cdf(curves: Sequence[tuple[str, pd.DataFrame]], *, log_x: bool, title: str,
+                 floor_ms: float | None = None) -> go.Figure:
+    """One cumulative curve per ``(name, trials)``: the share of trials with ``downtime_ms`` <= x. Trials
+    that had no leader when they gave up (``elected`` false) keep the curve flat below 1 up to the give-up
+    time, drawn dotted; a curve with no elected trial at all starts at ``floor_ms`` (default: half its
+    give-up time). Empty groups are left out."""
     fig = go.Figure()
-    for i, (lo, hi) in enumerate(ranges):
+    for i, (label, trials) in enumerate(curves):
         color = CURVE_COLORS[i % len(CURVE_COLORS)]
-        trials = rows[(rows["lo"] == lo) & (rows["hi"] == hi)]
         if trials.empty:
             continue
         total = len(trials)
         values = sorted(trials.loc[trials["elected"], "downtime_ms"])
         xs = [values[0], *values] if values else []
         ys = [0.0, *((i + 1) / total for i in range(len(values)))] if values else []
-        name = f"{lo}-{hi} ms ({total})"
+        name = f"{label} ({total})"
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line_shape="hv", name=name,
                                  line={"color": color}, marker={"size": 4}, legendgroup=name))
         censored = trials.loc[~trials["elected"], "downtime_ms"]
         if len(censored):
-            fig.add_trace(go.Scatter(x=[xs[-1] if xs else lo / 2, int(censored.max())], y=[ys[-1] if ys else 0.0] * 2,
+            start = xs[-1] if xs else floor_ms if floor_ms is not None else int(censored.min()) / 2
+            fig.add_trace(go.Scatter(x=[start, int(censored.max())], y=[ys[-1] if ys else 0.0] * 2,
                                      mode="lines+markers", line={"dash": "dot", "color": color}, legendgroup=name,
-                                     name=f"{lo}-{hi} ms: {len(censored)} without a leader", marker={"size": 4}))
+                                     name=f"{label}: {len(censored)} without a leader", marker={"size": 4}))
     base_layout(fig, title, 420)
     fig.update_layout(xaxis_title="time without leader (ms)", yaxis_title="cumulative share of trials",
                       yaxis_range=[-0.02, 1.02])

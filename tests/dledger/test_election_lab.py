@@ -108,3 +108,24 @@ def test_vote_tables_and_votes_by_term():
     assert len(elected["granted by"].iloc[0].split(", ")) >= 3
     assert {5, 6, 7} <= set(lab.rules_seen(c.events).rule)  # split, NOT_READY's re-vote, passed
     c.close()
+
+
+def test_downtime_cdf_draws_one_step_curve_per_group_and_dots_the_censored():
+    import pandas as pd
+
+    fast = pd.DataFrame({"downtime_ms": [30, 10, 20, 60000], "elected": [True, True, True, False]})
+    never = pd.DataFrame({"downtime_ms": [60000, 60000], "elected": [False, False]})
+    fig = lab.downtime_cdf([("fast", fast), ("empty", fast.iloc[:0]), ("never", never)], log_x=True,
+                           title="t", floor_ms=75)
+    names = [t.name for t in fig.data]
+    assert names == ["fast (4)", "fast: 1 without a leader", "never (2)", "never: 2 without a leader"]
+    steps = fig.data[0]
+    assert list(steps.x) == [10, 10, 20, 30] and list(steps.y) == [0.0, 0.25, 0.5, 0.75]
+    assert list(fig.data[1].x) == [30, 60000] and list(fig.data[1].y) == [0.75, 0.75]
+    assert list(fig.data[3].x) == [75, 60000] and list(fig.data[3].y) == [0.0, 0.0]
+    assert fig.layout.xaxis.type == "log"
+    rows = pd.concat([fast.assign(lo=150, hi=155), never.assign(lo=150, hi=150)])
+    same = lab.figure16_cdf(rows, [(150, 155), (150, 150)], log_x=False, title="t")
+    assert [t.name for t in same.data] == ["150-155 ms (4)", "150-155 ms: 1 without a leader", "150-150 ms (2)",
+                                           "150-150 ms: 2 without a leader"]
+    assert list(same.data[3].x) == [75, 60000]
