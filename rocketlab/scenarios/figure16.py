@@ -9,10 +9,11 @@ range the election timeouts are drawn from. Its set-up, which :func:`figure16_tr
   RequestVote RPCs leave only after that write (:data:`CANDIDATE_PERSIST_MS`, 2-4 ms); a request crosses the
   gigabit LAN in well under the simulator's 1 ms resolution (:data:`REQUEST_LATENCY`, 0 ms); ``handleRequestVote``
   writes the voter's new term and its vote before it answers, so the reply carries the voter's disk time
-  (:data:`REPLY_LATENCY`, 7-9 ms). A vote round therefore takes 9-13 ms and a heartbeat reaches a follower at
-  once. The split is ours: the paper and the thesis give only the 15 ms total. We chose it on a grid (candidate
-  write 0-8 ms x reply 3-16 ms, 300 trials per range, then 1,000) as the one whose results land on the numbers
-  the paper states (:data:`PAPER_STATED`; measured values and tolerances in ``tests/analysis/test_sweep.py``).
+  (:data:`REPLY_LATENCY`, 7-9 ms). A vote round therefore takes 9-13 ms, a little under the stated total, and
+  a heartbeat reaches a follower at once. The split is ours: the paper and the thesis give only the 15 ms
+  total. We chose it on a grid (candidate write 0-8 ms x reply 3-16 ms, 300 trials per range, then 1,000) as
+  the one whose results land on the numbers the paper states (:data:`PAPER_STATED`; measured values and
+  tolerances in ``tests/analysis/test_sweep.py``).
   What the grid shows is itself the lesson: with replies of 7-9 ms, the 150-155 median is set by the
   candidate's own write (none: 128 ms, 2-4 ms: 288 ms, 3-5 ms: 446 ms; the write is the window in which a
   second timer fires and splits the vote), and the 12-24 mean by the length of the whole round (with the
