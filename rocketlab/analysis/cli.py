@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     sweep.add_argument("--master", default=None, metavar="URL",
                        help="Spark master URL (default: $SPARK_MASTER or local[*]), e.g. spark://host:7077")
     sweep.add_argument("--out", type=Path, required=True, metavar="DIR", help="where trials.parquet and "
-                       "summary.json go")
+                       "summary.json go (figure16: also figure16.html and paper.json)")
     sweep.add_argument("--partitions", type=int, default=None, help="Spark tasks (default 8 per core)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep.set_defaults(func=run_sweep)
@@ -74,6 +74,14 @@ def run_sweep(args: argparse.Namespace) -> int:
     for group in result.summary:
         print(json.dumps(group, default=str))
     print(f"{result.trials} trials in {result.seconds:.1f} s; rows: {result.out / 'trials.parquet'}")
+    if args.scenario == "figure16":
+        from rocketlab.analysis.figure16_report import FIGURE_FILE, PAPER_FILE
+
+        print(f"figure: {result.out / FIGURE_FILE}")
+        if (result.out / PAPER_FILE).exists():
+            for p in json.loads((result.out / PAPER_FILE).read_text()):
+                print(f"{p['range']} ms, {p['statistic']}: ours {p['ours_ms']:.0f} ms over {p['trials']} trials; "
+                      f"the paper: {p['paper_says']}")
     bad = sum(g["errors"] for g in result.summary)
     violated = sum(r.get("violations") or 0 for r in result.rows())
     if bad or violated:

@@ -231,7 +231,8 @@ def sweep(spark: Any, name: str, seeds: Iterable[int], params: Mapping[str, Sequ
           out: str | Path | None = None, partitions: int | None = None, progress: Callable[[int, int], None] | None = None,
           ship_package: bool | None = None) -> SweepResult:
     """Run the sweep on ``spark`` (see the module docstring); write ``out/trials.parquet`` and
-    ``out/summary.json`` when ``out`` is given. ``progress(done, total)`` is called as tasks finish."""
+    ``out/summary.json`` when ``out`` is given (for ``figure16`` also ``figure16.html`` and, where it
+    applies, ``paper.json``: :mod:`rocketlab.analysis.figure16_report`). ``progress(done, total)`` is called as tasks finish."""
     trials = plan(name, seeds, params)
     sc = spark.sparkContext
     if ship_package if ship_package is not None else not sc.master.startswith("local"):
@@ -255,6 +256,10 @@ def sweep(spark: Any, name: str, seeds: Iterable[int], params: Mapping[str, Sequ
         (target / "summary.json").write_text(json.dumps(
             {"sweep": name, "trials": len(rows), "seconds": round(seconds, 2), "master": sc.master,
              "groups": summary}, indent=1, default=str) + "\n")
+        if name == "figure16":
+            from rocketlab.analysis.figure16_report import write_figure16_report
+
+            write_figure16_report(rows, target)
     return SweepResult(frame, target, summary, len(rows), seconds)
 
 

@@ -4,8 +4,10 @@ distribution on 127.0.0.1, the sweep's driver in another process), bad input in 
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -72,6 +74,36 @@ def test_figure16_trials_on_spark(spark):
 
     assert [r["downtime_ms"] for r in rows] == [figure16_trial(150, 300, seed)["downtime_ms"] for seed in (1, 2, 3)]
     assert all(75 < r["downtime_ms"] < 1_000 for r in rows)  # at least a timeout minus the heartbeat interval
+
+
+def test_figure16_sweep_writes_the_figure_and_the_papers_numbers_beside_ours(spark, tmp_path):
+    result = sweep(spark, "figure16", range(1, 4), {"range": ["150-155", "150-300"]}, out=tmp_path / "f16")
+    page = (tmp_path / "f16" / "figure16.html").read_text()
+    assert "150-155 ms (3)" in page and "150-300 ms (3)" in page and "6 trials" in page
+    assert '"type":"log"' in page.replace(" ", "")  # the top graph's ranges: log x, as in the paper
+    paper = json.loads((tmp_path / "f16" / "paper.json").read_text())
+    median = statistics.median(r["downtime_ms"] for r in result.rows() if r["range"] == "150-155")
+    assert paper == [{"range": "150-155", "statistic": "median", "paper_ms": 287, "paper_says": "median downtime 287 ms",
+                      "ours_ms": median, "trials": 3}]
+
+
+def test_figure16_report_of_mixed_and_bottom_sweeps(tmp_path):
+    from rocketlab.analysis.figure16_report import write_figure16_report
+
+    mixed = [run_trial(t) for t in plan("figure16", [1, 2], {"range": ["150-155"], "candidate_persist": ["0-0", "2-4"]})]
+    assert write_figure16_report(mixed, tmp_path / "mixed") == []  # two set-ups: no single "ours"
+    page = (tmp_path / "mixed" / "figure16.html").read_text()
+    assert "150-155 ms, candidate_persist=0-0 (2)" in page and "candidate_persist=2-4 (2)" in page
+    assert not (tmp_path / "mixed" / "paper.json").exists()
+    bottom = [run_trial(t) for t in plan("figure16", [1], {"range": ["12-24", "25-50"]})]
+    paper = write_figure16_report(bottom, tmp_path / "bottom")
+    assert [(p["range"], p["statistic"]) for p in paper] == [("12-24", "mean"), ("12-24", "max")]
+    assert '"type":"log"' not in (tmp_path / "bottom" / "figure16.html").read_text().replace(" ", "")
+    dledger = [run_trial(t) for t in plan("figure16", [1], {"profile": ["dledger-0.3.1.2"], "timers": ["java defaults"]})]
+    assert write_figure16_report(dledger, tmp_path / "dl") == []
+    assert "dledger-0.3.1.2, java defaults (1)" in (tmp_path / "dl" / "figure16.html").read_text()
+    failed = [{**dledger[0], "error": "ValueError: x"}]
+    assert write_figure16_report(failed, tmp_path / "none") == [] and not (tmp_path / "none").exists()
 
 
 def _wait_port(port: int, proc: subprocess.Popen, log: Path, timeout_s: float = 90) -> None:
