@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from rocketlab.grading.registry import LABS
 
@@ -208,15 +209,28 @@ def mutant_source(exercise: str, old: str, new: str) -> str:
     return source.replace(old, new)
 
 
-def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the report behind the issue note
-    """Print the table of mutants and the tests that kill them. ``--all`` runs every test of the exercise
-    on every mutant (scenario tests that fail run to their limits: hours); by default the decision tables
-    run first and the scenario tests only for a mutant the tables do not kill, as the test suite does."""
-    import argparse
-    import tempfile
-
+def grade_mutant(exercise: str, path: Path, *, everything: bool = False) -> Any:
+    """Grade the mutant file ``path`` of ``exercise`` as the suite does: the exercise's decision tables
+    first, its scenario tests only when the tables pass (``everything``: all its tests at once, where a
+    failing scenario runs to its limits). Returns the grading report."""
     from rocketlab.grading import grade
     from rocketlab.grading.registry import TESTS, load_builtin
+
+    lab = exercise.split(".")[0]
+    load_builtin(lab)
+    if not everything:
+        units = [t.name for t in TESTS.values() if t.exercise == exercise and t.seeds is None]
+        report = grade(lab, path, only=units)
+        if not report.all_passed:
+            return report
+    return grade(lab, path, only=[exercise])
+
+
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the report behind the issue note
+    """Print the table of mutants and the tests that kill them (:func:`grade_mutant`; ``--all`` runs every
+    test of the exercise on every mutant, which takes hours)."""
+    import argparse
+    import tempfile
 
     args = argparse.ArgumentParser(prog="python -m tests.grading.mutants")
     args.add_argument("--all", action="store_true", help="run every test on every mutant")
@@ -225,14 +239,9 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the report
     survivors = 0
     with tempfile.TemporaryDirectory() as tmp:
         for i, (exercise, mistake, old, new) in enumerate(MUTANTS):
-            lab = exercise.split(".")[0]
-            load_builtin(lab)
-            path = Path(tmp) / f"m{i}_{LABS[lab][0]}"
+            path = Path(tmp) / f"m{i}_{LABS[exercise.split('.')[0]][0]}"
             path.write_text(mutant_source(exercise, old, new))
-            units = [t.name for t in TESTS.values() if t.exercise == exercise and t.seeds is None]
-            report = grade(lab, path, only=[exercise] if everything else units)
-            if report.all_passed and not everything:
-                report = grade(lab, path, only=[exercise])
+            report = grade_mutant(exercise, path, everything=everything)
             killers = [t.name.split("/", 1)[1] for t in report.tests if not t.passed]
             survivors += not killers
             print(f"| {exercise} | {mistake} | {', '.join(killers) or '**survived**'} |", flush=True)

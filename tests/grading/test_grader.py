@@ -15,7 +15,7 @@ import pytest
 from rocketlab.grading import LABS, check, grade, replay
 from rocketlab.grading.registry import TESTS, exercise_file, load_builtin
 from rocketlab.grading.results import SCHEMA, gradescope, validate
-from tests.grading.mutants import MUTANTS, SOLUTIONS, mutant_source
+from tests.grading.mutants import MUTANTS, SOLUTIONS, grade_mutant, mutant_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,11 +63,7 @@ def test_each_mutant_loses_points(exercise, mistake, old, new, tmp_path):
     lab = exercise.split(".")[0]
     path = tmp_path / LABS[lab][0]
     path.write_text(mutant_source(exercise, old, new))
-    load_builtin(lab)
-    units = [t.name for t in TESTS.values() if t.exercise == exercise and t.seeds is None]
-    report = grade(lab, path, only=units)  # the decision tables first: most mistakes end here
-    if report.all_passed:
-        report = grade(lab, path, only=[exercise])
+    report = grade_mutant(exercise, path)  # the decision tables first: most mistakes end here
     assert not report.all_passed, f"mutant survived: {mistake}"
     assert report.score < report.max_score
 
