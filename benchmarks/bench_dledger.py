@@ -18,6 +18,11 @@ simulator speed.
    every-event invariant checker; beside each, in the same run, every message encoded and decoded
    (``serialize="always"``, the message path before issue #14). Targets (issue #14): >= 10 simulated ms
    per wall ms with the checker on; >= 5,000 appends/s for 3 members and 32 clients over TCP.
+4. A slow disk and the core's thread: one member's file store appending 1 KiB entries and ticking every
+   10 ms of its own clock, while every fsync takes 100 ms longer (a disk busy writing back, as measured in
+   issue #14's flaky test): appends/s and how long each tick holds the thread, with the flush on the
+   TCP runtime's FlushDataService thread, beside the inline flush of the simulator (and of the TCP
+   runtime before issue #14) in the same run.
 
     python benchmarks/bench_dledger.py [--quick]
 """
@@ -38,7 +43,11 @@ from _common import free_port, line, record, start_node, stop  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
 from rocketlab.dledger import DLedgerCodec  # noqa: E402
+from rocketlab.dledger.config import DLedgerConfig  # noqa: E402
+from rocketlab.dledger.entry import DLedgerEntry  # noqa: E402
+from rocketlab.dledger.member_state import MemberState  # noqa: E402
 from rocketlab.dledger.protocol import AppendEntryRequest, DLedgerResponseCode, MetadataRequest  # noqa: E402
+from rocketlab.dledger.store import DLedgerMmapFileStore  # noqa: E402
 from rocketlab.errors import RocketlabError  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
 from rocketlab.scenarios.dledger import ChurnClient, run_election  # noqa: E402
@@ -168,6 +177,45 @@ def sim_speed(simulated_ms: int, checked: bool, serialize: str = "sampled") -> d
             "serialize": serialize}
 
 
+# --- 4. a slow disk and the core's thread --------------------------------------------------------------
+
+def slow_disk_ticks(tmp: Path, delay_ms: float, seconds: float, threaded: bool) -> dict[str, float]:
+    config = DLedgerConfig(group="bench", self_id="n0", peers="n0-127.0.0.1:1", fsync_policy="interval",
+                           mapped_file_size_for_entry_data=256 * 2**20)
+    member = MemberState(config, tmp)
+    store = DLedgerMmapFileStore(config, member, tmp)
+    store.startup()
+    member.change_to_candidate(0)
+    member.change_to_leader(member.curr_term)
+    if threaded:
+        store.start_flush_service()
+    real_fsync, delay = os.fsync, delay_ms / 1000
+
+    def slow_fsync(fd: int) -> None:
+        real_fsync(fd)
+        time.sleep(delay)
+
+    body, ticks, appends, now_ms = b"x" * 1024, [], 0, 0
+    os.fsync = slow_fsync
+    try:
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for _ in range(10):
+                store.append_as_leader(DLedgerEntry(body=body))
+            appends += 10
+            now_ms += 10
+            t = time.perf_counter()
+            store.on_tick(now_ms)
+            ticks.append((time.perf_counter() - t) * 1000)
+        wall = time.perf_counter() - start
+        store.shutdown()
+    finally:
+        os.fsync = real_fsync
+    return {"threaded": threaded, "added_fsync_ms": delay_ms, "appends_per_s": round(appends / wall),
+            "tick_ms_p50": round(pct(ticks, 0.5), 2), "tick_ms_max": round(max(ticks), 1),
+            "share_of_time_in_ticks": round(sum(ticks) / 1000 / wall, 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -222,6 +270,18 @@ def main() -> None:
         summary.append(summary_row(f"simulated 5-member group, checker {'on' if checked else 'off'}",
                                    fast["sim_ms_per_wall_ms"], "sim ms/wall ms", slow["sim_ms_per_wall_ms"],
                                    "every message through the codec", target=10 if checked else None))
+
+    print("4. a slow disk (fsync + 100 ms): one member appending 1 KiB entries, a tick every 10 ms of its clock")
+    with tempfile.TemporaryDirectory(prefix="bench-dledger-flush-") as tmp_name:
+        runs = {mode: slow_disk_ticks(Path(tmp_name) / mode, 100, 1.0 if args.quick else 3.0, mode == "thread")
+                for mode in ("inline", "thread")}
+    for mode, r in runs.items():
+        line(f"flush {mode}", r["appends_per_s"], "appends/s",
+             f"tick p50 {r['tick_ms_p50']} ms, max {r['tick_ms_max']} ms, {r['share_of_time_in_ticks']:.0%} of the "
+             "time in ticks")
+    results["slow_disk"] = runs
+    summary.append(summary_row("one member's appends, fsync + 100 ms, flush thread", runs["thread"]["appends_per_s"],
+                               "appends/s", runs["inline"]["appends_per_s"], "flush inline on the core's thread"))
     record("dledger", results, summary)
 
 

@@ -252,6 +252,9 @@ class NodeContext:
     seed: int
     data_dir: Path | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    threads: bool = False
+    """True in the TCP runtime: a core may run disk work (fsync) on threads of its own, as the Java
+    services do. The simulator leaves it False, so every run stays deterministic."""
 
     def rng(self, component: str) -> random.Random:
         return derive_rng(self.seed, self.node_id, component)

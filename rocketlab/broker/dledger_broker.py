@@ -284,6 +284,8 @@ class DLedgerBrokerCore(BaseCore):
             mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
         self.commit_log = self.store.commit_log
         self.server = self.store.dledger_server
+        if ctx.threads:
+            self.server.start_flush_service()
         self.metadata = BrokerMetadata(root / "config")
         self.metadata.load()
         self.broker_role = "SLAVE"

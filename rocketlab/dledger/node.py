@@ -61,6 +61,9 @@ def build_dledger(props: dict[str, str]):
         member_ctx = replace(ctx, data_dir=store_dir if config.store_type == "FILE" else None)
         cfg = resolve_config(member_ctx, config)
         rng: random.Random = member_ctx.rng("elector")
-        return DLedgerNode(cfg, member_ctx.data_dir, rng)
+        node = DLedgerNode(cfg, member_ctx.data_dir, rng)
+        if ctx.threads:
+            node.start_flush_service()
+        return node
 
     return NodeSpec(factory, DLedgerCodec())

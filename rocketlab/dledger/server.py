@@ -228,6 +228,13 @@ class DLedgerServer(BaseCore):
         """Clean shutdown (DLedgerServer.shutdown): flush, write the checkpoint, release files."""
         self.shutdown()
 
+    def start_flush_service(self) -> None:
+        """Run the file store's fsyncs and checkpoint writes on a thread of their own (the TCP runtime,
+        as Java's FlushDataService; :mod:`rocketlab.dledger.store.flush_data_service`). A memory store has
+        nothing to flush."""
+        if isinstance(self.store, DLedgerMmapFileStore):
+            self.store.start_flush_service()
+
     def shutdown(self) -> None:
         """Clean shutdown (DLedgerServer.shutdown): flush, write the checkpoint, release files."""
         if not self.stopped:
@@ -446,10 +453,14 @@ def resolve_config(ctx: NodeContext, config: DLedgerConfig | Mapping[str, Any] |
 
 def make_dledger_server(ctx: NodeContext, config: DLedgerConfig | Mapping[str, Any] | None = None) -> DLedgerServer:
     """The :data:`~rocketlab.core.CoreFactory` for DLedger: ``ctx.data_dir`` is the member's store directory
-    (None -> memory store) and ``ctx.rng("elector")`` the vote-delay randomness."""
+    (None -> memory store) and ``ctx.rng("elector")`` the vote-delay randomness; in the TCP runtime
+    (``ctx.threads``) the store flushes on a thread of its own."""
     cfg = resolve_config(ctx, config)
     store_dir = Path(ctx.data_dir) if ctx.data_dir is not None and cfg.store_type == "FILE" else None
-    return DLedgerServer(cfg, store_dir, ctx.rng("elector"))
+    server = DLedgerServer(cfg, store_dir, ctx.rng("elector"))
+    if ctx.threads:
+        server.start_flush_service()
+    return server
 
 
 def dledger_factory(config: DLedgerConfig | Mapping[str, Any] | None = None) -> Callable[[NodeContext], DLedgerServer]:

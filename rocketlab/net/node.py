@@ -62,7 +62,7 @@ def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:
     data_dir = run_dir / "nodes" / self_id
     data_dir.mkdir(parents=True, exist_ok=True)
     sink = open(run_dir / f"events-{self_id}.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - closed at exit
-    ctx = NodeContext(self_id, tuple(peers), int_property(props, "seed", 1), data_dir, dict(props))
+    ctx = NodeContext(self_id, tuple(peers), int_property(props, "seed", 1), data_dir, dict(props), threads=True)
     return NetRuntime(ctx, spec.factory, spec.codec, listen=peers[self_id], peers=peers,
                       stream_listen=(peers[self_id][0], stream_port) if stream_port else None,
                       stream_peers=stream_peers, recorder=TraceRecorder(keep=False, sink=sink),

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 import struct
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from rocketlab.dledger.entry import BLANK_MAGIC_CODE, MIN_BLANK_LEN
@@ -31,6 +33,11 @@ class MmapFile:
 
     Simplified: ``pread``/``pwrite`` on a file descriptor instead of a memory map; no reference counting.
     ``start_position`` is the first readable byte (non-zero only in the first file after a rebuild).
+
+    :meth:`sync_to` is what a :class:`~.flush_data_service.FlushDataService` thread runs: it holds
+    :attr:`lock` around the fsync, and so do :meth:`close` and :meth:`lower_positions` (a close never
+    pulls the descriptor from under an fsync; a cut made while an fsync was under way is not undone by it:
+    ``generation`` counts the cuts).
     """
 
     def __init__(self, path: Path, file_from_offset: int, file_size: int, create: bool) -> None:
@@ -52,6 +59,8 @@ class MmapFile:
         self.wrote_position = 0
         self.flushed_position = 0
         self.start_position = 0
+        self.lock = threading.Lock()
+        self.generation = 0
 
     @property
     def is_full(self) -> bool:
@@ -90,10 +99,28 @@ class MmapFile:
                 os.fsync(self.fd)
             self.flushed_position = self.wrote_position
 
+    def sync_to(self, position: int, generation: int) -> None:
+        """fsync (on a flush thread), then count the file flushed up to ``position``: the write position
+        when the flush was asked for, unless the file was cut or closed since."""
+        with self.lock:
+            if self.fd < 0:
+                return
+            os.fsync(self.fd)
+            if self.generation == generation and position > self.flushed_position:
+                self.flushed_position = min(position, self.wrote_position)
+
+    def lower_positions(self, wrote_position: int) -> None:
+        """A cut: the write position moves back to ``wrote_position`` and the flushed one with it."""
+        with self.lock:
+            self.generation += 1
+            self.wrote_position = wrote_position
+            self.flushed_position = min(self.flushed_position, wrote_position)
+
     def close(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
+        with self.lock:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
 
     def destroy(self) -> None:
         self.close()
@@ -249,8 +276,7 @@ class MmapFileList:
                     cut = offset - f.file_from_offset
                     if self.zero_on_truncate:
                         f.zero(cut, f.wrote_position)
-                    f.wrote_position = cut
-                    f.flushed_position = min(f.flushed_position, cut)
+                    f.lower_positions(cut)
                 else:
                     doomed.append(f)
         for f in doomed:
@@ -321,6 +347,23 @@ class MmapFileList:
                 f.flush(self.fsync)
                 dirty = True
         return dirty
+
+    def flush_job(self) -> Callable[[], None] | None:
+        """The flush of every file with unflushed bytes as a job for a flush thread (None: nothing to
+        flush, or no fsync to do, in which case the positions move here and now)."""
+        if not self.fsync:
+            self.flush()
+            return None
+        todo = [(f, f.wrote_position, f.generation) for f in self.mapped_files
+                if f.flushed_position < f.wrote_position]
+        if not todo:
+            return None
+
+        def job() -> None:
+            for f, position, generation in todo:
+                f.sync_to(position, generation)
+
+        return job
 
     @property
     def is_dirty(self) -> bool:

@@ -19,6 +19,9 @@ Layout of a member's store directory (``storeBaseDir/dledger-<selfId>`` in Java)
   same interval without the fsync system call (page cache only, for fast simulations). A crash
   (:meth:`close`, after :meth:`lose_unflushed` for a power loss) persists nothing more; a clean
   :meth:`shutdown` flushes and writes the checkpoint.
+* In the TCP runtime :meth:`start_flush_service` moves the interval's fsyncs and the checkpoint to a
+  thread (:mod:`.flush_data_service`), as Java runs them on FlushDataService's own thread; the
+  simulator never starts it. ``always`` still fsyncs inline: the entry must be on disk before its ack.
 * Recovery (:mod:`.mmap_recovery`) scans and validates every entry from the third-to-last file on and
   cuts the torn tail, reporting what it cut in :attr:`recovery_report`.
 
@@ -36,6 +39,7 @@ from rocketlab.dledger.member_state import MemberState, write_file_durably
 from rocketlab.dledger.protocol import DLedgerException, DLedgerResponseCode, check
 from rocketlab.dledger.store.clean_space_service import CleanRound, CleanSpaceService
 from rocketlab.dledger.store.dledger_store import DLedgerStore
+from rocketlab.dledger.store.flush_data_service import FlushDataService
 from rocketlab.dledger.store.mmap_file_list import MmapFileList
 from rocketlab.dledger.store.mmap_recovery import RecoveryReport, recover
 from rocketlab.errors import CodecError, ConfigError, StoreError
@@ -74,6 +78,7 @@ class DLedgerMmapFileStore(DLedgerStore):
         self.last_check_point_ms = 0
         self.check_point_written: tuple[int, int] | None = None
         self.clean_space_service = CleanSpaceService(self)
+        self.flush_service: FlushDataService | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def startup(self) -> None:
@@ -86,12 +91,21 @@ class DLedgerMmapFileStore(DLedgerStore):
             self.update_committed_index(self.member_state.curr_term, committed)
             self.recovery_report.committed_index = self.committed_index
 
+    def start_flush_service(self) -> FlushDataService:
+        """Flush and write the checkpoint on a thread of their own from now on (the TCP runtime)."""
+        if self.flush_service is None:
+            self.flush_service = FlushDataService(f"FlushDataService-{self.member_state.self_id}")
+        return self.flush_service
+
     def shutdown(self) -> None:
         self.flush()
         self.persist_check_point()
         self.close()
 
     def close(self) -> None:
+        if self.flush_service is not None:  # what it is doing finishes first; nothing new starts
+            self.flush_service.stop()
+            self.flush_service = None
         self.data_file_list.close()
         self.index_file_list.close()
 
@@ -231,15 +245,25 @@ class DLedgerMmapFileStore(DLedgerStore):
 
     # ------------------------------------------------------------------ flush and checkpoint
     def flush(self) -> None:
+        """Flush every file now, on the caller's thread (after what the flush thread has under way)."""
+        if self.flush_service is not None:
+            self.flush_service.drain()
         self.data_file_list.flush()
         self.index_file_list.flush()
 
     def on_tick(self, now_ms: int) -> None:
+        service = self.flush_service
         if self.config.fsync_policy != "always" and now_ms - self.last_flush_ms >= self.config.flush_file_interval:
-            self.flush()
+            if service is None:
+                self.flush()
+            else:
+                for key, files in (("data", self.data_file_list), ("index", self.index_file_list)):
+                    job = files.flush_job()
+                    if job is not None:
+                        service.submit(key, job)
             self.last_flush_ms = now_ms
         if now_ms - self.last_check_point_ms > self.config.check_point_interval:
-            self.persist_check_point()
+            self.persist_check_point(background=service is not None)
             self.last_check_point_ms = now_ms
 
     def next_deadline_ms(self) -> int | None:
@@ -250,12 +274,19 @@ class DLedgerMmapFileStore(DLedgerStore):
             deadlines.append(self.last_check_point_ms + self.config.check_point_interval + 1)
         return min(deadlines) if deadlines else None
 
-    def persist_check_point(self) -> None:
+    def persist_check_point(self, background: bool = False) -> None:
+        """Write ``checkpoint`` if the ends moved; ``background``: on the flush thread."""
         state = (self.ledger_end_index, self.committed_index)
         if state == self.check_point_written:
             return
-        text = f"{END_INDEX_KEY}={state[0]}\n{COMMITTED_INDEX_KEY}={state[1]}\n"
-        write_file_durably(self.store_dir / CHECK_POINT_FILE, text.encode(), fsync=self.config.fsync_policy != "never")
+        text = f"{END_INDEX_KEY}={state[0]}\n{COMMITTED_INDEX_KEY}={state[1]}\n".encode()
+        path, fsync = self.store_dir / CHECK_POINT_FILE, self.config.fsync_policy != "never"
+        if background and self.flush_service is not None:
+            self.flush_service.submit("checkpoint", lambda: write_file_durably(path, text, fsync=fsync))
+        else:
+            if self.flush_service is not None:
+                self.flush_service.drain()  # an older checkpoint still queued must not land after this one
+            write_file_durably(path, text, fsync=fsync)
         self.check_point_written = state
 
     def load_check_point(self) -> int | None:

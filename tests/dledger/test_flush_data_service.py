@@ -1,0 +1,193 @@
+"""The store's flush thread (FlushDataService, TCP runtime only): fsyncs and the checkpoint leave the core's
+thread, coalesce on a slow disk, never undo a cut, and a shutdown or crash waits for them."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from rocketlab.dledger.entry import DLedgerEntry
+from rocketlab.dledger.store.flush_data_service import FlushDataService
+from rocketlab.dledger.store.mmap_file_list import MmapFileList
+from rocketlab.errors import StoreError
+
+from .test_mmap_file_store import fill, reopen
+
+
+class StuckDisk:
+    """Replaces os.fsync: each call records its thread and blocks until :meth:`release` (or 10 s, so a
+    test that got it wrong fails instead of hanging)."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+        self.threads: list[str] = []
+        self.real = os.fsync
+
+    def __call__(self, fd: int) -> None:
+        self.threads.append(threading.current_thread().name)
+        self.entered.set()
+        if not self.gate.wait(10):
+            raise AssertionError("the stuck fsync was never released")
+        self.real(fd)
+
+    def release(self) -> None:
+        self.gate.set()
+
+
+@pytest.fixture
+def stuck(monkeypatch) -> StuckDisk:
+    disk = StuckDisk()
+    monkeypatch.setattr(os, "fsync", disk)
+    return disk
+
+
+def test_a_tick_returns_while_the_disk_is_stuck_and_the_flush_lands_later(tmp_path: Path, stuck: StuckDisk):
+    store = fill(tmp_path, 10, flush_file_interval=10, fsync_policy="interval")
+    service = store.start_flush_service()
+    assert store.data_file_list.is_dirty
+    store.on_tick(1_000)  # with an inline fsync this call would block until the gate opens (10 s, then fail)
+    assert stuck.entered.wait(5), "the flush thread never called fsync"
+    assert stuck.threads and all(name.startswith("FlushDataService") for name in stuck.threads)
+    assert store.data_file_list.is_dirty, "counted as flushed before the fsync returned"
+    stuck.release()
+    assert service.drain(10)
+    assert not store.data_file_list.is_dirty and not store.index_file_list.is_dirty
+    assert service.errors == []
+    store.shutdown()
+
+
+def test_flushes_coalesce_on_a_slow_disk(tmp_path: Path, stuck: StuckDisk):
+    store = fill(tmp_path, 3, flush_file_interval=10, fsync_policy="interval")
+    service = store.start_flush_service()
+    store.on_tick(1_000)
+    assert stuck.entered.wait(5)
+    for k in range(1, 30):  # thirty rounds while the first fsync hangs: one more data job waits, not thirty
+        store.append_as_leader(DLedgerEntry(body=b"more"))
+        store.on_tick(1_000 + 10 * k)
+    stuck.release()
+    assert service.drain(10)
+    # the first round's two files (data, index) + one coalesced round for each, + the checkpoint
+    assert service.done <= 5, service.done
+    assert not store.data_file_list.is_dirty
+    store.shutdown()
+
+
+def test_a_flush_asked_for_before_a_cut_does_not_count_the_rewritten_bytes(tmp_path: Path):
+    files = MmapFileList(tmp_path / "data", 4096)
+    files.append(b"x" * 1000)
+    job = files.flush_job()  # the flush thread has not run it yet
+    assert job is not None
+    f = files.last()
+    files.truncate_offset(400)  # a follower's log cut by the leader
+    files.append(b"y" * 600)  # and rewritten up to the old end
+    job()
+    assert (f.wrote_position, f.flushed_position) == (1000, 0)  # its target belonged to the cut bytes
+    again = files.flush_job()
+    assert again is not None
+    again()
+    assert (f.wrote_position, f.flushed_position) == (1000, 1000)
+    files.close()
+
+
+def test_a_cut_waits_for_the_fsync_under_way(tmp_path: Path, stuck: StuckDisk):
+    files = MmapFileList(tmp_path / "data", 4096)
+    files.append(b"x" * 1000)
+    job = files.flush_job()
+    assert job is not None
+    runner = threading.Thread(target=job, name="FlushDataService-test")
+    runner.start()
+    assert stuck.entered.wait(5)
+    cutter = threading.Thread(target=files.truncate_offset, args=(400,))
+    cutter.start()
+    cutter.join(0.2)
+    assert cutter.is_alive(), "the cut moved the positions under a running fsync"
+    stuck.release()
+    runner.join(10)
+    cutter.join(10)
+    f = files.last()
+    assert (f.wrote_position, f.flushed_position) == (400, 400)
+    files.close()
+
+
+def test_shutdown_waits_for_the_flush_thread_and_recovery_finds_everything(tmp_path: Path):
+    store = fill(tmp_path, 40, flush_file_interval=10, fsync_policy="interval")
+    store.update_committed_index(0, 35)
+    service = store.start_flush_service()
+    for t in range(0, 5000, 10):
+        store.on_tick(t)
+    store.shutdown()
+    assert service.idle and service.errors == []
+    again = reopen(tmp_path)
+    assert again.ledger_end_index == 39 and again.committed_index == 35
+    again.close()
+
+
+def test_a_crash_stops_the_thread_before_the_files_close(tmp_path: Path, stuck: StuckDisk):
+    store = fill(tmp_path, 5, flush_file_interval=10, fsync_policy="interval")
+    service = store.start_flush_service()
+    store.on_tick(1_000)
+    assert stuck.entered.wait(5)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join(0.2)
+    assert closer.is_alive(), "the files were closed under a running fsync"
+    stuck.release()
+    closer.join(10)
+    assert not closer.is_alive() and service.errors == []
+    assert all(f.fd == -1 for f in store.data_file_list.mapped_files)
+    with pytest.raises(StoreError, match="stopped"):
+        service.submit("data", lambda: None)
+
+
+def test_a_failed_job_is_logged_and_the_thread_carries_on(caplog):
+    service = FlushDataService("FlushDataService-t")
+    ran = []
+
+    def broken() -> None:
+        raise OSError(5, "Input/output error")
+
+    service.submit("data", broken)
+    service.submit("index", lambda: ran.append("index"))
+    assert service.drain(10)
+    assert ran == ["index"] and len(service.errors) == 1 and "Input/output error" in service.errors[0]
+    assert "data job failed" in caplog.text
+    service.stop()
+
+
+def test_the_tcp_runtime_starts_it_and_the_simulator_does_not(tmp_path: Path):
+    from rocketlab.broker.node import build_broker
+    from rocketlab.net.node import build_runtime
+    from rocketlab.sim.cluster import Cluster
+
+    c = Cluster.dledger(nodes=3, seed=1, data_dir=tmp_path / "sim")
+    assert all(c.runtime.get(n).core.store.flush_service is None for n in c.node_ids)
+    brokers = Cluster.dledger_brokers(nodes=3, seed=1, data_dir=tmp_path / "sim-brokers")
+    assert all(brokers.runtime.get(n).core.server.store.flush_service is None for n in brokers.node_ids)
+
+    props = {"nodeKind": "dledger", "selfId": "n0", "peers": "n0-127.0.0.1:1", "group": "g",
+             "runDir": str(tmp_path / "run")}
+    runtime = build_runtime(props)
+    member = runtime.factory(runtime.ctx)
+    assert member.store.flush_service is not None
+    member.shutdown()
+    broker_props = {"nodeKind": "broker", "enableDLegerCommitLog": "true", "selfId": "n0",
+                    "peers": "n0-127.0.0.1:1", "storePathRootDir": str(tmp_path / "broker")}
+    broker = build_broker(broker_props).factory(runtime.ctx)
+    assert broker.server.store.flush_service is not None
+    broker.on_stop()
+
+
+def test_the_core_factory_starts_it_for_a_tcp_context_only(tmp_path: Path):
+    from rocketlab.core import NodeContext
+    from rocketlab.dledger.server import make_dledger_server
+
+    peers = ("n0", "n1", "n2")
+    for threads in (False, True):
+        ctx = NodeContext("n0", peers, 1, tmp_path / str(threads), threads=threads)
+        server = make_dledger_server(ctx)  # also what a controller builds its DLedger member with
+        assert (server.store.flush_service is not None) is threads
+        server.shutdown()
