@@ -285,7 +285,7 @@ class DLedgerBrokerCore(BaseCore):
         self.commit_log = self.store.commit_log
         self.server = self.store.dledger_server
         if ctx.threads:
-            self.server.start_flush_service()
+            self.server.enable_threads()
         self.metadata = BrokerMetadata(root / "config")
         self.metadata.load()
         self.broker_role = "SLAVE"

@@ -63,7 +63,7 @@ def build_dledger(props: dict[str, str]):
         rng: random.Random = member_ctx.rng("elector")
         node = DLedgerNode(cfg, member_ctx.data_dir, rng)
         if ctx.threads:
-            node.start_flush_service()
+            node.enable_threads()
         return node
 
     return NodeSpec(factory, DLedgerCodec())

@@ -102,6 +102,9 @@ class DLedgerServer(BaseCore):
         self.started = False
         self.stopped = False
         self.failed: Exception | None = None
+        self.pump_batched = False
+        """True after :meth:`enable_threads`: an input leaves the pusher due instead of running it."""
+        self._pump_due = False
         self._handlers: dict[type, Callable[[Any, Responder, int, OutputBuilder], None]] = {
             VoteRequest: self.handle_vote, HeartBeatRequest: self.handle_heart_beat,
             PushEntryRequest: self.handle_push, AppendEntryRequest: self.handle_append,
@@ -177,7 +180,8 @@ class DLedgerServer(BaseCore):
         return self._guarded(start, now_ms)
 
     def on_tick(self, now_ms: int) -> Output:
-        return self._guarded(lambda: self.finish_input(self._tick(now_ms, OutputBuilder()), now_ms), now_ms)
+        return self._guarded(lambda: self.finish_input(self._tick(now_ms, OutputBuilder()), now_ms, pump=True),
+                             now_ms)
 
     def _tick(self, now_ms: int, out: OutputBuilder) -> OutputBuilder:
         self.store.on_tick(now_ms)
@@ -190,6 +194,8 @@ class DLedgerServer(BaseCore):
     def next_deadline_ms(self) -> int | None:
         if self.stopped:
             return None
+        if self._pump_due:
+            return self.last_input_ms
         best = None
         for t in (self.elector.next_deadline_ms(), self.pusher.next_deadline_ms(), self.store.next_deadline_ms(),
                   self.next_check_preferred_ms):
@@ -228,12 +234,22 @@ class DLedgerServer(BaseCore):
         """Clean shutdown (DLedgerServer.shutdown): flush, write the checkpoint, release files."""
         self.shutdown()
 
-    def start_flush_service(self) -> None:
-        """Run the file store's fsyncs and checkpoint writes on a thread of their own (the TCP runtime,
-        as Java's FlushDataService; :mod:`rocketlab.dledger.store.flush_data_service`). A memory store has
-        nothing to flush."""
+    def enable_threads(self) -> None:
+        """Do what Java does on threads of its own as the TCP runtime can (``NodeContext.threads``):
+
+        * the file store's fsyncs and checkpoint writes run on a thread (Java's FlushDataService;
+          :mod:`rocketlab.dledger.store.flush_data_service`); a memory store has nothing to flush;
+        * the pusher (Java's EntryHandler, EntryDispatcher and QuorumAckChecker threads) runs once after
+          the inputs that arrived together, not after each: an input leaves it due at once
+          (:meth:`next_deadline_ms`) and the runtime's next tick runs it, after the other requests and
+          replies already read. Java's threads take what queued up while they were busy in the same way,
+          so batch push gets batches and a follower answers a run of pushes in one go.
+
+        The simulator never calls this: there the pusher runs after every input, as the tests pin.
+        """
         if isinstance(self.store, DLedgerMmapFileStore):
             self.store.start_flush_service()
+        self.pump_batched = True
 
     def shutdown(self) -> None:
         """Clean shutdown (DLedgerServer.shutdown): flush, write the checkpoint, release files."""
@@ -271,10 +287,15 @@ class DLedgerServer(BaseCore):
             self.failed = e
             raise
 
-    def finish_input(self, out: OutputBuilder, now_ms: int) -> Output:
+    def finish_input(self, out: OutputBuilder, now_ms: int, pump: bool = False) -> Output:
         """End an input: pump the pusher until quiescent, finish a pending take-leadership wait, add the
-        store's trace events. A driver that calls a component directly (a test forcing a role) ends with it."""
-        self.pusher.pump(now_ms, out)
+        store's trace events. A driver that calls a component directly (a test forcing a role) ends with it.
+        With :attr:`pump_batched` only a tick (``pump``) pumps; another input leaves the pump due at once."""
+        if pump or not self.pump_batched:
+            self._pump_due = False
+            self.pusher.pump(now_ms, out)
+        else:
+            self._pump_due = True
         self.elector.check_take_leadership_wait(now_ms, out)
         for event in self.store.drain_events():
             out.events.append(event)
@@ -454,12 +475,12 @@ def resolve_config(ctx: NodeContext, config: DLedgerConfig | Mapping[str, Any] |
 def make_dledger_server(ctx: NodeContext, config: DLedgerConfig | Mapping[str, Any] | None = None) -> DLedgerServer:
     """The :data:`~rocketlab.core.CoreFactory` for DLedger: ``ctx.data_dir`` is the member's store directory
     (None -> memory store) and ``ctx.rng("elector")`` the vote-delay randomness; in the TCP runtime
-    (``ctx.threads``) the store flushes on a thread of its own."""
+    (``ctx.threads``) with :meth:`DLedgerServer.enable_threads`."""
     cfg = resolve_config(ctx, config)
     store_dir = Path(ctx.data_dir) if ctx.data_dir is not None and cfg.store_type == "FILE" else None
     server = DLedgerServer(cfg, store_dir, ctx.rng("elector"))
     if ctx.threads:
-        server.start_flush_service()
+        server.enable_threads()
     return server
 
 

@@ -1,5 +1,6 @@
-"""The store's flush thread (FlushDataService, TCP runtime only): fsyncs and the checkpoint leave the core's
-thread, coalesce on a slow disk, never undo a cut, and a shutdown or crash waits for them."""
+"""What the TCP runtime runs as Java runs it on threads (``DLedgerServer.enable_threads``): the store's
+FlushDataService (fsyncs and the checkpoint leave the core's thread, coalesce on a slow disk, never undo a
+cut, and a shutdown or crash waits for them) and the pusher once after the inputs that arrived together."""
 
 from __future__ import annotations
 
@@ -158,30 +159,32 @@ def test_a_failed_job_is_logged_and_the_thread_carries_on(caplog):
     service.stop()
 
 
-def test_the_tcp_runtime_starts_it_and_the_simulator_does_not(tmp_path: Path):
+def test_the_tcp_runtime_enables_threads_and_the_simulator_does_not(tmp_path: Path):
     from rocketlab.broker.node import build_broker
     from rocketlab.net.node import build_runtime
     from rocketlab.sim.cluster import Cluster
 
     c = Cluster.dledger(nodes=3, seed=1, data_dir=tmp_path / "sim")
     assert all(c.runtime.get(n).core.store.flush_service is None for n in c.node_ids)
+    assert not any(c.runtime.get(n).core.pump_batched for n in c.node_ids)
     brokers = Cluster.dledger_brokers(nodes=3, seed=1, data_dir=tmp_path / "sim-brokers")
     assert all(brokers.runtime.get(n).core.server.store.flush_service is None for n in brokers.node_ids)
+    assert not any(brokers.runtime.get(n).core.server.pump_batched for n in brokers.node_ids)
 
     props = {"nodeKind": "dledger", "selfId": "n0", "peers": "n0-127.0.0.1:1", "group": "g",
              "runDir": str(tmp_path / "run")}
     runtime = build_runtime(props)
     member = runtime.factory(runtime.ctx)
-    assert member.store.flush_service is not None
+    assert member.store.flush_service is not None and member.pump_batched
     member.shutdown()
     broker_props = {"nodeKind": "broker", "enableDLegerCommitLog": "true", "selfId": "n0",
                     "peers": "n0-127.0.0.1:1", "storePathRootDir": str(tmp_path / "broker")}
     broker = build_broker(broker_props).factory(runtime.ctx)
-    assert broker.server.store.flush_service is not None
+    assert broker.server.store.flush_service is not None and broker.server.pump_batched
     broker.on_stop()
 
 
-def test_the_core_factory_starts_it_for_a_tcp_context_only(tmp_path: Path):
+def test_the_core_factory_enables_threads_for_a_tcp_context_only(tmp_path: Path):
     from rocketlab.core import NodeContext
     from rocketlab.dledger.server import make_dledger_server
 
@@ -189,5 +192,42 @@ def test_the_core_factory_starts_it_for_a_tcp_context_only(tmp_path: Path):
     for threads in (False, True):
         ctx = NodeContext("n0", peers, 1, tmp_path / str(threads), threads=threads)
         server = make_dledger_server(ctx)  # also what a controller builds its DLedger member with
-        assert (server.store.flush_service is not None) is threads
+        assert (server.store.flush_service is not None) is threads and server.pump_batched is threads
         server.shutdown()
+
+
+def one_member_leader(threads: bool):
+    """A one-member group (memory store) that has elected itself."""
+    import random
+
+    from rocketlab.dledger.config import DLedgerConfig
+    from rocketlab.dledger.server import DLedgerServer
+
+    server = DLedgerServer(DLedgerConfig(group="g", self_id="n0", peers="n0-127.0.0.1:1", store_type="MEMORY"),
+                           None, random.Random(1))
+    if threads:
+        server.enable_threads()
+    server.on_start(0)
+    now = 0
+    while not server.member_state.is_leader():
+        deadline = server.next_deadline_ms()
+        assert deadline is not None and now < 60_000
+        now = max(now + 1, deadline)
+        server.on_tick(now)
+    return server, now
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_with_threads_the_pusher_runs_at_the_next_tick_not_after_each_input(threads: bool):
+    server, now = one_member_leader(threads)
+    now += 1
+    futures = [server.append(body, now)[0] for body in (b"a", b"b", b"c")]
+    if not threads:  # the simulator's order: the ack checker ran after each append
+        assert all(f.done for f in futures)
+        return
+    assert not any(f.done for f in futures), "the pusher ran inside an input"
+    assert server.next_deadline_ms() == now  # due at once: the runtime ticks right after the inputs read
+    server.on_tick(now)
+    assert all(f.done and f.code.name == "SUCCESS" for f in futures)
+    assert [f.index for f in futures] == [0, 1, 2]
+    assert server.next_deadline_ms() != now
