@@ -34,7 +34,9 @@ Trace events: ``ha_report`` (slave, offset), ``ha_transfer`` (slave, offset, siz
 Differences from Java 5.3.3: no threads; write loops run on acks, puts and deadlines; the master reads a
 handshake only when all 16 bytes are there (see :mod:`rocketlab.ha.autoswitch_wire`); no flow monitor
 (``maxHaTransferByteInSecond``); when no epoch entry covers the slave's request offset the write loop
-starts over later (Java keeps the offset and goes on with a stale header buffer).
+starts over later (Java keeps the offset and goes on with a stale header buffer); a write loop pauses
+with :data:`~rocketlab.ha.ha_connection.MAX_UNACKED_TRANSFER_BYTES` sent and not acknowledged (Java's
+pauses on a full socket buffer) and goes on with the ack that opens it.
 Faithful to Java's order at an epoch boundary: the batch that ends at the boundary already carries the
 next epoch in its header (Java moves to the next epoch before building the header); its start offset is
 the boundary, so the slave's epoch file ends up the same.
@@ -60,6 +62,7 @@ from rocketlab.ha.autoswitch_wire import (
 )
 from rocketlab.ha.config import HAConfig
 from rocketlab.ha.epoch_file_cache import EpochFileCache
+from rocketlab.ha.ha_connection import transfer_window_open
 
 ALL_ACK_IN_SYNC_STATE_SET = -1
 """``MixAll.ALL_ACK_IN_SYNC_STATE_SET``: the needAckNums of a put under ``allAckInSyncStateSet``."""
@@ -97,6 +100,8 @@ class AutoSwitchHAConnection:
         self.slave_request_offset = -1
         self.slave_ack_offset = -1
         self.next_transfer_from_where = -1
+        self.transfer_start = -1
+        self.window_blocked = False  # see rocketlab.ha.ha_connection.MAX_UNACKED_TRANSFER_BYTES
         self.current_transfer_epoch = -1
         self.current_transfer_epoch_end_offset = -1
         self.last_master_max_offset = -1
@@ -263,7 +268,8 @@ class AutoSwitchHAService:
             self.store.set_confirm_offset(self.compute_confirm_offset())
         if frame.max_offset > self.push2_slave_max_offset:
             self.push2_slave_max_offset = frame.max_offset
-        if first:
+        if first or (conn.window_blocked and transfer_window_open(
+                conn.next_transfer_from_where, conn.slave_ack_offset, conn.transfer_start)):
             self._pump(conn, now_ms, out)
 
     def on_stream_closed(self, stream_id: Any, out: OutputBuilder) -> None:
@@ -334,8 +340,13 @@ class AutoSwitchHAService:
                 self._heartbeat_if_needed(conn, now_ms, out)
                 return
             conn.change_transfer_epoch_to_next(entry, self.epoch_cache)
+            conn.transfer_start = conn.next_transfer_from_where
         self._heartbeat_if_needed(conn, now_ms, out)
+        conn.window_blocked = False
         while True:
+            if not transfer_window_open(conn.next_transfer_from_where, conn.slave_ack_offset, conn.transfer_start):
+                conn.window_blocked = True
+                return
             data = self.store.get_commit_log_data(conn.next_transfer_from_where, self.config.ha_transfer_batch_size)
             if not data:
                 if conn.slave_id is not None:  # nothing to send: the slave has everything

@@ -11,7 +11,9 @@ Rules kept from Java:
 * a batch is at most ``haTransferBatchSize`` and never crosses a file (``getCommitLogData``);
 * a heartbeat ``(nextTransferFromWhere, 0)`` after ``haSendHeartbeatInterval`` without writing;
 * housekeeping closes a connection with nothing read for ``haHousekeepingInterval``.
-Simplified: socket writes never block part-way (``lastWriteOver`` is always true).
+Simplified: socket writes never block part-way (``lastWriteOver`` is always true). In their place, a
+bound on what is sent but not acknowledged (:data:`MAX_UNACKED_TRANSFER_BYTES`, shared with the 5.x
+AutoSwitchHAService).
 """
 
 from __future__ import annotations
@@ -23,6 +25,21 @@ from rocketlab.ha.config import HAConfig
 from rocketlab.ha.wire import NEED_DATA, ReportParser, encode_transfer
 
 MAX_BATCHES_PER_PUMP = 32  # 1 MiB of 32 KiB batches per write-loop turn before yielding
+
+MAX_UNACKED_TRANSFER_BYTES = 4 * 1024 * 1024
+"""Deviation: a master's write loop pauses while this many bytes are sent to a slave and not acknowledged,
+and goes on with the ack that brings it below. Java's loop pauses when the socket's send buffer is full
+(``lastWriteOver`` false) until the selector says writable; a sans-IO core cannot see the socket, and
+without a bound the TCP runtime queued a slave's whole catch-up in the master's memory (measured with a
+191 MiB log: master RSS +216 MiB without the bound, +90 MiB with 32 MiB, +3 MiB with 4 MiB). A slave acks
+after every read, so the bound does not slow a catch-up over loopback (the same MiB/s within this
+machine's noise), and no simulated scenario comes near it."""
+
+
+def transfer_window_open(next_transfer_from_where: int, slave_ack_offset: int, transfer_start: int) -> bool:
+    """Whether a master may push more: fewer than :data:`MAX_UNACKED_TRANSFER_BYTES` sent past the
+    slave's ack (or past where the transfer started, before the slave acked anything beyond it)."""
+    return next_transfer_from_where - max(slave_ack_offset, transfer_start) < MAX_UNACKED_TRANSFER_BYTES
 
 
 class CommitLogReader(Protocol):
@@ -46,6 +63,9 @@ class HAConnection:
         self.slave_request_offset = -1
         self.slave_ack_offset = -1
         self.next_transfer_from_where = -1
+        self.transfer_start = -1
+        self.window_blocked = False
+        """The last pump stopped at :data:`MAX_UNACKED_TRANSFER_BYTES`; the ack that opens it pumps again."""
         self.last_read_timestamp = now_ms
         self.last_write_timestamp = now_ms
         self.next_poll_ms = now_ms
@@ -75,11 +95,15 @@ class HAConnection:
         if self.slave_request_offset < 0:
             return []
         if self.next_transfer_from_where < 0:
-            self.next_transfer_from_where = self._start_offset(commit_log.get_max_offset())
+            self.next_transfer_from_where = self.transfer_start = self._start_offset(commit_log.get_max_offset())
         frames: list[tuple[int, int, bytes]] = []
         if now_ms - self.last_write_timestamp > self.config.ha_send_heartbeat_interval:
             frames.append((self.next_transfer_from_where, 0, encode_transfer(self.next_transfer_from_where)))
+        self.window_blocked = False
         for _ in range(MAX_BATCHES_PER_PUMP):
+            if not self.window_open():
+                self.window_blocked = True
+                break
             body = commit_log.get_data(self.next_transfer_from_where, self.config.ha_transfer_batch_size)
             if not body:
                 break
@@ -94,6 +118,9 @@ class HAConnection:
         if self.slave_request_offset == 0:
             return master_max_offset - master_max_offset % self.mapped_file_size
         return self.slave_request_offset
+
+    def window_open(self) -> bool:
+        return transfer_window_open(self.next_transfer_from_where, self.slave_ack_offset, self.transfer_start)
 
     def has_more(self, commit_log: CommitLogReader) -> bool:
         return 0 <= self.next_transfer_from_where < commit_log.get_max_offset()

@@ -74,6 +74,9 @@ class HAService:
         self.notify_transfer_some(ack)
         if first:  # the write loop, which was waiting for the request offset, starts now
             conn.next_poll_ms = now_ms
+        elif conn.window_blocked and conn.window_open():  # the write loop waited for this ack
+            conn.window_blocked = False
+            conn.next_poll_ms = now_ms
         return self._complete(now_ms, out)  # an ack wakes GroupTransferService only, not the writer
 
     def notify_transfer_some(self, offset: int) -> None:
@@ -113,8 +116,10 @@ class HAService:
         for offset, size, wire in conn.pump(self.commit_log, now_ms):
             out.act(StreamWrite(conn.stream_id, wire))
             out.trace("ha_transfer", slave=conn.client_addr, offset=offset, size=size)
-        # more data waiting: run again at once; otherwise wait for a wakeup or the poll interval
-        conn.next_poll_ms = now_ms if conn.has_more(self.commit_log) else now_ms + self.config.ha_write_poll_interval
+        # more data waiting: run again at once; otherwise (or while the slave's acks lag too far behind, see
+        # MAX_UNACKED_TRANSFER_BYTES) wait for a wakeup, the ack or the poll interval
+        busy = conn.has_more(self.commit_log) and not conn.window_blocked
+        conn.next_poll_ms = now_ms if busy else now_ms + self.config.ha_write_poll_interval
 
     def _close(self, conn: HAConnection, reason: str, out: OutputBuilder) -> None:
         self.connections.pop(conn.stream_id, None)
