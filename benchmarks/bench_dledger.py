@@ -10,7 +10,9 @@ simulator speed.
 2. Replicated appends on a 3-process group over loopback with the file store (fsync every 10 ms, as
    DLedger's FlushDataService), 1 KiB bodies, 1 and 32 concurrent clients: appends/s and latency
    p50/p99; beside it, in the same run, a 1-member group (no replication, same TCP path and store).
-   A last row turns on batch push (``isEnableBatchPush``).
+   A last row turns on batch push (``isEnableBatchPush``): the TCP runtime runs the pusher once after the
+   requests and replies that arrived together (``DLedgerServer.enable_threads``), so batches form as they
+   do behind Java's dispatcher threads.
    Calibration from users of Java DLedger (reference/dledger.md 7.2): about 13-14 k appends/s on 16-core
    servers, >= 1.3 ms per replicated append.
 3. Simulator speed: a 5-member group (SHORT_TIMERS, memory stores) under three clients' writes for 10 s
@@ -258,6 +260,9 @@ def main() -> None:
 
     print("3. simulator speed, 5 members under 3 clients' writes")
     summary = [summary_row("3 DLedger members over TCP, 32 clients", loads["3_members/32_clients"]["tps"], "appends/s",
+                           loads["1_members/32_clients"]["tps"], "1 member, 32 clients", target=5000),
+               summary_row("3 DLedger members over TCP, 32 clients, batch push",
+                           loads["3_members/32_clients/batch_push"]["tps"], "appends/s",
                            loads["1_members/32_clients"]["tps"], "1 member, 32 clients", target=5000)]
     for checked in (True, False):
         for serialize in ("sampled", "always"):
