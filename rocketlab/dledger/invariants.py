@@ -354,6 +354,9 @@ class DLedgerChecker:
     """Events after which only their own member needs a look (see :meth:`DLedgerInvariants.check`)."""
     EVENT_KINDS = frozenset({"role", "commit", "truncate", "fault"})
     """The kinds the event-based checks read."""
+    kinds = CORE_KINDS | EVENT_KINDS
+    """Every kind :meth:`violations_at` acts on (the Cluster skips the others): an event of another kind
+    finds nothing pending, since each call consumes what its own ``observe`` found."""
 
     def __init__(self, cores: Any, committed_stable: bool = True) -> None:
         self.cores = cores

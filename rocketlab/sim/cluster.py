@@ -75,7 +75,10 @@ def _remember_recipe(constructor: Callable[..., Cluster]) -> Callable[..., Clust
 
 
 class Checker(Protocol):
-    """An invariant checker: observes events, never participates. Returns a detail string on violation."""
+    """An invariant checker: observes events, never participates. Returns a detail string on violation.
+
+    A checker may also have ``kinds``, a frozenset of the event kinds it reads: then it is not called for
+    events of other kinds (without it, or with None, it sees every event)."""
 
     name: str
 
@@ -118,6 +121,7 @@ class Cluster:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.meta = dict(meta or {})
         self.checkers = list(checkers)
+        self._checker_kinds = [(k, getattr(k, "kinds", None)) for k in self.checkers]
         self.raise_on_violation = raise_on_violation
         self.violations: list[Event] = []
         self.recipe: Recipe | None = None  # set by the constructors below
@@ -434,9 +438,12 @@ class Cluster:
 
     # --- checks and output -------------------------------------------------------------------
     def _check(self, event: Event) -> None:
-        if event["kind"] == "violation":
+        kind = event["kind"]
+        if kind == "violation":
             return
-        for checker in self.checkers:
+        for checker, kinds in self._checker_kinds:
+            if kinds is not None and kind not in kinds:
+                continue
             detail = checker.check(self, event)
             if detail is not None:
                 violation = self.recorder.emit(self.now_ms, event.get("node"), "violation",
