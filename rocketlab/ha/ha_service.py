@@ -77,7 +77,7 @@ class HAService:
         elif conn.window_blocked and conn.window_open():  # the write loop waited for this ack
             conn.window_blocked = False
             conn.next_poll_ms = now_ms
-        return self._complete(now_ms, out)  # an ack wakes GroupTransferService only, not the writer
+        return self._complete(now_ms, out)  # otherwise an ack wakes GroupTransferService only, not the writer
 
     def notify_transfer_some(self, offset: int) -> None:
         if offset > self.push2_slave_max_offset:

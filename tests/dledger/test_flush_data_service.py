@@ -46,12 +46,19 @@ def stuck(monkeypatch) -> StuckDisk:
     return disk
 
 
-def test_a_tick_returns_while_the_disk_is_stuck_and_the_flush_lands_later(tmp_path: Path, stuck: StuckDisk):
-    store = fill(tmp_path, 10, flush_file_interval=10, fsync_policy="interval")
+def flushing_into_a_stuck_disk(tmp_path: Path, stuck: StuckDisk, entries: int):
+    """A file store of ``entries`` entries with its flush thread, whose first tick's fsync now hangs. With
+    an inline fsync the tick itself would block until the gate opens (10 s, then fail)."""
+    store = fill(tmp_path, entries, flush_file_interval=10, fsync_policy="interval")
     service = store.start_flush_service()
     assert store.data_file_list.is_dirty
-    store.on_tick(1_000)  # with an inline fsync this call would block until the gate opens (10 s, then fail)
+    store.on_tick(1_000)
     assert stuck.entered.wait(5), "the flush thread never called fsync"
+    return store, service
+
+
+def test_a_tick_returns_while_the_disk_is_stuck_and_the_flush_lands_later(tmp_path: Path, stuck: StuckDisk):
+    store, service = flushing_into_a_stuck_disk(tmp_path, stuck, 10)
     assert stuck.threads and all(name.startswith("FlushDataService") for name in stuck.threads)
     assert store.data_file_list.is_dirty, "counted as flushed before the fsync returned"
     stuck.release()
@@ -62,10 +69,7 @@ def test_a_tick_returns_while_the_disk_is_stuck_and_the_flush_lands_later(tmp_pa
 
 
 def test_flushes_coalesce_on_a_slow_disk(tmp_path: Path, stuck: StuckDisk):
-    store = fill(tmp_path, 3, flush_file_interval=10, fsync_policy="interval")
-    service = store.start_flush_service()
-    store.on_tick(1_000)
-    assert stuck.entered.wait(5)
+    store, service = flushing_into_a_stuck_disk(tmp_path, stuck, 3)
     for k in range(1, 30):  # thirty rounds while the first fsync hangs: one more data job waits, not thirty
         store.append_as_leader(DLedgerEntry(body=b"more"))
         store.on_tick(1_000 + 10 * k)
@@ -128,10 +132,7 @@ def test_shutdown_waits_for_the_flush_thread_and_recovery_finds_everything(tmp_p
 
 
 def test_a_crash_stops_the_thread_before_the_files_close(tmp_path: Path, stuck: StuckDisk):
-    store = fill(tmp_path, 5, flush_file_interval=10, fsync_policy="interval")
-    service = store.start_flush_service()
-    store.on_tick(1_000)
-    assert stuck.entered.wait(5)
+    store, service = flushing_into_a_stuck_disk(tmp_path, stuck, 5)
     closer = threading.Thread(target=store.close)
     closer.start()
     closer.join(0.2)
