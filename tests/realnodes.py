@@ -39,9 +39,10 @@ class NodeProcesses:
 
     def __init__(self) -> None:
         self.procs: dict[str, subprocess.Popen] = {}
-        # Write back what earlier tests left dirty first: a node runs on one thread, and while the kernel
-        # writes back gigabytes one fsync of its store can take hundreds of ms (Java flushes on a thread of
-        # its own), long enough for short test timers to see a dead leader.
+        # Write back what earlier tests left dirty first: while the kernel writes back gigabytes, one fsync
+        # can take hundreds of ms. A DLedger store now flushes on its own thread (FlushDataService), but a
+        # classic broker still flushes on the node's one thread and writes can stall under writeback too:
+        # long enough for short test timers to see a dead leader.
         os.sync()
 
     def start(self, node: str) -> None:
