@@ -35,8 +35,9 @@ import itertools
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
+V = TypeVar("V")
 EntryKey = tuple[int, int, int, bytes | None]
 """What identifies an entry's content: (term, pos, size, body)."""
 
@@ -102,6 +103,47 @@ def entry_key(entry: Any) -> EntryKey:
 _GENERATIONS = itertools.count(1)
 
 
+class CoreMap(Generic[V]):
+    """``{core: value}`` by identity that does not keep a core alive (a crashed member's entry goes with
+    it): a :class:`weakref.WeakKeyDictionary` without the weak reference it builds on every lookup (the
+    checker looks up cores after every event)."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref[Any], V]] = {}
+
+    def get(self, core: Any, default: Any = None) -> Any:
+        hit = self._items.get(id(core))
+        return hit[1] if hit is not None and hit[0]() is core else default
+
+    def __contains__(self, core: Any) -> bool:
+        hit = self._items.get(id(core))
+        return hit is not None and hit[0]() is core
+
+    def __setitem__(self, core: Any, value: V) -> None:
+        key = id(core)
+        hit = self._items.get(key)
+        if hit is not None and hit[0]() is core:
+            self._items[key] = (hit[0], value)
+            return
+        items = self._items
+
+        def forget(ref: weakref.ref[Any]) -> None:
+            if items.get(key, (None,))[0] is ref:
+                del items[key]
+
+        self._items[key] = (weakref.ref(core, forget), value)
+
+    def pop(self, core: Any, default: Any = None) -> Any:
+        hit = self._items.get(id(core))
+        if hit is None or hit[0]() is not core:
+            return default
+        del self._items[id(core)]
+        return hit[1]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
 @dataclass(eq=False)
 class CachedLog:
     """One member's log as read by :class:`LogCache`: ``entries`` ``{index: EntryKey}`` from ``begin``,
@@ -136,7 +178,7 @@ class LogCache:
     """
 
     def __init__(self) -> None:
-        self._cache: weakref.WeakKeyDictionary[Any, CachedLog] = weakref.WeakKeyDictionary()
+        self._cache: CoreMap[CachedLog] = CoreMap()
         # (member a, member b) -> the two logs' (key, generation) when the pair last passed log matching
         self.pairs_passed: dict[tuple[str, str], tuple[Any, ...]] = {}
 
@@ -205,8 +247,16 @@ def log_matching(cores: Mapping[str, Any], cache: LogCache | None = None, change
 
 def _match_pair(cache: LogCache, a: str, la: CachedLog, b: str, lb: CachedLog, found: list[Violation]) -> None:
     state = (la.key, la.generation, lb.key, lb.generation)
-    if cache.pairs_passed.get((a, b)) == state:  # neither log changed since this pair passed
-        return
+    passed = cache.pairs_passed.get((a, b))
+    if passed is not None:
+        if passed == state:  # neither log changed since this pair passed
+            return
+        # Same generations: both logs only grew at their ends since the pair passed. If the shorter end
+        # is where it was, the entries compared then are the ones that would be compared now.
+        if passed[1] == la.generation and passed[3] == lb.generation and \
+                min(la.key[2], lb.key[2]) == min(passed[0][2], passed[2][2]):
+            cache.pairs_passed[(a, b)] = state
+            return
     lo, hi = max(la.begin, lb.begin, 0), min(la.end, lb.end)
     ea, eb = la.entries, lb.entries
     top = next((k for k in range(hi, lo - 1, -1) if ea[k][0] == eb[k][0]), None)
@@ -232,9 +282,9 @@ class CommittedEntries:
     entries: dict[int, EntryKey] = field(default_factory=dict)
     terms: dict[int, int] = field(default_factory=dict)
     added: list[int] = field(default_factory=list)
-    recorded: weakref.WeakKeyDictionary[Any, tuple[Any, int]] = field(default_factory=weakref.WeakKeyDictionary)
-    verified: weakref.WeakKeyDictionary[Any, tuple[int, int]] = field(default_factory=weakref.WeakKeyDictionary)
-    leaders: weakref.WeakKeyDictionary[Any, tuple[int, int]] = field(default_factory=weakref.WeakKeyDictionary)
+    recorded: CoreMap[tuple[Any, int]] = field(default_factory=CoreMap)
+    verified: CoreMap[tuple[int, int]] = field(default_factory=CoreMap)
+    leaders: CoreMap[tuple[int, int]] = field(default_factory=CoreMap)
 
     def record(self, cores: Mapping[str, Any], cache: LogCache) -> list[Violation]:
         found = []

@@ -115,7 +115,7 @@ class DLedgerServer(BaseCore):
     # ------------------------------------------------------------------ inspection
     @property
     def role(self) -> str:
-        return self.member_state.role.name
+        return self.member_state.role._name_  # Enum.name without its descriptor (read after every event)
 
     @property
     def term(self) -> int:
@@ -212,9 +212,10 @@ class DLedgerServer(BaseCore):
             out = OutputBuilder()
             respond = reply_to(src, request_id)
             try:
-                check(msg.remote_id == self.node_id, Code.UNKNOWN_MEMBER, f"{msg.remote_id} != {self.node_id}")
-                check(msg.group == self.member_state.group, Code.UNKNOWN_GROUP,
-                      f"{msg.group} != {self.member_state.group}")
+                if msg.remote_id != self.node_id:
+                    raise DLedgerException(Code.UNKNOWN_MEMBER, f"{msg.remote_id} != {self.node_id}")
+                if msg.group != self.member_state.group:
+                    raise DLedgerException(Code.UNKNOWN_GROUP, f"{msg.group} != {self.member_state.group}")
                 handler(msg, respond, now_ms, out)
             except DLedgerException as e:
                 respond(self.error_response(msg, e.code), out)

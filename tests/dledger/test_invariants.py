@@ -200,3 +200,82 @@ def test_invariants_hold_under_random_faults(tmp_path: Path, seed: int, profile:
 @pytest.mark.parametrize("seed", range(100, 300))
 def test_invariants_hold_under_random_faults_sweep(tmp_path: Path, seed: int, profile: str):
     random_faults(seed, profile, tmp_path, steps=60)
+
+
+# ---------------------------------------------------------------------- the checker's caches
+class _Versioned:
+    def __init__(self) -> None:
+        self.version = 0
+
+
+@dataclass(eq=False)
+class VersionedMember:
+    """A member whose store counts its changes, as a DLedger store does (so the checker's cache extends)."""
+
+    log: list[tuple[int, bytes]] = field(default_factory=list)
+    store: _Versioned = field(default_factory=_Versioned)
+
+    @property
+    def ledger_begin_index(self) -> int:
+        return 0 if self.log else -1
+
+    @property
+    def ledger_end_index(self) -> int:
+        return len(self.log) - 1
+
+    def entries(self, first=None, last=None) -> list[DLedgerEntry]:
+        first = 0 if first is None else first
+        last = len(self.log) - 1 if last is None else last
+        return [DLedgerEntry(index=i, term=t, pos=i * 100, size=48 + len(b), body=b)
+                for i, (t, b) in enumerate(self.log) if first <= i <= last]
+
+    def append(self, term: int, body: bytes) -> None:
+        self.log.append((term, body))
+        self.store.version += 1
+
+    def truncate(self, keep: int) -> None:
+        del self.log[keep:]
+        self.store.version += 1
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_cached_log_matching_reports_what_a_fresh_look_reports(seed: int):
+    """The cache skips a pair whose compared entries cannot have changed; after every append or truncate,
+    in random logs that sometimes diverge, it reports exactly what comparing from scratch reports."""
+    rng = random.Random(seed)
+    members = {n: VersionedMember() for n in ("a", "b", "c", "d")}
+    cache = LogCache()
+    for step in range(200):
+        name = rng.choice(sorted(members))
+        m = members[name]
+        if m.log and rng.random() < 0.1:
+            m.truncate(rng.randrange(len(m.log)))
+        else:
+            index = len(m.log)
+            leader = members["a"].log
+            if index < len(leader) and rng.random() < 0.8:
+                m.append(*leader[index])  # copy the leader's entry, as a follower does
+            else:
+                m.append(rng.randint(1, 3), rng.choice([b"x", b"y"]))
+        # a look from scratch at the changed member's pairs (the other pairs were looked at when they changed)
+        fresh = [v for v in log_matching(members, LogCache()) if name in v.detail.split(" agree")[0].split(" and ")]
+        cached = log_matching(members, cache, changed=name)
+        assert cached == fresh, f"seed {seed} step {step}: {cached} != {fresh}"
+
+
+def test_core_map_is_by_identity_and_forgets_a_collected_core():
+    import gc
+
+    from rocketlab.dledger.invariants import CoreMap
+
+    one, other = VersionedMember(), VersionedMember()  # equal by value, distinct members
+    m: CoreMap[int] = CoreMap()
+    m[one] = 1
+    assert m.get(one) == 1 and one in m and m.get(other) is None and other not in m
+    m[one] = 2
+    assert m.get(one) == 2 and len(m) == 1
+    m[other] = 3
+    assert m.pop(other) == 3 and m.pop(other, "gone") == "gone"
+    del one
+    gc.collect()
+    assert len(m) == 0

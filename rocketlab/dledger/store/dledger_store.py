@@ -21,7 +21,7 @@ from typing import Any
 
 from rocketlab.core import Trace
 from rocketlab.dledger.entry import DLedgerEntry
-from rocketlab.dledger.member_state import MemberState
+from rocketlab.dledger.member_state import MemberState, Role
 from rocketlab.dledger.protocol import DLedgerResponseCode, check
 
 AppendHook = Callable[[DLedgerEntry, bytearray, int], None]
@@ -100,7 +100,10 @@ class DLedgerStore(abc.ABC):
     def update_ledger_end_index_and_term(self) -> None:
         self.member_state.update_ledger_index_and_term(self.ledger_end_index, self.ledger_end_term)
 
+    # The checks below build their messages only when one fails (they run on every entry read and append).
     def check_get_range(self, index: int) -> None:
+        if 0 <= index and self.ledger_begin_index <= index <= self.ledger_end_index:
+            return
         check(index >= 0, DLedgerResponseCode.INDEX_OUT_OF_RANGE, f"{index} should be >= 0")
         check(index >= self.ledger_begin_index, DLedgerResponseCode.INDEX_LESS_THAN_LOCAL_BEGIN,
               f"{index} should be >= {self.ledger_begin_index}, ledgerBeginIndex may be revised")
@@ -109,6 +112,9 @@ class DLedgerStore(abc.ABC):
 
     def check_follower_append(self, entry: DLedgerEntry, leader_term: int, leader_id: str) -> None:
         ms = self.member_state
+        if (ms.role is Role.FOLLOWER and not self.is_disk_full and entry.index == self.ledger_end_index + 1
+                and leader_term == ms.curr_term and leader_id == ms.leader_id):
+            return
         check(ms.is_follower(), DLedgerResponseCode.NOT_FOLLOWER, f"role={ms.role.name}")
         check(not self.is_disk_full, DLedgerResponseCode.DISK_FULL, "the disk is full")
         check(entry.index == self.ledger_end_index + 1, DLedgerResponseCode.INCONSISTENT_INDEX,
@@ -124,6 +130,8 @@ class DLedgerStore(abc.ABC):
 
     def check_leader_append(self) -> None:
         ms = self.member_state
+        if ms.role is Role.LEADER and not self.is_disk_full and ms.transferee is None:
+            return
         check(ms.is_leader(), DLedgerResponseCode.NOT_LEADER, f"role={ms.role.name}")
         check(not self.is_disk_full, DLedgerResponseCode.DISK_FULL, "the disk is full")
         check(ms.transferee is None, DLedgerResponseCode.LEADER_TRANSFERRING, f"transferee={ms.transferee}")
