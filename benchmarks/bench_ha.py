@@ -8,6 +8,9 @@
    (target: SYNC >= 50 % of ASYNC throughput at 32 producers, thanks to pipelined waits).
 3. Replication lag under steady load (ASYNC_MASTER): per put, ms from the put's answer to the slave's
    ack that covers it, and bytes the slave is behind, both from the master's trace.
+4. A slow disk (every fdatasync 100 ms slower): a master's 1 KiB puts and ticks with the ASYNC_FLUSH
+   flushes on threads of their own (the TCP runtime) beside the same flushes on the core's ticks (what
+   the TCP runtime did before; the simulator still does), in one process.
 
     python benchmarks/bench_ha.py [--quick]
 """
@@ -29,9 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import free_port, record, start_node, stop  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
+from rocketlab.broker.broker import BrokerConfig, BrokerCore  # noqa: E402
 from rocketlab.broker.protocol import SendMessageRequest, broker_codec  # noqa: E402
+from rocketlab.core import NodeContext  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
-from rocketlab.store import Message, MessageStore  # noqa: E402
+from rocketlab.store import Message, MessageStore, mapped_file  # noqa: E402
 
 GIB = 1024 ** 3
 
@@ -219,6 +224,42 @@ def replication_lag(tmp: Path, rate: int, seconds: float) -> dict[str, float]:
             "lag_bytes_p50": lags_bytes[len(lags_bytes) // 2], "lag_bytes_max": lags_bytes[-1]}
 
 
+# --- 4. a slow disk and the core's thread --------------------------------------------------------------
+
+def slow_disk_puts(tmp: Path, delay_ms: float, seconds: float, threads: bool) -> dict[str, float]:
+    """Puts of 1 KiB, ten per round, and the core's tick every 10 ms of its clock (its flush timer is
+    500 ms of that clock: every 50 rounds), with every fdatasync ``delay_ms`` slower."""
+    core = BrokerCore(NodeContext("n0", ("n0",), 1, tmp, threads=threads),
+                      BrokerConfig(broker_role="ASYNC_MASTER", mapped_file_size_commit_log=GIB), wall_clock=True)
+    core.on_start(0)
+    real, delay = mapped_file._fdatasync, delay_ms / 1000
+
+    def slow_fdatasync(fd: int) -> None:
+        real(fd)
+        time.sleep(delay)
+
+    msg, ticks, puts, now_ms = Message("Bench", b"x" * 1024, 0), [], 0, 0
+    mapped_file._fdatasync = slow_fdatasync
+    try:
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for _ in range(10):
+                core.put_message(msg, now_ms)
+            puts += 10
+            now_ms += 10
+            t = time.perf_counter()
+            core.on_tick(now_ms)
+            ticks.append((time.perf_counter() - t) * 1000)
+        wall = time.perf_counter() - start
+        core.on_stop()
+    finally:
+        mapped_file._fdatasync = real
+    ticks.sort()
+    return {"flush_on_threads": threads, "added_fdatasync_ms": delay_ms, "puts_per_s": round(puts / wall),
+            "tick_ms_p50": round(ticks[len(ticks) // 2], 2), "tick_ms_max": round(ticks[-1], 1),
+            "share_of_time_in_ticks": round(sum(ticks) / 1000 / wall, 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -250,11 +291,19 @@ def main() -> None:
               f"{lag['lag_ms_p99']} ms, max {lag['lag_ms_max']} ms; bytes behind p50 {lag['lag_bytes_p50']}, "
               f"max {lag['lag_bytes_max']}")
         results["replication_lag"] = lag
+        slow = {mode: slow_disk_puts(tmp / f"slow-{mode}", 100, 1.0 if args.quick else 3.0, mode == "threads")
+                for mode in ("core", "threads")}
+        for mode, r in slow.items():
+            print(f"fdatasync + 100 ms, flush on the {mode:7}: {r['puts_per_s']:6} puts/s, tick p50 "
+                  f"{r['tick_ms_p50']} ms, max {r['tick_ms_max']} ms, {r['share_of_time_in_ticks']:.0%} of the time in ticks")
+        results["slow_disk"] = slow
     summary = [
         summary_row("HA catch-up of a slave", up["mib_per_s"], "MiB/s", raw["mib_per_s"], "raw loopback socket",
                     target=0.5, target_on="ratio"),
         summary_row("SYNC_MASTER puts, 32 producers", loads["SYNC_MASTER/32"]["tps"], "puts/s",
                     loads["ASYNC_MASTER/32"]["tps"], "ASYNC_MASTER, 32 producers", target=0.5, target_on="ratio"),
+        summary_row("a master's puts, fdatasync + 100 ms, flush threads", slow["threads"]["puts_per_s"], "puts/s",
+                    slow["core"]["puts_per_s"], "flush on the core's ticks"),
     ]
     record("ha", results, summary)
 

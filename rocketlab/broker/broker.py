@@ -16,6 +16,10 @@ RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, 
   dispatches (reput) itself, so the simulator stays deterministic. A master dispatches right after each
   put; a slave 1 ms after bytes arrive, in slices of 256 KiB per ms (Java's ReputMessageService is a
   thread of its own beside the HAClient; slices keep our single thread's appends and acks flowing).
+  In the TCP runtime (``NodeContext.threads``) an ASYNC_FLUSH store flushes on threads of its own
+  instead, Java's FlushRealTimeService and FlushConsumeQueueService
+  (:meth:`~rocketlab.store.message_store.DefaultMessageStore.start_flush_services`), so a slow fsync
+  never holds up puts, HA transfer or acks; SYNC_FLUSH puts still commit on the core's thread.
 
 Every finished put is a ``put`` trace event; HA adds ``ha_report``, ``ha_transfer`` and ``ha_close``.
 """
@@ -138,6 +142,10 @@ class BrokerCore(BaseCore):
             root, threads=False, clock=clock,
             broker_role=BrokerRole(config.broker_role), flush_disk_type=FlushDiskType(config.flush_disk_type),
             mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
+        self.flush_on_threads = ctx.threads and config.flush_disk_type == "ASYNC_FLUSH"
+        """The store's flushes run on its own threads (TCP runtime), not on this core's ticks."""
+        if self.flush_on_threads:
+            self.store.start_flush_services()
         self.metadata = BrokerMetadata(root / "config")
         self.metadata.load()
         size = config.mapped_file_size_commit_log
@@ -233,7 +241,7 @@ class BrokerCore(BaseCore):
 
     # --- timers ----------------------------------------------------------------------------------
     def next_deadline_ms(self) -> int | None:
-        times = [self.next_flush_ms]
+        times = [] if self.flush_on_threads else [self.next_flush_ms]
         ha = self.ha_service.next_deadline_ms() if self.ha_service else self.ha_client.next_deadline_ms()
         if ha is not None:
             times.append(ha)
@@ -243,12 +251,12 @@ class BrokerCore(BaseCore):
                 times.append(sync)
         if self.reput_at is not None:
             times.append(self.reput_at)
-        return min(times)
+        return min(times, default=None)
 
     def on_tick(self, now_ms: int) -> Output:
         self.now_ms = now_ms
         out = OutputBuilder()
-        if now_ms >= self.next_flush_ms:
+        if now_ms >= self.next_flush_ms and not self.flush_on_threads:
             self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
             self.store.flush()
         if self.ha_service is not None:

@@ -17,6 +17,7 @@ from rocketlab.store.message_store import DefaultMessageStore
 def simulate_crash(store: DefaultMessageStore, lose_unflushed: bool = False) -> int:
     """Close the store's files as a crash would; returns how many CommitLog bytes were lost."""
     store.shutdown_flag = True
+    store.halt_services()  # a flush under way finishes; none starts after (files close below)
     lost = 0
     if store.commit_log is not None:
         for mf in store.commit_log.mapped_file_queue.mapped_files:

@@ -289,10 +289,10 @@ class DefaultMessageStore:
                 log.error("reput cannot catch up at start: %s", reput.stalled_reason)
                 break
 
-    def _start_services(self) -> None:
-        cl, reput = self.commit_log, self.reput_message_service
-        assert cl is not None and reput is not None
-        config = self.config
+    def _flush_services(self) -> list[ServiceThread]:
+        """The CommitLog's flusher (GroupCommitService or FlushRealTimeService) and FlushConsumeQueueService."""
+        cl, config = self.commit_log, self.config
+        assert cl is not None
         if cl.group_commit_service is not None:
             gcs = cl.group_commit_service
             flusher = ServiceThread("GroupCommitService", gcs.do_commit, 0.010, gcs.shutdown_flush)
@@ -304,17 +304,42 @@ class DefaultMessageStore:
                 "FlushRealTimeService", frt.do_flush, config.flush_interval_commit_log / 1000, frt.shutdown_flush
             )
             frt.wakeup = flusher.wakeup
+        return [flusher, ServiceThread("FlushConsumeQueueService", self.flush_consume_queue_step,
+                                       config.flush_interval_consume_queue / 1000)]
+
+    def _start_services(self) -> None:
+        reput = self.reput_message_service
+        assert reput is not None
         services = [
-            flusher,
+            *self._flush_services(),
             ServiceThread("ReputMessageService", reput.do_reput, 0.001),
-            ServiceThread(
-                "FlushConsumeQueueService", self.flush_consume_queue_step, config.flush_interval_consume_queue / 1000
-            ),
-            ServiceThread("CleanCommitLogService", self.delete_expired_files, config.clean_resource_interval / 1000),
+            ServiceThread("CleanCommitLogService", self.delete_expired_files, self.config.clean_resource_interval / 1000),
         ]
+        self._run_services(services)
+
+    def _run_services(self, services: list[ServiceThread]) -> None:
         self._services = {service.name: service for service in services}
         for service in services:
             service.start()
+
+    def start_flush_services(self) -> None:
+        """For a store opened with ``threads=False`` whose owner drives the rest (a broker core in the TCP
+        runtime): run only the ASYNC_FLUSH flushes on threads, Java's FlushRealTimeService (at least
+        ``flush_commit_log_least_pages`` dirty pages, everything every thorough interval) and
+        FlushConsumeQueueService, so an fsync never holds up the owner's thread. The owner keeps
+        dispatching (reput) itself; :meth:`shutdown` stops the threads before its own last flush.
+        Under SYNC_FLUSH a put waits for its flush, so the owner keeps committing in line."""
+        cl = self.commit_log
+        if cl is None or cl.group_commit_service is not None:
+            raise StoreError("flush services on threads are for an open ASYNC_FLUSH store")
+        if not self._services:
+            self._run_services(self._flush_services())
+
+    def halt_services(self) -> None:
+        """Stop the service threads without their last flush (a crash: nothing more reaches the disk)."""
+        for service in self._services.values():
+            service.halt()
+        self._services = {}
 
     def shutdown(self) -> None:
         """``shutdown``: stop services, flush everything, and delete ``abort`` if the store is

@@ -56,6 +56,11 @@ class ServiceThread:
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout_s)
 
+    def halt(self, timeout_s: float = 10.0) -> None:
+        """Stop without the shutdown step (a crash): wait for a step under way, run nothing more."""
+        self._on_shutdown = None
+        self.shutdown(timeout_s)
+
     def _run(self) -> None:
         while not self._stopped:
             try:

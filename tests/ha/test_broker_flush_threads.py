@@ -1,0 +1,102 @@
+"""In the TCP runtime (``NodeContext.threads``) a classic broker's ASYNC_FLUSH store flushes on threads of its
+own, as Java's FlushRealTimeService and FlushConsumeQueueService do: a stuck disk holds up no put and no tick,
+the flush lands once the disk answers, shutdown waits for it, a crash starts none. The simulator's brokers
+keep flushing on their ticks, with no thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rocketlab.broker.broker import BrokerConfig, BrokerCore
+from rocketlab.core import NodeContext
+from rocketlab.errors import StoreError
+from rocketlab.store import FlushDiskType, Message, MessageStore, mapped_file
+from tests.dledger.test_flush_data_service import StuckDisk
+
+
+@pytest.fixture
+def stuck(monkeypatch) -> StuckDisk:
+    disk = StuckDisk()
+    disk.real = mapped_file._fdatasync
+    monkeypatch.setattr(mapped_file, "_fdatasync", disk)
+    return disk
+
+
+def broker(tmp_path: Path, threads: bool, flush: str = "ASYNC_FLUSH") -> BrokerCore:
+    ctx = NodeContext("n0", ("n0",), 1, tmp_path, threads=threads)
+    config = BrokerConfig(broker_role="ASYNC_MASTER", flush_disk_type=flush,
+                          store_options={"flush_commit_log_thorough_interval": 0})
+    core = BrokerCore(ctx, config, wall_clock=True)
+    core.on_start(0)
+    return core
+
+
+def put(core: BrokerCore, count: int, now_ms: int) -> None:
+    for i in range(count):
+        handle, _ = core.put_message(Message("T", b"x" * 1024, 0, keys=f"k{i}"), now_ms)
+        assert handle.status == "PUT_OK"
+
+
+def flush_threads() -> list[str]:
+    return sorted(t.name for t in threading.enumerate() if t.name.startswith("Flush"))
+
+
+def test_puts_and_ticks_go_on_while_the_flush_thread_waits_for_a_stuck_disk(tmp_path: Path, stuck: StuckDisk):
+    core = broker(tmp_path, threads=True)
+    assert core.flush_on_threads and flush_threads() == ["FlushConsumeQueueService", "FlushRealTimeService"]
+    put(core, 40, 1)
+    assert stuck.entered.wait(5), "no flush thread called fdatasync"
+    assert all(name.startswith("Flush") for name in stuck.threads), stuck.threads
+    # the disk hangs: with the flush on the core's thread these would wait for it (10 s, then fail)
+    start = time.monotonic()
+    for k in range(20):
+        put(core, 5, 2 + k)
+        core.on_tick(600 * (k + 1))
+    assert time.monotonic() - start < 5
+    assert core.next_deadline_ms() is None  # no flush timer on the core: nothing else is due on a lone master
+    cl = core.store.commit_log
+    assert cl.flushed_where < cl.get_max_offset()
+    stuck.release()
+    deadline = time.monotonic() + 10
+    while cl.flushed_where < cl.get_max_offset() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cl.flushed_where == cl.get_max_offset(), "the flush thread never caught up"
+    core.on_stop()
+    assert flush_threads() == []
+
+
+def test_shutdown_flushes_everything_and_a_reopened_store_finds_it(tmp_path: Path):
+    core = broker(tmp_path, threads=True)
+    put(core, 30, 1)
+    end = core.store.get_max_phy_offset()
+    core.on_stop()
+    assert flush_threads() == []
+    with MessageStore.open(tmp_path / "store", threads=False, mapped_file_size_commit_log=1024 * 1024) as store:
+        assert store.get_max_phy_offset() == end
+
+
+def test_a_crash_stops_the_threads_without_their_last_flush(tmp_path: Path):
+    core = broker(tmp_path, threads=True)
+    put(core, 30, 1)
+    core.on_crash(lose_unflushed=True)
+    assert flush_threads() == []
+
+
+def test_the_simulator_and_sync_flush_keep_flushing_on_the_core(tmp_path: Path):
+    sim = broker(tmp_path / "sim", threads=False)
+    assert not sim.flush_on_threads and flush_threads() == []
+    assert sim.next_deadline_ms() == sim.next_flush_ms
+    sim.on_stop()
+    sync = broker(tmp_path / "sync", threads=True, flush="SYNC_FLUSH")
+    assert not sync.flush_on_threads and flush_threads() == []
+    sync.on_stop()
+
+
+def test_flush_services_need_an_open_async_flush_store(tmp_path: Path):
+    with MessageStore.open(tmp_path / "s", threads=False, flush_disk_type=FlushDiskType.SYNC_FLUSH) as store:
+        with pytest.raises(StoreError, match="ASYNC_FLUSH"):
+            store.start_flush_services()
