@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -95,3 +96,16 @@ def stop(*procs) -> None:
         proc.send_signal(signal.SIGTERM)
     for proc in procs:
         proc.wait(timeout=60)
+
+
+def best_interleaved(rounds: int, runs: dict[str, Callable[[], dict[str, Any]]], key: str) -> dict[str, dict[str, Any]]:
+    """Run each of ``runs`` ``rounds`` times, taking turns (a, b, a, b, ...), and keep per name the run with
+    the highest ``key``: on a shared VM whose speed drifts within minutes, the slow runs measure the
+    neighbours, and taking turns gives a figure and its baseline the same share of the slow phases.
+    The kept run records ``rounds`` and every round's ``key`` (``<key>_rounds``)."""
+    seen: dict[str, list[dict[str, Any]]] = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            seen[name].append(run())
+    return {name: {**max(results, key=lambda r: r[key]), "rounds": rounds,
+                   f"{key}_rounds": [r[key] for r in results]} for name, results in seen.items()}

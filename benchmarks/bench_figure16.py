@@ -6,7 +6,8 @@ heartbeat interval and runs until every survivor follows a new leader
 simulator's speed inside those trials (kernel events per wall second). Baseline measured in the same run:
 the bare simulator speed of ``bench_sim`` (a 5-node heartbeat mesh, tracing on), so a drop in trials/s can
 be told apart from a slower kernel. Target (issue #14): 5x the trials/s this benchmark recorded before it
-(:data:`BEFORE_ISSUE_14`).
+(:data:`BEFORE_ISSUE_14`). The trials and their codec baseline run in turns, three rounds each (two with
+``--quick``), and the fastest round of each counts: this VM's speed drifts by up to ~1.8x within minutes.
 
     python benchmarks/bench_figure16.py [--quick]
 """
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import line, record  # noqa: E402
+from _common import best_interleaved, line, record  # noqa: E402
 from bench_sim import heartbeat_run  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
@@ -30,24 +31,33 @@ from rocketlab.scenarios import figure16  # noqa: E402
 BEFORE_ISSUE_14 = {"150-300": 64.8, "150-155": 88.3, "12-24": 34.4, "150-150": 12.3}
 
 
-def timed_trials(lo: int, hi: int, trials: int) -> dict[str, float]:
-    """Run ``trials`` seeds of one range on this core; then again with every message encoded and decoded
-    (``ROCKETLAB_SERIALIZE=always``, the simulator's message path before issue #14) as the same-run
-    baseline."""
-    os.environ["ROCKETLAB_SERIALIZE"] = "always"
-    try:
-        start = time.perf_counter()
-        figure16.figure16_sweep([(lo, hi)], trials, timeout_ms=10_000)
-        serialized = time.perf_counter() - start
-    finally:
-        del os.environ["ROCKETLAB_SERIALIZE"]
-    start = time.perf_counter()
-    rows = figure16.figure16_sweep([(lo, hi)], trials, timeout_ms=10_000)
-    wall = time.perf_counter() - start
+def timed_trials(lo: int, hi: int, trials: int, rounds: int) -> dict[str, float]:
+    """Run ``trials`` seeds of one range on this core, and the same trials with every message encoded and
+    decoded (``ROCKETLAB_SERIALIZE=always``, the simulator's message path before issue #14) as the same-run
+    baseline; ``rounds`` times each, taking turns, the fastest round of each counted."""
+
+    def run(serialize: str | None) -> dict[str, object]:
+        if serialize:
+            os.environ["ROCKETLAB_SERIALIZE"] = serialize
+        try:
+            start = time.perf_counter()
+            rows = figure16.figure16_sweep([(lo, hi)], trials, timeout_ms=10_000)
+            wall = time.perf_counter() - start
+        finally:
+            os.environ.pop("ROCKETLAB_SERIALIZE", None)
+        return {"rows": rows, "wall_s": wall, "trials_per_s": trials / wall}
+
+    best = best_interleaved(rounds, {"serialized": lambda: run("always"), "sampled": lambda: run(None)},
+                            "trials_per_s")
+    fast, slow = best["sampled"], best["serialized"]
+    rows = fast["rows"]
     events = sum(r["sim_events"] for r in rows)
     summary = figure16.summarize_trials(rows)[f"{lo}-{hi}"]
-    return {"range": f"{lo}-{hi}", "trials": trials, "wall_s": round(wall, 3),
-            "trials_per_s": round(trials / wall, 1), "serialized_trials_per_s": round(trials / serialized, 1), "events_per_s": round(events / wall),
+    return {"range": f"{lo}-{hi}", "trials": trials, "rounds": rounds, "wall_s": round(fast["wall_s"], 3),
+            "trials_per_s": round(fast["trials_per_s"], 1),
+            "trials_per_s_rounds": [round(v, 1) for v in fast["trials_per_s_rounds"]],
+            "serialized_trials_per_s": round(slow["trials_per_s"], 1),
+            "events_per_s": round(events / fast["wall_s"]),
             "median_downtime_ms": summary["median"], "no_leader_within_10_s": summary["no_leader"]}
 
 
@@ -57,11 +67,12 @@ def main() -> None:
     args = parser.parse_args()
     trials = 20 if args.quick else 200
     ranges = [(150, 300), (150, 155), (12, 24), (150, 150)]
-    print(f"Figure 16 trials, raft profile, 5 members, one core ({trials} per range, 150-150: {trials // 10}):")
+    print(f"Figure 16 trials, raft profile, 5 members, one core ({trials} per range, 150-150: {trials // 10}; "
+          "the fastest of interleaved rounds):")
     per_range = []
     for lo, hi in ranges:
         n = max(trials // 10, 2) if lo == hi else trials
-        r = timed_trials(lo, hi, n)
+        r = timed_trials(lo, hi, n, 2 if args.quick else 3)
         per_range.append(r)
         line(f"{lo}-{hi} ms", r["trials_per_s"], "trials/s",
              f"{r['events_per_s']:,} events/s, median downtime {r['median_downtime_ms']} ms")
