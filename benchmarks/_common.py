@@ -7,11 +7,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -109,3 +111,40 @@ def best_interleaved(rounds: int, runs: dict[str, Callable[[], dict[str, Any]]],
             seen[name].append(run())
     return {name: {**max(results, key=lambda r: r[key]), "rounds": rounds,
                    f"{key}_rounds": [r[key] for r in results]} for name, results in seen.items()}
+
+
+@contextlib.contextmanager
+def slowed(owner: Any, name: str, delay_ms: float) -> Iterator[None]:
+    """``owner.name`` (an fsync-like function) made ``delay_ms`` slower while the block runs: a disk
+    whose flush is not host-cached."""
+    real, delay = getattr(owner, name), delay_ms / 1000
+
+    def slow(fd: int) -> None:
+        real(fd)
+        time.sleep(delay)
+
+    setattr(owner, name, slow)
+    try:
+        yield
+    finally:
+        setattr(owner, name, real)
+
+
+def work_and_ticks(seconds: float, work: Callable[[int], object], tick: Callable[[int], object]) -> dict[str, Any]:
+    """For ``seconds``: rounds of ten ``work(now_ms)`` calls and one ``tick(now_ms)``, with a clock the loop
+    moves 10 ms per round; work done per wall second and how long the ticks held the thread."""
+    ticks: list[float] = []
+    done, now_ms = 0, 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(10):
+            work(now_ms)
+        done += 10
+        now_ms += 10
+        t = time.perf_counter()
+        tick(now_ms)
+        ticks.append((time.perf_counter() - t) * 1000)
+    wall = time.perf_counter() - start
+    ticks.sort()
+    return {"per_s": round(done / wall), "tick_ms_p50": round(ticks[len(ticks) // 2], 2),
+            "tick_ms_max": round(ticks[-1], 2), "share_of_time_in_ticks": round(sum(ticks) / 1000 / wall, 3)}

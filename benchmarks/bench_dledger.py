@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import best_interleaved, free_port, line, record, start_node, stop  # noqa: E402
+from _common import best_interleaved, free_port, line, record, slowed, start_node, stop, work_and_ticks  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
 from rocketlab.dledger import DLedgerCodec  # noqa: E402
@@ -191,31 +191,11 @@ def slow_disk_ticks(tmp: Path, delay_ms: float, seconds: float, threaded: bool) 
     member.change_to_leader(member.curr_term)
     if threaded:
         store.start_flush_service()
-    real_fsync, delay = os.fsync, delay_ms / 1000
-
-    def slow_fsync(fd: int) -> None:
-        real_fsync(fd)
-        time.sleep(delay)
-
-    body, ticks, appends, now_ms = b"x" * 1024, [], 0, 0
-    os.fsync = slow_fsync
-    try:
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            for _ in range(10):
-                store.append_as_leader(DLedgerEntry(body=body))
-            appends += 10
-            now_ms += 10
-            t = time.perf_counter()
-            store.on_tick(now_ms)
-            ticks.append((time.perf_counter() - t) * 1000)
-        wall = time.perf_counter() - start
+    body = b"x" * 1024
+    with slowed(os, "fsync", delay_ms):
+        r = work_and_ticks(seconds, lambda now_ms: store.append_as_leader(DLedgerEntry(body=body)), store.on_tick)
         store.shutdown()
-    finally:
-        os.fsync = real_fsync
-    return {"threaded": threaded, "added_fsync_ms": delay_ms, "appends_per_s": round(appends / wall),
-            "tick_ms_p50": round(pct(ticks, 0.5), 2), "tick_ms_max": round(max(ticks), 1),
-            "share_of_time_in_ticks": round(sum(ticks) / 1000 / wall, 3)}
+    return {"threaded": threaded, "added_fsync_ms": delay_ms, "appends_per_s": r.pop("per_s"), **r}
 
 
 def main() -> None:

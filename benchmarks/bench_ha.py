@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import free_port, record, start_node, stop  # noqa: E402
+from _common import free_port, record, slowed, start_node, stop, work_and_ticks  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
 from rocketlab.broker.broker import BrokerConfig, BrokerCore  # noqa: E402
@@ -232,32 +232,11 @@ def slow_disk_puts(tmp: Path, delay_ms: float, seconds: float, threads: bool) ->
     core = BrokerCore(NodeContext("n0", ("n0",), 1, tmp, threads=threads),
                       BrokerConfig(broker_role="ASYNC_MASTER", mapped_file_size_commit_log=GIB), wall_clock=True)
     core.on_start(0)
-    real, delay = mapped_file._fdatasync, delay_ms / 1000
-
-    def slow_fdatasync(fd: int) -> None:
-        real(fd)
-        time.sleep(delay)
-
-    msg, ticks, puts, now_ms = Message("Bench", b"x" * 1024, 0), [], 0, 0
-    mapped_file._fdatasync = slow_fdatasync
-    try:
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            for _ in range(10):
-                core.put_message(msg, now_ms)
-            puts += 10
-            now_ms += 10
-            t = time.perf_counter()
-            core.on_tick(now_ms)
-            ticks.append((time.perf_counter() - t) * 1000)
-        wall = time.perf_counter() - start
+    msg = Message("Bench", b"x" * 1024, 0)
+    with slowed(mapped_file, "_fdatasync", delay_ms):
+        r = work_and_ticks(seconds, lambda now_ms: core.put_message(msg, now_ms), core.on_tick)
         core.on_stop()
-    finally:
-        mapped_file._fdatasync = real
-    ticks.sort()
-    return {"flush_on_threads": threads, "added_fdatasync_ms": delay_ms, "puts_per_s": round(puts / wall),
-            "tick_ms_p50": round(ticks[len(ticks) // 2], 2), "tick_ms_max": round(ticks[-1], 1),
-            "share_of_time_in_ticks": round(sum(ticks) / 1000 / wall, 3)}
+    return {"flush_on_threads": threads, "added_fdatasync_ms": delay_ms, "puts_per_s": r.pop("per_s"), **r}
 
 
 def main() -> None:

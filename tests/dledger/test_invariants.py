@@ -209,25 +209,14 @@ class _Versioned:
 
 
 @dataclass(eq=False)
-class VersionedMember:
+class VersionedMember(FakeMember):
     """A member whose store counts its changes, as a DLedger store does (so the checker's cache extends)."""
 
-    log: list[tuple[int, bytes]] = field(default_factory=list)
     store: _Versioned = field(default_factory=_Versioned)
-
-    @property
-    def ledger_begin_index(self) -> int:
-        return 0 if self.log else -1
-
-    @property
-    def ledger_end_index(self) -> int:
-        return len(self.log) - 1
 
     def entries(self, first=None, last=None) -> list[DLedgerEntry]:
         first = 0 if first is None else first
-        last = len(self.log) - 1 if last is None else last
-        return [DLedgerEntry(index=i, term=t, pos=i * 100, size=48 + len(b), body=b)
-                for i, (t, b) in enumerate(self.log) if first <= i <= last]
+        return [e for e in super().entries() if first <= e.index <= (e.index if last is None else last)]
 
     def append(self, term: int, body: bytes) -> None:
         self.log.append((term, body))
@@ -243,7 +232,7 @@ def test_cached_log_matching_reports_what_a_fresh_look_reports(seed: int):
     """The cache skips a pair whose compared entries cannot have changed; after every append or truncate,
     in random logs that sometimes diverge, it reports exactly what comparing from scratch reports."""
     rng = random.Random(seed)
-    members = {n: VersionedMember() for n in ("a", "b", "c", "d")}
+    members = {n: VersionedMember([]) for n in ("a", "b", "c", "d")}
     cache = LogCache()
     for step in range(200):
         name = rng.choice(sorted(members))
@@ -268,7 +257,7 @@ def test_core_map_is_by_identity_and_forgets_a_collected_core():
 
     from rocketlab.dledger.invariants import CoreMap
 
-    one, other = VersionedMember(), VersionedMember()  # equal by value, distinct members
+    one, other = VersionedMember([]), VersionedMember([])  # equal by value, distinct members
     m: CoreMap[int] = CoreMap()
     m[one] = 1
     assert m.get(one) == 1 and one in m and m.get(other) is None and other not in m
