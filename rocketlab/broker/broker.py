@@ -143,9 +143,8 @@ class BrokerCore(BaseCore):
             broker_role=BrokerRole(config.broker_role), flush_disk_type=FlushDiskType(config.flush_disk_type),
             mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
         self.flush_on_threads = ctx.threads and config.flush_disk_type == "ASYNC_FLUSH"
-        """The store's flushes run on its own threads (TCP runtime), not on this core's ticks."""
-        if self.flush_on_threads:
-            self.store.start_flush_services()
+        """The store's flushes run on its own threads (TCP runtime, from :meth:`on_start`), not on this
+        core's ticks."""
         self.metadata = BrokerMetadata(root / "config")
         self.metadata.load()
         size = config.mapped_file_size_commit_log
@@ -180,6 +179,8 @@ class BrokerCore(BaseCore):
         self.now_ms = now_ms
         self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
         self.slave_synchronize.start(now_ms)
+        if self.flush_on_threads:
+            self.store.start_flush_services()
         out = OutputBuilder()
         out.trace("role", term=0, role=self.role, leader=self.node_id if self.config.is_master else
                   self.config.master_id)
