@@ -81,11 +81,6 @@ _DECODE_PLAN: dict[type, dict[str, tuple[str, str]]] = {
 _ENTRY_KEYS: tuple[tuple[str, str, tuple[int, int]], ...] = tuple(
     (k, _camel(k), b) for k, b in _ENTRY_FIELDS.items())
 _ENTRY_KNOWN = frozenset(camel for _, camel, _ in _ENTRY_KEYS) | {"body"}
-# For wire_size: per type, 8 + header length + 2 (the braces), and (attribute, len('"key":')) pairs; a
-# separating comma per member after the first is added at the end. MetadataResponse (a mutable map) has none.
-_SIZE_PLAN: dict[type, tuple[int, tuple[tuple[str, int], ...]]] = {
-    t: (8 + len(_HEADERS[t]) + 2, tuple((name, len(key) + 3) for name, key in _ENCODE_PLAN[t]))
-    for t in MESSAGE_TYPES if t is not MetadataResponse}
 _ENTRY_FIXED = 2 + sum(len(camel) + 3 for _, camel, _ in _ENTRY_KEYS) + len(_ENTRY_KEYS) - 1
 
 
@@ -103,18 +98,8 @@ class DLedgerCodec:
         """``len(self.encode(msg))``, computed without building the bytes (the simulator traces a
         message's size without serialising it), or None for a message this cannot size (one carrying a
         mutable map, which the simulator must copy through the codec anyway)."""
-        plan = _SIZE_PLAN.get(type(msg))
-        if plan is None:
-            return None
-        total, fixed = plan
-        present = 0
-        for name, key_size in fixed:
-            value = getattr(msg, name)
-            if value is None:
-                continue
-            present += 1
-            total += key_size + (len(str(value)) if type(value) is int else _value_size(value))
-        return total + present - 1 if present else total
+        sizer = _SIZE_FUNCTIONS.get(type(msg))
+        return None if sizer is None else sizer(msg)
 
     def decode(self, data: bytes) -> Any:
         data = bytes(data)
@@ -243,6 +228,41 @@ def _value_size(value: Any) -> int:
     if sizer is not None:
         return sizer(value)
     return len(json.dumps(_value_to_json(value), separators=(",", ":"), sort_keys=True))
+
+
+# What one field adds to the size when its value has the type its kind expects (``v``: the value); any
+# other value goes through :func:`_value_size`, so the result is the same for every value.
+_KIND_SIZES: dict[str, tuple[str, str]] = {
+    "int": ("int", "len(str(v))"), "int?": ("int", "len(str(v))"),
+    "str?": ("str", "(len(v) + 2 if v.isascii() and v.isalnum() else _str_size(v))"),
+    "code": ("DLedgerResponseCode", "len(str(v._value_))"),
+    "vote_result": ("VoteResult", "len(v._name_) + 2"), "push_type": ("PushType", "len(v._name_) + 2"),
+    "entry?": ("DLedgerEntry", "_entry_size(v)"),
+}
+
+
+def _size_function(msg_type: type) -> Any:
+    """``wire_size`` for one message type, written out once per type: 8 + the header + the braces, and
+    per present field its ``"key":``, its value and a separating comma. It does what a loop over the
+    fields would, without the per-field dispatch (the simulator sizes every message it carries)."""
+    lines = ["def size(msg):", f"    t = {8 + len(_HEADERS[msg_type]) + 2}", "    n = 0"]
+    for name, key in _ENCODE_PLAN[msg_type]:
+        lines += [f"    v = msg.{name}", "    if v is not None:", "        n += 1"]
+        expected, expr = _KIND_SIZES.get(_KINDS[name], ("", ""))
+        if expected:
+            lines.append(f"        t += {len(key) + 3} + ({expr} if type(v) is {expected} else _value_size(v))")
+        else:
+            lines.append(f"        t += {len(key) + 3} + _value_size(v)")
+    lines.append("    return t + n - 1 if n else t")
+    namespace = {"DLedgerResponseCode": DLedgerResponseCode, "VoteResult": VoteResult, "PushType": PushType,
+                 "DLedgerEntry": DLedgerEntry, "_str_size": _str_size, "_entry_size": _entry_size,
+                 "_value_size": _value_size}
+    exec(compile("\n".join(lines), f"<wire_size of {msg_type.__name__}>", "exec"), namespace)  # noqa: S102
+    return namespace["size"]
+
+
+_SIZE_FUNCTIONS: dict[type, Any] = {t: _size_function(t) for t in MESSAGE_TYPES if t is not MetadataResponse}
+"""Per message type its ``wire_size``; MetadataResponse (a mutable map) has none."""
 
 
 # ---------------------------------------------------------------------- from JSON

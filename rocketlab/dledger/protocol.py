@@ -20,7 +20,7 @@ LeadershipTransferRequest/Response), ``exception/DLedgerException.java``; DLedge
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from rocketlab.dledger.entry import DLedgerEntry
@@ -140,6 +140,10 @@ class PushType(enum.Enum):
     TRUNCATE = 3
 
 
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+"""Per message type, its init fields (for :meth:`RequestOrResponse.with_`)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestOrResponse:
     """Models RequestOrResponse: the base fields every DLedger request and response carries."""
@@ -152,8 +156,15 @@ class RequestOrResponse:
     term: int = -1
 
     def with_(self, **changes: Any) -> Any:
-        """A copy with some fields changed (Java's fluent setters)."""
-        return replace(self, **changes)
+        """A copy with some fields changed (Java's fluent setters): :func:`dataclasses.replace` with the
+        field names looked up once per type (a voter answers every vote request with one)."""
+        cls = type(self)
+        names = _FIELD_NAMES.get(cls)
+        if names is None:
+            names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls) if f.init)
+        if not changes.keys() <= names:
+            return replace(self, **changes)  # its error names the field
+        return cls(**{name: getattr(self, name) for name in names - changes.keys()}, **changes)
 
     def base_info(self) -> dict[str, Any]:
         """Models copyBaseInfo: the base fields, copied as-is (ids are not swapped)."""

@@ -41,15 +41,23 @@ def settled_leader(c: Cluster, among: Iterable[str] | None = None) -> str | None
     """The leader that every other live member of ``among`` (default: all live members) follows at its
     term, or None: "one leader, terms agree" in MIT's words."""
     nodes = c.runtime.nodes  # read directly: run_until asks this after every event
-    names = nodes if among is None else among
-    live = [(n, nodes[n].core) for n in names if nodes[n].alive]
-    leaders = [(n, core) for n, core in live if core.role == "LEADER"]
-    if len(leaders) != 1:
+    names = list(nodes if among is None else among)
+    name = None
+    for n in names:  # first the one live leader (most calls end here: none, or two)
+        node = nodes[n]
+        if node.alive and node.core.role == "LEADER":
+            if name is not None:
+                return None
+            name = n
+    if name is None:
         return None
-    name, lead = leaders[0]
-    for n, core in live:
-        if n != name and (core.role != "FOLLOWER" or core.leader_id != name or core.term != lead.term):
-            return None
+    term = nodes[name].core.term
+    for n in names:
+        node = nodes[n]
+        if n != name and node.alive:
+            core = node.core
+            if core.role != "FOLLOWER" or core.leader_id != name or core.term != term:
+                return None
     return name
 
 

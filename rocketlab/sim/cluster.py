@@ -122,6 +122,8 @@ class Cluster:
         self.meta = dict(meta or {})
         self.checkers = list(checkers)
         self._checker_kinds = [(k, getattr(k, "kinds", None)) for k in self.checkers]
+        self._checkers_by_kind: dict[str, tuple[Any, ...]] = {"violation": ()}
+        """Per event kind, the checkers that read it (filled as kinds appear)."""
         self.raise_on_violation = raise_on_violation
         self.violations: list[Event] = []
         self.recipe: Recipe | None = None  # set by the constructors below
@@ -439,11 +441,11 @@ class Cluster:
     # --- checks and output -------------------------------------------------------------------
     def _check(self, event: Event) -> None:
         kind = event["kind"]
-        if kind == "violation":
-            return
-        for checker, kinds in self._checker_kinds:
-            if kinds is not None and kind not in kinds:
-                continue
+        checkers = self._checkers_by_kind.get(kind)
+        if checkers is None:
+            checkers = self._checkers_by_kind[kind] = tuple(
+                checker for checker, kinds in self._checker_kinds if kinds is None or kind in kinds)
+        for checker in checkers:
             detail = checker.check(self, event)
             if detail is not None:
                 violation = self.recorder.emit(self.now_ms, event.get("node"), "violation",
