@@ -8,9 +8,11 @@
    (target: SYNC >= 50 % of ASYNC throughput at 32 producers, thanks to pipelined waits).
 3. Replication lag under steady load (ASYNC_MASTER): per put, ms from the put's answer to the slave's
    ack that covers it, and bytes the slave is behind, both from the master's trace.
-4. A slow disk (every fdatasync 100 ms slower): a master's 1 KiB puts and ticks with the ASYNC_FLUSH
-   flushes on threads of their own (the TCP runtime) beside the same flushes on the core's ticks (what
-   the TCP runtime did before; the simulator still does), in one process.
+4. A slow disk (every fdatasync 100 ms slower), in one process: a master's 1 KiB puts and ticks with the
+   ASYNC_FLUSH flushes on threads of their own (the TCP runtime) beside the same flushes on the core's
+   ticks (what the TCP runtime did before; the simulator still does); and SYNC_FLUSH puts, 32 in flight,
+   with the group commit on its thread beside a flush per put in line.
+5. SYNC_FLUSH puts over TCP (ASYNC_MASTER with its slave), 1 and 32 producers, beside the ASYNC_FLUSH rows.
 
     python benchmarks/bench_ha.py [--quick]
 """
@@ -41,14 +43,14 @@ from rocketlab.store import Message, MessageStore, mapped_file  # noqa: E402
 GIB = 1024 ** 3
 
 
-def write_group(tmp: Path, role: str) -> tuple[Path, Path, dict[str, int]]:
+def write_group(tmp: Path, role: str, flush: str = "ASYNC_FLUSH") -> tuple[Path, Path, dict[str, int]]:
     tmp.mkdir(parents=True, exist_ok=True)
     ports = {"n0": free_port(), "n1": free_port(), "ha": free_port()}
     peers = f"n0-127.0.0.1:{ports['n0']};n1-127.0.0.1:{ports['n1']}"
     common = f"nodeKind=broker\npeers={peers}\nrunDir={tmp / 'run'}\nmappedFileSizeCommitLog={GIB}\n"
     master = tmp / "master.conf"
     master.write_text(common + f"selfId=n0\nbrokerRole={role}\nhaListenPort={ports['ha']}\n"
-                               f"storePathRootDir={tmp / 'master'}\n")
+                               f"storePathRootDir={tmp / 'master'}\nflushDiskType={flush}\n")
     slave = tmp / "slave.conf"
     slave.write_text(common + f"selfId=n1\nbrokerRole=SLAVE\nbrokerId=1\nhaMasterAddress=127.0.0.1:{ports['ha']}\n"
                               f"storePathRootDir={tmp / 'slave'}\n")
@@ -172,8 +174,8 @@ async def producers(port: int, concurrency: int, total: int, codec: Any = None) 
             "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1], 2), "statuses": statuses}
 
 
-def put_load(tmp: Path, role: str, concurrency: int, total: int) -> dict[str, float]:
-    master_conf, slave_conf, ports = write_group(tmp, role)
+def put_load(tmp: Path, role: str, concurrency: int, total: int, flush: str = "ASYNC_FLUSH") -> dict[str, float]:
+    master_conf, slave_conf, ports = write_group(tmp, role, flush)
     master, slave = start_node(master_conf), start_node(slave_conf)
 
     async def warm_up() -> None:
@@ -239,6 +241,30 @@ def slow_disk_puts(tmp: Path, delay_ms: float, seconds: float, threads: bool) ->
     return {"flush_on_threads": threads, "added_fdatasync_ms": delay_ms, "puts_per_s": r.pop("per_s"), **r}
 
 
+def slow_disk_sync_puts(tmp: Path, delay_ms: float, seconds: float, threads: bool, in_flight: int = 32) -> dict:
+    """SYNC_FLUSH puts of 1 KiB with ``in_flight`` of them always waiting (32 producers), every fdatasync
+    ``delay_ms`` slower: with the group commit on its thread one fsync answers every put appended before
+    it; in line (the simulator's way, the TCP runtime's before) each put waits for a flush of its own."""
+    core = BrokerCore(NodeContext("n0", ("n0",), 1, tmp, threads=threads),
+                      BrokerConfig(broker_role="ASYNC_MASTER", flush_disk_type="SYNC_FLUSH",
+                                   mapped_file_size_commit_log=GIB), wall_clock=True)
+    core.on_start(0)
+    msg, pending, answered, now_ms = Message("Bench", b"x" * 1024, 0), [], 0, 0
+    with slowed(mapped_file, "_fdatasync", delay_ms):
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            now_ms += 1
+            pending += [core.put_message(msg, now_ms)[0] for _ in range(in_flight - len(pending))]
+            core.on_tick(now_ms)
+            answered += sum(h.done for h in pending)
+            pending = [h for h in pending if not h.done]
+            time.sleep(0.001)
+        wall = time.perf_counter() - start
+        core.on_stop()
+    return {"flush_on_threads": threads, "added_fdatasync_ms": delay_ms, "in_flight": in_flight,
+            "puts_per_s": round(answered / wall)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -262,6 +288,11 @@ def main() -> None:
                 loads[f"{role}/{concurrency}"] = r
                 print(f"{role:12} {concurrency:2} producers: {r['tps']:6} puts/s  p50 {r['p50_ms']} ms  "
                       f"p99 {r['p99_ms']} ms  {r['statuses']}")
+        for concurrency in (1, 32):
+            r = put_load(tmp / f"sync-flush-{concurrency}", "ASYNC_MASTER", concurrency, puts, "SYNC_FLUSH")
+            loads[f"ASYNC_MASTER+SYNC_FLUSH/{concurrency}"] = r
+            print(f"ASYNC_MASTER, SYNC_FLUSH {concurrency:2} producers: {r['tps']:6} puts/s  p50 {r['p50_ms']} ms  "
+                  f"p99 {r['p99_ms']} ms  {r['statuses']}")
         ratio = loads["SYNC_MASTER/32"]["tps"] / loads["ASYNC_MASTER/32"]["tps"]
         print(f"SYNC/ASYNC throughput at 32 producers: {ratio:.0%} (target >= 50%)")
         results["puts"], results["sync_over_async_32"] = loads, round(ratio, 3)
@@ -276,6 +307,11 @@ def main() -> None:
             print(f"fdatasync + 100 ms, flush on the {mode:7}: {r['puts_per_s']:6} puts/s, tick p50 "
                   f"{r['tick_ms_p50']} ms, max {r['tick_ms_max']} ms, {r['share_of_time_in_ticks']:.0%} of the time in ticks")
         results["slow_disk"] = slow
+        sync = {mode: slow_disk_sync_puts(tmp / f"slow-sync-{mode}", 100, 1.0 if args.quick else 3.0,
+                                          mode == "threads") for mode in ("core", "threads")}
+        for mode, r in sync.items():
+            print(f"SYNC_FLUSH, 32 puts in flight, fdatasync + 100 ms, flush on the {mode:7}: {r['puts_per_s']:6} puts/s")
+        results["slow_disk_sync_flush"] = sync
     summary = [
         summary_row("HA catch-up of a slave", up["mib_per_s"], "MiB/s", raw["mib_per_s"], "raw loopback socket",
                     target=0.5, target_on="ratio"),
@@ -283,6 +319,8 @@ def main() -> None:
                     loads["ASYNC_MASTER/32"]["tps"], "ASYNC_MASTER, 32 producers", target=0.5, target_on="ratio"),
         summary_row("a master's puts, fdatasync + 100 ms, flush threads", slow["threads"]["puts_per_s"], "puts/s",
                     slow["core"]["puts_per_s"], "flush on the core's ticks"),
+        summary_row("SYNC_FLUSH puts (32 in flight), fdatasync + 100 ms, group commit thread",
+                    sync["threads"]["puts_per_s"], "puts/s", sync["core"]["puts_per_s"], "a flush per put, in line"),
     ]
     record("ha", results, summary)
 

@@ -16,10 +16,14 @@ RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, 
   dispatches (reput) itself, so the simulator stays deterministic. A master dispatches right after each
   put; a slave 1 ms after bytes arrive, in slices of 256 KiB per ms (Java's ReputMessageService is a
   thread of its own beside the HAClient; slices keep our single thread's appends and acks flowing).
-  In the TCP runtime (``NodeContext.threads``) an ASYNC_FLUSH store flushes on threads of its own
-  instead, Java's FlushRealTimeService and FlushConsumeQueueService
+  In the TCP runtime (``NodeContext.threads``) the store flushes on threads of its own instead, Java's
+  FlushRealTimeService (ASYNC_FLUSH) or GroupCommitService (SYNC_FLUSH) and FlushConsumeQueueService
   (:meth:`~rocketlab.store.message_store.DefaultMessageStore.start_flush_services`), so a slow fsync
-  never holds up puts, HA transfer or acks; SYNC_FLUSH puts still commit on the core's thread.
+  never holds up other puts, HA transfer or acks. A SYNC_FLUSH put then waits for its group commit (one
+  fsync for every put appended before it, as in Java) and is answered at the core's next tick after it;
+  the core looks every millisecond while flushes are pending, where Java's GroupCommitService wakes the
+  waiting future itself. Simplified: a SYNC_MASTER put waits for the slave after its flush, where Java's
+  asyncPutMessage waits for both at once.
 
 Every finished put is a ``put`` trace event; HA adds ``ha_report``, ``ha_transfer`` and ``ha_close``.
 """
@@ -50,6 +54,7 @@ from rocketlab.ha.ha_service import HAService
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.crash import simulate_crash
+from rocketlab.store.flush import PutMessageFuture
 
 ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
 REPUT_INTERVAL_MS = 1  # ReputMessageService's pause between rounds
@@ -142,9 +147,11 @@ class BrokerCore(BaseCore):
             root, threads=False, clock=clock,
             broker_role=BrokerRole(config.broker_role), flush_disk_type=FlushDiskType(config.flush_disk_type),
             mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
-        self.flush_on_threads = ctx.threads and config.flush_disk_type == "ASYNC_FLUSH"
+        self.flush_on_threads = ctx.threads
         """The store's flushes run on its own threads (TCP runtime, from :meth:`on_start`), not on this
-        core's ticks."""
+        core's ticks or in its puts."""
+        self.flushing: list[tuple[PutHandle, PutMessageFuture, Message]] = []
+        """SYNC_FLUSH puts appended and waiting for their group commit (flushes on threads only)."""
         self.metadata = BrokerMetadata(root / "config")
         self.metadata.load()
         size = config.mapped_file_size_commit_log
@@ -204,15 +211,39 @@ class BrokerCore(BaseCore):
         handle = PutHandle(next(self.tokens), msg.topic, msg.queue_id, now_ms, reply_to=reply_to)
         if self.config.is_master:
             self.metadata.topic_config_manager.create_topic_if_absent(msg.topic, now_ms)
-        handle.result = result = self.store.put_message(msg)
+        if self.flush_on_threads and self.config.flush_disk_type == "SYNC_FLUSH":
+            future = self.store.async_put_message(msg)
+            if not future.done():  # SYNC_FLUSH: the group commit thread completes it
+                handle.result = future.result_so_far()
+                self.store.reput()
+                self.flushing.append((handle, future, msg))
+                return handle, out.build()
+            handle.result = future.result()
+        else:
+            handle.result = self.store.put_message(msg)
         self.store.reput()
-        status = result.status
+        self._stored(handle, msg, now_ms, out)
+        return handle, out.build()
+
+    def _stored(self, handle: PutHandle, msg: Message, now_ms: int, out: OutputBuilder) -> None:
+        """The put is appended (and flushed, under SYNC_FLUSH): answer it, or wait for a slave."""
+        status = handle.result.status
         if status is PutMessageStatus.PUT_OK and self.config.broker_role == "SYNC_MASTER" \
                 and msg.is_wait_store_msg_ok():
             status = self._handle_ha(handle, now_ms, out)
         if status is not None:
             self._finish(handle, status.name, now_ms, out)
-        return handle, out.build()
+
+    def _flushed(self, now_ms: int, out: OutputBuilder) -> None:
+        """Puts whose group commit completed (or timed out: FlushDiskWatcher) go on, in put order."""
+        self.store.check_flush_timeouts()
+        waiting, self.flushing = self.flushing, []
+        for handle, future, msg in waiting:
+            if future.done():
+                handle.result = future.result()
+                self._stored(handle, msg, now_ms, out)
+            else:
+                self.flushing.append((handle, future, msg))
 
     def _handle_ha(self, handle: PutHandle, now_ms: int, out: OutputBuilder) -> PutMessageStatus | None:
         """4.x submitReplicaRequest, or 5.x needAckNums when ``in_sync_replicas`` is set; None = wait."""
@@ -252,6 +283,8 @@ class BrokerCore(BaseCore):
                 times.append(sync)
         if self.reput_at is not None:
             times.append(self.reput_at)
+        if self.flushing:
+            times.append(self.now_ms + 1)
         return min(times, default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -260,6 +293,8 @@ class BrokerCore(BaseCore):
         if now_ms >= self.next_flush_ms and not self.flush_on_threads:
             self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
             self.store.flush()
+        if self.flushing:
+            self._flushed(now_ms, out)
         if self.ha_service is not None:
             self._completed(self.ha_service.on_tick(now_ms, out), now_ms, out)
         else:

@@ -77,6 +77,11 @@ class PutMessageFuture:
     def done(self) -> bool:
         return self.flush_request is None or self.flush_request.done()
 
+    def result_so_far(self) -> PutMessageResult:
+        """The put's result as appended (where it went), without waiting for the flush: its status
+        may still change to ``FLUSH_DISK_TIMEOUT`` when :meth:`result` is read once ``done()``."""
+        return self._result
+
     def result(self) -> PutMessageResult:
         req = self.flush_request
         if req is not None:
@@ -105,7 +110,8 @@ class GroupCommitService:
         self.checkpoint = checkpoint
         self._lock = threading.Lock()
         self._requests_write: list[GroupCommitRequest] = []
-        self._pending: list[GroupCommitRequest] = []
+        self._committing: list[GroupCommitRequest] = []
+        """The requests of the round under way (its flush may be slow: the watcher still sees them)."""
         self.wakeup: Callable[[], None] = _noop
         self.flush_count = 0
 
@@ -122,6 +128,14 @@ class GroupCommitService:
         """One round: flush and complete every queued request. Returns how many were handled."""
         with self._lock:
             requests, self._requests_write = self._requests_write, []
+            self._committing = requests
+        try:
+            return self._commit(requests)
+        finally:
+            with self._lock:
+                self._committing = []
+
+    def _commit(self, requests: list[GroupCommitRequest]) -> int:
         mfq = self.mapped_file_queue
         if not requests:
             # WAIT=false messages only wake the service; flush what is there anyway (as Java does).
@@ -145,10 +159,10 @@ class GroupCommitService:
         return len(requests)
 
     def check_timeouts(self, now_ms: int) -> int:
-        """``FlushDiskWatcher`` as a step: complete queued requests past their deadline with
-        ``FLUSH_DISK_TIMEOUT`` (the message stays stored). Returns how many timed out."""
+        """``FlushDiskWatcher`` as a step: complete requests past their deadline, queued or in a round
+        under way, with ``FLUSH_DISK_TIMEOUT`` (the message stays stored). Returns how many timed out."""
         with self._lock:
-            overdue = [r for r in self._requests_write if r.deadline_ms <= now_ms and not r.done()]
+            overdue = [r for r in (*self._committing, *self._requests_write) if r.deadline_ms <= now_ms and not r.done()]
         return sum(r.wakeup_customer(PutMessageStatus.FLUSH_DISK_TIMEOUT) for r in overdue)
 
     def shutdown_flush(self) -> None:

@@ -324,14 +324,13 @@ class DefaultMessageStore:
 
     def start_flush_services(self) -> None:
         """For a store opened with ``threads=False`` whose owner drives the rest (a broker core in the TCP
-        runtime): run only the ASYNC_FLUSH flushes on threads, Java's FlushRealTimeService (at least
-        ``flush_commit_log_least_pages`` dirty pages, everything every thorough interval) and
-        FlushConsumeQueueService, so an fsync never holds up the owner's thread. The owner keeps
-        dispatching (reput) itself; :meth:`shutdown` stops the threads before its own last flush.
-        Under SYNC_FLUSH a put waits for its flush, so the owner keeps committing in line."""
-        cl = self.commit_log
-        if cl is None or cl.group_commit_service is not None:
-            raise StoreError("flush services on threads are for an open ASYNC_FLUSH store")
+        runtime): run only the flushes on threads, so an fsync never holds up the owner's thread: Java's
+        FlushRealTimeService (ASYNC_FLUSH: at least ``flush_commit_log_least_pages`` dirty pages,
+        everything every thorough interval) or GroupCommitService (SYNC_FLUSH: :meth:`async_put_message`
+        returns at once and the thread completes its future), and FlushConsumeQueueService. The owner
+        keeps dispatching (reput) itself; :meth:`shutdown` stops the threads before its own last flush."""
+        if self.commit_log is None:
+            raise StoreError("flush services on threads are for an open store")
         if not self._services:
             self._run_services(self._flush_services())
 

@@ -1,7 +1,8 @@
-"""In the TCP runtime (``NodeContext.threads``) a classic broker's ASYNC_FLUSH store flushes on threads of its
-own, as Java's FlushRealTimeService and FlushConsumeQueueService do: a stuck disk holds up no put and no tick,
-the flush lands once the disk answers, shutdown waits for it, a crash starts none. The simulator's brokers
-keep flushing on their ticks, with no thread."""
+"""In the TCP runtime (``NodeContext.threads``) a classic broker's store flushes on threads of its own, as
+Java's FlushRealTimeService / GroupCommitService and FlushConsumeQueueService do: a stuck disk holds up no
+ASYNC_FLUSH put and no tick, the flush lands once the disk answers, shutdown waits for it, a crash starts
+none; SYNC_FLUSH puts wait for one group commit together (or time out). The simulator's brokers keep
+flushing on their ticks, with no thread."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from rocketlab.broker.broker import BrokerConfig, BrokerCore
 from rocketlab.core import NodeContext
 from rocketlab.errors import StoreError
-from rocketlab.store import FlushDiskType, Message, MessageStore, mapped_file
+from rocketlab.store import Message, MessageStore, mapped_file
 from tests.dledger.test_flush_data_service import StuckDisk
 
 
@@ -41,8 +42,11 @@ def put(core: BrokerCore, count: int, now_ms: int) -> None:
         assert handle.status == "PUT_OK"
 
 
+FLUSH_SERVICES = {"FlushRealTimeService", "GroupCommitService", "FlushConsumeQueueService"}
+
+
 def flush_threads() -> list[str]:
-    return sorted(t.name for t in threading.enumerate() if t.name.startswith("Flush"))
+    return sorted(t.name for t in threading.enumerate() if t.name in FLUSH_SERVICES)
 
 
 def test_puts_and_ticks_go_on_while_the_flush_thread_waits_for_a_stuck_disk(tmp_path: Path, stuck: StuckDisk):
@@ -50,7 +54,7 @@ def test_puts_and_ticks_go_on_while_the_flush_thread_waits_for_a_stuck_disk(tmp_
     assert core.flush_on_threads and flush_threads() == ["FlushConsumeQueueService", "FlushRealTimeService"]
     put(core, 40, 1)
     assert stuck.entered.wait(5), "no flush thread called fdatasync"
-    assert all(name.startswith("Flush") for name in stuck.threads), stuck.threads
+    assert set(stuck.threads) <= FLUSH_SERVICES, stuck.threads
     # the disk hangs: with the flush on the core's thread these would wait for it (10 s, then fail)
     start = time.monotonic()
     for k in range(20):
@@ -86,17 +90,49 @@ def test_a_crash_stops_the_threads_without_their_last_flush(tmp_path: Path):
     assert flush_threads() == []
 
 
-def test_the_simulator_and_sync_flush_keep_flushing_on_the_core(tmp_path: Path):
+def test_the_simulator_flushes_on_the_core(tmp_path: Path):
     sim = broker(tmp_path / "sim", threads=False)
     assert not sim.flush_on_threads and flush_threads() == []
     assert sim.next_deadline_ms() == sim.next_flush_ms
     sim.on_stop()
-    sync = broker(tmp_path / "sync", threads=True, flush="SYNC_FLUSH")
-    assert not sync.flush_on_threads and flush_threads() == []
-    sync.on_stop()
 
 
-def test_flush_services_need_an_open_async_flush_store(tmp_path: Path):
-    with MessageStore.open(tmp_path / "s", threads=False, flush_disk_type=FlushDiskType.SYNC_FLUSH) as store:
-        with pytest.raises(StoreError, match="ASYNC_FLUSH"):
-            store.start_flush_services()
+def test_sync_flush_puts_wait_for_one_group_commit_on_the_flush_thread(tmp_path: Path, stuck: StuckDisk):
+    core = broker(tmp_path, threads=True, flush="SYNC_FLUSH")
+    assert flush_threads() == ["FlushConsumeQueueService", "GroupCommitService"]
+    first, _ = core.put_message(Message("T", b"a" * 100, 0), 1)
+    assert stuck.entered.wait(5), "the group commit thread never called fdatasync"
+    handles = [core.put_message(Message("T", b"b" * 100, 0), 2)[0] for _ in range(20)]  # while it hangs
+    assert not first.done and not any(h.done for h in handles)
+    assert core.next_deadline_ms() == core.now_ms + 1  # the core looks for completed flushes
+    gcs = core.store.commit_log.group_commit_service
+    stuck.release()
+    deadline = time.monotonic() + 10
+    while core.flushing and time.monotonic() < deadline:
+        time.sleep(0.005)
+        core.on_tick(3)
+    assert first.status == "PUT_OK" and all(h.status == "PUT_OK" for h in handles)
+    assert [h.queue_offset for h in handles] == list(range(1, 21))
+    assert gcs.flush_count <= 3, gcs.flush_count  # the first put's flush, then one for the twenty
+    core.on_stop()
+
+
+def test_a_sync_flush_put_past_its_deadline_is_flush_disk_timeout(tmp_path: Path, stuck: StuckDisk):
+    ctx = NodeContext("n0", ("n0",), 1, tmp_path, threads=True)
+    core = BrokerCore(ctx, BrokerConfig(broker_role="ASYNC_MASTER", flush_disk_type="SYNC_FLUSH",
+                                        store_options={"sync_flush_timeout": 100}), wall_clock=True)
+    core.on_start(0)
+    handle, _ = core.put_message(Message("T", b"x" * 100, 0), 1)
+    assert stuck.entered.wait(5)
+    time.sleep(0.2)
+    core.on_tick(2)  # FlushDiskWatcher: the message stays stored, the answer is a timeout
+    assert handle.status == "FLUSH_DISK_TIMEOUT" and core.store.get_max_phy_offset() > 0
+    stuck.release()
+    core.on_stop()
+
+
+def test_flush_services_need_an_open_store(tmp_path: Path):
+    store = MessageStore.open(tmp_path / "s", threads=False)
+    store.shutdown()
+    with pytest.raises(StoreError, match="open store"):
+        store.start_flush_services()
