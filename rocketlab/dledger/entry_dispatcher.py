@@ -173,7 +173,7 @@ class EntryDispatcher:
         return PushEntryRequest(group=ms.group, remote_id=self.peer_id, leader_id=self.leader_id,
                                 local_id=self.leader_id, term=self.term, entry=entry, type=target,
                                 commit_index=store.committed_index, batch_entry=batch,
-                                total_size=sum(e.size for e in batch))
+                                total_size=sum(e.size for e in batch) if batch else 0)
 
     # ------------------------------------------------------------------ main loop
     def do_work(self, now_ms: int, out: OutputBuilder) -> None:
