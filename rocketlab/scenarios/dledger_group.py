@@ -41,7 +41,7 @@ def settled_leader(c: Cluster, among: Iterable[str] | None = None) -> str | None
     """The leader that every other live member of ``among`` (default: all live members) follows at its
     term, or None: "one leader, terms agree" in MIT's words."""
     nodes = c.runtime.nodes  # read directly: run_until asks this after every event
-    names = list(nodes if among is None else among)
+    names = nodes if among is None else list(among)
     name = None
     for n in names:  # first the one live leader (most calls end here: none, or two)
         node = nodes[n]
