@@ -376,22 +376,48 @@ def _convert(name: str, raw: Any) -> Any:
         raise ConfigError(f"{name}: expected an integer, got {raw!r}") from None
 
 
-def _check_types(cfg: DLedgerConfig) -> None:
+@functools.cache
+def _plain_types() -> tuple[tuple[str, tuple[type, ...]], ...]:
+    """Per field the value types that pass :func:`_check_types` at once (the common case); any other
+    value gets the full check and its error."""
+    plain = []
     for name in _field_names():
-        value = getattr(cfg, name)
         if name in _BOOL_FIELDS:
-            ok = isinstance(value, bool) or (value is None and name in PROFILE_SWITCHES)
-            kind = "a boolean"
+            types: tuple[type, ...] = (bool, type(None)) if name in PROFILE_SWITCHES else (bool,)
         elif name in _STR_FIELDS:
-            ok, kind = isinstance(value, str), "a string"
+            types = (str,)
         elif name in _OPT_STR_FIELDS:
-            ok, kind = value is None or isinstance(value, str), "a string or None"
+            types = (str, type(None))
         elif name in _FLOAT_FIELDS:
-            ok, kind = isinstance(value, int | float) and not isinstance(value, bool), "a number"
+            types = (int, float)
         else:
-            ok, kind = isinstance(value, int) and not isinstance(value, bool), "an integer"
-        if not ok:
-            raise ConfigError(f"{name}: expected {kind}, got {value!r}")
+            types = (int,)
+        plain.append((name, types))
+    return tuple(plain)
+
+
+def _check_types(cfg: DLedgerConfig) -> None:
+    for name, types in _plain_types():
+        if type(getattr(cfg, name)) in types:
+            continue
+        _check_type(cfg, name)
+
+
+def _check_type(cfg: DLedgerConfig, name: str) -> None:
+    value = getattr(cfg, name)
+    if name in _BOOL_FIELDS:
+        ok = isinstance(value, bool) or (value is None and name in PROFILE_SWITCHES)
+        kind = "a boolean"
+    elif name in _STR_FIELDS:
+        ok, kind = isinstance(value, str), "a string"
+    elif name in _OPT_STR_FIELDS:
+        ok, kind = value is None or isinstance(value, str), "a string or None"
+    elif name in _FLOAT_FIELDS:
+        ok, kind = isinstance(value, int | float) and not isinstance(value, bool), "a number"
+    else:
+        ok, kind = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    if not ok:
+        raise ConfigError(f"{name}: expected {kind}, got {value!r}")
 
 
 _POSITIVE = (

@@ -162,3 +162,24 @@ def test_properties_syntax_and_errors(tmp_path: Path):
     bad.write_text("peers=n0-a:1\nmaxHeartBeatLeak=-2\n")
     with pytest.raises(ConfigError, match="max_heart_beat_leak"):
         DLedgerConfig.from_properties(bad)
+
+
+@pytest.mark.parametrize(("field", "value", "expected"), [
+    ("heart_beat_time_interval_ms", True, "an integer"),  # a bool is not a count of milliseconds
+    ("heart_beat_time_interval_ms", "2000", "an integer"),
+    ("heart_beat_time_interval_ms", 2000.0, "an integer"),
+    ("is_enable_batch_push", 1, "a boolean"),
+    ("commit_only_current_term", "yes", "a boolean"),
+    ("disk_space_ratio_to_force_clean", True, "a number"),
+    ("group", None, "a string"),
+    ("preferred_leader_ids", 3, "a string or None"),
+])
+def test_a_value_of_the_wrong_type_is_named(field, value, expected):
+    with pytest.raises(ConfigError, match=f"^{field}: expected {expected}, got "):
+        DLedgerConfig(**{field: value})
+
+
+def test_values_of_the_right_type_pass_including_unset_switches():
+    c = DLedgerConfig(disk_space_ratio_to_force_clean=1, commit_only_current_term=None, preferred_leader_ids=None,
+                      is_enable_batch_push=True)
+    assert c.disk_space_ratio_to_force_clean == 1 and c.is_enable_batch_push is True
