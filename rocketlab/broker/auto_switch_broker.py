@@ -26,7 +26,10 @@ Trace events: ``role`` (term = master epoch, role MASTER/SLAVE, leader = master 
 :mod:`rocketlab.ha.autoswitch_service` and :mod:`rocketlab.ha.autoswitch_client`.
 
 Simplified: no NameServer registration or ``stateVersion``; the HA address of a broker is its node id;
-the store's threads are driven by the core (flush and reput after inputs), as for the classic broker.
+the store's threads are driven by the core (flush and reput after inputs), as for the classic broker. In the
+TCP runtime (``NodeContext.threads``) an ASYNC_FLUSH store flushes on threads of its own instead
+(FlushRealTimeService, then the checkpoint with its confirm offset; FlushConsumeQueueService), and a
+truncation waits for a flush under way; SYNC_FLUSH stays on the core's thread.
 """
 
 from __future__ import annotations
@@ -148,6 +151,8 @@ class AutoSwitchBrokerCore(BaseCore):
         self.tokens = itertools.count(1)
         self.pending: dict[int, PutHandle] = {}
         self.next_flush_ms = 0
+        self.flush_on_threads = ctx.threads and config.flush_disk_type == "ASYNC_FLUSH"
+        """The store's flushes run on its own threads (TCP runtime, from :meth:`on_start`)."""
         self.reput_at: int | None = None
         self.replicas = ReplicasManager(ctx.node_id, controllers, ReplicasManagerConfig(
             config.cluster_name, config.broker_name, config.election_priority,
@@ -311,6 +316,8 @@ class AutoSwitchBrokerCore(BaseCore):
     def on_start(self, now_ms: int) -> Output:
         self.now_ms = now_ms
         self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
+        if self.flush_on_threads:
+            self.store.start_flush_services(after_flush=self._flush_checkpoint)
         out = OutputBuilder()
         out.trace("role", term=0, role="FENCED", leader=None)
         if self.replicas is not None:
@@ -323,8 +330,13 @@ class AutoSwitchBrokerCore(BaseCore):
     def on_crash(self, lose_unflushed: bool = False) -> None:
         simulate_crash(self.store, lose_unflushed)
 
+    def _flush_checkpoint(self) -> None:
+        if self.store.store_checkpoint is not None:  # confirmPhyOffset with the flushed log
+            self.store.store_checkpoint.flush()
+
     def next_deadline_ms(self) -> int | None:
-        times = [self.next_flush_ms, self.ha_service.next_deadline_ms(), self.reput_at]
+        times = [None if self.flush_on_threads else self.next_flush_ms, self.ha_service.next_deadline_ms(),
+                 self.reput_at]
         if self.ha_client is not None:
             times.append(self.ha_client.next_deadline_ms())
         if self.replicas is not None:
@@ -334,11 +346,10 @@ class AutoSwitchBrokerCore(BaseCore):
     def on_tick(self, now_ms: int) -> Output:
         self.now_ms = now_ms
         out = OutputBuilder()
-        if now_ms >= self.next_flush_ms:
+        if now_ms >= self.next_flush_ms and not self.flush_on_threads:
             self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
             self.store.flush()
-            if self.store.store_checkpoint is not None:  # confirmPhyOffset with the flushed log
-                self.store.store_checkpoint.flush()
+            self._flush_checkpoint()
         self._completed(self.ha_service.on_tick(now_ms, out), now_ms, out)
         if self.ha_client is not None:
             self.ha_client.on_tick(now_ms, out)

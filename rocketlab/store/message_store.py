@@ -22,7 +22,7 @@ from rocketlab.store.commit_log import CommitLog, wall_clock_ms
 from rocketlab.store.config import CQ_STORE_UNIT_SIZE, BrokerRole, MessageStoreConfig
 from rocketlab.store.consume_queue import UNIT, ConsumeQueue
 from rocketlab.store.dispatch_request import DispatchRequest
-from rocketlab.store.flush import PutMessageFuture
+from rocketlab.store.flush import FlushRealTimeService, GroupCommitService, PutMessageFuture
 from rocketlab.store.index_service import IndexService
 from rocketlab.store.message import Message, MessageExt
 from rocketlab.store.message_batch import MessageExtBatch
@@ -114,6 +114,9 @@ class DefaultMessageStore:
         self._last_flush_cq_timestamp = 0
         self._cq_lock = threading.Lock()
         self._services: dict[str, ServiceThread] = {}
+        self._flush_lock = threading.RLock()
+        """Held by a flush step on a service thread and by a truncation: a cut never meets a flush under
+        way (each step reads the positions to flush once it holds the lock)."""
         self._lock_fd = -1
         self._total_memory = _total_physical_memory()
 
@@ -289,22 +292,34 @@ class DefaultMessageStore:
                 log.error("reput cannot catch up at start: %s", reput.stalled_reason)
                 break
 
-    def _flush_services(self) -> list[ServiceThread]:
-        """The CommitLog's flusher (GroupCommitService or FlushRealTimeService) and FlushConsumeQueueService."""
+    def _locked(self, step: Callable[[], object]) -> Callable[[], None]:
+        def run() -> None:
+            with self._flush_lock:
+                step()
+        return run
+
+    def _flush_services(self, after_flush: Callable[[], object] | None = None) -> list[ServiceThread]:
+        """The CommitLog's flusher (GroupCommitService or FlushRealTimeService; then ``after_flush``, if
+        given) and FlushConsumeQueueService, each step under the flush lock."""
         cl, config = self.commit_log, self.config
         assert cl is not None
+        service: GroupCommitService | FlushRealTimeService
         if cl.group_commit_service is not None:
-            gcs = cl.group_commit_service
-            flusher = ServiceThread("GroupCommitService", gcs.do_commit, 0.010, gcs.shutdown_flush)
-            gcs.wakeup = flusher.wakeup
+            service = cl.group_commit_service
+            name, flush, interval_s = "GroupCommitService", service.do_commit, 0.010
         else:
-            frt = cl.flush_real_time_service
-            assert frt is not None
-            flusher = ServiceThread(
-                "FlushRealTimeService", frt.do_flush, config.flush_interval_commit_log / 1000, frt.shutdown_flush
-            )
-            frt.wakeup = flusher.wakeup
-        return [flusher, ServiceThread("FlushConsumeQueueService", self.flush_consume_queue_step,
+            assert cl.flush_real_time_service is not None
+            service = cl.flush_real_time_service
+            name, flush, interval_s = "FlushRealTimeService", service.do_flush, config.flush_interval_commit_log / 1000
+
+        def step() -> None:
+            flush()
+            if after_flush is not None:
+                after_flush()
+
+        flusher = ServiceThread(name, self._locked(step), interval_s, self._locked(service.shutdown_flush))
+        service.wakeup = flusher.wakeup
+        return [flusher, ServiceThread("FlushConsumeQueueService", self._locked(self.flush_consume_queue_step),
                                        config.flush_interval_consume_queue / 1000)]
 
     def _start_services(self) -> None:
@@ -322,17 +337,19 @@ class DefaultMessageStore:
         for service in services:
             service.start()
 
-    def start_flush_services(self) -> None:
+    def start_flush_services(self, after_flush: Callable[[], object] | None = None) -> None:
         """For a store opened with ``threads=False`` whose owner drives the rest (a broker core in the TCP
         runtime): run only the flushes on threads, so an fsync never holds up the owner's thread: Java's
         FlushRealTimeService (ASYNC_FLUSH: at least ``flush_commit_log_least_pages`` dirty pages,
         everything every thorough interval) or GroupCommitService (SYNC_FLUSH: :meth:`async_put_message`
         returns at once and the thread completes its future), and FlushConsumeQueueService. The owner
-        keeps dispatching (reput) itself; :meth:`shutdown` stops the threads before its own last flush."""
+        keeps dispatching (reput) itself; :meth:`shutdown` stops the threads before its own last flush.
+        ``after_flush`` runs on the flush thread after each CommitLog flush (controller mode: the
+        checkpoint with its confirm offset). A truncation waits for a flush under way (the flush lock)."""
         if self.commit_log is None:
             raise StoreError("flush services on threads are for an open store")
         if not self._services:
-            self._run_services(self._flush_services())
+            self._run_services(self._flush_services(after_flush))
 
     def halt_services(self) -> None:
         """Stop the service threads without their last flush (a crash: nothing more reaches the disk)."""
@@ -558,7 +575,9 @@ class DefaultMessageStore:
 
     def truncate_dirty_logic_files(self, phy_offset: int) -> dict[str, int]:
         """``truncateDirtyLogicFiles`` on every queue; returns units removed per ``topic/queue_id``."""
-        return {f"{cq.topic}/{cq.queue_id}": cq.truncate_dirty_logic_files(phy_offset) for cq in self._all_consume_queues()}
+        with self._flush_lock:
+            return {f"{cq.topic}/{cq.queue_id}": cq.truncate_dirty_logic_files(phy_offset)
+                    for cq in self._all_consume_queues()}
 
     def destroy_logics(self) -> None:
         """``destroyLogics``: delete every ConsumeQueue (the CommitLog has no files)."""
@@ -896,8 +915,9 @@ class DefaultMessageStore:
         if not self.is_offset_aligned(offset):
             log.error("truncate_files: offset %d is not at a record boundary", offset)
             return False
-        self.truncate_dirty_logic_files(offset)
-        cl.mapped_file_queue.truncate_dirty_files(offset)
+        with self._flush_lock:
+            self.truncate_dirty_logic_files(offset)
+            cl.mapped_file_queue.truncate_dirty_files(offset)
         self.recover_topic_queue_table()
         reput.reput_from_offset = min(reput.reput_from_offset, offset)
         return True
@@ -921,7 +941,8 @@ class DefaultMessageStore:
                 break
             offset = cl.roll_next_file(offset) if request.msg_size == 0 else offset + request.msg_size
         if offset < top:
-            cl.mapped_file_queue.truncate_dirty_files(offset)
+            with self._flush_lock:
+                cl.mapped_file_queue.truncate_dirty_files(offset)
         return offset
 
     def __repr__(self) -> str:

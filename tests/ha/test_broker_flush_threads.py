@@ -136,3 +136,49 @@ def test_flush_services_need_an_open_store(tmp_path: Path):
     store.shutdown()
     with pytest.raises(StoreError, match="open store"):
         store.start_flush_services()
+
+
+# ---------------------------------------------------------------------- controller mode's broker
+def auto_switch_broker(tmp_path: Path, threads: bool):
+    from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
+    from rocketlab.store.config import BrokerRole
+
+    ctx = NodeContext("a1", ("a1",), 1, tmp_path, threads=threads)
+    core = AutoSwitchBrokerCore(ctx, AutoSwitchBrokerConfig(
+        mapped_file_size_commit_log=1024 * 1024,
+        store_options={"flush_interval_commit_log": 10, "flush_commit_log_thorough_interval": 0}))
+    core.on_start(0)
+    core.store.update_config(broker_role=BrokerRole.ASYNC_MASTER)  # take puts without a controller
+    return core
+
+
+def test_controller_mode_broker_flushes_on_threads_and_a_cut_waits_for_the_flush(tmp_path: Path, stuck: StuckDisk):
+    core = auto_switch_broker(tmp_path, threads=True)
+    assert core.flush_on_threads and flush_threads() == ["FlushConsumeQueueService", "FlushRealTimeService"]
+    offsets = [core.store.put_message(Message("T", b"x" * 1024, 0)).append_message_result.wrote_offset
+               for _ in range(40)]
+    assert stuck.entered.wait(5), "the flush thread never called fdatasync"
+    core.on_tick(1_000)  # returns: the core's tick does not flush on the TCP runtime
+    cut = threading.Thread(target=core.store.truncate_files, args=(offsets[10],))
+    cut.start()
+    cut.join(0.3)
+    assert cut.is_alive(), "the cut went ahead while a flush of the same files was under way"
+    stuck.release()
+    cut.join(10)
+    assert not cut.is_alive() and core.store.get_max_phy_offset() == offsets[10]
+    cl = core.store.commit_log
+    put = [core.store.put_message(Message("T", b"y" * 1024, 0)) for _ in range(20)]
+    assert put[0].append_message_result.wrote_offset == offsets[10]
+    deadline = time.monotonic() + 10
+    while cl.flushed_where != cl.get_max_offset() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert cl.flushed_where == cl.get_max_offset()
+    core.on_stop()
+    assert flush_threads() == []
+
+
+def test_controller_mode_broker_in_the_simulator_flushes_on_its_ticks(tmp_path: Path):
+    core = auto_switch_broker(tmp_path, threads=False)
+    assert not core.flush_on_threads and flush_threads() == []
+    assert core.next_deadline_ms() <= core.next_flush_ms
+    core.on_stop()
