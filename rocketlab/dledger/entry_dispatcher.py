@@ -132,6 +132,25 @@ class EntryDispatcher:
         self.idle_until_ms = NEVER
         self.waiting = False
         self.quota = Quota(pusher.config.peer_push_quota)
+        self.quiet: tuple[tuple[int, str | None, int], int | None] | None = None
+        """After a :meth:`do_work` that left nothing to send: (the leader's (term, leader, ledger end) then,
+        :meth:`next_deadline_ms`). Until that deadline, with the same key and no reply in between,
+        :meth:`do_work` would do nothing (only a commit push or a resend, both timed, are left), so the
+        pusher skips it; any reply or state change clears it. A saving of the simulator, not a model of Java."""
+
+    # ------------------------------------------------------------------ quiet (skipped by the pump)
+    def is_quiet(self, key: tuple[int, str | None, int], now_ms: int) -> bool:
+        quiet = self.quiet
+        return quiet is not None and quiet[0] == key and (quiet[1] is None or now_ms < quiet[1])
+
+    def note_quiet(self, key: tuple[int, str | None, int]) -> None:
+        """After :meth:`do_work`: remember its deadline if only time can give it work (APPEND, everything
+        sent, not waiting or idle, this term's state)."""
+        if (self.type is PushType.APPEND and not self.waiting and self.idle_until_ms == NEVER and not self.batch
+                and self.term == key[0] and self.write_index > key[2]):
+            self.quiet = (key, self.next_deadline_ms())
+        else:
+            self.quiet = None
 
     # ------------------------------------------------------------------ state
     def check_and_fresh_state(self, out: OutputBuilder) -> bool:
@@ -146,6 +165,7 @@ class EntryDispatcher:
         return True
 
     def change_state(self, index: int, target: PushType) -> None:
+        self.quiet = None
         if target is not self.type or target is PushType.APPEND:
             self.pusher.state_changes.append((self.peer_id, target.name, index))
         if target is PushType.APPEND:
@@ -245,6 +265,7 @@ class EntryDispatcher:
 
         def on_reply(resp: PushEntryResponse | None, now_ms: int, out2: OutputBuilder) -> None:
             self.waiting = False
+            self.quiet = None
             try:
                 if self.check_and_fresh_state(out2):
                     handler(resp, now_ms, out2)
@@ -343,6 +364,7 @@ class EntryDispatcher:
             self.idle_until_ms = now_ms + self.quota.left_now(now_ms)
 
     def _on_append_response(self, resp: PushEntryResponse | None, now_ms: int, out: OutputBuilder) -> None:
+        self.quiet = None
         if resp is None:
             return
         if resp.code is Code.SUCCESS:

@@ -318,12 +318,19 @@ class DLedgerEntryPusher:
                 if not self._woken and not changed:
                     break
                 continue
-            before = [d.signature() for d in dispatchers]
             self.entry_handler.do_work(now_ms, out)
+            ms = self.member_state
+            key = (ms.curr_term, ms.leader_id, self.store.ledger_end_index)
+            changed = False
             for d in dispatchers:
+                if d.is_quiet(key, now_ms):  # nothing but a timer can give it work (its do_work is a no-op)
+                    continue
+                before = d.signature()
                 d.do_work(now_ms, out)
+                d.note_quiet(key)
+                changed = changed or d.signature() != before
             self.quorum_ack_checker.do_work(now_ms, out)
-            if not self._woken and before == [d.signature() for d in dispatchers]:
+            if not self._woken and not changed:
                 break
         for peer, state, index in self.state_changes:
             out.trace("push_state", peer=peer, state=state, index=index)
@@ -332,7 +339,10 @@ class DLedgerEntryPusher:
     def next_deadline_ms(self) -> int | None:
         if not self.member_state.is_leader():  # dispatchers and the ack checker wait for leadership
             return self.entry_handler.next_deadline_ms()
-        times = [d.next_deadline_ms() for d in self._dispatcher_list]
+        ms = self.member_state
+        key = (ms.curr_term, ms.leader_id, self.store.ledger_end_index)
+        times = [d.quiet[1] if d.quiet is not None and d.quiet[0] == key else d.next_deadline_ms()
+                 for d in self._dispatcher_list]
         times += [self.entry_handler.next_deadline_ms(), self.quorum_ack_checker.next_deadline_ms()]
         present = [t for t in times if t is not None]
         return min(present) if present else None
