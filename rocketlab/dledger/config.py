@@ -47,6 +47,13 @@ durable_currterm                 False      False  True  ``currterm`` written wi
                                                          renames, never fsyncs: a power loss can lose a vote
 raft_election                    False      False  True  Raft's election rules (see below) instead of
                                                          DLedger's elector
+fresh_compare_on_new_term        False      False  True  a new term's COMPARE starts from the leader's end:
+                                                         Java's changeState(-1, COMPARE) resets compareIndex
+                                                         only when leaving APPEND, so a dispatcher that was
+                                                         in COMPARE when its member last led compares at that
+                                                         stale index, gets SUCCESS and truncates a follower's
+                                                         matching log down to it, committed entries included
+                                                         (the follower may then vote for a stale candidate)
 ===============================  =========  =====  ====  ==================================================
 
 * ``dledger-0.3.1.2`` (the default everywhere): DLedger as RocketMQ ships it: ``dleger.version`` is
@@ -91,7 +98,7 @@ from rocketlab.properties import parse_properties as shared_parse_properties
 
 _SWITCH_ORDER = ("step_down_on_bigger_term", "remove_stuck_buffered_push", "bounded_push_queue",
                  "commit_only_current_term", "append_noop_on_leadership", "truncate_zeroes_bytes",
-                 "recover_noop_entries", "durable_currterm", "raft_election")
+                 "recover_noop_entries", "durable_currterm", "raft_election", "fresh_compare_on_new_term")
 
 
 def _profile(*values: bool) -> dict[str, bool]:
@@ -99,10 +106,10 @@ def _profile(*values: bool) -> dict[str, bool]:
 
 
 PROFILES: dict[str, dict[str, bool]] = {
-    #                           247    251    282    commit noop   zero   magic2 fsync  raft-election
-    "dledger-0.3.1.2": _profile(False, False, True, False, False, False, False, False, False),
-    "dledger-0.3.2": _profile(True, True, False, False, False, False, False, False, False),
-    "raft": _profile(True, True, True, True, True, True, True, True, True),
+    #                           247    251    282    commit noop   zero   magic2 fsync  raft-election compare
+    "dledger-0.3.1.2": _profile(False, False, True, False, False, False, False, False, False, False),
+    "dledger-0.3.2": _profile(True, True, False, False, False, False, False, False, False, False),
+    "raft": _profile(True, True, True, True, True, True, True, True, True, True),
 }
 PROFILE_ALIASES: dict[str, str] = {"rocketmq-4.9.5": "dledger-0.3.1.2"}
 """Other accepted names of a profile (``rocketmq-4.9.5`` ships DLedger 0.3.1.2)."""
@@ -195,6 +202,7 @@ class DLedgerConfig:
     recover_noop_entries: bool | None = None
     durable_currterm: bool | None = None
     raft_election: bool | None = None
+    fresh_compare_on_new_term: bool | None = None
     # rocketlab: Raft's election timer range (used with raft_election only)
     election_timeout_min_ms: int = 150
     election_timeout_max_ms: int = 300

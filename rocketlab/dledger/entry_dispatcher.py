@@ -162,6 +162,8 @@ class EntryDispatcher:
             if self.type is PushType.COMPARE:  # a new term starts in COMPARE: traced even if it was there
                 self.pusher.state_changes.append((self.peer_id, PushType.COMPARE.name, -1))
             self.change_state(-1, PushType.COMPARE)
+            if self.pusher.config.fresh_compare_on_new_term:  # Java keeps a compareIndex of an older term
+                self.compare_index = -1
         return True
 
     def change_state(self, index: int, target: PushType) -> None:

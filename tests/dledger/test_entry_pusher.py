@@ -211,3 +211,30 @@ def test_single_member_commits_at_once():
     lead = Leader(peers="n0-a:1")
     future = lead.append(b"alone")
     assert future.code is Code.SUCCESS and lead.core.committed_index == 0
+
+
+@pytest.mark.parametrize(("profile", "first_compare"), [("rocketmq-4.9.5", 3), ("dledger-0.3.2", 3), ("raft", None)])
+def test_a_new_term_compares_from_the_leader_end_only_under_raft(profile, first_compare):
+    """Java resets compareIndex only when a dispatcher leaves APPEND: one still in COMPARE from an earlier
+    leadership compares at that stale index in the next, gets SUCCESS from a follower whose log matches and
+    is longer, and truncates it down to that index (committed entries too). ``fresh_compare_on_new_term``
+    (the raft profile) starts every term's COMPARE from the leader's end."""
+    lead = Leader(profile=profile)
+    lead.append([b"e0", b"e1", b"e2", b"e3", b"e4"])
+    d = lead.core.pusher.dispatchers["n1"]
+    lead.answer(lead.pushes("n1", PushType.COMPARE)[0], Code.INCONSISTENT_STATE, end=9)
+    stale = lead.pushes("n1", PushType.COMPARE)[0]
+    assert d.compare_index == 3 and stale.msg.entry.index == 3  # walking back when the leadership ends
+    lead.answer(stale, Code.NETWORK_ERROR)  # that push fails: back off, still in COMPARE at index 3
+    assert (d.type, d.compare_index) == (PushType.COMPARE, 3)
+    lead.now = d.idle_until_ms
+    lead.become_leader(3)  # leads again, two terms later
+    compare = lead.pushes("n1", PushType.COMPARE)
+    end = lead.core.store.ledger_end_index
+    assert [r.msg.entry.index for r in compare] == [end if first_compare is None else first_compare]
+    lead.answer(compare[0], Code.SUCCESS, end=end)  # the follower holds the leader's whole log
+    truncated = lead.pushes("n1", PushType.TRUNCATE)
+    if first_compare is None:
+        assert not truncated and d.type is PushType.APPEND
+    else:
+        assert [r.msg.entry.index for r in truncated] == [first_compare]  # a matching tail cut (Java's way)

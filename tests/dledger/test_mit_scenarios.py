@@ -686,3 +686,10 @@ def test_names_bind_to_nodes_groups_and_nobody():
     c.run_for(100)
     assert [text for _, text in run.played] == ["partition n0 | n1 | n2", "heal", "append n0 hello"]
     assert run.futures["hello"] is not None
+
+
+def test_figure8_unreliable_seed_118_keeps_every_committed_entry():
+    """A seed of the sweep that once elected a leader lacking a committed entry under the raft profile: a
+    leader's dispatcher kept a compare index from its earlier term and truncated a matching follower below
+    a committed entry, which then voted for a stale candidate (``fresh_compare_on_new_term``)."""
+    figure8_unreliable(118, iterations=1000)
