@@ -227,7 +227,10 @@ def fail_agree(seed: int) -> None:
     c.heal()
     one(c, b"106", 3)
     log = agree(c)
-    assert [b for _, _, b in log if b] == [b"101", b"102", b"103", b"104", b"105", b"106"], why(c, str(log))
+    # in order, each once at least: ``one`` retries a put whose answer was lost, so a value may be in the
+    # log twice (MIT's test checks each value's index, not the whole log)
+    values = [b for _, _, b in log if b]
+    assert list(dict.fromkeys(values)) == [b"101", b"102", b"103", b"104", b"105", b"106"], why(c, str(log))
 
 
 @seeds()
