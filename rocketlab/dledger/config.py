@@ -62,7 +62,8 @@ fresh_compare_on_new_term        False      False  True  a new term's COMPARE st
 * ``dledger-0.3.2``: that tag. It was cut from master before the 0.3.1.x maintenance releases, so it has
   the #247 and #251 fixes but not 0.3.1.1's #282 queue fix.
 * ``raft``: the textbook rules, matching no DLedger release: commit only entries of the current term, a
-  no-op on taking leadership, the store's safer choices above, and Raft's election (``raft_election``):
+  no-op on taking leadership, never a cut of a follower's matching log at a compare index left from an
+  earlier term, the store's safer choices above, and Raft's election (``raft_election``):
   a member adopts a higher term from any request or response at once (a candidate or leader steps
   down; its vote is cleared), a follower or candidate starts an election (term + 1, vote for itself)
   when its election timer fires, the timer is drawn uniformly from ``[election_timeout_min_ms,
