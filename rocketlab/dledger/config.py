@@ -87,7 +87,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -385,48 +385,37 @@ def _convert(name: str, raw: Any) -> Any:
         raise ConfigError(f"{name}: expected an integer, got {raw!r}") from None
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @functools.cache
-def _plain_types() -> tuple[tuple[str, tuple[type, ...]], ...]:
-    """Per field the value types that pass :func:`_check_types` at once (the common case); any other
-    value gets the full check and its error."""
-    plain = []
+def _type_rules() -> tuple[tuple[str, tuple[type, ...], Callable[[Any], bool], str], ...]:
+    """Per field: the value types that pass at once (the common case), the full check for any other value
+    and what the error calls the expected kind."""
+    rules = []
     for name in _field_names():
         if name in _BOOL_FIELDS:
-            types: tuple[type, ...] = (bool, type(None)) if name in PROFILE_SWITCHES else (bool,)
+            optional = name in PROFILE_SWITCHES
+            rule = ((bool, type(None)) if optional else (bool,),
+                    lambda v, optional=optional: isinstance(v, bool) or (optional and v is None), "a boolean")
         elif name in _STR_FIELDS:
-            types = (str,)
+            rule = ((str,), lambda v: isinstance(v, str), "a string")
         elif name in _OPT_STR_FIELDS:
-            types = (str, type(None))
+            rule = ((str, type(None)), lambda v: v is None or isinstance(v, str), "a string or None")
         elif name in _FLOAT_FIELDS:
-            types = (int, float)
+            rule = ((int, float), lambda v: _is_int(v) or isinstance(v, float), "a number")
         else:
-            types = (int,)
-        plain.append((name, types))
-    return tuple(plain)
+            rule = ((int,), _is_int, "an integer")
+        rules.append((name, *rule))
+    return tuple(rules)
 
 
 def _check_types(cfg: DLedgerConfig) -> None:
-    for name, types in _plain_types():
-        if type(getattr(cfg, name)) in types:
-            continue
-        _check_type(cfg, name)
-
-
-def _check_type(cfg: DLedgerConfig, name: str) -> None:
-    value = getattr(cfg, name)
-    if name in _BOOL_FIELDS:
-        ok = isinstance(value, bool) or (value is None and name in PROFILE_SWITCHES)
-        kind = "a boolean"
-    elif name in _STR_FIELDS:
-        ok, kind = isinstance(value, str), "a string"
-    elif name in _OPT_STR_FIELDS:
-        ok, kind = value is None or isinstance(value, str), "a string or None"
-    elif name in _FLOAT_FIELDS:
-        ok, kind = isinstance(value, int | float) and not isinstance(value, bool), "a number"
-    else:
-        ok, kind = isinstance(value, int) and not isinstance(value, bool), "an integer"
-    if not ok:
-        raise ConfigError(f"{name}: expected {kind}, got {value!r}")
+    for name, plain, ok, kind in _type_rules():
+        value = getattr(cfg, name)
+        if type(value) not in plain and not ok(value):
+            raise ConfigError(f"{name}: expected {kind}, got {value!r}")
 
 
 _POSITIVE = (
