@@ -121,7 +121,6 @@ class Cluster:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.meta = dict(meta or {})
         self.checkers = list(checkers)
-        self._checker_kinds = [(k, getattr(k, "kinds", None)) for k in self.checkers]
         self._checkers_by_kind: dict[str, tuple[Any, ...]] = {"violation": ()}
         """Per event kind, the checkers that read it (filled as kinds appear)."""
         self.raise_on_violation = raise_on_violation
@@ -444,7 +443,7 @@ class Cluster:
         checkers = self._checkers_by_kind.get(kind)
         if checkers is None:
             checkers = self._checkers_by_kind[kind] = tuple(
-                checker for checker, kinds in self._checker_kinds if kinds is None or kind in kinds)
+                checker for checker in self.checkers if getattr(checker, "kinds", None) is None or kind in checker.kinds)
         for checker in checkers:
             detail = checker.check(self, event)
             if detail is not None:
