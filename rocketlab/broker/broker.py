@@ -212,17 +212,15 @@ class BrokerCore(BaseCore):
         if self.config.is_master:
             self.metadata.topic_config_manager.create_topic_if_absent(msg.topic, now_ms)
         if self.flush_on_threads and self.config.flush_disk_type == "SYNC_FLUSH":
-            future = self.store.async_put_message(msg)
-            if not future.done():  # SYNC_FLUSH: the group commit thread completes it
-                handle.result = future.result_so_far()
-                self.store.reput()
-                self.flushing.append((handle, future, msg))
-                return handle, out.build()
-            handle.result = future.result()
+            future = self.store.async_put_message(msg)  # the group commit thread completes it
+            handle.result = future.result_so_far()
+            self.store.reput()
+            self.flushing.append((handle, future, msg))
+            self._flushed(now_ms, out)  # one already done (refused, not waiting) goes on now
         else:
             handle.result = self.store.put_message(msg)
-        self.store.reput()
-        self._stored(handle, msg, now_ms, out)
+            self.store.reput()
+            self._stored(handle, msg, now_ms, out)
         return handle, out.build()
 
     def _stored(self, handle: PutHandle, msg: Message, now_ms: int, out: OutputBuilder) -> None:
