@@ -77,8 +77,9 @@ def test_shutdown_flushes_everything_and_a_reopened_store_finds_it(tmp_path: Pat
     core = broker(tmp_path, threads=True)
     put(core, 30, 1)
     end = core.store.get_max_phy_offset()
+    cl = core.store.commit_log
     core.on_stop()
-    assert flush_threads() == []
+    assert flush_threads() == [] and cl.flushed_where == end
     with MessageStore.open(tmp_path / "store", threads=False, mapped_file_size_commit_log=1024 * 1024) as store:
         assert store.get_max_phy_offset() == end
 
@@ -88,6 +89,19 @@ def test_a_crash_stops_the_threads_without_their_last_flush(tmp_path: Path):
     put(core, 30, 1)
     core.on_crash(lose_unflushed=True)
     assert flush_threads() == []
+
+
+def test_halt_runs_no_shutdown_step_and_shutdown_does():
+    from rocketlab.store.service_thread import ServiceThread
+
+    calls: list[str] = []
+    halted = ServiceThread("t1", lambda: None, 10.0, lambda: calls.append("halted"))
+    stopped = ServiceThread("t2", lambda: None, 10.0, lambda: calls.append("stopped"))
+    for service in (halted, stopped):
+        service.start()
+    halted.halt()
+    stopped.shutdown()
+    assert calls == ["stopped"]
 
 
 def test_the_simulator_flushes_on_the_core(tmp_path: Path):
