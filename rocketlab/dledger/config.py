@@ -144,6 +144,9 @@ def resolve_profile(name: str) -> str:
 
 
 STORE_TYPES = ("FILE", "MEMORY")
+#: :meth:`DLedgerConfig.load`'s configs by their input values (at most ``_LOADED_MAX``, then started afresh).
+_LOADED: dict[tuple[Any, ...], Any] = {}
+_LOADED_MAX = 1024
 FSYNC_POLICIES = ("interval", "always", "never")
 
 
@@ -288,12 +291,27 @@ class DLedgerConfig:
     # ------------------------------------------------------------------ loading
     @classmethod
     def load(cls, values: Mapping[str, Any]) -> DLedgerConfig:
-        """Build from a mapping of Java (camelCase) or snake_case names to values or strings."""
+        """Build from a mapping of Java (camelCase) or snake_case names to values or strings.
+
+        The same values give the same (immutable) config again without validating twice: a sweep builds
+        thousands of groups from a handful of configs (added for speed, issue #14; errors are not cached)."""
+        try:
+            key = (cls, tuple((k, type(v), v) for k, v in values.items()))  # types too: True == 1
+            return _LOADED[key]
+        except TypeError:  # an unhashable value: build it and let validation name the problem
+            key = None
+        except KeyError:
+            pass
         kwargs: dict[str, Any] = {}
-        for key, raw in values.items():
-            name = _field_name(str(key))
+        for name_or_key, raw in values.items():
+            name = _field_name(str(name_or_key))
             kwargs[name] = _convert(name, raw)
-        return cls(**kwargs)
+        config = cls(**kwargs)
+        if key is not None:
+            if len(_LOADED) >= _LOADED_MAX:
+                _LOADED.clear()
+            _LOADED[key] = config
+        return config
 
     @classmethod
     def from_properties(cls, path: str | Path) -> DLedgerConfig:

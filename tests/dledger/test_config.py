@@ -183,3 +183,18 @@ def test_values_of_the_right_type_pass_including_unset_switches():
     c = DLedgerConfig(disk_space_ratio_to_force_clean=1, commit_only_current_term=None, preferred_leader_ids=None,
                       is_enable_batch_push=True)
     assert c.disk_space_ratio_to_force_clean == 1 and c.is_enable_batch_push is True
+
+
+def test_load_gives_the_same_config_for_the_same_values_and_still_rejects_look_alikes():
+    values = {"group": "g", "selfId": "n0", "peers": "n0-127.0.0.1:1;n1-127.0.0.1:2", "heartBeatTimeIntervalMs": 50}
+    first = DLedgerConfig.load(values)
+    assert DLedgerConfig.load(dict(values)) is first  # a sweep builds thousands of groups from a few configs
+    # True == 1 and hash(True) == hash(1): the cache must not answer a bool with the config of an int
+    ok = DLedgerConfig.load({**values, "isEnableBatchPush": True})
+    with pytest.raises(ConfigError, match="a boolean"):
+        DLedgerConfig.load({**values, "isEnableBatchPush": 1})
+    assert ok.is_enable_batch_push is True
+    with pytest.raises(ConfigError, match="an integer"):
+        DLedgerConfig.load({**values, "heartBeatTimeIntervalMs": True})
+    with pytest.raises(ConfigError):  # an unhashable value skips the cache and is still checked
+        DLedgerConfig.load({**values, "peers": ["n0-127.0.0.1:1"]})
