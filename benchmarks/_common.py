@@ -11,6 +11,8 @@ import contextlib
 import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Where :func:`package_at` extracts earlier versions of the package (ignored by git).
+CACHE_DIR = Path(__file__).resolve().parent / ".cache"
 
 
 def machine_info() -> dict[str, Any]:
@@ -67,6 +72,40 @@ def line(label: str, value: float | int | str, unit: str = "", note: str = "") -
         shown = f"{value:,}" if isinstance(value, int) else value
     text = f"  {label} {'.' * max(2, 44 - len(label))} {shown} {unit}".rstrip()
     print(f"{text}   {note}" if note else text)
+
+
+# --- an earlier version of the package, measured in the same run ----------------------------------
+
+def package_at(commit: str) -> Path | None:
+    """A directory holding ``rocketlab/`` as of ``commit``, taken from this checkout's git history and kept
+    under ``benchmarks/.cache/`` for later runs; None where the history lacks it (a tarball, a shallow
+    clone): the caller then has no same-run "before" and says so."""
+    dest = CACHE_DIR / commit
+    if (dest / "rocketlab" / "__init__.py").is_file():
+        return dest
+    tmp = CACHE_DIR / f"{commit}.partial"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", "--format=tar", commit, "rocketlab"],
+                                 capture_output=True, check=True).stdout
+        tmp.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    tmp.rename(dest)
+    return dest
+
+
+def run_with_package(source: Path, code: str, timeout_s: float = 1800) -> dict[str, Any]:
+    """Run ``code`` in a fresh interpreter whose ``rocketlab`` is the one under ``source`` (this checkout's
+    or :func:`package_at`'s) and return the JSON object it prints last. The same helper runs the current
+    package too, so "before" and "after" pay the same process start and warm-up."""
+    env = {**os.environ, "PYTHONPATH": str(source), "PYTHONHASHSEED": "0"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout_s,
+                          cwd=str(source))
+    if done.returncode != 0:
+        raise RuntimeError(f"benchmark child on {source} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 # --- real nodes for the multi-process benchmarks -------------------------------------------------
