@@ -76,14 +76,14 @@ def line(label: str, value: float | int | str, unit: str = "", note: str = "") -
 
 # --- an earlier version of the package, measured in the same run ----------------------------------
 
-def package_at(commit: str) -> Path | None:
+def package_at(commit: str, cache_dir: Path = CACHE_DIR) -> Path | None:
     """A directory holding ``rocketlab/`` as of ``commit``, taken from this checkout's git history and kept
-    under ``benchmarks/.cache/`` for later runs; None where the history lacks it (a tarball, a shallow
-    clone): the caller then has no same-run "before" and says so."""
-    dest = CACHE_DIR / commit
+    under ``cache_dir`` for later runs; None where the history lacks it (a tarball, a shallow clone): the
+    caller then has no same-run "before" and says so."""
+    dest = cache_dir / commit
     if (dest / "rocketlab" / "__init__.py").is_file():
         return dest
-    tmp = CACHE_DIR / f"{commit}.partial"
+    tmp = cache_dir / f"{commit}.partial"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", "--format=tar", commit, "rocketlab"],

@@ -53,3 +53,30 @@ def test_the_recorded_results_of_the_repository_tabulate():
     rows = load_rows(results)
     assert {r["benchmark"] for r in rows} >= {"sim", "dledger", "figure16", "ha", "store"}
     assert all(r["met"] in (True, False, None) for r in rows)
+
+
+def test_a_before_package_comes_from_git_history_and_runs_beside_this_one(tmp_path):
+    """The benchmarks' same-run "before": the package as of a commit, run in a subprocess (the helpers of
+    ``benchmarks/_common.py``); an unknown commit gives None, not an error."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout: the benchmarks skip their 'before' rows too")
+    sys.path.insert(0, str(root / "benchmarks"))
+    try:
+        from _common import REPO_ROOT, package_at, run_with_package
+    finally:
+        sys.path.remove(str(root / "benchmarks"))
+    before = package_at(head.stdout.strip(), tmp_path)
+    assert before is not None and (before / "rocketlab" / "dledger" / "server.py").is_file()
+    assert package_at(head.stdout.strip(), tmp_path) == before  # kept for later runs
+    assert package_at("0" * 40, tmp_path) is None
+    code = "import json, rocketlab; print('noise'); print(json.dumps({'at': rocketlab.__file__}))"
+    assert run_with_package(before, code)["at"].startswith(str(before))
+    assert run_with_package(REPO_ROOT, code)["at"].startswith(str(REPO_ROOT))
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        run_with_package(before, "1 / 0")
