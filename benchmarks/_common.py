@@ -119,12 +119,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_node(config: Path):
-    """``rocketlab node --config CONFIG`` as a child process, returned once it listens."""
-    import subprocess
-
+def start_node(config: Path, env: dict[str, str] | None = None):
+    """``rocketlab node --config CONFIG`` as a child process (``env``: added to this one's environment),
+    returned once it listens."""
     proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={**os.environ, **(env or {})})
     proc.stdout.readline()
     return proc
 

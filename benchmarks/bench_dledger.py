@@ -12,7 +12,8 @@ simulator speed.
    p50/p99; beside it, in the same run, a 1-member group (no replication, same TCP path and store).
    A last row turns on batch push (``isEnableBatchPush``): the TCP runtime runs the pusher once after the
    requests and replies that arrived together (``DLedgerServer.enable_threads``), so batches form as they
-   do behind Java's dispatcher threads.
+   do behind Java's dispatcher threads. The nodes and the client run on uvloop (``rocketlab.net.node``);
+   the batch-push row also runs on asyncio's own loop, in turns, as the same-run baseline of that choice.
    Calibration from users of Java DLedger (reference/dledger.md 7.2): about 13-14 k appends/s on 16-core
    servers, >= 1.3 ms per replicated append.
 3. Simulator speed: a 5-member group (SHORT_TIMERS, memory stores) under three clients' writes for 10 s
@@ -67,6 +68,7 @@ from rocketlab.dledger.protocol import AppendEntryRequest, DLedgerResponseCode, 
 from rocketlab.dledger.store import DLedgerMmapFileStore  # noqa: E402
 from rocketlab.errors import RocketlabError  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
+from rocketlab.net.node import EVENT_LOOP_ENV, event_loop_name, run_event_loop  # noqa: E402
 from rocketlab.scenarios.dledger import ChurnClient, run_election  # noqa: E402
 from rocketlab.scenarios.dledger_group import SHORT_TIMERS, wait_settled  # noqa: E402
 from rocketlab.sim import Cluster  # noqa: E402
@@ -165,14 +167,25 @@ async def appenders(port: int, leader: str, concurrency: int, total: int) -> dic
             "p50_ms": round(pct(latencies, 0.5), 2), "p99_ms": round(pct(latencies, 0.99), 2), "codes": codes}
 
 
-def append_load(tmp: Path, members: int, concurrency: int, total: int, extra: str = "") -> dict[str, object]:
+def append_load(tmp: Path, members: int, concurrency: int, total: int, extra: str = "",
+                event_loop: str = "uvloop") -> dict[str, object]:
+    """Appends on a fresh group; the nodes and the client run on ``event_loop`` (``asyncio``: asyncio's own
+    loop even where uvloop is installed)."""
     ids = [f"n{i}" for i in range(members)]
     configs, ports = write_group(tmp, ids, extra)
-    procs = [start_node(configs[n]) for n in ids]
+    env = {EVENT_LOOP_ENV: event_loop}
+    procs = [start_node(configs[n], env) for n in ids]
+    saved = os.environ.get(EVENT_LOOP_ENV)
+    os.environ[EVENT_LOOP_ENV] = event_loop
     try:
-        leader = asyncio.run(find_leader(ports))
-        return asyncio.run(appenders(ports[leader], leader, concurrency, total))
+        leader = run_event_loop(find_leader, ports)
+        return {**run_event_loop(appenders, ports[leader], leader, concurrency, total),
+                "event_loop": event_loop_name()}
     finally:
+        if saved is None:
+            os.environ.pop(EVENT_LOOP_ENV, None)
+        else:
+            os.environ[EVENT_LOOP_ENV] = saved
         stop(*procs)
 
 
@@ -280,10 +293,16 @@ def main() -> None:
                 loads[f"{members}_members/{concurrency}_clients"] = r
                 line(f"{members} member(s), {concurrency:2} clients", r["tps"], "appends/s",
                      f"p50 {r['p50_ms']} ms  p99 {r['p99_ms']} ms  {r['codes']}")
-        r = append_load(tmp / "batch", 3, 32, total, "isEnableBatchPush=true\n")
-        loads["3_members/32_clients/batch_push"] = r
-        line("3 members, 32 clients, batch push", r["tps"], "appends/s",
-             f"p50 {r['p50_ms']} ms  p99 {r['p99_ms']} ms  {r['codes']}")
+        # batch push on uvloop and on asyncio's own loop, in turns (the fastest of each counted)
+        batch = best_interleaved(2 if args.quick else 3, {
+            loop: (lambda loop=loop: append_load(tmp / f"batch-{loop}-{time.monotonic_ns()}", 3, 32, total,
+                                                 "isEnableBatchPush=true\n", loop))
+            for loop in ("uvloop", "asyncio")}, "tps")
+        for loop, r in batch.items():
+            key = "3_members/32_clients/batch_push" + ("" if loop == "uvloop" else "/asyncio_loop")
+            loads[key] = r
+            line(f"3 members, 32 clients, batch push, {r['event_loop']}", r["tps"], "appends/s",
+                 f"p50 {r['p50_ms']} ms  p99 {r['p99_ms']} ms  {r['codes']}; fastest of {r['tps_rounds']}")
     ratio = loads["3_members/32_clients"]["tps"] / loads["1_members/32_clients"]["tps"]
     line("replicated / single member at 32 clients", f"{ratio:.0%}")
     print("   Java DLedger users report ~13-14 k appends/s (16-core servers) and >= 1.3 ms per replicated append")
@@ -294,7 +313,9 @@ def main() -> None:
                            loads["1_members/32_clients"]["tps"], "1 member, 32 clients", target=5000),
                summary_row("3 DLedger members over TCP, 32 clients, batch push",
                            loads["3_members/32_clients/batch_push"]["tps"], "appends/s",
-                           loads["1_members/32_clients"]["tps"], "1 member, 32 clients", target=5000)]
+                           loads["1_members/32_clients"]["tps"], "1 member, 32 clients", target=5000),
+               summary_row("the same on uvloop", loads["3_members/32_clients/batch_push"]["tps"], "appends/s",
+                           loads["3_members/32_clients/batch_push/asyncio_loop"]["tps"], "asyncio's own loop")]
     simulated = 5000 if args.quick else 10_000
     for checked in (True, False):
         on = "on" if checked else "off"

@@ -130,3 +130,27 @@ def test_a_client_that_is_not_a_peer_gets_replies_on_its_own_connection(pair):
 
     assert asyncio.run(talk()) == [Pong(i, 0) for i in range(5)]
     assert procs["n0"].poll() is None
+
+
+def test_a_node_runs_on_uvloop_where_installed_and_on_asyncio_when_asked(pair):
+    """uvloop is a dependency (not on Windows); ROCKETLAB_EVENT_LOOP=asyncio chooses asyncio's own loop and
+    a wrong value is one clear line and exit 2. Every realnet test runs its nodes on the default loop."""
+    import importlib.util
+
+    configs, procs, _, ports = pair
+    expected = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    for choice, loop in ((None, expected), ("asyncio", "asyncio")):
+        env = {k: v for k, v in os.environ.items() if k != "ROCKETLAB_EVENT_LOOP"}
+        if choice:
+            env["ROCKETLAB_EVENT_LOOP"] = choice
+        proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(configs["n0"])],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+        procs["n0"] = proc
+        started = json.loads(proc.stdout.readline())
+        assert started["event_loop"] == loop and started["listening"] == f"127.0.0.1:{ports['n0']}", started
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    bad = subprocess.run([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(configs["n0"])],
+                         capture_output=True, text=True, timeout=60, env={**os.environ, "ROCKETLAB_EVENT_LOOP": "tokio"})
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "rocketlab: ROCKETLAB_EVENT_LOOP='tokio': expected 'uvloop' or 'asyncio'"
