@@ -273,3 +273,43 @@ def test_disk_usage_is_rounded_up_to_a_whole_percent(tmp_path: Path):
     ratio = disk_partition_space_used_percent(tmp_path)
     assert 0 < ratio <= 1 and round(ratio * 100, 9) == int(round(ratio * 100, 9))
     assert disk_partition_space_used_percent(tmp_path / "missing" / "dir") == -1
+
+
+# ---------------------------------------------------------------------- entries kept after a leader's append
+def test_a_leader_reads_back_its_last_entries_without_the_disk_and_they_are_what_the_disk_holds(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    store = fill(tmp_path, 20)
+    from rocketlab.dledger.store import mmap_file_list
+
+    with monkeypatch.context() as m:
+        m.setattr(mmap_file_list.MmapFile, "read", lambda *a: pytest.fail("read the disk for a kept entry"))
+        kept = [store.get(i) for i in range(20)]
+        assert [store.get_entry_pos_and_size(i) for i in range(20)] == [(e.pos, e.size) for e in kept]
+    with pytest.raises(DLedgerException) as e:
+        store.get(20)  # the range is checked before the kept entries
+    assert e.value.code is DLedgerResponseCode.INDEX_OUT_OF_RANGE
+    store.shutdown()
+    assert store.recent == {} and store.recent_bytes == 0
+    assert [reopen(tmp_path).get(i) for i in range(20)] == kept
+
+
+def test_kept_entries_are_forgotten_when_written_bytes_change(tmp_path: Path):
+    store = fill(tmp_path, 5)  # led term 0
+    other = leader_log(5, term=3, body=bytes(99))  # the same sizes, so the same positions
+    set_role(store, "follower", 5)
+    store.truncate(other[2], 5, "n1")
+    assert store.get(2) == other[2] and store.ledger_end_index == 2
+    set_role(store, "leader", 6)
+    store.append_as_leader(DLedgerEntry(body=b"unflushed"))
+    assert 3 in store.recent
+    store.lose_unflushed()
+    assert store.recent == {}
+
+
+def test_kept_entries_stay_within_their_byte_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from rocketlab.dledger.store import mmap_file_store
+
+    monkeypatch.setattr(mmap_file_store, "RECENT_ENTRY_BYTES", 1000)
+    store = fill(tmp_path, 20)  # 148 bytes each: the last six fit
+    assert sorted(store.recent) == list(range(14, 20)) and store.recent_bytes == 6 * 148
+    assert [e.body for e in store.entries()] == [bytes([i]) * 100 for i in range(20)]
