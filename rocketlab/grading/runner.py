@@ -12,6 +12,7 @@ rocketlab's own addition (Gradescope and otter-grader grade the same way: one pr
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
@@ -116,6 +117,10 @@ class _Worker:
         self.proc.stdin.close()
         self.buffer = b""
         self.closed = False  # the worker closed its end of the pipe (it exited or is exiting)
+        # poll, not select: select() refuses descriptors above 1023, and a notebook or test process that has
+        # opened many files would get one
+        self.poller = select.poll()
+        self.poller.register(self.read_fd, select.POLLIN)
 
     def exit_code(self) -> int | None:
         """The worker's exit code, or None while it runs. After the pipe closed, wait briefly for the
@@ -133,7 +138,7 @@ class _Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([self.read_fd], [], [], left)
+            ready = self.poller.poll(max(1, math.ceil(left * 1000)))
             if not ready:
                 return None
             chunk = os.read(self.read_fd, 65536)

@@ -36,10 +36,12 @@ def run_writer_until_killed(root: str, seed: int, rng: random.Random) -> list[tu
     acks = []
     buffer = b""
     deadline = time.monotonic() + 60
+    poller = select.poll()  # not select(): the suite may hold descriptors above 1023 by now
+    poller.register(proc.stdout.fileno(), select.POLLIN)
     try:
         while len(acks) < kill_after:
             assert time.monotonic() < deadline, f"seed {seed}: writer too slow"
-            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            ready = poller.poll(1000)
             if not ready:
                 assert proc.poll() is None, f"seed {seed}: writer died: {proc.stderr.read().decode()[-2000:]}"
                 continue
