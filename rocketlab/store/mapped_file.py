@@ -9,6 +9,7 @@ import logging
 import mmap
 import os
 import re
+import weakref
 
 from rocketlab.errors import StoreError
 
@@ -76,6 +77,8 @@ class MappedFile:
         "first_create_in_queue",
         "mm",
         "_fd",
+        "_closer",
+        "__weakref__",
     )
 
     def __init__(self, file_name: str, file_size: int, *, create: bool = True) -> None:
@@ -95,6 +98,9 @@ class MappedFile:
         except BaseException:
             os.close(self._fd)
             raise
+        # a file dropped without close() gives its descriptor back when collected (the mapping closes
+        # itself); close() detaches this first, so a reused descriptor number is never closed
+        self._closer = weakref.finalize(self, os.close, self._fd)
 
     # ---- positions ----
     def get_read_position(self) -> int:
@@ -185,6 +191,7 @@ class MappedFile:
                 self.mm.close()
             except BufferError:  # a reader still holds a view; let GC reclaim the mapping
                 log.warning("%s: mapping still exported at close", self.file_name)
+            self._closer.detach()
             os.close(self._fd)
             self._fd = -1
 

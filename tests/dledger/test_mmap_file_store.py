@@ -290,7 +290,9 @@ def test_a_leader_reads_back_its_last_entries_without_the_disk_and_they_are_what
     assert e.value.code is DLedgerResponseCode.INDEX_OUT_OF_RANGE
     store.shutdown()
     assert store.recent == {} and store.recent_bytes == 0
-    assert [reopen(tmp_path).get(i) for i in range(20)] == kept
+    again = reopen(tmp_path)
+    assert [again.get(i) for i in range(20)] == kept
+    again.close()
 
 
 def test_kept_entries_are_forgotten_when_written_bytes_change(tmp_path: Path):
@@ -304,6 +306,7 @@ def test_kept_entries_are_forgotten_when_written_bytes_change(tmp_path: Path):
     assert 3 in store.recent
     store.lose_unflushed()
     assert store.recent == {}
+    store.close()
 
 
 def test_kept_entries_stay_within_their_byte_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -313,3 +316,30 @@ def test_kept_entries_stay_within_their_byte_budget(tmp_path: Path, monkeypatch:
     store = fill(tmp_path, 20)  # 148 bytes each: the last six fit
     assert sorted(store.recent) == list(range(14, 20)) and store.recent_bytes == 6 * 148
     assert [e.body for e in store.entries()] == [bytes([i]) * 100 for i in range(20)]
+    store.close()
+
+
+def test_a_store_dropped_without_close_gives_its_descriptors_back_when_collected(tmp_path: Path):
+    """A simulated cluster nobody closed must not keep its files open (a notebook building clusters in a
+    loop would run out of descriptors); an explicit close never closes a reused descriptor number."""
+    import gc
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    gc.collect()
+    before = open_fds()
+    store = fill(tmp_path / "dropped", 20)
+    assert open_fds() > before
+    del store
+    gc.collect()
+    assert open_fds() == before
+    closed = fill(tmp_path / "closed", 20)
+    closed.close()
+    reused = os.open(os.devnull, os.O_RDONLY)  # likely takes one of the numbers close() gave back
+    try:
+        del closed
+        gc.collect()
+        os.fstat(reused)  # still open: the finalizers were detached by close()
+    finally:
+        os.close(reused)

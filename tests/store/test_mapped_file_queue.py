@@ -174,3 +174,28 @@ def test_delete_expired_files_by_time_and_by_offset(tmp_path):
     assert cq.delete_expired_file_by_offset(8, 20) == 2
     assert cq.get_min_offset() == 160
     cq.shutdown()
+
+
+def test_a_mapped_file_dropped_without_close_gives_its_descriptor_back(tmp_path):
+    import gc
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    gc.collect()
+    before = open_fds()
+    dropped = MappedFile(str(tmp_path / f"{0:020d}"), 4096)
+    dropped.append_message(b"x" * 10)
+    assert open_fds() > before
+    del dropped
+    gc.collect()
+    assert open_fds() == before
+    closed = MappedFile(str(tmp_path / f"{4096:020d}"), 4096)
+    closed.close()
+    reused = os.open(os.devnull, os.O_RDONLY)
+    try:
+        del closed
+        gc.collect()
+        os.fstat(reused)  # close() detached the finalizer: the reused number stays open
+    finally:
+        os.close(reused)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import struct
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,10 +50,14 @@ class MmapFile:
             self.fd = os.open(path, flags, 0o644)
         except OSError as e:
             raise StoreError(f"{path}: cannot open: {e.strerror}") from e
+        # an MmapFile dropped without close() (a simulated cluster nobody closed) gives its descriptor
+        # back when collected; close() detaches this first, so a reused descriptor number is never closed
+        self._closer = weakref.finalize(self, os.close, self.fd)
         actual = os.fstat(self.fd).st_size
         if create and actual == 0:
             os.ftruncate(self.fd, file_size)
         elif actual != file_size:
+            self._closer.detach()
             os.close(self.fd)
             raise StoreError(f"{path}: file size {actual} != configured size {file_size}; every file of a "
                              f"DLedger store must have exactly mapped_file_size")
@@ -119,6 +124,7 @@ class MmapFile:
     def close(self) -> None:
         with self.lock:
             if self.fd >= 0:
+                self._closer.detach()
                 os.close(self.fd)
                 self.fd = -1
 
