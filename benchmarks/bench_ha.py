@@ -2,7 +2,8 @@
 
 1. Async catch-up: an empty slave copies a master's commit log of 1 KiB messages (200 MB; 20 MB with
    --quick). Baseline in the same run: raw asyncio socket throughput between two fresh processes of
-   the same interpreter on the same loopback (target: catch-up >= 50 % of it). Also how much the master's
+   the same interpreter on the same loopback, on the nodes' event loop (uvloop where installed; target:
+   catch-up >= 50 % of it). Also how much the master's
    RSS grows meanwhile (sampled every 10 ms): what it holds for the slave beyond the mapped log.
 2. Put latency p50/p99 and throughput, ASYNC_MASTER vs SYNC_MASTER, 1 and 32 concurrent producers
    (target: SYNC >= 50 % of ASYNC throughput at 32 producers, thanks to pipelined waits).
@@ -116,7 +117,8 @@ async def main(port, total):
     server = await asyncio.start_server(handle, "127.0.0.1", port)
     print("ready", flush=True)
     await done.wait(); server.close()
-asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+from rocketlab.net.node import run_event_loop  # the nodes' event loop (uvloop where installed)
+run_event_loop(main, int(sys.argv[1]), int(sys.argv[2]))
 """
 
 RAW_SENDER = """
@@ -130,7 +132,8 @@ async def main(port, total):
         await writer.drain()
     await reader.read(1)
     print(time.perf_counter() - start)
-asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+from rocketlab.net.node import run_event_loop
+run_event_loop(main, int(sys.argv[1]), int(sys.argv[2]))
 """
 
 
