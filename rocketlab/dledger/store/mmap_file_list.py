@@ -9,12 +9,13 @@ record (int ``-1``, int remaining) and goes to offset 0 of a new file. ``truncat
 at an offset (deleting whole files beyond it) and ``rebuild_with_pos`` drops everything and restarts the
 space at an arbitrary offset (the first file then begins with zeros up to it).
 
-Files are preallocated to ``file_size`` (sparse) and accessed with ``pread``/``pwrite``.
+Files are preallocated to ``file_size`` (sparse) and memory-mapped, as Java's MappedByteBuffer.
 Java file: ``store/file/MmapFileList.java`` + ``DefaultMmapFile.java`` (DLedger 0.3.1.2).
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import threading
@@ -32,7 +33,8 @@ DELETE_FILES_BATCH_MAX = 10  # files deleted by one deleteExpiredFileByTime call
 class MmapFile:
     """Models DefaultMmapFile: one fixed-size file with write/flush positions.
 
-    Simplified: ``pread``/``pwrite`` on a file descriptor instead of a memory map; no reference counting.
+    Reads and writes go through a shared memory map (``mm``), as Java's; the descriptor stays open for
+    ``fsync``, which also writes back the pages dirtied through the map. Simplified: no reference counting.
     ``start_position`` is the first readable byte (non-zero only in the first file after a rebuild).
 
     :meth:`sync_to` is what a :class:`~.flush_data_service.FlushDataService` thread runs: it holds
@@ -61,6 +63,12 @@ class MmapFile:
             os.close(self.fd)
             raise StoreError(f"{path}: file size {actual} != configured size {file_size}; every file of a "
                              f"DLedger store must have exactly mapped_file_size")
+        try:
+            self.mm = mmap.mmap(self.fd, file_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except (OSError, ValueError) as e:
+            self._closer.detach()
+            os.close(self.fd)
+            raise StoreError(f"{path}: cannot map {file_size} bytes: {e}") from e
         self.wrote_position = 0
         self.flushed_position = 0
         self.start_position = 0
@@ -74,28 +82,30 @@ class MmapFile:
     def append(self, data: bytes | bytearray | memoryview) -> bool:
         if self.wrote_position + len(data) > self.file_size:
             return False
-        os.pwrite(self.fd, data, self.wrote_position)
-        self.wrote_position += len(data)
+        end = self.wrote_position + len(data)
+        self.mm[self.wrote_position:end] = data
+        self.wrote_position = end
         return True
 
     def read(self, in_file: int, size: int) -> bytes:
-        return os.pread(self.fd, size, in_file)
+        return self.mm[in_file:in_file + size]
 
     def zero(self, start: int, end: int) -> None:
         """Overwrite ``[start, end)`` with zeros (used when truncating written bytes)."""
         step = 1 << 20
         for pos in range(start, end, step):
-            os.pwrite(self.fd, bytes(min(step, end - pos)), pos)
+            n = min(step, end - pos)
+            self.mm[pos:pos + n] = bytes(n)
 
     def zero_tail(self, start: int, chunk: int = 65536) -> None:
         """Zero from ``start`` until the first all-zero chunk (a torn tail cut by recovery)."""
         pos = start
         while pos < self.file_size:
             size = min(chunk, self.file_size - pos)
-            data = os.pread(self.fd, size, pos)
+            data = self.mm[pos:pos + size]
             if not any(data):
                 return
-            os.pwrite(self.fd, bytes(size), pos)
+            self.mm[pos:pos + size] = bytes(size)
             pos += size
 
     def flush(self, fsync: bool) -> None:
@@ -125,6 +135,7 @@ class MmapFile:
         with self.lock:
             if self.fd >= 0:
                 self._closer.detach()
+                self.mm.close()
                 os.close(self.fd)
                 self.fd = -1
 
