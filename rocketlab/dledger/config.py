@@ -144,10 +144,10 @@ def resolve_profile(name: str) -> str:
 
 
 STORE_TYPES = ("FILE", "MEMORY")
+FSYNC_POLICIES = ("interval", "always", "never")
 #: :meth:`DLedgerConfig.load`'s configs by their input values (at most ``_LOADED_MAX``, then started afresh).
 _LOADED: dict[tuple[Any, ...], Any] = {}
 _LOADED_MAX = 1024
-FSYNC_POLICIES = ("interval", "always", "never")
 
 
 

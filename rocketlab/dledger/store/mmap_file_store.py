@@ -67,8 +67,8 @@ class DLedgerMmapFileStore(DLedgerStore):
 
     Added for speed (issue #14): :attr:`recent` keeps the entries this member last appended as leader,
     decoded, up to :data:`RECENT_ENTRY_BYTES`: each follower's dispatcher reads every new entry back right
-    after the append (Java reads it from the mapped file, in the page cache; a read here is two ``pread``
-    calls and a decode). :meth:`get` still checks the index against the log's range first, and every
+    after the append (Java reads it from the mapped file; a read here copies the index slot and the entry
+    out of the mapped files and decodes them). :meth:`get` still checks the index against the log's range first, and every
     change of written bytes (truncate, a power loss, close) forgets them.
     """
 
