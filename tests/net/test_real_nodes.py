@@ -135,10 +135,8 @@ def test_a_client_that_is_not_a_peer_gets_replies_on_its_own_connection(pair):
 def test_a_node_runs_on_uvloop_where_installed_and_on_asyncio_when_asked(pair):
     """uvloop is a dependency (not on Windows); ROCKETLAB_EVENT_LOOP=asyncio chooses asyncio's own loop and
     a wrong value is one clear line and exit 2. Every realnet test runs its nodes on the default loop."""
-    import importlib.util
-
     configs, procs, _, ports = pair
-    expected = "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    expected = "asyncio" if sys.platform == "win32" else "uvloop"  # pyproject installs it everywhere else
     for choice, loop in ((None, expected), ("asyncio", "asyncio")):
         env = {k: v for k, v in os.environ.items() if k != "ROCKETLAB_EVENT_LOOP"}
         if choice:
