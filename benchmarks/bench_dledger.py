@@ -173,19 +173,12 @@ def append_load(tmp: Path, members: int, concurrency: int, total: int, extra: st
     loop even where uvloop is installed)."""
     ids = [f"n{i}" for i in range(members)]
     configs, ports = write_group(tmp, ids, extra)
-    env = {EVENT_LOOP_ENV: event_loop}
-    procs = [start_node(configs[n], env) for n in ids]
-    saved = os.environ.get(EVENT_LOOP_ENV)
-    os.environ[EVENT_LOOP_ENV] = event_loop
+    procs = [start_node(configs[n], {EVENT_LOOP_ENV: event_loop}) for n in ids]
     try:
-        leader = run_event_loop(find_leader, ports)
-        return {**run_event_loop(appenders, ports[leader], leader, concurrency, total),
-                "event_loop": event_loop_name()}
+        leader = run_event_loop(find_leader, ports, loop=event_loop)
+        return {**run_event_loop(appenders, ports[leader], leader, concurrency, total, loop=event_loop),
+                "event_loop": event_loop_name(event_loop)}
     finally:
-        if saved is None:
-            os.environ.pop(EVENT_LOOP_ENV, None)
-        else:
-            os.environ[EVENT_LOOP_ENV] = saved
         stop(*procs)
 
 

@@ -104,10 +104,10 @@ async def _flush_every(runtime: NetRuntime, seconds: float) -> None:
 EVENT_LOOP_ENV = "ROCKETLAB_EVENT_LOOP"
 
 
-def event_loop_name() -> str:
-    """``"uvloop"`` where uvloop is installed (not on Windows) and not turned off by :data:`EVENT_LOOP_ENV`,
-    else ``"asyncio"``."""
-    choice = os.environ.get(EVENT_LOOP_ENV, "uvloop")
+def event_loop_name(choice: str | None = None) -> str:
+    """``"uvloop"`` where uvloop is installed (not on Windows) and not turned off by ``choice`` (default:
+    :data:`EVENT_LOOP_ENV`, else uvloop), else ``"asyncio"``."""
+    choice = choice or os.environ.get(EVENT_LOOP_ENV, "uvloop")
     if choice not in ("uvloop", "asyncio"):
         raise ConfigError(f"{EVENT_LOOP_ENV}={choice!r}: expected 'uvloop' or 'asyncio'")
     if choice == "uvloop" and importlib.util.find_spec("uvloop") is not None:
@@ -115,12 +115,12 @@ def event_loop_name() -> str:
     return "asyncio"
 
 
-def run_event_loop(main: Callable[..., Coroutine[Any, Any, T]], *args: Any) -> T:
-    """Run ``main(*args)`` to completion on :func:`event_loop_name`'s loop (chosen before the coroutine is
-    made, so a bad choice leaves none unawaited). uvloop (libuv) runs the same asyncio
+def run_event_loop(main: Callable[..., Coroutine[Any, Any, T]], *args: Any, loop: str | None = None) -> T:
+    """Run ``main(*args)`` to completion on :func:`event_loop_name`'s loop for ``loop`` (chosen before the
+    coroutine is made, so a bad choice leaves none unawaited). uvloop (libuv) runs the same asyncio
     code with cheaper socket reads, writes and timers: measured in ``bench_dledger.py`` beside asyncio's
     loop in the same run (issue #14). Added for speed; Java's nodes run on Netty's event loops."""
-    if event_loop_name() == "uvloop":
+    if event_loop_name(loop) == "uvloop":
         import uvloop
 
         return uvloop.run(main(*args))

@@ -1,4 +1,4 @@
-"""NetClient against a node stand-in on 127.0.0.1: replies by request id, a timeout, a disconnect."""
+"""NetClient against a node stand-in on 127.0.0.1: replies by request id, a timeout, a cancelled request."""
 
 from __future__ import annotations
 

@@ -251,8 +251,9 @@ class DLedgerMmapFileStore(DLedgerStore):
     def get_entry_pos_and_size(self, index: int) -> tuple[int, int]:
         self.check_get_range(index)
         entry = self.recent.get(index)
-        if entry is not None:
-            return entry.pos, entry.size
+        return (entry.pos, entry.size) if entry is not None else self._read_index_slot(index)
+
+    def _read_index_slot(self, index: int) -> tuple[int, int]:
         raw = self.index_file_list.get_data(index * INDEX_UNIT_SIZE, INDEX_UNIT_SIZE)
         check(raw is not None, DLedgerResponseCode.DISK_ERROR, f"get null index for {index}")
         slot = decode_index(raw)
@@ -263,7 +264,7 @@ class DLedgerMmapFileStore(DLedgerStore):
         entry = self.recent.get(index)
         if entry is not None:
             return entry
-        pos, size = self.get_entry_pos_and_size(index)
+        pos, size = self._read_index_slot(index)
         raw = self.data_file_list.get_data(pos, size)
         check(raw is not None, DLedgerResponseCode.DISK_ERROR, f"get null data for {index} at {pos}+{size}")
         entry = decode(raw)
