@@ -47,6 +47,20 @@ def evaluate(row: Mapping[str, Any]) -> dict[str, Any]:
     return {**row, "ratio": ratio, "met": met}
 
 
+def event_budget_us(target_per_s: float, events_per_unit: float, fixed_s: float = 0.0) -> float | None:
+    """What each simulated event may cost (microseconds) for ``target_per_s`` units (trials, simulated ms)
+    per wall second, when each unit runs ``events_per_unit`` events and also costs ``fixed_s`` seconds
+    outside them (building a trial's cluster); None when the fixed part alone is over the budget.
+
+    Used to say how far a missed speed target is: ``1 / target`` seconds per unit, less the fixed part,
+    shared by the unit's events; compare it with what an event costs now and with the bare kernel."""
+    if target_per_s <= 0 or events_per_unit <= 0:
+        raise RocketlabError(f"a budget needs a positive target and event count, not {target_per_s} and "
+                             f"{events_per_unit}")
+    left = 1 / target_per_s - fixed_s
+    return left / events_per_unit * 1e6 if left > 0 else None
+
+
 def load_rows(results_dir: Path, names: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """Every summary row of the recorded results (``names``: only those benchmarks), evaluated."""
     paths = sorted(results_dir.glob("*.json"))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rocketlab.benchtable import evaluate, load_rows, render, summary_row
+from rocketlab.benchtable import evaluate, event_budget_us, load_rows, render, summary_row
 from rocketlab.errors import RocketlabError
 
 
@@ -80,3 +80,13 @@ def test_a_before_package_comes_from_git_history_and_runs_beside_this_one(tmp_pa
     assert run_with_package(REPO_ROOT, code)["at"].startswith(str(REPO_ROOT))
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         run_with_package(before, "1 / 0")
+
+
+def test_an_event_budget_shares_what_the_target_leaves_after_the_fixed_cost():
+    # 100 trials/s: 10 ms a trial; 2 ms to build; 8 ms over 80 events = 100 us each
+    assert event_budget_us(100, 80, fixed_s=0.002) == pytest.approx(100.0)
+    # 10 sim ms per wall ms is 10,000 sim ms a second; at 10 events per sim ms, 10 us each
+    assert event_budget_us(10_000, 10) == pytest.approx(10.0)
+    assert event_budget_us(1000, 80, fixed_s=0.002) is None  # the build alone takes longer than 1 ms
+    with pytest.raises(RocketlabError, match="positive"):
+        event_budget_us(0, 80)
