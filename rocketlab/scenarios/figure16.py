@@ -156,6 +156,19 @@ def figure16_trial(lo: int, hi: int, seed: int, *, profile: str = "raft", nodes:
                    config: Mapping[str, Any] | None = None, timeout_ms: int = 60_000) -> dict[str, Any]:
     """One Figure 16 trial with election timeouts uniform in ``[lo, hi]`` ms under the ``raft`` profile; the
     candidate's disk write takes ``candidate_persist`` ms (``(0, 0)``: none; ``config`` may override)."""
+    c = trial_cluster(lo, hi, seed, profile=profile, nodes=nodes, latency=latency, reply_latency=reply_latency,
+                      candidate_persist=candidate_persist, config=config)
+    try:
+        return {"profile": profile, "range": f"{lo}-{hi}", "lo": lo, "hi": hi, **run_trial(c, timeout_ms=timeout_ms)}
+    finally:
+        c.close()
+
+
+def trial_cluster(lo: int, hi: int, seed: int, *, profile: str = "raft", nodes: int = 5,
+                  latency: str = REQUEST_LATENCY, reply_latency: str | None = REPLY_LATENCY,
+                  candidate_persist: tuple[int, int] = CANDIDATE_PERSIST_MS,
+                  config: Mapping[str, Any] | None = None) -> Cluster:
+    """The fresh group a :func:`figure16_trial` runs on (same arguments), before :func:`run_trial`."""
     if not 0 < lo <= hi:
         raise ConfigError(f"election timeout range {lo}-{hi} ms: need 0 < lo <= hi")
     low, high = candidate_persist
@@ -163,11 +176,7 @@ def figure16_trial(lo: int, hi: int, seed: int, *, profile: str = "raft", nodes:
         raise ConfigError(f"candidate disk write {low}-{high} ms: need 0 <= low <= high")
     cfg = {"election_timeout_min_ms": lo, "election_timeout_max_ms": hi,
            "candidate_persist_min_ms": low, "candidate_persist_max_ms": high, **(config or {})}
-    c = _figure16_cluster(seed, profile, cfg, nodes, latency, reply_latency)
-    try:
-        return {"profile": profile, "range": f"{lo}-{hi}", "lo": lo, "hi": hi, **run_trial(c, timeout_ms=timeout_ms)}
-    finally:
-        c.close()
+    return _figure16_cluster(seed, profile, cfg, nodes, latency, reply_latency)
 
 
 #: DLedger's own timers (Java defaults) and the same shape scaled to Raft's 150-300 ms range.
