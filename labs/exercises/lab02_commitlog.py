@@ -39,8 +39,9 @@ def encode_record(msg: Message, born_timestamp: int, store_host: Host) -> bytes:
       when that host is IPv6 (cleared otherwise).
     * Topic of at most 127 UTF-8 bytes: MESSAGE_MAGIC_CODE, 1-byte length; longer: MESSAGE_MAGIC_CODE_V2,
       2-byte length.
-    * Properties: ``name\\x01value\\x02`` for each of ``msg.properties`` in order, UTF-8; an empty dict is
-      length 0. The store refuses bad messages before calling you.
+    * Properties: ``name\\x01value`` for each of ``msg.properties`` in order, joined by ``\\x02`` with none
+      after the last (RocketMQ 4.9.5's ``messageProperties2String``), UTF-8; an empty dict is length 0.
+      The store refuses bad messages before calling you.
     """
     raise NotImplementedError("lab02.encode_record")
 

@@ -10,7 +10,8 @@ names a run), ``store`` and ``node``.
   the properties as a dict, the body as bytes, the file and physical offset; blanks skipped. For a DLedger
   data file, the entry's index, term and pos too; a DLedger entry whose body is not a record (a bare
   DLedger group's payload, a no-op entry) is a row with only the entry fields and the body.
-* :func:`consume_queue_rows`, :func:`index_rows` - one consume-queue unit, one index entry per row.
+* :func:`consume_queue_rows`, :func:`index_rows` - one consume-queue unit, one index entry per row (the
+  slot table's size from an option or the file's size: :func:`index_slot_count`).
 
 A record that does not decode is one row with ``corrupt`` set to "file at offset: reason" and the
 reading of that file stops there, as recovery stops at the first invalid record (nothing after it can
@@ -35,7 +36,7 @@ from rocketlab.dledger.entry import BLANK_MAGIC_CODE as DLEDGER_BLANK
 from rocketlab.dledger.entry import BODY_OFFSET, VALID_MAGICS
 from rocketlab.errors import CodecError, RocketlabError
 from rocketlab.store.consume_queue import INT_MAX, UNIT
-from rocketlab.store.index_file import INDEX_HEADER_SIZE, INDEX_SIZE
+from rocketlab.store.index_file import HASH_SLOT_SIZE, INDEX_HEADER_SIZE, INDEX_SIZE
 from rocketlab.store.message import host_string
 from rocketlab.store.message_codec import (
     BLANK_MAGIC_CODE,
@@ -357,8 +358,29 @@ def consume_queue_rows(f: StoreFile) -> Iterator[tuple]:
         mm.close()
 
 
-def index_rows(f: StoreFile) -> Iterator[tuple]:
-    """The entries 1..indexCount-1 of one index file (entry 0 is never used), with the header's fields."""
+def index_slot_count(file_size: int, hash_slot_num: int | None = None) -> int:
+    """How many hash slots an index file of ``file_size`` bytes has: ``hash_slot_num`` when given (the
+    store's ``maxHashSlotNum``), else what the size implies under RocketMQ's ratio of 4 entries per slot
+    (``maxIndexNum = 4 * maxHashSlotNum``: 5,000,000 slots in a 420,000,040-byte file by default).
+
+    The header's ``hashSlotCount`` is the number of slots *in use*, not the size of the slot table, so it
+    cannot place the entries. Raises :class:`RocketlabError` when the size fits no such layout."""
+    if hash_slot_num is not None:
+        if hash_slot_num <= 0:
+            raise RocketlabError(f"hashSlotNum must be positive, got {hash_slot_num}")
+        return hash_slot_num
+    per_slot = HASH_SLOT_SIZE + 4 * INDEX_SIZE
+    if file_size <= INDEX_HEADER_SIZE or (file_size - INDEX_HEADER_SIZE) % per_slot:
+        raise RocketlabError(f"an index file of {file_size} bytes does not have 4 entries per hash slot: "
+                             "give its maxHashSlotNum (option hashSlotNum)")
+    return (file_size - INDEX_HEADER_SIZE) // per_slot
+
+
+def index_rows(f: StoreFile, hash_slot_num: int | None = None) -> Iterator[tuple]:
+    """The entries 1..indexCount-1 of one index file (entry 0 is never used), with the header's fields.
+
+    Entries start after the whole slot table, ``hash_slot_num`` slots (:func:`index_slot_count`); ``slot``
+    is the slot a key hashes to (``keyHash % maxHashSlotNum``, as ``IndexFile.putKey``)."""
     name = os.path.basename(f.path)
     common = {"run": f.run, "store": f.store, "node": f.node, "file": name}
     mm = _mapped(f.path)
@@ -368,10 +390,15 @@ def index_rows(f: StoreFile) -> Iterator[tuple]:
         if len(mm) < INDEX_HEADER_SIZE:
             yield _row(INDEX_COLUMNS, {**common, "corrupt": f"{name}: {len(mm)} bytes, shorter than the 40-byte header"})
             return
-        begin_ts, end_ts, begin_phy, end_phy, slots, count = _INDEX_HEADER.unpack_from(mm, 0)
+        begin_ts, end_ts, begin_phy, end_phy, used_slots, count = _INDEX_HEADER.unpack_from(mm, 0)
         header = {"begin_timestamp": begin_ts, "end_timestamp": end_ts, "begin_phy_offset": begin_phy,
-                  "end_phy_offset": end_phy, "hash_slot_count": slots, "index_count": count}
-        entries_at = INDEX_HEADER_SIZE + 4 * slots
+                  "end_phy_offset": end_phy, "hash_slot_count": used_slots, "index_count": count}
+        try:
+            slots = index_slot_count(len(mm), hash_slot_num)
+        except RocketlabError as e:
+            yield _row(INDEX_COLUMNS, {**common, **header, "corrupt": f"{name}: {e}"})
+            return
+        entries_at = INDEX_HEADER_SIZE + HASH_SLOT_SIZE * slots
         for n in range(1, count):
             at = entries_at + n * INDEX_SIZE
             if at + INDEX_SIZE > len(mm):
@@ -380,7 +407,7 @@ def index_rows(f: StoreFile) -> Iterator[tuple]:
                 return
             key_hash, phy, time_diff, prev = _INDEX_ENTRY.unpack_from(mm, at)
             yield _row(INDEX_COLUMNS, {**common, **header, "index_no": n, "key_hash": key_hash,
-                                       "slot": key_hash % slots if slots else None, "phy_offset": phy,
+                                       "slot": key_hash % slots, "phy_offset": phy,
                                        "time_diff": time_diff, "prev_index": prev})
     finally:
         mm.close()
@@ -389,4 +416,5 @@ def index_rows(f: StoreFile) -> Iterator[tuple]:
 __all__ = [
     "COMMIT_LOG_COLUMNS", "CONSUME_QUEUE_COLUMNS", "INDEX_COLUMNS", "StoreFile", "commit_log_rows",
     "consume_queue_rows", "find_commit_logs", "find_consume_queues", "find_index_files", "index_rows",
+    "index_slot_count",
 ]

@@ -294,9 +294,9 @@ class DLedgerCommitLog(CommitLog):
     """
 
     def __init__(self, config: MessageStoreConfig, dledger_config: DLedgerConfig, rng: Any, *,
-                 clock: Callable[[], int] | None = None, checkpoint: Any = None,
-                 rocketmq_version: str = "4.9.5") -> None:
+                 clock: Callable[[], int] | None = None, checkpoint: Any = None) -> None:
         super().__init__(config, clock=clock, checkpoint=checkpoint, threads=False)
+        rocketmq_version = config.rocketmq_version  # the put-status mapping; the encoder takes the record bytes
         if rocketmq_version not in CODE_TO_STATUS:
             raise ConfigError(f"rocketmq_version={rocketmq_version!r} is not one of {', '.join(ROCKETMQ_VERSIONS)}")
         self.rocketmq_version = rocketmq_version
@@ -543,7 +543,7 @@ class DLedgerCommitLog(CommitLog):
         illegal = PutMessageStatus.MESSAGE_ILLEGAL
         if not isinstance(batch, Message):
             try:
-                batch = MessageExtBatch.from_messages(batch)
+                batch = MessageExtBatch.from_messages(batch, last_property_separator=self.config.last_property_separator)
             except CodecError as e:
                 return _answer(on_done, PutMessageResult(illegal, None, str(e)))
         if batch.sys_flag & _TRAN_MASK or PROPERTY_DELAY_TIME_LEVEL in batch.properties:

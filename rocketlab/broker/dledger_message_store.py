@@ -131,10 +131,8 @@ class DLedgerMessageStore(DefaultMessageStore):
     enable_dleger_commit_log = True  # ConsumeQueue stamps physicMsgTimestamp (SLAVE or DLedger, as Java)
 
     def __init__(self, config: MessageStoreConfig, dledger_config: DLedgerConfig, rng: Any, *,
-                 clock: Callable[[], int] | None = None, event_listener: Any = None,
-                 rocketmq_version: str = "4.9.5") -> None:
+                 clock: Callable[[], int] | None = None, event_listener: Any = None) -> None:
         super().__init__(config, clock=clock, threads=False, event_listener=event_listener)
-        self.rocketmq_version = rocketmq_version
         self.dledger_config = dledger_config.replace(
             store_base_dir=config.store_path_root_dir,
             mapped_file_size_for_entry_data=config.mapped_file_size_commit_log)
@@ -145,9 +143,11 @@ class DLedgerMessageStore(DefaultMessageStore):
                      clock: Callable[[], int] | None = None, rocketmq_version: str = "4.9.5",
                      **options: Any) -> DLedgerMessageStore:
         """Open (load, recover, start) the store in ``root_dir``; ``options`` are MessageStoreConfig fields;
-        ``rocketmq_version`` chooses the put-status mapping (see DLedgerCommitLog)."""
-        config = MessageStoreConfig.from_options(store_path_root_dir=os.fspath(root_dir), **options)
-        store = cls(config, dledger_config, rng, clock=clock, rocketmq_version=rocketmq_version)
+        ``rocketmq_version`` (the config's) chooses the put-status mapping (see DLedgerCommitLog) and the
+        record bytes (see MessageStoreConfig)."""
+        config = MessageStoreConfig.from_options(store_path_root_dir=os.fspath(root_dir),
+                                                 rocketmq_version=rocketmq_version, **options)
+        store = cls(config, dledger_config, rng, clock=clock)
         try:
             store.load()
             store.start()
@@ -173,7 +173,7 @@ class DLedgerMessageStore(DefaultMessageStore):
         self.last_exit_ok = not os.path.exists(config.abort_file)
         self.store_checkpoint = StoreCheckpoint(config.store_checkpoint)
         self.commit_log = DLedgerCommitLog(config, self.dledger_config, self.rng, clock=self.clock,
-                                           checkpoint=self.store_checkpoint, rocketmq_version=self.rocketmq_version)
+                                           checkpoint=self.store_checkpoint)
         self.commit_log.load()
         self._load_consume_queue()
         self.index_service = IndexService(config.store_path_index, config.max_hash_slot_num, config.max_index_num,

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from rocketlab.errors import CodecError, RocketlabError
+from rocketlab.store.config import MessageStoreConfig
 from rocketlab.store.consume_queue import INT_MAX, UNIT
 from rocketlab.store.mapped_file import FILE_NAME_RE
 from rocketlab.store.message import host_string
@@ -186,8 +187,17 @@ def _text_line(rec: dict[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------- consume queue ----
+MAX_UNIT_SIZE = MessageStoreConfig().max_message_size + 2 * 32_767 + 1_024
+"""The largest record a consume-queue unit can point at: a body of RocketMQ's ``maxMessageSize`` (4 MiB by
+default), the longest topic and properties (32,767 chars each) and the fixed fields."""
+
+
 def iter_consume_queue(path: str) -> Iterator[dict[str, Any]]:
-    """Every unit of the consume queue(s) under ``path``, stopping each file at its first empty unit."""
+    """Every unit of the consume queue(s) under ``path``, stopping each file at its first empty unit.
+
+    A unit that is neither a message's (a position >= 0 and a size from 1 to :data:`MAX_UNIT_SIZE`), nor a
+    filler (0, ``Integer.MAX_VALUE``), nor the all-zero unwritten rest of a file is not a consume queue
+    unit: RocketlabError after the units before it (random bytes are refused, not printed as rows)."""
     for topic, queue_id, files in _queue_dirs(path):
         sizes = {os.path.getsize(f) for f in files}
         if len(sizes) > 1:
@@ -203,8 +213,12 @@ def iter_consume_queue(path: str) -> Iterator[dict[str, Any]]:
                     raise RocketlabError(f"{file_path}: size {len(mm)} is not a multiple of {UNIT.size}-byte units")
                 for pos in range(0, len(mm), UNIT.size):
                     phy, size, tags_code = UNIT.unpack_from(mm, pos)
-                    if phy < 0 or size <= 0:
-                        break
+                    if phy == 0 and size == 0 and tags_code == 0:
+                        break  # the unwritten rest of the file (Java's recovery stops here too)
+                    if not (size == INT_MAX and phy == 0) and (phy < 0 or not 0 < size <= MAX_UNIT_SIZE):
+                        raise RocketlabError(
+                            f"{file_path}: the 20 bytes at {pos} are not a consume queue unit (commit log "
+                            f"offset {phy}, size {size}): a torn write, or not a consume queue file")
                     yield {
                         "topic": topic,
                         "queue_id": queue_id,
@@ -229,13 +243,10 @@ def _cq_text_line(rec: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------- handlers ----
 def _emit(records: Iterator[dict[str, Any]], as_json: bool, text: Any, out: TextIO) -> int:
-    try:
-        for rec in records:
-            out.write((json.dumps(rec, ensure_ascii=False) if as_json else text(rec)) + "\n")
-        out.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out.fileno())
+    """Write one line per record (a closed pipe raises BrokenPipeError, which the main CLI reports)."""
+    for rec in records:
+        out.write((json.dumps(rec, ensure_ascii=False) if as_json else text(rec)) + "\n")
+    out.flush()
     return 0
 
 
@@ -250,14 +261,14 @@ def consumequeue_dump(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     """Add ``commitlog dump`` and ``consumequeue dump`` to an argparse subparsers object."""
     cl = subparsers.add_parser("commitlog", help="inspect CommitLog files")
-    cl_sub = cl.add_subparsers(dest="commitlog_command", required=True)
+    cl_sub = cl.add_subparsers(dest="commitlog_command", required=True, metavar="SUBCOMMAND")
     d = cl_sub.add_parser("dump", help="decode a commit log directory or file, one message per line")
     d.add_argument("path", help="a store root, its commitlog/ directory, or one commit log file")
     d.add_argument("--json", action="store_true", help="one JSON object per line, every field")
     d.set_defaults(func=commitlog_dump)
 
     cq = subparsers.add_parser("consumequeue", help="inspect ConsumeQueue files")
-    cq_sub = cq.add_subparsers(dest="consumequeue_command", required=True)
+    cq_sub = cq.add_subparsers(dest="consumequeue_command", required=True, metavar="SUBCOMMAND")
     d = cq_sub.add_parser("dump", help="decode consume queue units, one per line")
     d.add_argument("path", help="a store root, consumequeue/, a topic or queue directory, or one file")
     d.add_argument("--json", action="store_true", help="one JSON object per line")

@@ -3,6 +3,13 @@
 Models ``org.apache.rocketmq.store.CommitLog`` and its ``DefaultAppendMessageCallback``. Recovery
 (``recoverNormally``/``recoverAbnormally``) lives in :mod:`rocketlab.store.recovery`; flushing in
 :mod:`rocketlab.store.flush`.
+
+The records, files, put results and recoveries are those of the real RocketMQ 4.9.5 and 5.3.3 stores (the
+release from ``MessageStoreConfig.rocketmq_version``), byte for byte: ``tests/oracle`` runs both beside this
+store. One deliberate difference: a message with a delay level (``DELAY`` property) is stored under its own
+topic and queue; Java's CommitLog moves it to ``SCHEDULE_TOPIC_XXXX`` (queue = level - 1) with
+``REAL_TOPIC``/``REAL_QID`` added and its properties re-serialised in ``HashMap`` order, for a schedule
+service the kit does not have.
 """
 
 from __future__ import annotations
@@ -182,7 +189,8 @@ class CommitLog:
         self.topic_queue_table: dict[tuple[str, int], int] = {}
         self.put_message_lock = threading.Lock()
         self.encoder = MessageExtEncoder(
-            config.max_message_size, config.store_host, config.auto_message_version_on_topic_len
+            config.max_message_size, config.store_host, config.auto_message_version_on_topic_len,
+            config.rocketmq_version,
         )
         plugged_encode = plugs.resolve("lab02.encode_record", None)
         if plugged_encode is not None:  # the graded lab 02: records encoded by the learner's function
@@ -298,7 +306,7 @@ class CommitLog:
         illegal = PutMessageStatus.MESSAGE_ILLEGAL
         if not isinstance(batch, Message):
             try:
-                batch = MessageExtBatch.from_messages(batch)
+                batch = MessageExtBatch.from_messages(batch, last_property_separator=self.config.last_property_separator)
             except CodecError as exc:
                 return PutMessageResult(illegal, None, str(exc))
         if batch.sys_flag & _TRAN_MASK:

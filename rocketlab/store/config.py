@@ -48,6 +48,10 @@ class MessageStoreConfig:
       only flushed messages reach the ConsumeQueue.
     * ``broker_ip1``/``listen_port`` come from Java's ``BrokerConfig``/``NettyServerConfig``; they
       make the store host written into every record and its message id.
+    * ``rocketmq_version`` (kit switch, one of :data:`~rocketlab.store.message.ROCKETMQ_RELEASES`) is
+      the release whose record bytes the store writes: "4.9.5" (the default) and "5.1.0" write the
+      properties string without a separator after the last property, "5.3.3" with one
+      (:func:`~rocketlab.store.message.keeps_last_property_separator`).
     """
 
     store_path_root_dir: str = field(default_factory=lambda: os.path.join(os.path.expanduser("~"), "store"))
@@ -85,6 +89,7 @@ class MessageStoreConfig:
     offset_check_in_slave: bool = False
     broker_ip1: str = "127.0.0.1"
     listen_port: int = 10911
+    rocketmq_version: str = "4.9.5"
 
     # ---- derived paths (StorePathConfigHelper) ----
     @property
@@ -121,6 +126,13 @@ class MessageStoreConfig:
 
     def is_sync_flush(self) -> bool:
         return self.flush_disk_type is FlushDiskType.SYNC_FLUSH
+
+    @property
+    def last_property_separator(self) -> bool:
+        """Whether records keep the separator after the last property (5.2.0 on)."""
+        from rocketlab.store.message import keeps_last_property_separator
+
+        return keeps_last_property_separator(self.rocketmq_version)
 
     # ---- construction and validation ----
     @classmethod
@@ -203,4 +215,8 @@ class MessageStoreConfig:
             raise ConfigError(f"broker_ip1: {self.broker_ip1!r} is not an IPv4 or IPv6 address") from exc
         if not self.store_path_root_dir:
             raise ConfigError("store_path_root_dir: must not be empty")
+        from rocketlab.store.message import ROCKETMQ_RELEASES
+
+        if self.rocketmq_version not in ROCKETMQ_RELEASES:
+            raise ConfigError(f"rocketmq_version: {self.rocketmq_version!r} is not one of {', '.join(ROCKETMQ_RELEASES)}")
         return self

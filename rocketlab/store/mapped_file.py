@@ -26,15 +26,16 @@ def offset_to_file_name(offset: int) -> str:
 
 
 def open_sized_file(file_name: str, file_size: int, create: bool) -> int:
-    """Open a store file that must be exactly ``file_size`` bytes. A new file is sized under a
-    temporary name and then renamed, so a crash can never leave a short file under a real name."""
+    """Open a store file that must be exactly ``file_size`` bytes. A new file is created under its own
+    name and sized at once, as Java's ``FileChannel.map`` does: no temporary file is ever left in a store
+    directory, which RocketMQ's loaders list whole (a stray name there makes the real store refuse to
+    start). A crash in the instant between the two calls leaves a short last file; Java then refuses the
+    store, while loading here removes it (nothing was ever written to it)."""
     if create and not os.path.exists(file_name):
-        tmp = file_name + ".tmp"
         try:
-            fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            fd = os.open(file_name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
             try:
                 os.ftruncate(fd, file_size)
-                os.rename(tmp, file_name)
             except BaseException:
                 os.close(fd)
                 raise

@@ -98,13 +98,30 @@ def tags_string_to_tags_code(tags: str | None) -> int:
 # --- properties string -----------------------------------------------------------------------------
 
 
-def message_properties_to_string(properties: Mapping[str, str]) -> str:
-    """``MessageDecoder.messageProperties2String``: ``name\\x01value\\x02`` per entry, insertion order.
+def message_properties_to_string(properties: Mapping[str, str], *, last_separator: bool = False) -> str:
+    """``MessageDecoder.messageProperties2String``: ``name\\x01value\\x02`` per entry, in the mapping's
+    order; ``last_separator=False`` deletes the separator after the last entry, as RocketMQ 4.x through
+    5.1.x do, ``True`` keeps it, as 5.2.0 and later do (see :func:`keeps_last_property_separator`).
 
-    Java iterates a ``HashMap`` (an order we cannot reproduce); insertion order keeps golden tests
-    deterministic. ``None`` values are skipped as in Java.
+    Java iterates whatever ``Map`` it is given: a producer's ``HashMap`` on the client, a
+    ``LinkedHashMap`` where the caller keeps an order. Insertion order here is the order a caller with
+    a ``LinkedHashMap`` gets, and keeps golden tests deterministic. ``None`` values are skipped as in Java.
     """
-    return "".join([f"{k}\x01{v}\x02" for k, v in properties.items() if v is not None])
+    text = PROPERTY_SEPARATOR.join([f"{k}\x01{v}" for k, v in properties.items() if v is not None])
+    return text + PROPERTY_SEPARATOR if last_separator and text else text
+
+
+ROCKETMQ_RELEASES = ("4.9.5", "5.1.0", "5.3.3")
+"""The releases whose store behaviour the kit models (a store config's ``rocketmq_version``)."""
+
+
+def keeps_last_property_separator(rocketmq_version: str) -> bool:
+    """Whether ``messageProperties2String`` of ``rocketmq_version`` keeps the separator after the last
+    property: 4.x through 5.1.x delete it (``sb.deleteCharAt``), 5.2.0 and later keep it (the rewrite
+    that came with the CommitLog CRC check, apache/rocketmq#7468). A record with properties is one byte
+    longer from 5.2.0 on; readers accept both."""
+    major, minor = (int(part) for part in rocketmq_version.split(".")[:2])
+    return (major, minor) >= (5, 2)
 
 
 def string_to_message_properties(properties: str) -> dict[str, str]:

@@ -27,9 +27,10 @@ _MINI_HEAD = struct.Struct(">iiiii")  # TOTALSIZE, MAGICCODE, BODYCRC, FLAG, BOD
 _I16 = struct.Struct(">h")
 
 
-def pack_message(message: Message) -> bytes:
-    """``MessageDecoder.encodeMessage``: one packed record (only flag, body and properties travel)."""
-    props = message_properties_to_string(message.properties).encode("utf-8")
+def pack_message(message: Message, last_property_separator: bool = False) -> bytes:
+    """``MessageDecoder.encodeMessage``: one packed record (only flag, body and properties travel);
+    ``last_property_separator`` as in :func:`~rocketlab.store.message.message_properties_to_string`."""
+    props = message_properties_to_string(message.properties, last_separator=last_property_separator).encode("utf-8")
     if len(props) > 32767:
         raise CodecError(f"properties of {len(props)} bytes exceed 32767 bytes")
     body = message.body
@@ -37,9 +38,9 @@ def pack_message(message: Message) -> bytes:
     return b"".join((_MINI_HEAD.pack(size, 0, 0, message.flag, len(body)), body, _I16.pack(len(props)), props))
 
 
-def pack_messages(messages: Iterable[Message]) -> bytes:
+def pack_messages(messages: Iterable[Message], last_property_separator: bool = False) -> bytes:
     """``MessageDecoder.encodeMessages``: the packed records, back to back."""
-    return b"".join(pack_message(m) for m in messages)
+    return b"".join(pack_message(m, last_property_separator) for m in messages)
 
 
 def iter_packed(body: bytes) -> Iterable[tuple[int, int, int, int, int]]:
@@ -78,13 +79,16 @@ class MessageExtBatch(Message):
     and the batch's own ``properties`` are appended to every record's properties.
 
     Build one from messages with :meth:`from_messages`, which applies the producer's checks
-    (``MessageBatch.generateFromList``): one topic, no delay level, no transactions.
+    (``MessageBatch.generateFromList``): one topic, no delay level, no transactions. The packed
+    records keep the properties string of the producer's release (``last_property_separator``): the
+    broker writes them as they come.
     """
 
     __slots__ = ()
 
     @classmethod
-    def from_messages(cls, messages: Sequence[Message], queue_id: int | None = None) -> MessageExtBatch:
+    def from_messages(cls, messages: Sequence[Message], queue_id: int | None = None, *,
+                      last_property_separator: bool = False) -> MessageExtBatch:
         if not messages:
             raise CodecError("a batch needs at least one message")
         first = messages[0]
@@ -97,7 +101,7 @@ class MessageExtBatch(Message):
                 raise CodecError("transactional messages are not supported for batching")
         return cls(
             first.topic,
-            pack_messages(messages),
+            pack_messages(messages, last_property_separator),
             first.queue_id if queue_id is None else queue_id,
             born_timestamp=first.born_timestamp,
             born_host=first.born_host,

@@ -32,6 +32,7 @@ from rocketlab.store.message import (
     Message,
     MessageExt,
     MessageSysFlag,
+    keeps_last_property_separator,
     pack_host,
     string_to_message_properties,
     tags_string_to_tags_code,
@@ -163,12 +164,22 @@ class MessageExtEncoder:
     drops it on read), properties or a topic that are not encodable as UTF-8, and numeric fields out of
     range for their width (Java would overflow silently).
 
+    ``rocketmq_version`` is the release whose bytes and checks it follows: the properties string
+    without a separator after the last property (4.x through 5.1.x) or with one (5.2.0 on, see
+    :func:`~rocketlab.store.message.keeps_last_property_separator`); and in 4.x,
+    ``DefaultMessageStore.checkMessage``, which runs before the encoder and answers MESSAGE_ILLEGAL for a
+    properties string of more than 32767 UTF-16 chars (the encoder's own limit, on UTF-8 bytes, answers
+    PROPERTIES_SIZE_EXCEEDED; 5.x moved checkMessage into the broker's put hooks).
+
     The encoder caches per topic (length prefix, magic) and per born host (packed bytes, record
     layout, v6 flag): both repeat from message to message.
     """
 
-    def __init__(self, max_message_body_size: int, store_host: Host, auto_message_version_on_topic_len: bool = False):
+    def __init__(self, max_message_body_size: int, store_host: Host, auto_message_version_on_topic_len: bool = False,
+                 rocketmq_version: str = "4.9.5"):
         self.max_message_body_size = max_message_body_size
+        self.last_property_separator = keeps_last_property_separator(rocketmq_version)
+        self.check_message_chars = rocketmq_version.startswith("4.")
         self.max_message_size = max_message_body_size + ENCODER_HEADER_RESERVE
         self.auto_message_version_on_topic_len = auto_message_version_on_topic_len
         self.store_host_raw = pack_host(store_host)
@@ -215,30 +226,36 @@ class MessageExtEncoder:
         self._topics[topic] = field
         return field
 
-    @staticmethod
-    def _properties_field(properties: dict[str, str]) -> bytes:
-        """PROPERTIES length + bytes, after checking that nothing would be lost on the way back."""
+    def _properties_field(self, properties: dict[str, str]) -> bytes:
+        """PROPERTIES length + bytes (``messageProperties2String``), after checking that nothing would be
+        lost on the way back."""
         if not properties:
             return b"\x00\x00"
         if None in properties.values():  # Java skips null values
             properties = {k: v for k, v in properties.items() if v is not None}
             if not properties:
                 return b"\x00\x00"
-        text = "".join([f"{k}\x01{v}\x02" for k, v in properties.items()])
+        text = "\x02".join([f"{k}\x01{v}" for k, v in properties.items()])  # messageProperties2String
         n = len(properties)
-        if text.count("\x01") != n or text.count("\x02") != n:
+        if text.count("\x01") != n or text.count("\x02") != n - 1:
             raise MessageRejected(
                 PutMessageStatus.MESSAGE_ILLEGAL, "a property name or value contains \\x01 or \\x02"
             )
-        if text[0] == "\x01" or "\x02\x01" in text or "\x01\x02" in text:
+        if text[0] == "\x01" or text[-1] == "\x01" or "\x02\x01" in text or "\x01\x02" in text:
             raise MessageRejected(
                 PutMessageStatus.MESSAGE_ILLEGAL, "a property name or value is empty (it would be dropped on read)"
             )
+        if self.last_property_separator:
+            text += "\x02"
         try:
             raw = text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise MessageRejected(PutMessageStatus.MESSAGE_ILLEGAL, f"properties are not UTF-8: {exc}") from exc
         if len(raw) > MAX_PROPERTIES_LENGTH:
+            chars = len(text.encode("utf-16-le", "surrogatepass")) // 2  # Java's String.length()
+            if self.check_message_chars and chars > MAX_PROPERTIES_LENGTH:
+                raise MessageRejected(PutMessageStatus.MESSAGE_ILLEGAL,
+                                      f"checkMessage: properties string of {chars} chars exceeds {MAX_PROPERTIES_LENGTH}")
             raise MessageRejected(
                 PutMessageStatus.PROPERTIES_SIZE_EXCEEDED,
                 f"properties of {len(raw)} bytes exceed {MAX_PROPERTIES_LENGTH} bytes",
@@ -376,16 +393,18 @@ def encode_message(
     born_timestamp: int = 0,
     max_message_size: int = 4 * 1024 * 1024,
     auto_message_version_on_topic_len: bool = True,
+    rocketmq_version: str = "4.9.5",
 ) -> bytes:
-    """A finished record for ``msg`` with the given stamps (for tests, tools and the DLedger log)."""
-    encoder = MessageExtEncoder(max_message_size, store_host, auto_message_version_on_topic_len)
+    """A finished record for ``msg`` with the given stamps (for tests, tools and the DLedger log), as
+    ``rocketmq_version`` writes it (see :class:`MessageExtEncoder`)."""
+    encoder = MessageExtEncoder(max_message_size, store_host, auto_message_version_on_topic_len, rocketmq_version)
     buf = encoder.encode(msg, born_timestamp)
     stamp_record(buf, queue_offset, physical_offset, store_timestamp)
     return bytes(buf)
 
 
 def encode_record(msg: Message, born_timestamp: int, store_host: Host) -> bytes:
-    """One record as ``MessageExtEncoder.encode`` writes it, the three stamps (QUEUEOFFSET,
+    """One record as 4.9.5's ``MessageExtEncoder.encode`` writes it, the three stamps (QUEUEOFFSET,
     PHYSICALOFFSET, STORETIMESTAMP) left zero; ``born_timestamp`` is used when the message has none.
     A topic longer than 127 bytes takes the v2 layout (the stores that allow it decide before)."""
     return bytes(MessageExtEncoder(4 * 1024 * 1024, store_host, True).encode(msg, born_timestamp))

@@ -17,6 +17,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.sim import Cluster
 from rocketlab.store import Message, MessageStore
 from rocketlab.store.cli import iter_commit_log, iter_consume_queue
+from rocketlab.store.index_file import index_key_hash_method
 
 FILE = 4096
 
@@ -92,9 +93,34 @@ def test_consume_queue_and_index_rows(spark, classic):
         sorted((key(r), r["phy_offset"], r["size"], r["tags_code"]) for r in ours)
     assert len(rows) == 120
     index = spark_rows(spark, "rocketmq-index", classic)
-    offsets = {r["phy_offset"] for r in spark_rows(spark, "rocketmq-commitlog", classic)}
-    assert index and {r["phy_offset"] for r in index} <= offsets and all(r["corrupt"] is None for r in index)
-    assert all(r["slot"] == r["key_hash"] % r["hash_slot_count"] for r in index)
+    records = {(r["topic"], r["keys"]): r["phy_offset"] for r in spark_rows(spark, "rocketmq-commitlog", classic)}
+    assert all(r["corrupt"] is None for r in index) and len(index) == len(records) == 120
+    # each key where the store put it: entries after all 5,000,000 slots (the store's default), not after
+    # the header's hashSlotCount (the slots in use, 120 or fewer)
+    assert {(r["key_hash"], r["phy_offset"]) for r in index} == \
+        {(index_key_hash_method(f"{topic}#{key}"), phy) for (topic, key), phy in records.items()}
+    assert all(r["slot"] == r["key_hash"] % 5_000_000 and r["hash_slot_count"] <= 120 for r in index)
+
+
+@pytest.mark.parametrize("slots, entries, option", [(100, 400, None), (64, 1000, 64)])
+def test_index_rows_of_a_partly_used_slot_table(spark, tmp_path, slots, entries, option):
+    """Not every slot used, and a slot table of another ratio than RocketMQ's 1 slot : 4 entries (read with
+    ``hashSlotNum``): the rows are the store's own index entries."""
+    root = tmp_path / "store"
+    with MessageStore.open(root, threads=False, max_hash_slot_num=slots, max_index_num=entries) as store:
+        for i in range(30):
+            store.put_message(Message("T", b"x", keys=[f"k{i}", "shared"]))
+        store.reput()
+    options = {"hashSlotNum": option} if option else {}
+    rows = spark_rows(spark, "rocketmq-index", root, **options)
+    assert len(rows) == 60 and all(r["corrupt"] is None for r in rows)
+    hashes = [index_key_hash_method(f"T#k{i}") for i in range(30)] + [index_key_hash_method("T#shared")] * 30
+    assert sorted((r["key_hash"], r["slot"]) for r in rows) == sorted((h, h % slots) for h in hashes)
+    used = len({h % slots for h in hashes})
+    assert rows[0]["hash_slot_count"] == used < slots  # the header counts the slots in use
+    if option:  # without it the file's size fits no 1:4 layout: one row says what to give
+        (bad,) = spark_rows(spark, "rocketmq-index", root)
+        assert "give its maxHashSlotNum (option hashSlotNum)" in bad["corrupt"]
 
 
 def test_a_corrupted_record_is_reported_and_the_good_ones_still_read(spark, classic, tmp_path):

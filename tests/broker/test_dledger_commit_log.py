@@ -1,5 +1,5 @@
 """DLedgerCommitLog pieces in isolation: the two record formats, the append hook, DLedger codes to
-PutMessageStatus, the broker id, the composite codec, and the role change handler's LEADER wait.
+PutMessageStatus, the broker id, the codec of its one message port, and the role change handler's LEADER wait.
 
 Reference: the RocketMQ digest, section 6.2 (DLedgerCommitLog) and 6.3 (DLedgerRoleChangeHandler).
 """
@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from rocketlab.broker.dledger_broker import DLedgerBrokerCodec, DLedgerGroupCheckRequest
+from rocketlab.broker.dledger_broker import DLedgerGroupCheckRequest, dledger_broker_codec
 from rocketlab.broker.dledger_commit_log import (
     CODE_TO_STATUS,
     DLedgerCommitLog,
@@ -26,6 +26,8 @@ from rocketlab.dledger.entry_coder import encode
 from rocketlab.dledger.member_state import Role
 from rocketlab.dledger.protocol import DLedgerResponseCode, VoteRequest
 from rocketlab.errors import CodecError, ConfigError
+from rocketlab.remoting.command import RemotingCommand, encode_command, parse_frame
+from rocketlab.remoting.family import UnsupportedRequest
 from rocketlab.store import Message, PutMessageStatus, encode_message
 from rocketlab.store.message_codec import PHY_POS_POSITION, encode_blank
 
@@ -136,16 +138,18 @@ def test_a_self_id_without_digits_is_a_config_error(self_id):
         broker_id_of(self_id)
 
 
-def test_the_codec_carries_both_message_families_and_rejects_an_unknown_tag():
-    codec = DLedgerBrokerCodec()
-    for msg in (VoteRequest(group="g", remote_id="n1", leader_id="n0", term=3, ledger_end_index=4, ledger_end_term=2),
-                SendMessageRequest("T", b"\x00\xff", 1, tags="A"), DLedgerGroupCheckRequest("g", "n0,n1", "n0")):
+def test_the_codec_serves_dledger_broker_and_group_check_codes_and_refuses_the_rest():
+    codec = dledger_broker_codec()
+    for msg, code in ((VoteRequest(group="g", remote_id="n1", leader_id="n0", term=3, ledger_end_index=4,
+                                   ledger_end_term=2), 51001),
+                      (SendMessageRequest("T", b"\x00\xff", 1, tags="A"), 10),
+                      (DLedgerGroupCheckRequest("g", "n0,n1", "n0"), 60101)):
         data = codec.encode(msg)
-        assert data[:1] in (b"\x01", b"\x02") and codec.decode(data) == msg
-    with pytest.raises(CodecError, match="family tag"):
-        codec.decode(b"\x07{}")
-    with pytest.raises(CodecError):
-        codec.decode(b"\x02not json")
+        assert parse_frame(data).code == code and codec.decode(data) == msg
+    with pytest.raises(UnsupportedRequest, match="request type 1002 not supported"):
+        codec.decode(encode_command(RemotingCommand(1002)))
+    with pytest.raises(CodecError, match="ext field group is missing"):
+        codec.decode(encode_command(RemotingCommand(60101)))
 
 
 # ---------------------------------------------------------------------- role change handler

@@ -13,7 +13,7 @@ import pytest
 from rocketlab.errors import RocketlabError
 from rocketlab.store import Message
 from rocketlab.store.cli import register
-from tests.store.helpers import golden_message
+from tests.store.helpers import GOLDEN, golden_message
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -42,7 +42,7 @@ def test_commitlog_dump_json_has_every_field(filled, capsys):
     recs = [json.loads(line) for line in lines]
     assert [r["type"] for r in recs] == ["message"] * 6 + ["blank"] + ["message"] * 3
     first = recs[0]
-    assert first["phy_offset"] == 0 and first["total_size"] == 158 and first["magic_code"] == "0xDAA320A7"
+    assert first["phy_offset"] == 0 and first["total_size"] == GOLDEN and first["magic_code"] == "0xDAA320A7"
     assert first["body"] == "Once, there was a chance for me!" and first["body_crc"] == 151131488
     assert first["body_crc_ok"] and first["properties"] == {"KEYS": "0000000000000", "TAGS": "TAG1"}
     assert first["born_host"] == "127.0.0.1:8123" and first["store_host"] == "127.0.0.1:10911"
@@ -53,7 +53,8 @@ def test_commitlog_dump_json_has_every_field(filled, capsys):
         "topic", "properties", "tags", "keys", "tags_code", "msg_id",
     }  # fmt: skip
     assert set(first) == expected_keys
-    assert recs[6] == {"type": "blank", "file": "00000000000000000000", "phy_offset": 948, "total_size": 76,
+    assert recs[6] == {"type": "blank", "file": "00000000000000000000", "phy_offset": 6 * GOLDEN,
+                       "total_size": 1024 - 6 * GOLDEN,
                        "magic_code": "0xCBD43194"}  # fmt: skip
     assert [r["queue_offset"] for r in recs if r["type"] == "message"][:8] == [0, 0, 1, 1, 2, 2, 3, 3]
     binary = recs[-1]
@@ -69,9 +70,9 @@ def test_commitlog_dump_text_and_single_file(filled, capsys):
 def test_commitlog_dump_stops_with_a_clear_error_at_a_damaged_record(filled, capsys):
     path = filled / "commitlog" / "00000000000000000000"
     with open(path, "r+b") as f:
-        f.seek(158 * 2 + 4)
+        f.seek(GOLDEN * 2 + 4)
         f.write(b"\x00\x00\x00\x00")  # the third record's magic code
-    with pytest.raises(RocketlabError, match="invalid record at phy offset 316: bad magic code"):
+    with pytest.raises(RocketlabError, match=f"invalid record at phy offset {2 * GOLDEN}: bad magic code"):
         run(["commitlog", "dump", str(filled), "--json"], capsys)
     assert len(capsys.readouterr().out.splitlines()) == 2  # the records before the damage were printed
 
@@ -81,10 +82,10 @@ def test_consumequeue_dump(filled, capsys):
     units = [json.loads(line) for line in lines]
     assert code == 0 and len(units) == 9
     q1 = [u for u in units if u["topic"] == "FooBar" and u["queue_id"] == 1]
-    assert [u["queue_offset"] for u in q1] == [0, 1, 2, 3] and q1[0]["phy_offset"] == 158
-    assert all(u["size"] == 158 and not u["filler"] for u in q1)
+    assert [u["queue_offset"] for u in q1] == [0, 1, 2, 3] and q1[0]["phy_offset"] == GOLDEN
+    assert all(u["size"] == GOLDEN and not u["filler"] for u in q1)
     code, lines = run(["consumequeue", "dump", str(filled / "consumequeue" / "FooBar" / "0")], capsys)
-    assert lines[0] == "FooBar:0 qoff=0 phy=0 size=158 tags_code=2567159" and len(lines) == 4
+    assert lines[0] == f"FooBar:0 qoff=0 phy=0 size={GOLDEN} tags_code=2567159" and len(lines) == 4
 
 
 def test_bad_paths_are_clear_errors(tmp_path, capsys):

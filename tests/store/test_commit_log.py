@@ -29,7 +29,7 @@ from rocketlab.store.message_codec import (
     decode_message,
     decode_messages,
 )
-from tests.store.helpers import FakeClock, golden_message
+from tests.store.helpers import GOLDEN, FakeClock, golden_message
 
 
 def make_commit_log(tmp_path, clock=None, threads=False, **options) -> CommitLog:
@@ -100,8 +100,8 @@ def test_records_never_straddle_files_and_files_end_with_a_blank(tmp_path):
     for r in results:
         assert r.wrote_offset // 1024 == (r.wrote_offset + r.wrote_bytes - 1) // 1024
     first = cl.mapped_file_queue.mapped_files[0]
-    # 6 records of 158 bytes = 948; 948 + 158 + 8 > 1024, so a 76-byte blank closes the file
-    assert struct.unpack_from(">ii", first.mm, 948) == (76, BLANK_MAGIC_CODE)
+    # 6 records of 157 bytes = 942; 942 + 157 + 8 > 1024, so an 82-byte blank closes the file
+    assert struct.unpack_from(">ii", first.mm, 6 * GOLDEN) == (1024 - 6 * GOLDEN, BLANK_MAGIC_CODE)
     assert results[6].wrote_offset == 1024
     assert [r.queue_offset for r in results[:6]] == [0, 0, 1, 1, 2, 2]
     got = records(cl)
@@ -180,7 +180,7 @@ def test_group_commit_one_flush_serves_every_pending_request(tmp_path):
     gcs.do_commit()
     assert gcs.flush_count == 1
     assert [f.result().status for f in futures] == [PutMessageStatus.PUT_OK] * 10
-    assert cl.flushed_where == 1580
+    assert cl.flushed_where == 10 * GOLDEN
 
 
 def test_flush_disk_timeout_keeps_the_message_and_first_completion_wins(tmp_path):
@@ -220,7 +220,7 @@ def test_flush_disk_timeout_with_threads_when_the_disk_is_slow(tmp_path):
     stop.set()
     t.join()
     assert r.status is PutMessageStatus.FLUSH_DISK_TIMEOUT and r.is_ok()
-    assert cl.get_max_offset() == 158
+    assert cl.get_max_offset() == GOLDEN
 
 
 def test_group_commit_with_concurrent_producers_shares_fsyncs(tmp_path):
@@ -249,7 +249,7 @@ def test_group_commit_with_concurrent_producers_shares_fsyncs(tmp_path):
     stop.set()
     t.join()
     assert statuses == [PutMessageStatus.PUT_OK] * 200
-    assert cl.flushed_where == 200 * 158
+    assert cl.flushed_where == 200 * GOLDEN
     assert gcs.flush_count < 200  # fsyncs were shared
 
 
@@ -259,12 +259,12 @@ def test_async_flush_is_page_gated_with_a_thorough_interval(tmp_path):
     service = cl.flush_real_time_service
     service.last_flush_timestamp = clock()
     for _ in range(20):
-        cl.put_message(golden_message())  # 3160 bytes: less than 4 pages
+        cl.put_message(golden_message())  # 3140 bytes: less than 4 pages
     service.do_flush()
     assert cl.flushed_where == 0
     clock.advance(10_000)
     service.do_flush()  # thorough: flush everything
-    assert cl.flushed_where == 3160
+    assert cl.flushed_where == 20 * GOLDEN
     cl.shutdown()
 
 
@@ -274,10 +274,10 @@ def test_get_data_stops_at_the_end_of_a_file(tmp_path):
     for _ in range(8):
         cl.put_message(golden_message())
     first = cl.get_data(0)
-    assert len(first) == 1024 and struct.unpack_from(">ii", first, 948) == (76, BLANK_MAGIC_CODE)
-    assert cl.get_data(158, max_size=100) == first[158:258]
-    assert cl.get_data(1024) == cl.get_message(1024, 158 * 2)
-    assert cl.get_data(1024 + 316) is None and cl.get_data(999_999) is None
+    assert len(first) == 1024 and struct.unpack_from(">ii", first, 6 * GOLDEN) == (1024 - 6 * GOLDEN, BLANK_MAGIC_CODE)
+    assert cl.get_data(GOLDEN, max_size=100) == first[GOLDEN:GOLDEN + 100]
+    assert cl.get_data(1024) == cl.get_message(1024, GOLDEN * 2)
+    assert cl.get_data(1024 + 2 * GOLDEN) is None and cl.get_data(999_999) is None
     cl.shutdown()
 
 

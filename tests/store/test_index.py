@@ -88,16 +88,18 @@ def test_index_service_builds_rolls_and_queries(tmp_path):
     service = IndexService(str(tmp_path / "index"), 16, 5, checkpoint, clock)  # 4 entries per file
     for i in range(10):
         service.build_index(_request(i * 100, keys=f"k{i} shared", uniq=f"U{i}", ts=1_000_000 + i * 1000))
-    service.build_index(_request(900, keys="k9 shared", uniq="U9", ts=1_009_000))  # repeated dispatch
+    service.build_index(_request(800, keys="k8 shared", uniq="U8", ts=1_008_000))  # below the end: skipped
+    service.build_index(_request(900, keys="k9 shared", uniq="U9", ts=1_009_000))  # the end: indexed again
     service.build_index(_request(1000, keys="gone", ts=1_010_000, sys_flag=MessageSysFlag.TRANSACTION_ROLLBACK_TYPE))
-    assert len(service.index_file_list) == 8  # 30 entries, 4 per file
-    assert len({f.file_name for f in service.index_file_list}) == 8  # names bumped by 1 ms when they collide
+    assert len(service.index_file_list) == 9  # 33 entries, 4 per file
+    assert len({f.file_name for f in service.index_file_list}) == 9  # names bumped by 1 ms when they collide
     assert checkpoint.index_msg_timestamp > 0  # a full file was flushed and recorded
     assert service.query_offset("T", "k3", 10, 0, 2**62).phy_offsets == [300]
-    assert service.query_offset("T", "U9", 10, 0, 2**62).phy_offsets == [900]  # indexed once
-    assert sorted(service.query_offset("T", "shared", 64, 0, 2**62).phy_offsets) == [i * 100 for i in range(10)]
+    assert service.query_offset("T", "U8", 10, 0, 2**62).phy_offsets == [800]
+    assert service.query_offset("T", "U9", 10, 0, 2**62).phy_offsets == [900, 900]  # Java skips only < end
+    assert sorted(service.query_offset("T", "shared", 64, 0, 2**62).phy_offsets) == [i * 100 for i in range(10)] + [900]
     assert sorted(service.query_offset("T", "shared", 64, 1_004_000, 1_006_000).phy_offsets) == [400, 500, 600]
-    assert service.query_offset("T", "shared", 3, 0, 2**62).phy_offsets == [900, 800, 700]
+    assert service.query_offset("T", "shared", 3, 0, 2**62).phy_offsets == [900, 900, 800]
     assert service.query_offset("T", "gone", 10, 0, 2**62).phy_offsets == []
     assert service.query_offset("U", "k3", 10, 0, 2**62).phy_offsets == []
     service.shutdown()

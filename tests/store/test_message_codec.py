@@ -40,12 +40,17 @@ from tests.store.helpers import GOLDEN_BODY, golden_message
 STORE_HOST = ("127.0.0.1", 8123)
 
 
-def golden_bytes_by_hand(queue_offset: int, phy: int, store_ts: int) -> bytes:
-    """The 158-byte record built field by field from the digest's table (independent of the codec)."""
-    props = b"KEYS\x011700000000000\x02TAGS\x01TAG1\x02"
+GOLDEN_SIZE = {"4.9.5": 157, "5.3.3": 158}
+"""The golden record's size per release: 5.2.0 and later keep the separator after the last property."""
+
+
+def golden_bytes_by_hand(queue_offset: int, phy: int, store_ts: int, release: str = "4.9.5") -> bytes:
+    """The golden record (157 bytes in 4.9.5, 158 in 5.3.3) built field by field from the digest's table,
+    independent of the codec; the real stores of both releases write exactly these bytes (tests/oracle)."""
+    props = b"KEYS\x011700000000000\x02TAGS\x01TAG1" + (b"\x02" if release == "5.3.3" else b"")
     host = bytes([127, 0, 0, 1]) + (8123).to_bytes(4, "big")
     fields = [
-        (158).to_bytes(4, "big"),
+        GOLDEN_SIZE[release].to_bytes(4, "big"),
         bytes.fromhex("DAA320A7"),
         (151131488).to_bytes(4, "big"),
         (0).to_bytes(4, "big"),  # queue id
@@ -63,35 +68,38 @@ def golden_bytes_by_hand(queue_offset: int, phy: int, store_ts: int) -> bytes:
         GOLDEN_BODY,
         bytes([6]),
         b"FooBar",
-        (29).to_bytes(2, "big"),
+        len(props).to_bytes(2, "big"),
         props,
     ]
     return b"".join(fields)
 
 
-def test_golden_158_byte_record():
-    raw = encode_message(
-        golden_message(), store_host=STORE_HOST, queue_offset=3, physical_offset=474, store_timestamp=1_700_000_000_123
-    )
-    assert len(raw) == 158
-    assert raw == golden_bytes_by_hand(3, 474, 1_700_000_000_123)
+@pytest.mark.parametrize("release", ["4.9.5", "5.3.3"])
+def test_golden_record_of_each_release(release):
+    raw = encode_message(golden_message(), store_host=STORE_HOST, queue_offset=3, physical_offset=474,
+                         store_timestamp=1_700_000_000_123, rocketmq_version=release)
+    size = GOLDEN_SIZE[release]
+    assert len(raw) == size
+    assert raw == golden_bytes_by_hand(3, 474, 1_700_000_000_123, release)
     assert zlib.crc32(GOLDEN_BODY) & 0x7FFFFFFF == 151131488
     assert struct.unpack_from(">i", raw, 84)[0] == 32  # the body length sits after the 84-byte prefix
-    assert cal_msg_length(0, 32, 6, 29) == 158
+    assert cal_msg_length(0, 32, 6, size - 129) == size
 
     m = decode_message(raw, check_crc=True)
     assert (m.topic, m.body, m.queue_offset, m.commit_log_offset) == ("FooBar", GOLDEN_BODY, 3, 474)
     assert m.properties == {"KEYS": "1700000000000", "TAGS": "TAG1"}
     assert m.store_timestamp == 1_700_000_000_123 and m.born_host == STORE_HOST and m.store_host == STORE_HOST
-    assert m.body_crc == 151131488 and m.store_size == 158 and m.version == 1
+    assert m.body_crc == 151131488 and m.store_size == size and m.version == 1
 
 
-def test_ten_golden_messages_leave_max_offset_1580(open_store):
-    """ReputMessageServiceTest: 10 such messages -> max phy offset 1580."""
-    store = open_store(broker_ip1="127.0.0.1", listen_port=8123, mapped_file_size_commit_log=64 * 1024)
+@pytest.mark.parametrize("release, max_offset", [("4.9.5", 1570), ("5.3.3", 1580)])
+def test_ten_golden_messages_leave_max_offset(open_store, release, max_offset):
+    """5.3.3's ReputMessageServiceTest: 10 such messages -> max phy offset 1580 (1570 in 4.9.5)."""
+    store = open_store(broker_ip1="127.0.0.1", listen_port=8123, mapped_file_size_commit_log=64 * 1024,
+                       rocketmq_version=release)
     for _ in range(10):
         assert store.put_message(golden_message()).status is PutMessageStatus.PUT_OK
-    assert store.get_max_phy_offset() == 1580
+    assert store.get_max_phy_offset() == max_offset
 
 
 def test_java_string_hash_matches_java():
@@ -105,25 +113,32 @@ def test_java_string_hash_matches_java():
 
 def test_properties_string_and_lenient_parse():
     text = message_properties_to_string({"KEYS": "k1 k2", "TAGS": "A", "none": None})
-    assert text == "KEYS\x01k1 k2\x02TAGS\x01A\x02"
-    assert string_to_message_properties(text) == {"KEYS": "k1 k2", "TAGS": "A"}
+    assert text == "KEYS\x01k1 k2\x02TAGS\x01A"  # 4.x: the separator after the last property deleted
+    kept = message_properties_to_string({"KEYS": "k1 k2", "TAGS": "A"}, last_separator=True)
+    assert kept == text + "\x02"  # 5.2.0 on
+    assert string_to_message_properties(text) == string_to_message_properties(kept) == {"KEYS": "k1 k2", "TAGS": "A"}
+    assert message_properties_to_string({}, last_separator=True) == ""
     # fragments shorter than 3 chars, without \x01, with an empty name or value are skipped, as in Java
     assert string_to_message_properties("a\x02\x01x\x02k\x01\x02ok\x01v\x02nosep\x02") == {"ok": "v"}
 
 
 @pytest.mark.parametrize(
-    "props, status",
+    "props, release, status",
     [
-        ({"a": "x\x01y"}, PutMessageStatus.MESSAGE_ILLEGAL),
-        ({"a\x02": "v"}, PutMessageStatus.MESSAGE_ILLEGAL),
-        ({"": "v"}, PutMessageStatus.MESSAGE_ILLEGAL),
-        ({"k": ""}, PutMessageStatus.MESSAGE_ILLEGAL),
-        ({"k": "v" * 32767}, PutMessageStatus.PROPERTIES_SIZE_EXCEEDED),
+        ({"a": "x\x01y"}, "4.9.5", PutMessageStatus.MESSAGE_ILLEGAL),
+        ({"a\x02": "v"}, "4.9.5", PutMessageStatus.MESSAGE_ILLEGAL),
+        ({"": "v"}, "4.9.5", PutMessageStatus.MESSAGE_ILLEGAL),
+        ({"k": ""}, "4.9.5", PutMessageStatus.MESSAGE_ILLEGAL),
+        ({"k": "v", "z": ""}, "4.9.5", PutMessageStatus.MESSAGE_ILLEGAL),
+        # 4.x's checkMessage counts UTF-16 chars first (MESSAGE_ILLEGAL), the encoder UTF-8 bytes
+        ({"k": "v" * 32767}, "4.9.5", PutMessageStatus.MESSAGE_ILLEGAL),
+        ({"k": "é" * 16383}, "4.9.5", PutMessageStatus.PROPERTIES_SIZE_EXCEEDED),
+        ({"k": "v" * 32767}, "5.3.3", PutMessageStatus.PROPERTIES_SIZE_EXCEEDED),
     ],
 )
-def test_encoder_rejects_properties_that_would_not_survive(props, status):
+def test_encoder_rejects_properties_that_would_not_survive(props, release, status):
     with pytest.raises(MessageRejected) as info:
-        MessageExtEncoder(4 << 20, STORE_HOST).encode(Message("T", b"x", properties=props), 0)
+        MessageExtEncoder(4 << 20, STORE_HOST, rocketmq_version=release).encode(Message("T", b"x", properties=props), 0)
     assert info.value.status is status
 
 
@@ -155,7 +170,7 @@ def test_ipv6_hosts_set_sysflag_and_widen_the_record():
     raw = encode_message(msg, store_host=("::1", 10911), store_timestamp=42)
     sys_flag = struct.unpack_from(">i", raw, 36)[0]
     assert sys_flag & MessageSysFlag.BORNHOST_V6_FLAG and sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
-    assert len(raw) == 158 + 12 + 12
+    assert len(raw) == GOLDEN_SIZE["4.9.5"] + 12 + 12
     assert struct.unpack_from(">q", raw, 68)[0] == 42  # STORETIMESTAMP moves to 68 with an IPv6 born host
     m = decode_message(raw)
     assert m.born_host == ("2001:db8::1", 9876) and m.store_host == ("::1", 10911)
@@ -185,20 +200,21 @@ def test_blank_record_and_message_id():
 
 def test_check_message_classifies_torn_mismatched_and_corrupt_records():
     raw = bytearray(encode_message(golden_message()))
+    size = GOLDEN_SIZE["4.9.5"]
     ok = check_message_and_return_size(raw, 0, len(raw))
-    assert ok.success and ok.msg_size == 158 and ok.topic == "FooBar" and ok.keys == "1700000000000"
+    assert ok.success and ok.msg_size == size and ok.topic == "FooBar" and ok.keys == "1700000000000"
     assert ok.tags_code == java_string_hash("TAG1")
     torn = check_message_and_return_size(raw, 0, 100)
-    assert not torn.success and torn.msg_size == -1 and "158" in torn.reason
+    assert not torn.success and torn.msg_size == -1 and str(size) in torn.reason
     crc = bytearray(raw)
     crc[100] ^= 0xFF
     bad_crc = check_message_and_return_size(crc, 0, len(crc), check_crc=True)
-    assert not bad_crc.success and bad_crc.msg_size == 158 and "CRC" in bad_crc.reason
+    assert not bad_crc.success and bad_crc.msg_size == size and "CRC" in bad_crc.reason
     assert check_message_and_return_size(crc, 0, len(crc), check_crc=False).success  # the reput does not check
     topic_len = bytearray(raw)
     topic_len[120] = 7  # damaged topic length: the recomputed length differs from TOTALSIZE
     mismatch = check_message_and_return_size(topic_len, 0, len(topic_len), check_crc=False)
-    assert not mismatch.success and mismatch.msg_size == 158
+    assert not mismatch.success and mismatch.msg_size == size
     magic = bytearray(raw)
     magic[4:8] = b"\x00\x00\x00\x01"
     assert check_message_and_return_size(magic, 0, len(magic)).msg_size == -1
@@ -207,7 +223,8 @@ def test_check_message_classifies_torn_mismatched_and_corrupt_records():
 
 
 def test_decode_messages_walks_a_buffer_until_a_blank():
-    records = [encode_message(golden_message(keys=str(i)), physical_offset=158 * i) for i in range(3)]
+    records = [encode_message(golden_message(keys=str(i)), physical_offset=GOLDEN_SIZE["4.9.5"] * i)
+               for i in range(3)]
     buf = b"".join(records) + encode_blank(50) + bytes(42)
     assert [m.keys for m in decode_messages(buf)] == ["0", "1", "2"]
 

@@ -17,7 +17,7 @@ from rocketlab.store import (
     TagsMessageFilter,
 )
 from rocketlab.store.message_batch import MessageExtBatch
-from tests.store.helpers import golden_message
+from tests.store.helpers import GOLDEN, golden_message
 
 
 def test_design_api_example(tmp_path):
@@ -132,6 +132,8 @@ def test_size_rejections_write_nothing(open_store):
     topic = store.put_message(Message("t" * 128, b"x"))
     assert topic.status is PutMessageStatus.MESSAGE_ILLEGAL and "127" in topic.detail
     props = store.put_message(Message("T", b"x", properties={"big": "v" * 32767}))
+    assert props.status is PutMessageStatus.MESSAGE_ILLEGAL and "chars" in props.detail  # 4.x checkMessage
+    props = store.put_message(Message("T", b"x", properties={"big": "é" * 16383}))  # 16387 chars, 32770 bytes
     assert props.status is PutMessageStatus.PROPERTIES_SIZE_EXCEEDED
     assert store.get_max_phy_offset() == before
 
@@ -230,7 +232,7 @@ def test_sync_flush_visibility_bound_reput_message_service(open_store):
         mapped_file_size_commit_log=64 * 1024,
     )
     futures = [store.async_put_message(golden_message()) for _ in range(10)]  # the flusher is "mocked": not run
-    assert store.get_max_phy_offset() == 1580
+    assert store.get_max_phy_offset() == 10 * GOLDEN
     store.reput()
     assert store.get_max_offset_in_queue("FooBar", 0) == 0
     assert store.get_message("FooBar", 0, 0).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE

@@ -10,7 +10,7 @@ import pytest
 from rocketlab.errors import StoreError
 from rocketlab.store import GetMessageStatus, Message, PutMessageStatus
 from rocketlab.store.crash import simulate_crash
-from tests.store.helpers import golden_message
+from tests.store.helpers import GOLDEN, golden_message
 
 TOPIC = "recoverTopic"
 FILE = 2048
@@ -237,11 +237,11 @@ def test_a_blank_at_the_end_of_the_last_file_is_recovered(open_store, tmp_path):
     for _ in range(6):
         store.put_message(golden_message())
     store.commit_log.append_message_callback._end_of_file(
-        store.commit_log.mapped_file_queue.mapped_files[-1], 948, 76, 0
+        store.commit_log.mapped_file_queue.mapped_files[-1], 6 * GOLDEN, 1024 - 6 * GOLDEN, 0
     )
     store.shutdown()
     store = open_store(mapped_file_size_commit_log=1024)
-    assert store.get_max_phy_offset() == 948
+    assert store.get_max_phy_offset() == 6 * GOLDEN
     r = store.put_message(golden_message())
     assert r.wrote_offset == 1024 and r.queue_offset == 6
     assert len(os.listdir(root / "commitlog")) == 2

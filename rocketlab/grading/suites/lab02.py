@@ -241,7 +241,8 @@ def index_queries(ctx: Ctx) -> None:
             key = f"key-{k}"
             want = sorted(m.body for m in msgs if m.properties.get("KEYS") == key)
             result = s.store.query_message("TopicA", key, max_num=64)
-            got = sorted(decode_message(buf).body for buf in result.message_buffer_list)
+            # a set: after the crash the message at the end of the index files kept is indexed again (as Java)
+            got = sorted({decode_message(buf).body for buf in result.message_buffer_list})
             expect(got == want[-len(got):] if got else not want,
                    f"query by key {key!r} found {len(got)} messages, expected {len(want)} "
                    f"(e.g. {want[:3]}, got {got[:3]})")

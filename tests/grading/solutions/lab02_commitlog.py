@@ -11,7 +11,7 @@ from rocketlab.store.message import MessageSysFlag, pack_host
 def encode_record(msg, born_timestamp, store_host):
     body = msg.body
     topic = msg.topic.encode("utf-8")
-    props = "".join(f"{k}\x01{v}\x02" for k, v in msg.properties.items()).encode("utf-8")
+    props = "\x02".join(f"{k}\x01{v}" for k, v in msg.properties.items()).encode("utf-8")
     born = pack_host(msg.born_host)
     store = pack_host(store_host)
     sys_flag = msg.sys_flag & ~(MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG)

@@ -1,0 +1,36 @@
+"""The Java oracle's fixtures: the real RocketMQ 4.9.5 / 5.3.3 found through ``ROCKETLAB_JAVA_4`` /
+``ROCKETLAB_JAVA_5`` (see :mod:`rocketlab.oracle`). Without it a test skips, saying why; under
+``CI=true`` (where ``.ci/run`` sets both) it fails."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from rocketlab.oracle.jvm import Oracle, find_oracle
+
+
+def need_oracle(release: str) -> Oracle:
+    oracle, why = find_oracle(release)
+    if oracle is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the RocketMQ {release} oracle is required under CI=true: {why}", pytrace=False)
+        pytest.skip(why)
+    return oracle
+
+
+@pytest.fixture(scope="session")
+def oracle4() -> Oracle:
+    return need_oracle("4.9.5")
+
+
+@pytest.fixture(scope="session")
+def oracle5() -> Oracle:
+    return need_oracle("5.3.3")
+
+
+@pytest.fixture(scope="session", params=["4.9.5", "5.3.3"])
+def oracle(request) -> Oracle:
+    """Each release in turn."""
+    return need_oracle(request.param)
