@@ -1,7 +1,9 @@
-"""The ``rocketlab`` command (DESIGN.md's CLI contract).
+"""The ``rocketlab`` command.
 
-Exit codes: 0 success; 1 the run or check found a problem (an invariant violation); 2 bad usage or bad
-input, with one line on stderr. Subcommands live with their subsystem and register here.
+Exit codes: 0 success; 1 the run or check found a problem (an invariant violation, a failed test);
+2 bad usage or bad input, with one line on stderr and no traceback: an unknown name, a bad number, a path
+that cannot be read or written, a closed output pipe. Subcommands live with their subsystem and register
+here; every option has a help text (a test walks the parser). The contract is in docs/cli.md.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,11 +21,14 @@ from rocketlab.errors import RocketlabError
 
 # Modules with a ``register(subparsers)`` function, each adding its subcommands.
 COMMAND_MODULES = (
+    "rocketlab.workspace",
+    "rocketlab.doctor",
     "rocketlab.lab",
     "rocketlab.analysis.cli",
     "rocketlab.store.cli",
     "rocketlab.dledger.cli",
     "rocketlab.net.cli",
+    "rocketlab.chaos.cli",
     "rocketlab.grading.cli",
     "rocketlab.sample_data",
 )
@@ -30,12 +36,31 @@ COMMAND_MODULES = (
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's usage errors: one line, exit 2
-        self.exit(2, f"rocketlab: {message}\n")
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and action.required and action.choices and (
+                    action.dest in message or (action.metavar and str(action.metavar) in message)):
+                message = f"{self.prog} needs a subcommand: {', '.join(action.choices)} (see {self.prog} --help)"
+                break
+        self.exit(2, f"rocketlab: {message.removeprefix('rocketlab ')}\n")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1 (``--nodes 0`` must not fall back to a default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rocketlab", description="Learn RocketMQ storage and replication by running it.")
-    parser.add_argument("--version", action="version", version=f"rocketlab {__version__}")
+    parser = _Parser(prog="rocketlab", description="Learn RocketMQ storage and replication by running it. "
+                     "Start with `rocketlab init DIR`, then `cd DIR && rocketlab lab` (open labs/00_tour first); "
+                     "`rocketlab doctor` checks this machine.")
+    parser.add_argument("--version", action="version", version=f"rocketlab {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_sim(sub)
     _add_demo(sub)
@@ -53,16 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_sim(sub: Any) -> None:
-    p = sub.add_parser("sim", help="run a named scenario in the simulator and write its run directory")
+    p = sub.add_parser("sim", help="run a named scenario in the simulator and write its run directory",
+                       description="Run a named scenario in the simulator, write its run directory (meta.json, "
+                                   "events, the nodes' store files) and print a summary. Exit 1 if an invariant "
+                                   "was violated.")
     p.add_argument("scenario", nargs="?", help="scenario name (see --list)")
-    p.add_argument("--list", action="store_true", help="list the scenarios, one per line")
-    p.add_argument("--nodes", type=int)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--profile")
-    p.add_argument("--network", help="reliable, unreliable, reordering or long-delays")
-    p.add_argument("--latency", help="constant:MS, uniform:LO:HI or exponential:MEAN")
-    p.add_argument("--duration", type=int, dest="duration_ms", help="simulated ms")
-    p.add_argument("--out", type=Path, help="run directory (default runs/SCENARIO-seedN)")
+    p.add_argument("--list", action="store_true", help="list the scenarios, one per line, with a description")
+    p.add_argument("--nodes", type=positive_int, help="cluster size (default: the scenario's own)")
+    p.add_argument("--seed", type=int, default=1, help="the run's seed: the same seed gives the same trace (default 1)")
+    p.add_argument("--profile", help="the scenario's profile, e.g. dledger-0.3.1.2, dledger-0.3.2 or raft for "
+                                     "the DLedger scenarios (default: the scenario's own)")
+    p.add_argument("--network", help="reliable, unreliable, reordering or long-delays (MIT 6.5840's labrpc modes)")
+    p.add_argument("--latency", help="message latency: constant:MS, uniform:LO:HI or exponential:MEAN")
+    p.add_argument("--duration", type=positive_int, dest="duration_ms", metavar="MS",
+                   help="simulated milliseconds to run (default: the scenario's own)")
+    p.add_argument("--out", type=Path, help="run directory (default runs/SCENARIO-seedN in the workspace or "
+                                            "checkout, else in the current directory)")
     p.add_argument("--parquet", action="store_true", help="write events.parquet instead of events.jsonl")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=cmd_sim)
@@ -70,58 +101,108 @@ def _add_sim(sub: Any) -> None:
 
 def _add_demo(sub: Any) -> None:
     p = sub.add_parser("demo", help="the headless tour: a DLedger broker group fails over; master-slave "
-                                    "async vs sync loses (or not) acknowledged messages; an HTML report")
-    p.add_argument("--out", type=Path, default=Path("runs/demo"))
-    p.add_argument("--seed", type=int, default=1)
+                                    "async vs sync loses (or not) acknowledged messages; an HTML report",
+                       description="The headless tour in the simulator (a few seconds): three run directories "
+                                   "and one offline HTML report under --out, and a summary.")
+    p.add_argument("--out", type=Path, default=None,
+                   help="where the runs and report.html go (default runs/demo in the workspace or checkout, "
+                        "else in the current directory)")
+    p.add_argument("--seed", type=int, default=1, help="the seed of all three runs (default 1)")
     p.set_defaults(func=cmd_demo)
 
 
 def _add_bench(sub: Any) -> None:
-    p = sub.add_parser("bench", help="run benchmarks (benchmarks/bench_*.py), print and record figures")
-    p.add_argument("name", nargs="?", help="one benchmark, e.g. sim (default: all)")
-    p.add_argument("--quick", action="store_true", help="smaller sizes")
+    p = sub.add_parser("bench", help="run benchmarks (benchmarks/bench_*.py), print and record figures",
+                       description="Run the benchmarks of the workspace (or checkout), record their figures "
+                                   "under benchmarks/results/ and end with one table: each headline figure, its "
+                                   "same-run baseline, the ratio and the target.")
+    p.add_argument("name", nargs="?", help="one benchmark, e.g. sim for bench_sim.py (default: all)")
+    p.add_argument("--quick", action="store_true", help="smaller sizes (a check that they run, not figures to keep)")
     p.set_defaults(func=cmd_bench)
 
 
 def _add_view(sub: Any) -> None:
     p = sub.add_parser("view", help="a run directory in the cluster viewer: one HTML page that plays and "
                                     "scrubs the run in the browser, offline")
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
-    p.add_argument("--html", type=Path, dest="out", help="the page to write (default RUN_DIR/view.html)")
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory (meta.json and events)")
+    p.add_argument("--html", type=Path, dest="out", metavar="OUT",
+                   help="the page to write (default RUN_DIR/view.html)")
     p.set_defaults(func=cmd_view)
 
 
+def default_out(*parts: str) -> Path:
+    """``runs/...`` in the workspace or checkout (so a run never lands in the installed package), else in
+    the current directory."""
+    from rocketlab.workspace import home
+
+    where = home()
+    return (where / "runs" if where is not None else Path("runs")).joinpath(*parts)
+
+
+def writable_dir(path: Path, option: str) -> Path:
+    """Create ``path`` (a directory an option names) or fail in one line before any work is done."""
+    if path.exists() and not path.is_dir():
+        raise RocketlabError(f"{option} {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RocketlabError(f"{option} {path}: cannot create the directory: {e.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise RocketlabError(f"{option} {path}: not writable")
+    return path
+
+
+def writable_file(path: Path, option: str) -> Path:
+    """Check that a file an option names can be written (its directory created) before any work is done."""
+    if path.is_dir():
+        raise RocketlabError(f"{option} {path}: is a directory, not a file")
+    writable_dir(path.parent if str(path.parent) else Path("."), option)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise RocketlabError(f"{option} {path}: not writable")
+    return path
+
+
 def cmd_view(args: argparse.Namespace) -> int:
+    from rocketlab.trace.rundir import event_files
     from rocketlab.viz.cluster_view.offline import write_viewer
 
-    out = write_viewer(args.run_dir, args.out or args.run_dir / "view.html")
+    event_files(args.run_dir)  # a run directory, before anything is created
+    out = write_viewer(args.run_dir, writable_file(args.out or args.run_dir / "view.html", "--html"))
     print(f"viewer: {out}")
     return 0
+
+
+def bench_dir() -> Path:
+    """``benchmarks/`` of the workspace or checkout: the scripts run there and record their figures there."""
+    from rocketlab.workspace import require_home
+
+    where = require_home("rocketlab bench") / "benchmarks"
+    if not where.is_dir():
+        raise RocketlabError(f"no benchmarks directory at {where}; `rocketlab init {where.parent}` adds it")
+    return where
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     import subprocess
 
-    bench_dir = Path(__file__).resolve().parent.parent / "benchmarks"
-    if not bench_dir.is_dir():
-        raise RocketlabError(f"no benchmarks directory at {bench_dir} (run from a checkout of the kit)")
-    scripts = sorted(bench_dir.glob("bench_*.py"))
+    from rocketlab.benchtable import load_rows, render
+
+    scripts_dir = bench_dir()
+    scripts = sorted(scripts_dir.glob("bench_*.py"))
     if args.name:
         scripts = [s for s in scripts if s.stem == f"bench_{args.name}"]
         if not scripts:
-            known = ", ".join(s.stem[6:] for s in sorted(bench_dir.glob("bench_*.py")))
+            known = ", ".join(s.stem[6:] for s in sorted(scripts_dir.glob("bench_*.py")))
             raise RocketlabError(f"no benchmark named {args.name!r} (known: {known})")
-    from rocketlab.benchtable import load_rows, render
-
-    results_dir = bench_dir / "results"
+    results_dir = scripts_dir / "results"
 
     def stamps() -> dict[str, int]:
         return {p.stem: p.stat().st_mtime_ns for p in results_dir.glob("*.json")}
 
     before = stamps()
     failed = 0
-    for script in scripts:
-        print(f"== {script.stem}", flush=True)
+    for i, script in enumerate(scripts, 1):
+        print(f"== {script.stem} ({i}/{len(scripts)})", flush=True)
         cmd = [sys.executable, str(script), *(["--quick"] if args.quick else [])]
         failed += subprocess.run(cmd, check=False).returncode != 0
     fresh = [name for name, stamp in stamps().items() if before.get(name) != stamp]
@@ -141,22 +222,23 @@ def cmd_sim(args: argparse.Namespace) -> int:
     if not args.scenario:
         raise RocketlabError("sim needs a SCENARIO name (or --list)")
     scenario = get_scenario(args.scenario)
-    out = args.out or Path("runs") / f"{scenario.name}-seed{args.seed}"
-    _start_clean(out)
+    out = args.out or default_out(f"{scenario.name}-seed{args.seed}")
     sargs = ScenarioArgs(nodes=args.nodes, seed=args.seed, profile=args.profile, network=args.network,
                          latency=args.latency, duration_ms=args.duration_ms, data_dir=out)
+    _start_clean(out)
     return _run_and_report(scenario.run, sargs, out, args.parquet, args.json)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """DESIGN.md's tour (rocketlab.scenarios.tour): three runs under --out and one HTML report."""
+    """The tour of :mod:`rocketlab.scenarios.tour`: three runs under --out and one HTML report."""
     from rocketlab.errors import InvariantViolation
     from rocketlab.scenarios.tour import run_tour
 
+    out = writable_dir(args.out or default_out("demo"), "--out")
     print(f"rocketlab demo: seed {args.seed}; the same producer writes to a DLedger broker group, an "
           f"ASYNC_MASTER pair and a SYNC_MASTER pair, and each loses its master", flush=True)
     try:
-        tour = run_tour(args.out, seed=args.seed)
+        tour = run_tour(out, seed=args.seed)
     except InvariantViolation as e:
         print(f"rocketlab: {e}", file=sys.stderr)
         return 1
@@ -183,6 +265,7 @@ def _start_clean(out: Path) -> None:
         if not (out / "meta.json").exists():
             raise RocketlabError(f"--out {out}: not empty and not a run directory (no meta.json); choose another")
         fresh_dir(out)
+    writable_dir(out, "--out")
 
 
 def _run_and_report(run: Any, sargs: Any, out: Path, parquet: bool, as_json: bool) -> int:
@@ -221,14 +304,31 @@ def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Pat
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
-    """A plain fixed-width table of dict rows (the same keys in every row)."""
+    """Dict rows (the same keys in every row) as an aligned table, numbers to the right."""
+    from rocketlab.console import render_table
+
     if not rows:
         return ""
-    cols = list(dict.fromkeys(c for row in rows for c in row))
-    widths = [max(len(str(c)), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(cols, widths, strict=True))]
-    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(cols, widths, strict=True)) for r in rows]
-    return "\n".join(line.rstrip() for line in lines)
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    numeric = [c for c in columns if all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
+                                         for r in rows if r.get(c) is not None)]
+    return render_table(rows, columns, right=numeric)
+
+
+def _os_error_line(e: OSError) -> str:
+    where = " -> ".join(str(f) for f in (e.filename, e.filename2) if f is not None)
+    what = e.strerror or str(e)
+    return f"{where}: {what}" if where else what
+
+
+def _stdout_closed() -> None:
+    """The reader of our output went away (``| head``): stop writing, and keep Python from complaining
+    about the unflushed buffer at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -238,9 +338,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except RocketlabError as e:
-        print(f"rocketlab: {e}", file=sys.stderr)
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"rocketlab: {message}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        _stdout_closed()
+        print("rocketlab: the output was closed before the command finished (broken pipe)", file=sys.stderr)
+        return 2
+    except OSError as e:  # a path that cannot be read or written, a port in use: the user's input
+        print(f"rocketlab: {_os_error_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

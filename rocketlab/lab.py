@@ -1,8 +1,9 @@
 """``rocketlab lab``: JupyterLab on the labs directory, ready to use as root and on a headless machine.
 
-The notebook directory is ``--dir``, else the ``labs/`` beside the installed package (a source
-checkout), else ``./labs``. Jupyter's config, runtime, data, settings and workspaces go to ``.jupyter/``
-beside that directory (the repo's, gitignored), so nothing lands in ``~``. The launcher checks the port
+The notebook directory is ``--dir``, else ``labs/`` of the workspace the current directory is in
+(``rocketlab init DIR`` lays one out), else the checkout's ``labs/`` (a clone), else ``./labs``; never the
+installed package's copy. Jupyter's config, runtime, data, settings and workspaces go to ``.jupyter/``
+beside that directory (the workspace's, or the repo's, gitignored), so nothing lands in ``~``. The launcher checks the port
 first (Jupyter would silently move to another one), switches off Lab's news toast through
 ``overrides.json``, prints the URL with its token and then replaces itself with the Jupyter server
 (same PID, so stopping it is one ``kill``).
@@ -50,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--token", default=None, help="access token (default: a random one)")
     parser.add_argument("--no-browser", action="store_true", help="do not try to open a web browser")
     parser.add_argument("--dir", default=None,
-                        help="notebook directory (default: the repo's labs/ or ./labs)")
+                        help="notebook directory (default: labs/ of the workspace or checkout you are in)")
     parser.set_defaults(func=run_lab)
     return parser
 
@@ -100,19 +101,21 @@ def prepare(
 
 
 def find_labs_dir(explicit: str | Path | None = None) -> Path:
-    """``explicit`` (must exist), else ``labs/`` beside the package's source tree, else ``./labs``."""
+    """``explicit`` (must be a directory), else ``labs/`` of the workspace or checkout, else ``./labs``."""
+    from rocketlab.workspace import home
+
     if explicit is not None:
         path = Path(explicit).expanduser().resolve()
         if not path.is_dir():
-            raise RocketlabError(f"--dir {explicit}: no such directory")
+            raise RocketlabError(f"--dir {explicit}: " + ("not a directory" if path.exists() else "no such directory"))
         return path
-    beside_package = Path(__file__).resolve().parent.parent / "labs"
-    candidates = [beside_package, Path.cwd() / "labs"]
+    where = home()
+    candidates = ([where / "labs"] if where is not None else []) + [Path.cwd() / "labs"]
     for candidate in candidates:
         if candidate.is_dir():
             return candidate.resolve()
-    raise RocketlabError(
-        f"no labs directory found (looked in {candidates[0]} and {candidates[1]}); pass --dir DIR")
+    raise RocketlabError(f"no labs here ({Path.cwd()} is not in a rocketlab workspace): create one with "
+                         "`rocketlab init DIR`, then cd DIR and run `rocketlab lab` (or pass --dir)")
 
 
 def check_port_free(ip: str, port: int) -> None:

@@ -83,5 +83,5 @@ def test_demo_prints_a_summary(tmp_path):
     assert (tmp_path / "dledger-failover" / "meta.json").exists()
 
 
-def test_format_table_aligns_columns():
-    assert format_table([{"node": "n0", "ok": 10}, {"node": "n10", "ok": 2}]) == "node  ok\nn0    10\nn10   2"
+def test_format_table_aligns_columns_numbers_to_the_right():
+    assert format_table([{"node": "n0", "ok": 10}, {"node": "n10", "ok": 2}]) == "node  ok\n--------\nn0    10\nn10    2"

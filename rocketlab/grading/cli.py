@@ -7,10 +7,11 @@ Exit codes: 0 every test passed (bulk mode: every submission was graded and the 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
+from rocketlab.cli import writable_dir, writable_file
+from rocketlab.console import progress
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.results import write_results, write_summary_csv
@@ -22,7 +23,7 @@ def register(subparsers: Any) -> None:
         "grade", help="grade a lab's exercises (Gradescope results.json with --json)",
         description="Run a lab's graded tests on a submission (default: the repo's labs/exercises/ file), "
                     "the kit's own code (--reference), or every submission of a directory (--submissions).")
-    p.add_argument("lab", help=f"one of {', '.join(registry.LABS)}")
+    p.add_argument("lab", metavar="LAB", help=f"one of {', '.join(registry.LABS)}")
     p.add_argument("--submission", help="the learner's exercise file (default: labs/exercises/labNN_*.py)")
     p.add_argument("--reference", action="store_true", help="grade the kit's own implementation")
     p.add_argument("--only", action="append", metavar="TEST",
@@ -70,12 +71,32 @@ def run_grade(args: argparse.Namespace) -> int:
         return _bulk(args)
     if args.reference and args.submission:
         raise RocketlabError("--reference grades the kit's own code: leave out --submission")
+    if args.submission:
+        _check_submission(Path(args.submission))
+    elif not args.reference:
+        default = registry.exercise_file(args.lab)
+        if not default.is_file():
+            raise RocketlabError(f"no {default.name} here: run `rocketlab grade` inside a workspace (`rocketlab init "
+                                 "DIR` makes one), or pass --submission FILE")
+    if args.json:
+        writable_file(Path(args.json), "--json")
     report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
                    tests_dir=args.tests, time_limit_s=args.time_limit, progress=lambda lab, t: print(_line(lab, t), flush=True))
     _print_report(report)
     if args.json:
         print(f"results: {write_results(report, args.json)}")
     return 0 if report.all_passed else 1
+
+
+def _check_submission(path: Path) -> None:
+    """A submission is a Python file (the learner's copy of the lab's exercise module)."""
+    if not path.exists():
+        raise RocketlabError(f"--submission {path}: no such file")
+    if not path.is_file():
+        raise RocketlabError(f"--submission {path}: not a file (a directory of submissions goes to --submissions)")
+    if path.suffix != ".py":
+        raise RocketlabError(f"--submission {path}: not a Python file (.py): submit your copy of the lab's "
+                             "exercise module, e.g. labs/exercises/lab03_dledger_election.py")
 
 
 def _submissions(lab: str, root: Path) -> list[tuple[str, Path]]:
@@ -90,23 +111,17 @@ def _submissions(lab: str, root: Path) -> list[tuple[str, Path]]:
     return found
 
 
-def _bar(done: int, total: int, width: int = 30) -> str:
-    filled = width * done // total
-    return f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
-
-
 def _bulk(args: argparse.Namespace) -> int:
     subs = _submissions(args.lab, Path(args.submissions))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = writable_dir(Path(args.out), "--out")
     rows: list[tuple[str, GradeReport]] = []
-    for i, (name, path) in enumerate(subs):
-        print(f"\r{_bar(i, len(subs))} grading {name}...", end="", file=sys.stderr, flush=True)
-        report = grade(args.lab, path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
-                       time_limit_s=args.time_limit)
-        write_results(report, out / name / "results.json")
-        rows.append((name, report))
-    print(f"\r{_bar(len(subs), len(subs))} done{' ' * 20}", file=sys.stderr, flush=True)
+    with progress(f"grading {args.lab}", len(subs)) as bar:
+        for name, path in subs:
+            report = grade(args.lab, path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
+                           time_limit_s=args.time_limit)
+            write_results(report, out / name / "results.json")
+            rows.append((name, report))
+            bar.advance()
     summary = write_summary_csv(rows, out / "summary.csv")
     for name, report in rows:
         print(f"{name}: {report.score:g}/{report.max_score:g}")

@@ -8,7 +8,6 @@ scenario, the seed and the line that replays it.
 
 from __future__ import annotations
 
-import html
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from rocketlab import plugs
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.runner import GradeReport, grade
+from rocketlab.templating import render
 
 
 @dataclass
@@ -42,23 +42,14 @@ class CheckResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
+        """The table Jupyter shows (``templates/check.html.j2``)."""
         r = self.report
-        rows = []
-        for t in r.tests:
-            colour = "#1a7f37" if t.passed else "#cf222e"
-            detail = html.escape(t.message)
-            if t.replay:
-                detail += f"<br><code>{html.escape(t.viewer or t.replay)}</code>"
-            rows.append(f"<tr><td style='color:{colour};font-weight:bold'>{'✔ passed' if t.passed else '✘ failed'}"
-                        f"</td><td><code>{html.escape(t.name.split('/', 1)[1])}</code></td>"
-                        f"<td>{t.score:g}/{t.max_score:g}</td><td style='text-align:left'>{detail}</td></tr>")
-        java = registry.EXERCISES[self.exercise].java
-        head = (f"<b>{html.escape(self.exercise)}</b> (Java: <code>{html.escape(java)}</code>): "
-                f"{r.score:g}/{r.max_score:g} points "
-                f"<span style='color:#57606a'>({html.escape(r.submission)})</span>")
-        return (f"<div class='rocketlab-check'>{head}<table><thead><tr><th></th><th>test</th><th>points</th>"
-                f"<th style='text-align:left'>what happened</th></tr></thead><tbody>{''.join(rows)}</tbody>"
-                f"</table></div>")
+        tests = [{"passed": t.passed, "name": t.name.split("/", 1)[1], "score": f"{t.score:g}",
+                  "max_score": f"{t.max_score:g}", "message": t.message, "replay": t.viewer or t.replay}
+                 for t in r.tests]
+        return render("rocketlab.grading", "check.html.j2", exercise=self.exercise, submission=r.submission,
+                      java=registry.EXERCISES[self.exercise].java, score=f"{r.score:g}",
+                      max_score=f"{r.max_score:g}", tests=tests).strip()
 
 
 def check(exercise: str, submission: str | Path | None = None, *, reference: bool = False) -> CheckResult:

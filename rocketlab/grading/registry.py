@@ -202,11 +202,15 @@ def tests_of(lab: str, only: list[str] | None = None) -> list[GradedTest]:
 
 
 def exercise_file(lab: str, labs_dir: str | Path | None = None) -> Path:
-    """The learner's exercise file of ``lab`` (the repo's ``labs/exercises/`` by default)."""
+    """The learner's exercise file of ``lab``: ``labs/exercises/`` of the workspace (or the checkout) the
+    current directory is in, else ``./exercises/`` or ``./labs/exercises/``; never the installed kit's."""
+    from rocketlab.workspace import home
+
     name = LABS[lab][0]
     if labs_dir is not None:
         return Path(labs_dir) / "exercises" / name
-    candidates = [Path(__file__).resolve().parents[2] / "labs" / "exercises" / name,  # a source checkout
-                  Path.cwd() / "exercises" / name,  # a notebook running in labs/
-                  Path.cwd() / "labs" / "exercises" / name]
+    where = home()
+    candidates = ([where / "labs" / "exercises" / name] if where is not None else []) + [
+        Path.cwd() / "exercises" / name,  # a notebook running in labs/
+        Path.cwd() / "labs" / "exercises" / name]
     return next((c for c in candidates if c.is_file()), candidates[0])

@@ -13,6 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from rocketlab.grading.runner import GradeReport
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -68,33 +70,13 @@ def gradescope(report: GradeReport) -> dict[str, Any]:
 
 
 def validate(results: dict[str, Any]) -> list[str]:
-    """Problems of ``results`` against :data:`SCHEMA` (empty when it is valid); no dependency needed."""
-    problems: list[str] = []
-
-    def check(value: Any, schema: dict[str, Any], where: str) -> None:
-        kind = schema.get("type")
-        types = {"object": dict, "array": list, "string": str, "number": (int, float)}
-        if kind and (not isinstance(value, types[kind]) or (kind == "number" and isinstance(value, bool))):
-            problems.append(f"{where}: expected {kind}, got {type(value).__name__}")
-            return
-        if "enum" in schema and value not in schema["enum"]:
-            problems.append(f"{where}: {value!r} is not one of {schema['enum']}")
-        if "minimum" in schema and value < schema["minimum"]:
-            problems.append(f"{where}: {value} < {schema['minimum']}")
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            problems.append(f"{where}: empty")
-        if kind == "object":
-            for key in schema.get("required", []):
-                if key not in value:
-                    problems.append(f"{where}: missing {key!r}")
-            for key, sub in schema.get("properties", {}).items():
-                if key in value:
-                    check(value[key], sub, f"{where}.{key}")
-        if kind == "array":
-            for i, item in enumerate(value):
-                check(item, schema.get("items", {}), f"{where}[{i}]")
-
-    check(results, SCHEMA, "results")
+    """Problems of ``results`` against :data:`SCHEMA` (empty when it is valid), checked by ``jsonschema``;
+    each names where it is (``results.tests[0].score: -1 is less than the minimum of 0``)."""
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    problems = []
+    for error in sorted(validator.iter_errors(results), key=lambda e: list(map(str, e.absolute_path))):
+        where = "results" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        problems.append(f"{where}: {error.message}")
     return problems
 
 

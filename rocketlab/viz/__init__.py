@@ -1,4 +1,4 @@
-"""Every figure a learner sees, one call each, reading trace events only (DESIGN.md, "Trace events").
+"""Every figure a learner sees, one call each, reading trace events only (docs/trace.md).
 
 * :mod:`~rocketlab.viz.figures` — ``role_timeline``, ``votes_per_term``, ``commit_progress``,
   ``message_flow``, ``put_latency`` (plotly figures from a list of events or a ``load_events`` frame);

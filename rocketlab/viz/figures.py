@@ -3,7 +3,7 @@
 Each function takes one run's events (a list of event dicts, e.g. ``cluster.events``, or a pandas
 DataFrame from :func:`rocketlab.trace.rundir.load_events`) and returns a plotly ``Figure``. A run that
 lacks the kinds a figure needs gets a figure that says so ("no put events in this run"), never an
-exception. Field names are DESIGN.md's trace contract.
+exception. Field names are the trace contract's (docs/trace.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ offline; it holds no timestamps or random ids, so the same runs give the same by
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from rocketlab.templating import Markup, render
 from rocketlab.trace.recorder import describe
 from rocketlab.trace.rundir import iter_events, read_meta
 from rocketlab.trace.schema import KINDS
@@ -39,22 +39,6 @@ FIGURE_PLAN: tuple[tuple[str, str, FigureFn, tuple[str, ...]], ...] = (
     ("messages", "Messages", message_flow, ("msg_send", "msg_recv", "msg_drop")),
     ("latency", "Put latency", put_latency, ("put",)),
 )
-
-CSS = """
-body { font-family: Inter, 'Segoe UI', Helvetica, Arial, sans-serif; margin: 24px auto; max-width: 1320px;
-       color: #222; padding: 0 16px; }
-h1 { font-size: 26px; margin-bottom: 4px; } h2 { font-size: 21px; margin-top: 40px;
-       border-bottom: 2px solid #ddd; padding-bottom: 4px; } h3 { font-size: 15px; margin: 18px 0 6px; }
-table { border-collapse: collapse; font-size: 13px; margin: 4px 0 12px; }
-th, td { border: 1px solid #ddd; padding: 3px 9px; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.meta { color: #555; font-size: 13px; } .note { color: #666; font-size: 13px; font-style: italic; }
-.tables { display: flex; gap: 28px; flex-wrap: wrap; align-items: flex-start; }
-.row { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 8px; }
-.row.two { grid-template-columns: repeat(2, minmax(0, 1fr)); }
-.bad { color: #b00020; font-weight: 600; } .ok { color: #2c7a2c; }
-code { font-size: 12px; }
-"""
 
 
 @dataclass
@@ -102,24 +86,17 @@ def load_runs(runs: Mapping[str, Any] | Iterable[str | Path] | str | Path) -> li
 
 def write_report(path: str | Path, runs: Mapping[str, Any] | Iterable[str | Path] | str | Path,
                  title: str = "rocketlab report") -> Path:
-    """Write one HTML file: an overview of every run, then per run its summary and figures."""
+    """Write one HTML file (``templates/report.html.j2``): an overview of every run, then per run its
+    summary and figures."""
     views = load_runs(runs)
     figure_html = _FigureWriter()
-    body = [f"<h1>{_esc(title)}</h1>", _overview(views)]
-    body += [_run_section(i, view, figure_html) for i, view in enumerate(views)]
-    if any(_viewable(view) for view in views):
-        body.append(viewer_assets())
-    page = ("<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-            f"<title>{_esc(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-            + "\n".join(body) + "\n</body>\n</html>\n")
+    sections = [_run_section(i, view, figure_html) for i, view in enumerate(views)]
+    page = render("rocketlab.viz", "report.html.j2", title=str(title), runs=sections, max_listed=MAX_LISTED,
+                  viewer_assets=Markup(viewer_assets()) if any(_viewable(v) for v in views) else "")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
     return out
-
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _anchor(index: int) -> str:
@@ -132,21 +109,6 @@ def leaders_at_end(records: list[Event]) -> list[str]:
     return [n for n, s in states.items() if s.alive and s.state in ("LEADER", "MASTER")]
 
 
-def _overview(views: list[RunView]) -> str:
-    head = "<tr><th>run</th><th>events</th><th>time (ms)</th><th>nodes</th><th>faults</th>" \
-           "<th>violations</th><th>leader / master at end</th></tr>"
-    rows = []
-    for i, v in enumerate(views):
-        violations = len(of_kind(v.records, "violation"))
-        rows.append(
-            f"<tr><td><a href='#{_anchor(i)}'>{_esc(v.name)}</a></td><td class='num'>{len(v.records)}</td>"
-            f"<td class='num'>{end_ms(v.records)}</td><td>{_esc(', '.join(node_ids(v.records)))}</td>"
-            f"<td class='num'>{len(of_kind(v.records, 'fault'))}</td>"
-            f"<td class='num {'bad' if violations else 'ok'}'>{violations}</td>"
-            f"<td>{_esc(', '.join(leaders_at_end(v.records)) or '-')}</td></tr>")
-    return f"<table>{head}{''.join(rows)}</table>"
-
-
 def _short(value: Any) -> str:
     """A meta value in a few words: a dict as ``mode (key value, ...)`` without its false entries."""
     if not isinstance(value, dict):
@@ -155,77 +117,55 @@ def _short(value: Any) -> str:
     return f"{value.get('mode', '')} ({rest})".strip() if rest else str(value.get("mode", value))
 
 
-def _meta_line(meta: dict[str, Any]) -> str:
+def _meta(meta: dict[str, Any]) -> list[tuple[str, str]]:
     keys = ("seed", "scenario", "system", "profile", "network", "end_ms")
-    parts = [f"{k} <code>{_esc(_short(meta[k]))}</code>" for k in keys if meta.get(k) not in (None, "", {})]
-    return f"<p class='meta'>{' · '.join(parts)}</p>" if parts else ""
+    return [(k, _short(meta[k])) for k in keys if meta.get(k) not in (None, "", {})]
 
 
-def _kind_table(records: list[Event]) -> str:
+def _kinds(records: list[Event]) -> list[tuple[str, int]]:
     counts = Counter(str(e.get("kind")) for e in records)
     order = [k for k in KINDS if k in counts] + sorted(k for k in counts if k not in KINDS)
-    rows = "".join(f"<tr><td>{_esc(k)}</td><td class='num'>{counts[k]}</td></tr>" for k in order)
-    return f"<div><h3>Events per kind</h3><table><tr><th>kind</th><th>count</th></tr>{rows}</table></div>"
+    return [(k, counts[k]) for k in order]
 
 
-def _event_list(heading: str, events: list[Event], empty: str, css: str = "") -> str:
-    if not events:
-        return f"<div><h3>{heading}</h3><p class='note'>{empty}</p></div>"
-    items = "".join(f"<tr><td><code>{_esc(describe(e))}</code></td></tr>" for e in events[:MAX_LISTED])
-    more = f"<p class='note'>… {len(events) - MAX_LISTED} more</p>" if len(events) > MAX_LISTED else ""
-    return (f"<div><h3 class='{css}'>{heading} ({len(events)})</h3><table><tr><th>event</th></tr>"
-            f"{items}</table>{more}</div>")
-
-
-def _summary(records: list[Event]) -> str:
-    violations = of_kind(records, "violation")
-    return ("<div class='tables'>" + _kind_table(records)
-            + _event_list("Faults", of_kind(records, "fault"), "no faults injected")
-            + _event_list("Invariant violations", violations, "none: every checked invariant held",
-                          "bad" if violations else "")
-            + "</div>")
-
-
-def _run_section(index: int, view: RunView, figure_html: _FigureWriter) -> str:
-    parts = [f"<h2 id='{_anchor(index)}'>{_esc(view.name)}</h2>", _meta_line(view.meta), _summary(view.records)]
+def _run_section(index: int, view: RunView, figure_html: _FigureWriter) -> dict[str, Any]:
+    """What the template shows of one run; figures are rendered here, in page order (the first carries
+    plotly.js)."""
+    anchor = _anchor(index)
+    records = view.records
+    viewer = None
     if _viewable(view):
-        film = make_film(view.records, view.meta, end_ms=view.meta.get("end_ms"))
-        parts.append("<h3>Replay the run (play, step, or drag the slider; click an event for why it happened)</h3>"
-                     + viewer_div(film, f"{_anchor(index)}-viewer"))
-    kinds = {e.get("kind") for e in view.records}
-    skipped = []
+        film = make_film(records, view.meta, end_ms=view.meta.get("end_ms"))
+        viewer = Markup(viewer_div(film, f"{anchor}-viewer"))
+    kinds = {e.get("kind") for e in records}
+    figures, skipped = [], []
     for key, heading, make, needs in FIGURE_PLAN:
         if kinds & set(needs):
-            parts.append(figure_html(make(view.records), f"{_anchor(index)}-{key}"))
+            figures.append(Markup(figure_html(make(records), f"{anchor}-{key}")))
         else:
             skipped.append(f"{heading.lower()} ({', '.join(needs)})")
-    parts.append(_vote_graphs(index, view.records, figure_html))
-    parts.append(_partition_graph(index, view.records, figure_html))
-    if skipped:
-        parts.append(f"<p class='note'>Not drawn, this run has no events for: {_esc('; '.join(skipped))}.</p>")
-    return "\n".join(p for p in parts if p)
+    votes = [Markup(figure_html(vote_graph_figure(records, term), f"{anchor}-votes-t{term}"))
+             for term in vote_terms(records)[-VOTE_GRAPHS:]]
+    return {
+        "anchor": anchor, "name": view.name, "events": len(records), "end_ms": end_ms(records),
+        "nodes": ", ".join(node_ids(records)), "leaders": ", ".join(leaders_at_end(records)),
+        "meta": _meta(view.meta), "kinds": _kinds(records),
+        "faults": [describe(e) for e in of_kind(records, "fault")],
+        "violations": [describe(e) for e in of_kind(records, "violation")],
+        "viewer": viewer, "figures": figures, "vote_graphs": votes,
+        "partition": _partition_graph(index, records, figure_html), "skipped": skipped,
+    }
 
 
 def _viewable(view: RunView) -> bool:
     return 0 < len(view.records) <= MAX_VIEWER_EVENTS
 
 
-def _vote_graphs(index: int, records: list[Event], figure_html: _FigureWriter) -> str:
-    terms = vote_terms(records)[-VOTE_GRAPHS:]
-    if not terms:
-        return ""
-    divs = "".join(f"<div>{figure_html(vote_graph_figure(records, term), f'{_anchor(index)}-votes-t{term}')}</div>"
-                   for term in terms)
-    return f"<h3>Who voted for whom (last {len(terms)} term{'s' if len(terms) > 1 else ''} with votes)</h3>" \
-           f"<div class='row'>{divs}</div>"
-
-
-def _partition_graph(index: int, records: list[Event], figure_html: _FigureWriter) -> str:
+def _partition_graph(index: int, records: list[Event], figure_html: _FigureWriter) -> dict[str, Any] | None:
     spans = partition_spans(records)
     if not spans:
-        return ""
+        return None
     first = spans[0]
     middle = first.start_ms + (first.end_ms - first.start_ms) // 2
     fig = cluster_graph_figure(records, at_ms=middle)
-    return (f"<h3>The cluster halfway through the first partition ({_esc(first.label)})</h3>"
-            f"<div class='row two'><div>{figure_html(fig, f'{_anchor(index)}-cluster')}</div></div>")
+    return {"label": first.label, "figure": Markup(figure_html(fig, f"{_anchor(index)}-cluster"))}

@@ -1,7 +1,7 @@
 """What the trace says about each node over time: role segments, down and paused spans, partitions.
 
-Every figure, graph and widget of :mod:`rocketlab.viz` reads trace events only (DESIGN.md, "Trace
-events"), through the helpers here: :func:`as_records` accepts a list of event dicts or one run's pandas
+Every figure, graph and widget of :mod:`rocketlab.viz` reads trace events only (docs/trace.md),
+through the helpers here: :func:`as_records` accepts a list of event dicts or one run's pandas
 DataFrame from :func:`rocketlab.trace.rundir.load_events`; the rest rebuild the cluster's history from
 ``role``, ``term`` and ``fault`` events. Nothing here draws.
 

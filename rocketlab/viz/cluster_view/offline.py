@@ -8,54 +8,38 @@ timers are drawn only when the run has timer samples (``timers.jsonl``, written 
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.templating import Markup, render
 from rocketlab.trace.rundir import RunDirError, iter_events, read_meta
 from rocketlab.viz.cluster_view.film import make_film
 
 HERE = Path(__file__).parent
 TIMERS_FILE = "timers.jsonl"
 
-_LOADER = """<script type="module">
-const src = document.getElementById("rocketlab-viewer-src").textContent;
-const viewer = await import(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
-for (const holder of document.querySelectorAll("[data-rocketlab-film]")) {
-  try {
-    viewer.mountOffline(holder, JSON.parse(document.getElementById(holder.dataset.rocketlabFilm).textContent));
-  } catch (e) {
-    holder.textContent = "the viewer could not start: " + e;
-  }
-}
-</script>"""
-
-
 def viewer_assets() -> str:
-    """The viewer's CSS and JavaScript source, once per page."""
+    """The viewer's CSS and JavaScript source, once per page (``templates/viewer_assets.html.j2``)."""
     js = (HERE / "viewer.js").read_text(encoding="utf-8")
     css = (HERE / "viewer.css").read_text(encoding="utf-8")
     if "</script" in js.lower():
         raise RocketlabError("viewer.js must not contain '</script': it is embedded in a script element")
-    return (f"<style>{css}</style>\n<script type='text/plain' id='rocketlab-viewer-src'>{js}</script>\n{_LOADER}")
+    return render("rocketlab.viz", "viewer_assets.html.j2", js=Markup(js), css=Markup(css)).rstrip("\n")
 
 
 def viewer_div(film: Mapping[str, Any], element_id: str) -> str:
     """A viewer holder and its film (JSON with ``</`` escaped, so no string in it can end the script)."""
     data = json.dumps(film, separators=(",", ":")).replace("</", "<\\/")
-    return (f"<div class='rocketlab-viewer' id='{html.escape(element_id)}' data-rocketlab-film='{element_id}-film'>"
-            f"</div>\n<script type='application/json' id='{html.escape(element_id)}-film'>{data}</script>")
+    return render("rocketlab.viz", "viewer_div.html.j2", element_id=element_id, film_json=Markup(data)).rstrip("\n")
 
 
 def viewer_page(film: Mapping[str, Any], title: str) -> str:
-    """A whole HTML page holding one viewer."""
-    return ("<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-            f"<title>{html.escape(title)}</title>\n</head>\n<body style='margin:16px'>\n"
-            f"<h2 style='font-family:sans-serif'>{html.escape(title)}</h2>\n"
-            f"{viewer_div(film, 'viewer-0')}\n{viewer_assets()}\n</body>\n</html>\n")
+    """A whole HTML page holding one viewer (``templates/viewer_page.html.j2``)."""
+    return render("rocketlab.viz", "viewer_page.html.j2", title=title,
+                  viewer=Markup(viewer_div(film, "viewer-0")), assets=Markup(viewer_assets()))
 
 
 def read_timers(run_dir: str | Path) -> list[dict[str, Any]]:

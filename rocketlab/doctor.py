@@ -1,0 +1,211 @@
+"""``rocketlab doctor``: what this machine has for the kit, and what to do about anything missing.
+
+Each check is one row: ``ok``, ``MISSING`` (the kit needs it), ``optional`` (only some tests or tools need
+it) or ``warn`` (works, with a caveat), what was found, and what to do when it is not there:
+
+* Python: the running interpreter against the supported versions (:data:`SUPPORTED_PYTHON`);
+* the kit's files and the workspace the current directory is in (``rocketlab init DIR`` makes one);
+* Java: the one Spark will launch (``JAVA_HOME``, else ``java`` on PATH), 17 or 21;
+* Spark: a local session started and one job run, timed (its first start after an install takes longest);
+* Chromium: the browser the viewer's browser tests and ``bench_viewer`` drive;
+* the Java oracle: the real RocketMQ 4.9.5 and 5.3.3 (:func:`rocketlab.oracle.find_oracle`);
+* free ports: ``rocketlab lab``'s port on 127.0.0.1 and a port for Spark's UI.
+
+Exit 0 when everything the kit needs is there (optional parts may be missing), 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import re
+import shutil
+import socket
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from rocketlab.errors import RocketlabError
+
+SUPPORTED_PYTHON = ((3, 10), (3, 13))
+"""Oldest and newest supported Python (3.11 runs the whole suite in CI; 3.10, 3.12, 3.13 the wheel smoke run)."""
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+SPARK_UI_PORT = 4040
+
+
+@dataclass
+class Check:
+    """One row of the doctor's report."""
+
+    name: str
+    status: str  # ok, MISSING, optional, warn
+    found: str
+    todo: str = ""
+
+    @property
+    def required_missing(self) -> bool:
+        return self.status == "MISSING"
+
+
+def check_python() -> Check:
+    v = sys.version_info
+    found = f"{v.major}.{v.minor}.{v.micro} ({sys.executable})"
+    low, high = SUPPORTED_PYTHON
+    if (v.major, v.minor) < low:
+        return Check("Python", "MISSING", found, f"the kit needs Python {low[0]}.{low[1]} or newer: install "
+                     "3.11 (the version CI tests) and create the venv with it")
+    if (v.major, v.minor) > high:
+        return Check("Python", "warn", found, f"newer than the newest tested ({high[0]}.{high[1]}); if "
+                     "pyspark or a wheel will not install, use Python 3.11")
+    return Check("Python", "ok", found + (" (the version CI tests)" if (v.major, v.minor) == (3, 11) else ""))
+
+
+def check_workspace() -> Check:
+    from rocketlab.workspace import checkout_root, find_workspace, kit_root
+
+    kit = kit_root()
+    workspace = find_workspace()
+    if workspace is not None:
+        return Check("workspace", "ok", f"{workspace} (kit files from {kit})")
+    checkout = checkout_root()
+    if checkout is not None:
+        return Check("workspace", "ok", f"the checkout {checkout} (a clone is its own workspace)")
+    return Check("workspace", "warn", f"none here (kit files in {kit})",
+                 "rocketlab init DIR lays one out; then cd DIR for rocketlab lab, grade, demo")
+
+
+def check_java() -> Check:
+    from rocketlab.analysis.session import find_java
+
+    try:
+        java = find_java()
+    except RocketlabError as e:
+        return Check("Java", "MISSING", "no usable Java for Spark", str(e))
+    return Check("Java", "ok", f"Java {java.version} at {java.path}")
+
+
+def check_spark() -> Check:
+    from rocketlab.analysis.session import active_session, get_spark
+
+    started = time.perf_counter()
+    running = active_session()
+    try:
+        spark = running or get_spark(master="local[1]", app_name="rocketlab-doctor")
+        rows = spark.range(1000).count()
+    except RocketlabError as e:
+        return Check("Spark", "MISSING", "a local session did not start",
+                     f"{e}; check Java first, then see docs/troubleshooting.md")
+    seconds = time.perf_counter() - started
+    if running is None:
+        spark.stop()
+    if rows != 1000:
+        return Check("Spark", "MISSING", f"a local job counted {rows} rows, not 1000", "reinstall pyspark")
+    if running is not None:
+        return Check("Spark", "ok", f"a session was running here ({spark.sparkContext.master}) and ran a job in "
+                     f"{seconds:.1f} s")
+    note = (" (a first start after an install takes longest, up to ~30 s on a small machine; later ones "
+            "~5-10 s)") if seconds > 15 else ""
+    return Check("Spark", "ok", f"local session started and ran a job in {seconds:.1f} s{note}")
+
+
+def check_chromium() -> Check:
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return Check("Chromium", "ok", found)
+    return Check("Chromium", "optional", "not found",
+                 "only the browser tests and benchmarks/bench_viewer.py need it: apt-get install chromium "
+                 "(the labs run in any browser you open the URL in)")
+
+
+def check_oracle(release: str) -> Check:
+    from rocketlab.oracle import ENV, find_oracle
+
+    oracle, why = find_oracle(release)
+    if oracle is None:
+        return Check(f"oracle {release}", "optional", re.sub(r"\s*\(see rocketlab\.oracle[^)]*\)", "", why),
+                     f"only the oracle tests need it: set {ENV[release]} to the class path of RocketMQ {release} "
+                     "(docs/oracle.md says how to get it)")
+    return Check(f"oracle {release}", "ok", f"RocketMQ {release} with Java {oracle.jdk.version} "
+                 f"({len(oracle.class_path)} class-path entries)")
+
+
+def port_free(port: int, host: str = "127.0.0.1") -> str | None:
+    """None when ``host:port`` can be listened on, else why not."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as e:
+            return "in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
+    return None
+
+
+def check_ports(lab_port: int) -> list[Check]:
+    checks = []
+    why = port_free(lab_port)
+    checks.append(Check(f"port {lab_port}", "ok" if why is None else "warn",
+                        f"127.0.0.1:{lab_port} is {'free' if why is None else why} (rocketlab lab)",
+                        "" if why is None else f"start the lab on another port: rocketlab lab --port {lab_port + 1}"))
+    why = port_free(SPARK_UI_PORT)
+    checks.append(Check(f"port {SPARK_UI_PORT}", "ok" if why is None else "warn",
+                        f"127.0.0.1:{SPARK_UI_PORT} is {'free' if why is None else why} (Spark's UI)",
+                        "" if why is None else "nothing to do: Spark takes the next free port (4041, ...) itself"))
+    return checks
+
+
+def run_checks(*, spark: bool = True, lab_port: int = 8888,
+               report: Callable[[Check], None] | None = None) -> list[Check]:
+    """Every check in order; ``report`` is called as each one finishes (Spark takes seconds)."""
+    steps: list[Callable[[], Check | list[Check]]] = [check_python, check_workspace, check_java]
+    if spark:
+        steps.append(check_spark)
+    steps += [check_chromium, lambda: check_oracle("4.9.5"), lambda: check_oracle("5.3.3"),
+              lambda: check_ports(lab_port)]
+    out: list[Check] = []
+    for step in steps:
+        result = step()
+        for c in result if isinstance(result, list) else [result]:
+            out.append(c)
+            if report:
+                report(c)
+    return out
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "doctor", help="check what this machine has for the kit (Python, Java, Spark, Chromium, the Java "
+                       "oracle, free ports) and say what to do about anything missing",
+        description="Check Python, the workspace, Java, Spark's start, Chromium, the Java oracle and free ports; "
+                    "exit 1 if something the kit needs is missing.")
+    p.add_argument("--no-spark", action="store_true", help="skip starting Spark (the slowest check)")
+    p.add_argument("--port", type=int, default=8888, help="the port rocketlab lab will use (default 8888)")
+    p.add_argument("--json", action="store_true", help="one JSON object per check and line")
+    p.set_defaults(func=_cmd_doctor)
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    if not 1 <= args.port <= 65535:
+        raise RocketlabError(f"--port must be between 1 and 65535, got {args.port}")
+    if not args.json:
+        print("rocketlab doctor: what this machine has for the kit"
+              + ("" if args.no_spark else " (starting Spark takes a few seconds)"), flush=True)
+
+    def show(c: Check) -> None:
+        if args.json:
+            print(json.dumps(asdict(c)), flush=True)
+        else:
+            todo = f"  -> {c.todo}" if c.todo else ""
+            print(f"  {c.status:<8} {c.name:<13} {c.found}{todo}", flush=True)
+
+    checks = run_checks(spark=not args.no_spark, lab_port=args.port, report=show)
+    missing = [c.name for c in checks if c.required_missing]
+    if not args.json:
+        print(f"missing: {', '.join(missing)}" if missing else "everything the kit needs is here")
+    return 1 if missing else 0
+
+
+__all__ = ["Check", "run_checks"]
