@@ -1,12 +1,13 @@
 """Controller mode (RocketMQ 5): failover in the simulator beside the broker group on DLedger, and put
 throughput over real processes beside the classic SYNC_MASTER pair, in the same run.
 
-For each seed: a cluster settles (controllers elected, brokers registered, the SyncStateSet full), a few
-puts, then the master broker crashes at a seed-chosen moment; the figure is crash -> a new master broker
-(the controllers' scan notices the missing heartbeats and elects). RocketMQ's default timers: broker
-heartbeat 1 s, timeout 10 s, scans every 5 s. Baseline in the same run: the same crash in a broker group on
-DLedger (``enableDLegerCommitLog``) with DLedger's default timers (heartbeat 2 s, 3 missed). Also the
-simulator's cost: wall seconds per trial.
+For each seed and each fault: a cluster settles (controllers elected, brokers registered, the SyncStateSet
+full), a few puts, then the master broker dies at a seed-chosen moment - its process crashes (its channel to
+the controllers closes: they elect at once) or its host fails (nothing closes: the heartbeat timeout and a
+scan); the figure is fault -> a new master broker. RocketMQ's default timers: broker heartbeat 1 s, timeout
+10 s, scans every 5 s. Baseline in the same run: the same faults in a broker group on DLedger
+(``enableDLegerCommitLog``) with DLedger's default timers (heartbeat 2 s, 3 missed). Also the simulator's
+cost: wall seconds per trial. Messages take 1-3 ms on the simulated network.
 
 Puts over real processes (``rocketlab node`` on 127.0.0.1): 3 controllers and 2 brokers (a master and one
 slave in its SyncStateSet) with ``allAckInSyncStateSet`` on and off, 1 and 32 producers putting 1 KiB
@@ -37,17 +38,22 @@ from rocketlab.net.client import NetClient  # noqa: E402
 from rocketlab.scenarios.controller_mode import settle  # noqa: E402
 from rocketlab.sim import Cluster  # noqa: E402
 
+FAULTS = ("crash", "host_down")
+"""How the master dies: its process (Cluster.crash) or its host (Cluster.host_down)."""
+LATENCY = "uniform:1:3"
+"""1-3 ms per message (a LAN, as lab 06): with none, a crash's close and the election take 0 ms."""
 
-def crash_master(c: Cluster, settled: str | None, seed: int, offset_range_ms: int) -> int | None:
-    """After one put, crash the master ``settled`` at a seed-chosen moment; ms until another master (None:
-    it never settled or no new master within 60 s). The cluster is closed."""
+
+def crash_master(c: Cluster, settled: str | None, seed: int, offset_range_ms: int, fault: str = "crash") -> int | None:
+    """After one put, ``fault`` (crash or host_down) the master ``settled`` at a seed-chosen moment; ms
+    until another master (None: it never settled or no new master within 60 s). The cluster is closed."""
     try:
         if settled is None:
             return None
         c.put(b"before")
         c.run_for(random.Random(f"{seed}/offset").randrange(offset_range_ms))
         old = c.leader()
-        c.crash(old)
+        getattr(c, fault)(old)
         crashed = c.now_ms
         if not c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=60_000):
             return None
@@ -56,15 +62,15 @@ def crash_master(c: Cluster, settled: str | None, seed: int, offset_range_ms: in
         c.close()
 
 
-def controller_failover(seed: int) -> int | None:
-    c = Cluster.controller_mode(seed=seed, broker={"allAckInSyncStateSet": True})
-    return crash_master(c, settle(c), seed, 1000)  # within a broker heartbeat interval
+def controller_failover(seed: int, fault: str = "crash") -> int | None:
+    c = Cluster.controller_mode(seed=seed, broker={"allAckInSyncStateSet": True}, latency=LATENCY)
+    return crash_master(c, settle(c), seed, 1000, fault)  # within a broker heartbeat interval
 
 
-def dledger_broker_failover(seed: int) -> int | None:
-    c = Cluster.dledger_brokers(nodes=3, seed=seed)
+def dledger_broker_failover(seed: int, fault: str = "crash") -> int | None:
+    c = Cluster.dledger_brokers(nodes=3, seed=seed, latency=LATENCY)
     settled = c.leader() if c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000) else None
-    return crash_master(c, settled, seed, 2000)  # within a DLedger heartbeat interval
+    return crash_master(c, settled, seed, 2000, fault)  # within a DLedger heartbeat interval
 
 
 CONTROLLERS = ("c0", "c1", "c2")
@@ -166,21 +172,24 @@ def main() -> None:
     args = parser.parse_args()
     seeds = range(1, 11 if args.quick else 51)
     results: dict[str, object] = {"seeds": len(seeds)}
-    rows = []
-    for name, trial in (("controller_mode", controller_failover), ("dledger_broker_group", dledger_broker_failover)):
-        start = time.perf_counter()
-        times = [t for t in (trial(s) for s in seeds) if t is not None]
-        wall = time.perf_counter() - start
-        d = distribution(times)
-        results[name] = {"failover_ms": d, "unfinished": len(seeds) - len(times),
-                         "wall_s_per_trial": round(wall / len(seeds), 3)}
-        line(f"{name}: crash -> new master", f"{d['min']} / {d['p50']} / {d['p90']} / {d['max']}", "ms",
-             f"min/p50/p90/max over {d['n']} seeds, {wall / len(seeds):.2f} s per trial")
-        rows.append(d)
-    print("   controller mode waits for the broker heartbeat timeout (10 s) and the next scan (5 s);")
-    print("   DLedger's own election waits for 3 missed heartbeats (2 s each) plus a vote round")
-    summary = [summary_row("controller-mode failover, median", rows[0]["p50"], "ms", rows[1]["p50"],
-                           "broker group on DLedger, same seeds")]
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    for fault in FAULTS:
+        for name, trial in (("controller_mode", controller_failover), ("dledger_broker_group", dledger_broker_failover)):
+            start = time.perf_counter()
+            times = [t for t in (trial(s, fault) for s in seeds) if t is not None]
+            wall = time.perf_counter() - start
+            d = distribution(times)
+            results[f"{name}/{fault}"] = {"failover_ms": d, "unfinished": len(seeds) - len(times),
+                                          "wall_s_per_trial": round(wall / len(seeds), 3)}
+            line(f"{name}: {fault} -> new master", f"{d['min']} / {d['p50']} / {d['p90']} / {d['max']}", "ms",
+                 f"min/p50/p90/max over {d['n']} seeds, {wall / len(seeds):.2f} s per trial")
+            rows[(name, fault)] = d
+    print("   controller mode: a crashed process's channel closes and the controllers elect at once; a failed")
+    print("   host is noticed after the broker heartbeat timeout (10 s) and the next scan (5 s);")
+    print("   DLedger's own election waits for 3 missed heartbeats (2 s each) plus a vote round, either way")
+    summary = [summary_row(f"controller-mode failover ({fault}), median", rows[("controller_mode", fault)]["p50"], "ms",
+                           rows[("dledger_broker_group", fault)]["p50"], f"broker group on DLedger ({fault}), same seeds")
+               for fault in FAULTS]
     print("puts over real processes (3 controllers, a master and one slave in its SyncStateSet; 1 KiB bodies):")
     results["puts"], put_rows = put_throughput(600 if args.quick else 3200)
     record("controller", results, summary + put_rows)

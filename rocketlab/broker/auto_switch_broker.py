@@ -14,18 +14,28 @@ Models the controller branches of ``BrokerController``/``ReplicasManager.changeT
 * **confirmOffset** (what the reput, so consumers, may see): a master whose local SyncStateSet is itself
   alone, or without ``allAckInSyncStateSet``, confirms everything it has; otherwise the tracked value (the
   least ack of the members); a slave takes the master's, capped at what it has. It is kept in the store's
-  checkpoint (written with every flush) and, after a restart, the consume queues are cut back to it;
-* **changeToMaster(epoch)**: refused below the last epoch of the epoch file; connections and the HA client
-  go; a half-written tail behind the dispatch point is cut; the confirm offset is recomputed; the epoch
-  file gets ``(epoch, maxPhyOffset)`` (after dropping entries of that epoch or later); the set is adopted.
-  Already master: only the new epoch entry (no connection reset - the #9689 window);
-* **changeToSlave(masterHaAddress, epoch, masterId)**: refused below the last epoch; connections go;
-  the HA client follows the new master (handshake, truncation to the consistent point, transfer).
+  checkpoint (written with every flush); after an abnormal exit recovery dispatches no further than it;
+* **changeToMaster(epoch, syncStateSet)**: the set is adopted first; then a master that stays master only
+  appends the new epoch entry (no connection reset - the #9689 window); any other broker goes through the
+  HA service - refused below the last epoch of the epoch file (the broker is master all the same, as in
+  Java); else connections and the HA client go, a half-written tail behind the dispatch point is cut, the
+  confirm offset is computed for the adopted set, the epoch file gets ``(epoch, maxPhyOffset)`` (after
+  dropping entries of that epoch or later), everything up to the confirm offset is dispatched and only then
+  the queue-offset table is rebuilt (with ``compensateForHA``);
+* **changeToSlave(masterHaAddress, epoch, masterId)**: the same master only moves the epoch; otherwise
+  connections go and the HA client follows the new master (handshake, truncation to the consistent point,
+  transfer) - unless the HA service refuses the epoch, which leaves the broker a slave following nobody.
+
+Differences from 5.3.3 that were fixed, and the kit switches (``before_5798``,
+``cut_consume_queues_on_every_restart``): the list in :mod:`rocketlab.controller`.
 
 Trace events: ``role`` (term = master epoch, role MASTER/SLAVE, leader = master node), ``put``, and those of
 :mod:`rocketlab.ha.autoswitch_service` and :mod:`rocketlab.ha.autoswitch_client`.
 
 Simplified: no NameServer registration or ``stateVersion``; the HA address of a broker is its node id;
+``compensateForHA`` runs where the queue-offset table is used - at start-up and in changeToMaster (a slave's
+truncation rebuilds the table without it: a slave takes no puts); retention runs when
+:meth:`AutoSwitchBrokerCore.delete_expired_files` is called (the kit's clocks are not wall clocks);
 the store's threads are driven by the core (flush and reput after inputs), as for the classic broker. In the
 TCP runtime (``NodeContext.threads``) an ASYNC_FLUSH store flushes on threads of its own instead
 (FlushRealTimeService, then the checkpoint with its confirm offset; FlushConsumeQueueService), and a
@@ -54,16 +64,21 @@ from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerCo
 from rocketlab.controller.wire import NotifyBrokerRoleChanged
 from rocketlab.core import BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.errors import ConfigError
-from rocketlab.ha.autoswitch_client import AutoSwitchHAClient
+from rocketlab.ha.autoswitch_client import AutoSwitchHAClient, lower_confirm_offset
 from rocketlab.ha.autoswitch_service import ALL_ACK_IN_SYNC_STATE_SET, AutoSwitchHAService
 from rocketlab.ha.config import HAConfig
 from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
+from rocketlab.store.consume_queue import INT_MAX as CQ_FILLER_SIZE
+from rocketlab.store.consume_queue import UNIT
 from rocketlab.store.crash import simulate_crash
+from rocketlab.store.message_codec import check_message_and_return_size
 
-ROCKETMQ_VERSIONS = ("5.3.3", "5.1.0")
-"""``rocketmq_version``: "5.3.3" (the default) or "5.1.0", before #5663's fix (no synchronizing union)."""
+ROCKETMQ_VERSIONS = ("5.3.3",)
+"""``rocketmq_version``: the release controller mode is modelled on (its record format too: 5.3.3 keeps the
+separator after the last property). For the SyncStateSet of the releases before #5663's fix use
+``before_5798``."""
 
 
 @dataclass(frozen=True)
@@ -73,10 +88,14 @@ class AutoSwitchBrokerConfig:
     ``all_ack_in_sync_state_set`` (allAckInSyncStateSet, default False), ``in_sync_replicas`` (1),
     ``min_in_sync_replicas`` (1), ``ha_max_time_slave_not_catchup`` (15 s), ``enable_elect_unclean_master``
     is the controller's; ``ha`` holds the HA timers (heartbeat 5 s, housekeeping 20 s, slaveTimeout 3 s).
-    ``rocketmq_version`` (kit switch): ``"5.3.3"``, or ``"5.1.0"`` for the master's SyncStateSet before
-    #5663's fix (a proposal counts only once the controller's answer arrives). ``async_learner``
-    (asyncLearner): as a slave, replicate but never join the SyncStateSet. ``sync_from_last_file``
-    (syncFromLastFile): an empty slave starts at the master's last commit-log file instead of its first.
+    ``rocketmq_version``: ``"5.3.3"`` (see :data:`ROCKETMQ_VERSIONS`). ``async_learner`` (asyncLearner): as
+    a slave, replicate but never join the SyncStateSet. ``sync_from_last_file`` (syncFromLastFile): an empty
+    slave starts at the master's last commit-log file instead of its first.
+
+    Kit switches (off by default, listed in :mod:`rocketlab.controller`): ``before_5798`` - the master's SyncStateSet
+    as before PR #5798 (RocketMQ 5.1.1, the fix of #5663): a proposal counts only once the controller's
+    answer arrives; ``cut_consume_queues_on_every_restart`` - consume queues cut back to the confirm offset
+    after any restart (5.3.3 only keeps recovery from dispatching beyond it after an abnormal exit).
     """
 
     broker_name: str = "broker-a"
@@ -90,6 +109,8 @@ class AutoSwitchBrokerConfig:
     rocketmq_version: str = "5.3.3"
     async_learner: bool = False
     sync_from_last_file: bool = False
+    before_5798: bool = False
+    cut_consume_queues_on_every_restart: bool = False
     flush_disk_type: str = "ASYNC_FLUSH"
     mapped_file_size_commit_log: int = 1024 * 1024
     flush_interval_commit_log: int = 500
@@ -101,7 +122,9 @@ class AutoSwitchBrokerConfig:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.rocketmq_version not in ROCKETMQ_VERSIONS:
-            raise ConfigError(f"rocketmq_version={self.rocketmq_version!r} is not one of {', '.join(ROCKETMQ_VERSIONS)}")
+            raise ConfigError(f"rocketmq_version={self.rocketmq_version!r}: controller mode is modelled on "
+                              f"{', '.join(ROCKETMQ_VERSIONS)} (before_5798=true gives the SyncStateSet before "
+                              f"#5663's fix)")
 
     @classmethod
     def load(cls, values: Mapping[str, Any]) -> AutoSwitchBrokerConfig:
@@ -131,21 +154,23 @@ class AutoSwitchBrokerCore(BaseCore):
         self.broker_id = broker_id  # the controller's id for this broker (brokerControllerId)
         self.now_ms = 0
         root = Path(ctx.data_dir) / "store"
+        on_disk = consume_queue_ends(root / "consumequeue")  # before the store's recovery rebuilds them
         self.store = MessageStore.open(
             root, threads=False, clock=lambda: self.now_ms, broker_role=BrokerRole.SLAVE,
             flush_disk_type=FlushDiskType(config.flush_disk_type),
-            mapped_file_size_commit_log=config.mapped_file_size_commit_log, **config.store_options)
+            mapped_file_size_commit_log=config.mapped_file_size_commit_log,
+            **{"rocketmq_version": config.rocketmq_version, **config.store_options})
         self.epoch_cache = EpochFileCache(root / "epochFileCheckpoint")
         self.epoch_cache.init_cache_from_file()
         self.ha_service = AutoSwitchHAService(config.ha, self.store, self.epoch_cache,
                                               config.mapped_file_size_commit_log, broker_id,
                                               config.ha_max_time_slave_not_catchup,
-                                              synchronizing_union=config.rocketmq_version != "5.1.0")
+                                              synchronizing_union=not config.before_5798)
         self.ha_client: AutoSwitchHAClient | None = None
-        self.store.commit_log.confirm_offset_rule = self._confirm_offset
-        self._recover_to_confirm_offset()
-        self.fenced = True
         self.role = "SLAVE"
+        self.fenced = True  # setFenced(true) before the store loads; ReplicasManager lifts it
+        self.store.commit_log.confirm_offset_rule = self._confirm_offset
+        self._recover_in_controller_mode(on_disk)
         self.term = 0  # the master epoch this broker acts under
         self.master_id: str | None = None
         self.tokens = itertools.count(1)
@@ -159,30 +184,60 @@ class AutoSwitchBrokerCore(BaseCore):
             config.controller_heart_beat_timeout_mills), self, root / "brokerIdentity",
             ctx.rng("replicas")) if controllers else None
 
-    def _recover_to_confirm_offset(self) -> None:
-        """Start-up in controller mode: the confirm offset comes back from the checkpoint
-        (``confirmPhyOffset``) and the consume queues, which the store's recovery rebuilt from the whole
-        log, are cut back to it (RocketMQ 5.1.1's fix of #6728): consumers never see what was not confirmed."""
+    def _recover_in_controller_mode(self, on_disk: dict[tuple[str, int], int]) -> None:
+        """What 5.3.3's recovery does in controller mode, on top of the store's own (which rebuilt the
+        consume queues from the whole log): the confirm offset comes back from the checkpoint
+        (``confirmPhyOffset``), kept within the log. After an **abnormal** exit ``recoverAbnormally``
+        re-dispatches only records within the confirm offset (#6728's fix in 5.1.1): each queue keeps the
+        units it had on disk (``on_disk``: where each ended before recovery) and those up to the confirm
+        offset, nothing more. After a clean exit ``recoverNormally`` dispatched the whole log. The switch
+        ``cut_consume_queues_on_every_restart`` cuts every queue back to the confirm offset instead, after
+        either exit. The reput starts at the confirm offset (``start``); then the queue-offset table,
+        compensated for the records beyond the confirm offset (``compensateForHA``, #7689's fix in 5.2.0)."""
         store = self.store
         assert store.store_checkpoint is not None and store.reput_message_service is not None
-        confirm = min(store.store_checkpoint.confirm_phy_offset, store.get_max_phy_offset())
-        store.commit_log.confirm_offset = confirm
-        reput = store.reput_message_service
-        if reput.reput_from_offset > confirm:
+        confirm = store.store_checkpoint.confirm_phy_offset
+        if confirm < store.get_min_phy_offset():
+            confirm = store.get_min_phy_offset()
+        elif confirm > store.get_max_phy_offset():
+            confirm = store.get_max_phy_offset()
+        store.set_confirm_offset(confirm)
+        if self.config.cut_consume_queues_on_every_restart:
             store.truncate_dirty_logic_files(confirm)
-            reput.reput_from_offset = confirm
-            store.recover_topic_queue_table()
+        elif not store.last_exit_ok:
+            for (topic, queue_id), cq in sorted(self._consume_queues().items()):
+                keep = max(on_disk.get((topic, queue_id), -1), confirm)
+                if cq.max_physic_offset > keep:
+                    cq.truncate_dirty_logic_files(keep)
+        reput = store.reput_message_service
+        reput.reput_from_offset = min(reput.reput_from_offset, confirm)
+        self._recover_topic_queue_table()
+
+    def _consume_queues(self) -> dict[tuple[str, int], Any]:
+        return {(topic, queue_id): cq for topic, queues in self.store.consume_queue_table.items()
+                for queue_id, cq in queues.items()}
+
+    def _recover_topic_queue_table(self) -> None:
+        """``recoverTopicQueueTable`` in controller mode: each queue's next offset from its consume queue,
+        then ``compensateForHA``."""
+        self.store.recover_topic_queue_table()
+        compensate_for_ha(self.store)
 
     # ------------------------------------------------------------------ what ReplicasManager drives
     def assign_broker_id(self, broker_id: int) -> None:
         self.broker_id = broker_id
         self.ha_service.local_broker_id = broker_id
 
-    def become_master(self, epoch: int, sync_state_set: set[int], now_ms: int, out: OutputBuilder) -> None:
+    def set_fenced(self, fenced: bool) -> None:
+        """``ReplicasManager.setFenced``: a fenced broker takes no puts, serves no reads, sends no periodic
+        heartbeats (``BrokerController.isIsolated``)."""
+        self.fenced = fenced
+
+    def become_master(self, epoch: int, sync_state_set: set[int] | None, now_ms: int, out: OutputBuilder) -> None:
         out.extend(self.change_to_master(epoch, sync_state_set, now_ms))
 
-    def become_slave(self, master: str, epoch: int, now_ms: int, out: OutputBuilder) -> None:
-        out.extend(self.change_to_slave(master, epoch, now_ms))
+    def become_slave(self, master: str, epoch: int, master_unchanged: bool, now_ms: int, out: OutputBuilder) -> None:
+        out.extend(self.change_to_slave(master, epoch, now_ms, master_unchanged=master_unchanged))
 
     def heartbeat_facts(self) -> tuple[int, int, int]:
         """(last epoch of the epoch file, max offset, confirm offset) for the controller heartbeat."""
@@ -212,70 +267,117 @@ class AutoSwitchBrokerCore(BaseCore):
     def max_offset(self) -> int:
         return self.store.get_max_phy_offset()
 
+    @property
+    def broker_config_id(self) -> int | None:
+        """``brokerConfig.brokerId``: 0 (``MixAll.MASTER_ID``) while master, whatever id the controller gave
+        it (NameServer and clients still find the master by brokerId 0); the controller's id otherwise."""
+        return 0 if self.role == "MASTER" else self.broker_id
+
     def describe(self) -> dict[str, Any]:
         return {"node": self.node_id, "role": self.role, "epoch": self.term, "broker_id": self.broker_id,
-                "fenced": self.fenced, "max_offset": self.max_offset,
+                "broker_config_id": self.broker_config_id, "fenced": self.fenced, "max_offset": self.max_offset,
                 "confirm_offset": self.store.get_confirm_offset(),
                 "sync_state_set": sorted(self.ha_service.get_sync_state_set()),
                 "epochs": [(e.epoch, e.start_offset) for e in self.epoch_cache.get_all_entries()]}
 
     # ------------------------------------------------------------------ roles
-    def change_to_master(self, epoch: int, sync_state_set: set[int] | frozenset[int], now_ms: int) -> Output:
-        """``ReplicasManager.changeToMaster`` + ``AutoSwitchHAService.changeToMaster``."""
+    def change_to_master(self, epoch: int, sync_state_set: set[int] | frozenset[int] | None, now_ms: int) -> Output:
+        """``ReplicasManager.changeToMaster``: adopt ``sync_state_set`` (None: keep the current one) first,
+        then a master that stays master only appends an epoch entry (``changeToMasterWhenLastRoleIsMaster``),
+        any other broker goes through ``AutoSwitchHAService.changeToMaster``; either way it is master
+        (SYNC_MASTER, brokerId 0) afterwards, even if the HA service refused the epoch (as in Java, which
+        ignores that answer)."""
         self.now_ms = now_ms
         out = OutputBuilder()
-        if epoch < self.epoch_cache.last_epoch():
-            out.trace("role_refused", role="MASTER", epoch=epoch, last_epoch=self.epoch_cache.last_epoch())
-            return out.build()
-        if self.role == "MASTER" and not self.fenced:  # changeToMasterWhenLastRoleIsMaster
-            self._append_epoch(epoch)
+        if sync_state_set is not None:
+            self.ha_service.set_sync_state_set(sync_state_set)  # changeSyncStateSet: the confirm offset follows
+        if self.role == "MASTER":  # changeToMasterWhenLastRoleIsMaster: no connection reset (#9689)
+            if not self._epoch_refused(epoch, "MASTER", out):
+                self._append_epoch(epoch)
         else:
-            self.ha_service.destroy_connections(out, "changing to master")
-            if self.ha_client is not None:
-                self.ha_client.shutdown(out)
-            cut = self.store.truncate_invalid_msg()
-            self.role, self.fenced = "MASTER", False
+            self._ha_change_to_master(epoch, out)
+            self.role = "MASTER"
             self.store.update_config(broker_role=BrokerRole.SYNC_MASTER)
-            self.store.set_confirm_offset(self.ha_service.compute_confirm_offset())
-            if cut >= 0:
-                self.epoch_cache.truncate_suffix_by_offset(cut)
-            self._append_epoch(epoch)
-            self.store.reput()
-            self.store.recover_topic_queue_table()
-        self.ha_service.set_sync_state_set(sync_state_set)
+        if self.replicas is None:
+            self.fenced = False  # without a controller nothing fences the store (AutoSwitchHATest)
         self.term, self.master_id = epoch, self.node_id
         out.trace("role", term=epoch, role="MASTER", leader=self.node_id)
-        return out.build()
+        return self._after(out)
+
+    def _epoch_refused(self, epoch: int, role: str, out: OutputBuilder) -> bool:
+        last = self.epoch_cache.last_epoch()
+        if epoch < last:
+            out.trace("role_refused", role=role, epoch=epoch, last_epoch=last)
+            return True
+        return False
+
+    def _ha_change_to_master(self, epoch: int, out: OutputBuilder) -> None:
+        """``AutoSwitchHAService.changeToMaster``: refused below the last epoch; else connections and the
+        HA client go, a half-written tail behind the dispatch point is cut, the confirm offset is computed
+        for the set just adopted, the epoch file gets ``(epoch, maxPhyOffset)``, everything up to the
+        confirm offset is dispatched, and only then the queue-offset table is rebuilt."""
+        if self._epoch_refused(epoch, "MASTER", out):
+            return
+        self.ha_service.destroy_connections(out, "changing to master")
+        if self.ha_client is not None:
+            self.ha_client.shutdown(out)
+        cut = truncate_invalid_msg(self.store)
+        self.store.set_confirm_offset(self.ha_service.compute_confirm_offset())
+        if cut >= 0:
+            self.epoch_cache.truncate_suffix_by_offset(cut)
+        self._append_epoch(epoch)
+        while self.store.dispatch_behind_bytes() > 0:  # "Waiting consume queue dispatch"
+            if self.store.reput() == 0 and self.store.dispatch_behind_bytes() > 0:
+                break  # nothing more can be dispatched (a record the reput cannot read)
+        self._recover_topic_queue_table()
 
     def _append_epoch(self, epoch: int) -> None:
         if self.epoch_cache.last_epoch() >= epoch:
             self.epoch_cache.truncate_suffix_by_epoch(epoch)
         self.epoch_cache.append_entry(EpochEntry(epoch, self.store.get_max_phy_offset()))
 
-    def change_to_slave(self, master_id: str, epoch: int, now_ms: int) -> Output:
-        """``ReplicasManager.changeToSlave`` + ``AutoSwitchHAService.changeToSlave``: follow ``master_id``
-        (its node id is its HA address)."""
+    def change_to_slave(self, master_id: str, epoch: int, now_ms: int, master_unchanged: bool | None = None) -> Output:
+        """``ReplicasManager.changeToSlave``: the same master (``master_unchanged``; by default: this broker
+        already follows ``master_id``) only moves the epoch (``changeToSlaveWhenMasterNotChange``); otherwise
+        the broker becomes SLAVE of ``master_id`` (its node id is its HA address) and
+        ``AutoSwitchHAService.changeToSlave`` follows it (handshake, truncation, transfer) - unless that
+        refuses the epoch, which Java ignores: the broker is then a slave whose HA client did not move."""
         self.now_ms = now_ms
         out = OutputBuilder()
-        if epoch < self.epoch_cache.last_epoch():
-            out.trace("role_refused", role="SLAVE", epoch=epoch, last_epoch=self.epoch_cache.last_epoch())
-            return out.build()
-        if self.role == "SLAVE" and not self.fenced and master_id == self.master_id:
-            self.term = epoch  # changeToSlaveWhenMasterNotChange
-            return out.build()
-        self.ha_service.destroy_connections(out, "changing to slave")
-        self.role, self.fenced, self.term, self.master_id = "SLAVE", False, epoch, master_id
+        if master_unchanged is None:
+            master_unchanged = self.role == "SLAVE" and master_id == self.master_id
+        if master_unchanged:
+            self._epoch_refused(epoch, "SLAVE", out)
+            self.term = epoch
+            return self._after(out)
+        self.role, self.term, self.master_id = "SLAVE", epoch, master_id
         self.store.update_config(broker_role=BrokerRole.SLAVE)
-        if self.ha_client is None:
-            self.ha_client = AutoSwitchHAClient(self.config.ha, self.store, self.epoch_cache, self.broker_id,
-                                                self.node_id, async_learner=self.config.async_learner,
-                                                sync_from_last_file=self.config.sync_from_last_file)
-        else:
-            self.ha_client.reopen(now_ms)
-        self.ha_client.update_ha_master_address(master_id)
-        self.ha_client.on_tick(now_ms, out)
+        if self.replicas is None:
+            self.fenced = False
+        if not self._epoch_refused(epoch, "SLAVE", out):
+            self.ha_service.destroy_connections(out, "changing to slave")
+            if self.ha_client is None:
+                self.ha_client = AutoSwitchHAClient(self.config.ha, self.store, self.epoch_cache, self.broker_id,
+                                                    self.node_id, async_learner=self.config.async_learner,
+                                                    sync_from_last_file=self.config.sync_from_last_file)
+            else:
+                self.ha_client.reopen(now_ms)
+            self.ha_client.update_ha_master_address(master_id)
+            self.ha_client.on_tick(now_ms, out)
         out.trace("role", term=epoch, role="SLAVE", leader=master_id)
-        return out.build()
+        return self._after(out)
+
+    # ------------------------------------------------------------------ retention
+    def delete_expired_files(self, now_ms: int) -> int:
+        """``CleanCommitLogService.deleteExpiredFiles`` in controller mode: one clean round of the store
+        (``now_ms`` a wall-clock time: file ages come from their modification times, see
+        :class:`~rocketlab.store.clean_service.CleanCommitLogService`); if commit-log files went, the epoch
+        file drops the entries that end below the new min offset (``truncateEpochFilePrefix(min - 1)``).
+        Returns the number of commit-log files deleted."""
+        deleted = self.store.delete_expired_files(now_ms)
+        if deleted > 0:
+            self.epoch_cache.truncate_prefix_by_offset(self.store.get_min_phy_offset() - 1)
+        return deleted
 
     # ------------------------------------------------------------------ puts
     def put_message(self, msg: Message, now_ms: int, reply_to: tuple[str, int] | None = None
@@ -321,7 +423,7 @@ class AutoSwitchBrokerCore(BaseCore):
         out = OutputBuilder()
         out.trace("role", term=0, role="FENCED", leader=None)
         if self.replicas is not None:
-            self.replicas.on_tick(now_ms, out)
+            self.replicas.on_start(now_ms, out)
         return out.build()
 
     def on_stop(self) -> None:
@@ -405,7 +507,7 @@ class AutoSwitchBrokerCore(BaseCore):
         """A fenced broker serves no reads; otherwise the consume queues, built up to the confirm offset."""
         if self.fenced:
             return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
-        return pull_from_store(self.store, req, 0 if self.role == "MASTER" else self.broker_id)
+        return pull_from_store(self.store, req, self.broker_config_id or 0)
 
     def on_reply(self, src: str, request_id: int, msg: Any | None, now_ms: int) -> Output:
         self.now_ms = now_ms
@@ -422,3 +524,66 @@ class AutoSwitchBrokerCore(BaseCore):
             self.replicas.on_role_changed(msg.master_broker_id, msg.master_address, msg.master_epoch,
                                           msg.sync_state_set_epoch, set(msg.sync_state_set), now_ms, out)
         return self._after(out)
+
+
+def truncate_invalid_msg(store: MessageStore) -> int:
+    """``AutoSwitchHAService.truncateInvalidMsg``: the store cuts a half-written tail behind the dispatch
+    point; when it cut something, ``CommitLog.truncateDirtyFiles`` also lowers the confirm offset to the
+    cut. Returns where it cut (-1: nothing was behind)."""
+    before = store.get_max_phy_offset()
+    cut = store.truncate_invalid_msg()
+    if 0 <= cut < before:
+        lower_confirm_offset(store, cut)
+    return cut
+
+
+def compensate_for_ha(store: MessageStore) -> None:
+    """``ConsumeQueueStore.compensateForHA`` (#7689's fix, 5.2.0): the records between the confirm offset
+    and the end of the log are in no consume queue yet; each one's queue offset + 1 becomes its queue's
+    next offset, so a new master never hands out a queue offset a record already holds."""
+    cl = store.commit_log
+    start = max(store.get_confirm_offset(), 0)
+    top = store.get_max_phy_offset()
+    found: dict[tuple[str, int], int] = {}
+    while start < top:
+        data = cl.get_data(start)
+        if not data:
+            break
+        request = check_message_and_return_size(data, 0, len(data), check_crc=True, read_body=False,
+                                                expected_offset=start)
+        if not request.success:
+            break
+        if request.msg_size == 0:  # the blank at a file's end
+            start = cl.roll_next_file(start)
+            continue
+        found[(request.topic, request.queue_id)] = request.consume_queue_offset + 1
+        start += request.msg_size
+    if found:
+        with cl.put_message_lock:
+            cl.topic_queue_table.update(found)
+
+
+def consume_queue_ends(root: Path) -> dict[tuple[str, int], int]:
+    """Where each consume queue under ``root`` (``consumequeue/<topic>/<queueId>/``) ends on disk: the commit
+    log end of its last valid unit (``offset >= 0 and size > 0``, filler units skipped), read from its
+    last three files as ``ConsumeQueue.recover`` scans them; read only."""
+    ends: dict[tuple[str, int], int] = {}
+    if not root.is_dir():
+        return ends
+    for topic_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for queue_dir in sorted(p for p in topic_dir.iterdir() if p.is_dir() and p.name.lstrip("-").isdigit()):
+            files = sorted((p for p in queue_dir.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+            end, whole = -1, True
+            for f in files[-3:]:
+                data = f.read_bytes()
+                for offset, size, _ in UNIT.iter_unpack(data[:len(data) - len(data) % UNIT.size]):
+                    if offset < 0 or size <= 0:
+                        whole = False
+                        break
+                    if size != CQ_FILLER_SIZE:
+                        end = offset + size
+                if not whole:
+                    break
+            if end >= 0:
+                ends[(topic_dir.name, int(queue_dir.name))] = end
+    return ends

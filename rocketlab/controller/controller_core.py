@@ -19,22 +19,33 @@ its own heartbeat table and a ``DefaultElectPolicy`` reading that table.
 * **Leader state**: when its DLedger member becomes LEADER, the controller appends an empty entry and
   starts serving only once that commits (everything committed before is then applied); it retries while
   it leads. Any other role leaves leader state at once.
-* **Liveness**: heartbeats (any controller) update the heartbeat table and are answered SUCCESS;
-  ``scanNotActiveBroker`` runs 2 s after start and every ``scanNotActiveBrokerInterval``; for each expired
-  broker the leader checks whether it was the master and, if so, triggers a controller election
-  (``electMasterMaxRetryCount`` attempts while the answer is not SUCCESS). The leader also scans every
-  ``scanInactiveMasterInterval`` for sets whose master is dead while a replica lives (#6382's fix). A
-  successful controller-triggered election is pushed to the set's live members with a oneway
-  ``NOTIFY_BROKER_ROLE_CHANGED`` (``notifyBrokerRoleChanged``).
+* **Liveness**: heartbeats (any controller) update the heartbeat table and are answered SUCCESS (the
+  connection a broker's first heartbeat came on is its channel). A broker is inactive two ways:
+
+  - its **channel closes** (its process died: ``BrokerHousekeepingService.onChannelClose`` ->
+    ``DefaultBrokerHeartbeatManager.onBrokerChannelClose``, the runtime's ``on_peer_closed``): at once,
+    on every controller;
+  - its **heartbeats stop** (a dead host, a cut network): ``scanNotActiveBroker`` runs 2 s after start and
+    every ``scanNotActiveBrokerInterval`` and finds it ``controllerHeartBeatTimeoutMills`` (10 s) after
+    its last heartbeat.
+
+  Either way (``ControllerManager.onBrokerInactive``) the leader checks whether it was the master and, if
+  so, triggers a controller election (``electMasterMaxRetryCount`` attempts while the answer is not
+  SUCCESS). The leader also scans every ``scanInactiveMasterInterval`` for sets whose master is dead while
+  a replica lives (#6382's fix).
+* **Notification**: every successful election - the controller's own, a broker's or an admin's
+  (``ControllerRequestProcessor.handleControllerElectMaster``) - is pushed to the set's live members with
+  a oneway ``NOTIFY_BROKER_ROLE_CHANGED`` (``notifyBrokerRoleChanged``).
 
 Trace events: ``controller_apply`` (index, event type, broker set; ``members`` of a new SyncStateSet,
 ``master`` of an election, the set's ``master_epoch`` after it) when an event is applied,
 ``controller_leader`` (term) when leader state begins, ``controller_request`` (request, code) per answer,
-``broker_inactive`` (broker set, id) per expired heartbeat.
+``broker_inactive`` (broker set, id, reason: ``channel closed`` or ``heartbeat timeout``).
 
-Simplified: broker addresses are node ids (a notification is sent to the address the broker registered);
-no ``isProcessReadEvent``, metrics or JRaft; a channel close is not seen by the controller (the simulator's
-requests have no connection), so failover waits for the heartbeat timeout and the scan.
+Simplified: broker addresses are node ids (a notification is sent to the address the broker registered); a
+channel is the peer's node id (Java's is the connection: the same as long as a broker has one connection
+to each controller, which it does); no ``isProcessReadEvent``, metrics or JRaft; Netty's idle check
+(``serverChannelMaxIdleTimeSeconds``, 120 s) is not modelled.
 """
 
 from __future__ import annotations
@@ -175,7 +186,7 @@ class ControllerCore(BaseCore):
         if now_ms >= self.next_broker_scan_ms:
             self.next_broker_scan_ms = now_ms + self.config.scan_not_active_broker_interval
             for cluster, name, broker_id in self.heartbeats.scan_not_active_broker(now_ms):
-                out.trace("broker_inactive", broker_name=name, broker_id=broker_id)
+                out.trace("broker_inactive", broker_name=name, broker_id=broker_id, reason="heartbeat timeout")
                 self._on_broker_inactive(cluster, name, broker_id)
         if self.next_master_scan_ms is not None and now_ms >= self.next_master_scan_ms:
             self.next_master_scan_ms = now_ms + self.config.scan_inactive_master_interval
@@ -218,6 +229,18 @@ class ControllerCore(BaseCore):
     def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
         return EMPTY
+
+    def on_peer_closed(self, peer: str, now_ms: int) -> Output:
+        """A connection closed (``BrokerHousekeepingService.onChannelClose``): if a broker heartbeated on it,
+        it is inactive now (``onBrokerChannelClose``) and, if it was the master, the leader elects another."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        identity = self.heartbeats.on_broker_channel_close(peer)
+        if identity is not None:
+            cluster, name, broker_id = identity
+            out.trace("broker_inactive", broker_name=name, broker_id=broker_id, reason="channel closed")
+            self._on_broker_inactive(cluster, name, broker_id)
+        return self._finish(EMPTY, out)
 
     # ------------------------------------------------------------------ the loop after every input
     def _finish(self, server_out: Output, out: OutputBuilder) -> Output:
@@ -337,6 +360,8 @@ class ControllerCore(BaseCore):
                   src=job.src or self.node_id)
         if job.src is not None:
             out.reply(job.src, job.request_id, response)
+            if isinstance(job.msg, ElectMasterRequestHeader) and response.code == Code.SUCCESS:
+                self._notify_role_changed(response, out)  # a broker's or an admin's election
             return
         # the controller's own election (ControllerManager.triggerElectMaster)
         if response.code == Code.SUCCESS:

@@ -12,14 +12,23 @@
 * **I4 a stale master never changes the SyncStateSet** - every AlterSyncStateSet the controller accepts
   comes from the broker the controller names master, at the controller's master epoch.
 * **I5 consumers never see beyond confirmOffset** - under ``allAckInSyncStateSet`` no broker dispatches
-  (builds consume queues) past its confirm offset: a broker (re)starts with consume queues no further
-  than its restored confirm offset, and each dispatch round stops at the confirm offset of that round
+  (builds consume queues) past its confirm offset: a broker restarted after an abnormal exit starts with
+  consume queues no further than what it had dispatched before or its restored confirm offset (RocketMQ
+  5.3.3's ``recoverAbnormally`` re-dispatches only up to the confirm offset; with
+  ``cut_consume_queues_on_every_restart`` no further than the confirm offset, after any exit; after a clean
+  exit ``recoverNormally`` dispatches the whole log: 5.3.3's window, not checked), and each dispatch round
+  stops at the confirm offset of that round
   (the confirm offset itself may later drop below what was dispatched, e.g. when a slave joins the set
   and its ack lags the master's end - the data was confirmed when it became visible). (Without it a master confirms everything it has, so
   consumers may read what was never replicated: RocketMQ's documented window, not checked.) Checked on a
   master, and on a slave once its handshake is done: after a restart the kit's store rebuilds the consume
   queues from its whole log (as Java did before #6728's fix in 5.1.1) and the handshake's truncation trims
   them; a fenced broker serves no reads.
+* **I6 a queue offset is given once** - a put answered PUT_OK at queue offset ``q`` finds its master's
+  consume queue either not yet at ``q`` or holding at ``q`` this very record; and once the master has
+  dispatched past the record, the unit at ``q`` points to it: every acknowledged message is consumable at
+  the queue offset it was given, and no two records share a unit. (Checked on the master that answered,
+  while it lives and stays master at that epoch.)
 """
 
 from __future__ import annotations
@@ -47,8 +56,12 @@ class ControllerModeChecker:
     acked: list[_Acked] = field(default_factory=list)
     prefix_checked: dict[str, int] = field(default_factory=dict)
     lost_reported: set[tuple[str, int, int]] = field(default_factory=set)
-    dispatched: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """broker -> (id of its core, dispatch point last seen): I5 judges each move of the dispatch point."""
+    dispatched: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """broker -> (id of its core, dispatch point last seen, the furthest its consume queues reached): I5
+    judges each move of the dispatch point, and a restarted broker's queues against the last two."""
+    queued: dict[str, tuple[tuple[int, int], list[tuple[str, int, int, int]]]] = field(default_factory=dict)
+    """broker -> ((id of its core, its master epoch), acknowledged (topic, queue id, queue offset, phy
+    offset) not yet seen in its consume queue): I6, per mastership (a slave in between may truncate)."""
 
     def check(self, cluster: Any, event: dict[str, Any]) -> str | None:
         kind = event["kind"]
@@ -58,7 +71,7 @@ class ControllerModeChecker:
             size = event.get("size") or 0
             data = core.store.commit_log.get_message(event["phy_offset"], size) if size else b""
             self.acked.append(_Acked(event["phy_offset"], bytes(data or b""), core.config.all_ack_in_sync_state_set))
-            return None
+            return self._queue_offset_given_once(core, node, event)
         if kind == "role" and event.get("role") == "MASTER":
             found = self._new_master_holds_acked(cluster, node)
             if found is not None:
@@ -75,6 +88,34 @@ class ControllerModeChecker:
                 if found is not None:
                     return found
         return None
+
+    def _queue_offset_given_once(self, core: Any, node: str, event: dict[str, Any]) -> str | None:
+        """I6, at each acknowledgement: the new one against the consume queue, then the earlier ones the
+        dispatch has passed since."""
+        seen = self.queued.get(node)
+        if seen is None or seen[0] != (id(core), core.term):
+            seen = self.queued[node] = ((id(core), core.term), [])
+        pending = seen[1]
+        pending.append((event["topic"], event["queue_id"], event["queue_offset"], event["phy_offset"]))
+        reput = core.store.reput_message_service
+        dispatched = reput.reput_from_offset if reput is not None else 0
+        still, found = [], None
+        for topic, queue_id, queue_offset, phy_offset in pending:
+            cq = core.store.get_consume_queue(topic, queue_id)
+            unit = cq.get_unit(queue_offset) if cq is not None else None
+            if unit is None:
+                if phy_offset < dispatched and cq is not None and cq.get_max_offset_in_queue() <= queue_offset:
+                    found = found or f"I6: {node} dispatched past the message acknowledged at phy offset " \
+                                     f"{phy_offset}, but its consume queue {topic}/{queue_id} ends before queue " \
+                                     f"offset {queue_offset}"
+                else:
+                    still.append((topic, queue_id, queue_offset, phy_offset))
+            elif unit[0] != phy_offset:
+                found = found or f"I6: {node} acknowledged the message at phy offset {phy_offset} with queue " \
+                                 f"offset {queue_offset} of {topic}/{queue_id}, whose unit points to phy offset " \
+                                 f"{unit[0]}: two records share that queue offset, consumers never see one of them"
+        seen[1][:] = still  # each acknowledgement is judged (and reported) once
+        return found
 
     def _new_master_holds_acked(self, cluster: Any, node: str) -> str | None:
         store = cluster.node(node).store.commit_log
@@ -153,12 +194,22 @@ class ControllerModeChecker:
             return None
         seen = self.dispatched.get(node)
         point = reput.reput_from_offset
-        self.dispatched[node] = (id(core), point)
+        end = max((cq.max_physic_offset for queues in store.consume_queue_table.values() for cq in queues.values()),
+                  default=-1)
         if seen is None or seen[0] != id(core):  # a (re)started broker: what recovery dispatched
-            if point > store.get_confirm_offset():
-                return f"I5: {node} starts with consume queues up to {point}, beyond its confirm offset " \
-                       f"{store.get_confirm_offset()}"
+            self.dispatched[node] = (id(core), point, end)
+            confirm = store.get_confirm_offset()
+            if core.config.cut_consume_queues_on_every_restart:
+                allowed = confirm
+            elif not store.last_exit_ok:
+                allowed = max(confirm, seen[2] if seen is not None else 0)
+            else:
+                return None
+            if end > allowed:
+                return f"I5: {node} starts with consume queues up to {end}, beyond its confirm offset {confirm}" \
+                       f" and what it had dispatched before ({allowed})"
             return None
+        self.dispatched[node] = (id(core), point, max(end, seen[2]))
         if point > seen[1] and point > reput.last_end_offset:
             return f"I5: {node} dispatched up to {point}, beyond the confirm offset {reput.last_end_offset} " \
                    f"of that round"

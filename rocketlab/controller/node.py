@@ -54,4 +54,4 @@ def build_controller(props: dict[str, str]) -> NodeSpec:
         else:
             raise ConfigError(f"{key}: not a controller or DLedger key")
     config = ControllerNodeConfig(ControllerConfig.load(controller), dledger, ids)
-    return NodeSpec(lambda ctx: make_controller(ctx, config), ControllerNodeCodec())
+    return NodeSpec(lambda ctx: make_controller(ctx, config), ControllerNodeCodec(serves=("controller", "dledger")))

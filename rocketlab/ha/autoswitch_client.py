@@ -19,6 +19,9 @@ TRANSFER; any failure closes the stream and goes back to READY, which waits 5 s 
   a read the slave acks if its max grew, and reports every ``haSendHeartbeatInterval`` anyway. Nothing
   read for ``haHousekeepingInterval`` closes the stream.
 
+Every truncation (a half-written tail, or the handshake's cut) also brings a confirm offset beyond the cut
+down to it (``CommitLog.truncateDirtyFiles``).
+
 Trace events: ``ha_close`` (slave, reason), ``ha_truncate`` (slave, offset, removed), ``epoch_append``.
 
 Differences from Java 5.3.3: event-driven (a report is due exactly ``haSendHeartbeatInterval`` + 1 ms after
@@ -60,6 +63,8 @@ class SlaveStore(Protocol):
 
     def set_confirm_offset(self, offset: int) -> None: ...
 
+    def get_confirm_offset_directly(self) -> int: ...
+
 
 class AutoSwitchHAClient:
     """Models AutoSwitchHAClient (see the module docstring)."""
@@ -97,7 +102,10 @@ class AutoSwitchHAClient:
             return
         if self.state == HAConnectionState.READY:
             if self.stream_id is None and self.master_ha_address and now_ms >= self.next_connect_ms:
+                before = self.store.get_max_phy_offset()
                 removed = self.store.truncate_invalid_msg()
+                if 0 <= removed < before:
+                    lower_confirm_offset(self.store, removed)
                 if removed >= 0:
                     self.epoch_cache.truncate_suffix_by_offset(removed)
                 self.connects += 1
@@ -181,6 +189,8 @@ class AutoSwitchHAClient:
             before = self.store.get_max_phy_offset()
             if not self.store.truncate_files(point):
                 raise RemoteProtocolError(f"cannot truncate the log to {point}")
+            if point < before:
+                lower_confirm_offset(self.store, point)
             self.epoch_cache.truncate_suffix_by_offset(point)
             out.trace("ha_truncate", slave=self.node_id, offset=point, removed=max(0, before - point))
             self.current_reported_offset = point
@@ -224,3 +234,9 @@ class AutoSwitchHAClient:
         self.stream_id = None
         self.state = HAConnectionState.READY
         self.next_connect_ms = now_ms + self.config.ha_reconnect_interval if wait else now_ms
+
+
+def lower_confirm_offset(store: SlaveStore, offset: int) -> None:
+    """``CommitLog.truncateDirtyFiles``: a confirm offset beyond the truncation point comes down to it."""
+    if store.get_confirm_offset_directly() > offset:
+        store.set_confirm_offset(offset)

@@ -135,8 +135,8 @@ class AutoSwitchHAService:
         self.local_broker_id = local_broker_id
         self.ha_max_time_slave_not_catchup = ha_max_time_slave_not_catchup
         self.synchronizing_union = synchronizing_union
-        """False: RocketMQ 5.1.0's behaviour before #5663's fix - a proposal does not count until the
-        controller's answer sets it (so a lost answer leaves the master acking alone)."""
+        """False: the behaviour before PR #5798 (RocketMQ 5.1.1), the fix of #5663 - a proposal does not
+        count until the controller's answer sets it (so a lost answer leaves the master acking alone)."""
         self.connections: dict[Any, AutoSwitchHAConnection] = {}
         self.connection_caught_up_time_table: dict[int, int] = {}
         self.sync_state_set: set[int] = set()
@@ -226,10 +226,12 @@ class AutoSwitchHAService:
         self.connections[stream_id] = AutoSwitchHAConnection(stream_id, client_addr, now_ms)
 
     def destroy_connections(self, out: OutputBuilder, reason: str) -> None:
+        """``destroyConnections``: every slave's stream closes. The caught-up times stay (Java never clears
+        ``connectionCaughtUpTimeTable``: a slave of an earlier mastership still counts as connected to
+        :meth:`maybe_shrink_sync_state_set` until its time is ``haMaxTimeSlaveNotCatchup`` old)."""
         for conn in list(self.connections.values()):
             self.connections.pop(conn.stream_id, None)
             out.act(StreamClose(conn.stream_id, reason))
-        self.connection_caught_up_time_table.clear()
 
     def on_stream_data(self, stream_id: Any, data: bytes, now_ms: int, out: OutputBuilder) -> list[tuple[Any, bool]]:
         """The slave's frames; returns the waiting puts that completed ``(token, ok)``."""

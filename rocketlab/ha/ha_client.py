@@ -11,20 +11,20 @@ max phy offset in slave"); an empty slave accepts any start; a failed connect wa
 Where the two releases differ (Java line numbers of ``HAService.java`` 4.9.5 / ``DefaultHAClient.java``
 5.3.3):
 
-================================  =======================================  ===================================
-                                  4.9.5 ``HAClient``                       5.3.3 ``DefaultHAClient``
-================================  =======================================  ===================================
-``lastWriteTimestamp`` on connect reset to now (``connectMaster``, 512):   untouched (initialised when the
-                                  the first report, the request offset,    client is built, 67): the first
-                                  goes out about 5 s after connecting      report waits until 5 s after the
-                                  (why Java's HATest sleeps 6 s)           last write or the client's start
-housekeeping                      on the last *write* (573-582); as the    on the last *read* (330-336),
-                                  slave writes a heartbeat every 5 s, it   set on connect and on every read
-                                  never fires with the default intervals
-after ``closeMaster``             reconnects at once (``continue``, 565)   waits 5 s after a failed transfer
-                                                                           (``closeMasterAndWait``, 322);
-                                                                           at once after housekeeping
-================================  =======================================  ===================================
+==================================  =======================================  ===================================
+                                    4.9.5 ``HAClient``                       5.3.3 ``DefaultHAClient``
+==================================  =======================================  ===================================
+``lastWriteTimestamp`` on connect   reset to now (``connectMaster``, 512):   untouched (initialised when the
+                                    the first report, the request offset,    client is built, 67): the first
+                                    goes out about 5 s after connecting      report waits until 5 s after the
+                                    (why Java's HATest sleeps 6 s)           last write or the client's start
+housekeeping                        on the last *write* (573-582); as the    on the last *read* (330-336),
+                                    slave writes a heartbeat every 5 s, it   set on connect and on every read
+                                    never fires with the default intervals
+after ``closeMaster``               reconnects at once (``continue``, 565)   waits 5 s after a failed transfer
+                                                                             (``closeMasterAndWait``, 322);
+                                                                             at once after housekeeping
+==================================  =======================================  ===================================
 
 Observable: after the slave closes (an offset mismatch, or the master's close) a 4.9.5 slave is back at
 once, so the master counts a connection but hears nothing for 5 s and a SYNC_MASTER's puts end in

@@ -5,12 +5,14 @@ the slave's 8-byte reports and ``WriteSocketService`` ships raw CommitLog ranges
 methods: :meth:`on_data` (bytes from the slave) and :meth:`pump` (what to write now).
 
 Rules kept from Java:
+
 * the first report is the request offset; an empty slave (0) starts at the master's last file
   (``maxOffset - maxOffset % mappedFileSize``), older files are never replicated;
 * after the first, a report beyond the master's max offset closes the connection (4.9.3, issue #3015);
 * a batch is at most ``haTransferBatchSize`` and never crosses a file (``getCommitLogData``);
 * a heartbeat ``(nextTransferFromWhere, 0)`` after ``haSendHeartbeatInterval`` without writing;
 * housekeeping closes a connection with nothing read for ``haHousekeepingInterval``.
+
 Simplified: socket writes never block part-way (``lastWriteOver`` is always true). In their place, a
 bound on what is sent but not acknowledged (:data:`MAX_UNACKED_TRANSFER_BYTES`, shared with the 5.x
 AutoSwitchHAService).

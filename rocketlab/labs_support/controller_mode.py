@@ -1,6 +1,6 @@
 """Helpers for ``labs/06_controller_mode.ipynb``: RocketMQ 5's controller mode, its start-up, a failover
-with the returning master's truncation, the election policy, the three designs side by side and the
-settings that lose acknowledged messages.
+with the returning master's truncation, a process crash against a host failure, the election policy, the
+three designs side by side and the settings that lose acknowledged messages.
 
 Everything here drives the real controller, broker, AutoSwitch HA and store cores in the simulator and
 reads them back (trace events, epoch files, logs); the lab's cells only call these and print what they
@@ -18,8 +18,8 @@ from rocketlab.scenarios.registry import ScenarioArgs, get_scenario
 from rocketlab.sim import Cluster
 
 __all__ = [
-    "acked_missing", "brokers_table", "controller_calls", "epoch_files", "failover_with_in_flight", "loss_table", "new_cluster",
-    "three_ways", "wait_for_full_set",
+    "acked_missing", "brokers_table", "comparator_wrap", "controller_calls", "epoch_files", "expansions",
+    "failover_times", "failover_with_in_flight", "loss_table", "new_cluster", "three_ways", "wait_for_full_set",
 ]
 
 TOPIC = "TopicTest"
@@ -37,8 +37,9 @@ def new_cluster(data_dir: str | Path | None = None, seed: int = 1, brokers: int 
 
 
 def brokers_table(c: Cluster) -> list[dict[str, Any]]:
-    """One row per broker: its controller-assigned id, role, master epoch, offsets and its view of the
-    SyncStateSet (a master's), plus who leads the controllers' DLedger group."""
+    """One row per broker: its controller-assigned id (``brokerControllerId``), the ``brokerConfig.brokerId``
+    it registers with (0 while master), role, master epoch, offsets and its view of the SyncStateSet (a
+    master's), plus who leads the controllers' DLedger group."""
     rows = []
     leader = controller_leader(c)
     for n in sorted(c.leader_candidates or ()):
@@ -46,7 +47,8 @@ def brokers_table(c: Cluster) -> list[dict[str, Any]]:
             rows.append({"node": n, "role": "DOWN"})
             continue
         b = c.node(n)
-        rows.append({"node": n, "brokerId": b.broker_id, "role": b.role, "fenced": b.fenced, "epoch": b.term,
+        rows.append({"node": n, "brokerControllerId": b.broker_id, "brokerConfig.brokerId": b.broker_config_id,
+                     "role": b.role, "fenced": b.fenced, "epoch": b.term,
                      "maxOffset": b.max_offset, "confirmOffset": b.store.get_confirm_offset(),
                      "syncStateSet": sorted(b.ha_service.get_local_sync_state_set()) if b.role == "MASTER" else None,
                      "controller leader": leader})
@@ -65,9 +67,10 @@ def controller_calls(c: Cluster, until_ms: int | None = None, node: str | None =
         if e["kind"] == "controller_call" and e.get("request") not in quiet and (node is None or e["node"] == node):
             lines.append(f"t={e['t']:>6} {e['node']} -> controller: {e['request']}, answer code {e['code']}")
         elif e["kind"] == "controller_request" and e.get("src") == e["node"]:
-            lines.append(f"t={e['t']:>6} {e['node']} (the controller leader's own scan): {e['request']}, code {e['code']}")
+            lines.append(f"t={e['t']:>6} {e['node']} (the controller leader's own election): {e['request']}, "
+                         f"code {e['code']}")
         elif e["kind"] == "broker_inactive":
-            lines.append(f"t={e['t']:>6} {e['node']}: broker {e.get('broker_id')} missed its heartbeats: inactive")
+            lines.append(f"t={e['t']:>6} {e['node']}: broker {e.get('broker_id')} inactive ({e.get('reason')})")
         elif e["kind"] == "controller_leader":
             lines.append(f"t={e['t']:>6} {e['node']} leads the controllers (their DLedger group, term {e.get('term')})")
         elif e["kind"] == "controller_apply" and e.get("index") not in applied:
@@ -83,10 +86,11 @@ def epoch_files(c: Cluster) -> dict[str, list[tuple[int, int]]]:
             for n in sorted(c.leader_candidates or ()) if c.alive(n)}
 
 
-def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3) -> dict[str, Any]:
+def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3, fault: str = "crash") -> dict[str, Any]:
     """``acked`` puts answered PUT_OK; then the master's links to the other brokers are cut, ``in_flight``
-    more puts reach only the master (never acknowledged), and the master crashes. Run until a new master
-    is elected, put 5 more, restart the old master (the links healed) and run until it has caught up.
+    more puts reach only the master (never acknowledged), and the master dies (``fault``: ``crash``, its
+    process, or ``host_down``, its host). Run until a new master is elected, put 5 more, restart the old
+    master (the links healed) and run until it has caught up.
 
     Returns the times, both epoch files just before the handshake (with end offsets set as the handshake
     sets them), the consistent point the kit's ``findConsistentPoint`` computes, and what the old master's
@@ -99,7 +103,8 @@ def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3) -> 
     pending = [_put_nowait(c, old, b"in-flight-%d" % i) for i in range(in_flight)]
     c.run_for(1)
     old_end = c.node(old).max_offset
-    c.crash(old)
+    c.node(old).store.flush()  # what it wrote is on disk: the truncation below has something to cut
+    getattr(c, fault)(old)
     crashed = c.now_ms
     c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=60_000)
     new = c.leader()
@@ -143,6 +148,112 @@ def _on_disk(c: Cluster, node: str) -> list[EpochEntry]:
 def _entries(cache: EpochFileCache) -> list[tuple[int, int, int | str]]:
     return [(e.epoch, e.start_offset, "MAX" if e.end_offset == 2**63 - 1 else e.end_offset)
             for e in cache.get_all_entries()]
+
+
+# ---------------------------------------------------------------------- a process crash against a host failure
+FAULTS = {"process crash": "crash", "host failure": "host_down"}
+"""The two ways a master dies (label -> Cluster method): its process (its connections close) or its host
+(nothing closes)."""
+
+
+def _time_to_new_master(c: Cluster, fault: str, seed: int, phase_ms: int) -> int | None:
+    """A few puts, a seed-chosen pause within one heartbeat interval (so the fault does not always fall
+    right after a heartbeat), then ``fault`` on the master: ms until another broker is master (None: not
+    within 60 s). Closes the cluster."""
+    import random
+
+    try:
+        for i in range(3):
+            c.put(b"before-%d" % i)
+        c.run_for(random.Random(f"{seed}/phase").randrange(phase_ms))
+        old = c.leader()
+        getattr(c, fault)(old)
+        start = c.now_ms
+        if not c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=60_000):
+            return None
+        return c.now_ms - start
+    finally:
+        c.close()
+
+
+def failover_times(seeds: tuple[int, ...] = (1, 2, 3, 4, 5)) -> list[dict[str, Any]]:
+    """Controller mode (3 brokers, allAck, RocketMQ's timers) and a broker group on DLedger (3 brokers,
+    DLedger's timers): each master's process crashes, then (new clusters, same seeds) each master's host
+    fails; ms from the fault to a new master, per design and fault (min, median, max over ``seeds``)."""
+    import statistics
+
+    designs: list[tuple[str, Any, int]] = [
+        ("controller mode", lambda seed: new_cluster(seed=seed), 1_000),
+        ("DLedger commit log", lambda seed: _dledger_brokers(seed), 2_000),
+    ]
+    rows = []
+    for name, build, phase in designs:
+        for label, fault in FAULTS.items():
+            times = [_time_to_new_master(build(seed), fault, seed, phase) for seed in seeds]
+            done = [t for t in times if t is not None]
+            rows.append({"design": name, "fault": label, "seeds": len(seeds), "failed over": len(done),
+                         "min (ms)": min(done, default=None),
+                         "median (ms)": statistics.median(done) if done else None,
+                         "max (ms)": max(done, default=None)})
+    return rows
+
+
+def _dledger_brokers(seed: int) -> Cluster:
+    c = Cluster.dledger_brokers(nodes=3, seed=seed, latency="uniform:1:3")
+    if not c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000):
+        raise RuntimeError(f"DLedger brokers, seed {seed}: no master within 60 s")
+    return c
+
+
+def expansions(c: Cluster, since_ms: int) -> list[str]:
+    """How the SyncStateSet grew back after ``since_ms``, one line per step in trace order: each slave's
+    handshake reaching the master, its first ack (``haSendHeartbeatInterval``, 5 s, after the handshake), the
+    ack with which it caught up and the set the master proposed then (``maybeExpandInSyncStateSet`` runs on
+    every ack), and each set the controllers committed; until the set holds every live broker."""
+    lines: list[str] = []
+    handshake: dict[str, int] = {}
+    acked: set[str] = set()
+    committed: set[int] = set()
+    live = {c.node(n).broker_id for n in c.leader_candidates or () if c.alive(n)}
+    for e in c.events:
+        if e["t"] < since_ms:
+            continue
+        kind, t = e["kind"], e["t"]
+        if kind == "ha_handshake":
+            handshake[e["slave"]] = t
+            acked.discard(e["slave"])
+            lines.append(f"t={t:>6} {e['node']}: handshake from {e['slave']} (broker {e.get('slave_id')})")
+        elif kind == "ha_report" and e["slave"] in handshake and e["slave"] not in acked:
+            acked.add(e["slave"])
+            lines.append(f"t={t:>6} {e['node']}: first ack from {e['slave']} at {e['offset']} "
+                         f"({t - handshake[e['slave']]} ms after its handshake)")
+        elif kind == "sync_state_set_proposed" and "caught up" in str(e.get("reason")):
+            lines.append(f"t={t:>6} {e['node']}: {e['reason']}: proposes {e['members']}")
+        elif kind == "controller_apply" and e.get("event") == "ALTER_SYNC_STATE_SET_EVENT" \
+                and e.get("index") not in committed:
+            committed.add(e.get("index"))
+            lines.append(f"t={t:>6} controllers commit SyncStateSet {e.get('members')}")
+            if set(e.get("members") or ()) >= live:
+                break
+    return lines
+
+
+def comparator_wrap(gib: tuple[float, ...] = (1, 2, 2.5, 3.9, 4, 4.5, 6.5)) -> list[dict[str, Any]]:
+    """DefaultElectPolicy's ``(int)(o2.maxOffset - o1.maxOffset)`` for a broker ``gib`` GiB ahead of
+    another (same epoch): the int Java compares, and who sorts first."""
+    from rocketlab.controller.elect_policy import compare_live_info, java_int
+    from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
+
+    rows = []
+    for g in gib:
+        ahead = int(g * 2**30)
+        o1 = BrokerLiveInfo("broker-a", "a1", 1, 0, 10_000, None, 3, ahead, 0)
+        o2 = BrokerLiveInfo("broker-a", "a2", 2, 0, 10_000, None, 3, 0, 0)
+        order = compare_live_info(o1, o2)
+        rows.append({"ahead (GiB)": g, "(int)(o2 - o1)": java_int(0 - ahead),
+                     "sorts first": "the broker ahead" if order < 0 else "the broker behind" if order > 0
+                     else "a tie (the TreeSet keeps the one added first)"})
+    return rows
 
 
 # ---------------------------------------------------------------------- three designs side by side
@@ -205,7 +316,7 @@ def three_ways(seed: int = 1, puts: int = 20) -> list[dict[str, Any]]:
 LOSS_RUNS: list[tuple[str, str, str | None]] = [
     ("defaults (allAckInSyncStateSet=false), master partitioned", "controller-partition", None),
     ("allAckInSyncStateSet=true, master partitioned", "controller-partition", "allack"),
-    ("allAck, answer to an expansion lost, RocketMQ 5.1.0", "controller-5663", "5.1.0"),
+    ("allAck, answer to an expansion lost, before PR #5798", "controller-5663", "before-5798"),
     ("allAck, answer to an expansion lost, RocketMQ 5.3.3", "controller-5663", None),
     ("allAck + enableElectUncleanMaster, in-sync master dies", "controller-unclean", None),
     ("allAck, clean election, master dies", "controller-failover", None),
@@ -235,6 +346,8 @@ def loss_table(seed: int = 1) -> list[dict[str, Any]]:
         acked, missing = acked_missing(result.cluster)
         rows.append({"setting": label, "scenario": scenario + (f" --profile {profile}" if profile else ""),
                      "acked": acked, "acked lost": missing,
+                     "acked by the cut-off master": result.summary.get("island_acked"),
+                     "master's SyncStateSet when it acked": result.summary.get("island_sync_state_set"),
                      "recorded as lost": result.summary["acknowledged_lost"],
                      "violations": len(result.cluster.violations)})
         result.cluster.close()

@@ -2,16 +2,27 @@
 digest (``reference/controller.md`` section 4) says the Java tests do not cover.
 
 * ``controller-failover`` - the integration test's change-master story: puts under allAckInSyncStateSet,
-  the master dies, the controllers elect another within the heartbeat timeout and a scan, the old master
-  comes back as a slave with its id and truncates; nothing acknowledged is lost.
+  the master dies, the controllers elect another, the old master comes back as a slave with its id and
+  truncates; nothing acknowledged is lost. How it dies decides how long that takes: ``--profile crash``
+  (the default) kills its process - its connections close, every controller drops it from the heartbeat
+  table at once (``onBrokerChannelClose``) and the leader elects within milliseconds; ``--profile
+  host-down`` fails its host - nothing closes, the controllers wait for the heartbeat timeout (10 s) and
+  the next scan (every 5 s).
 * ``controller-5663`` - the lost answer to an expansion: the controller commits {A,B} but A never hears
-  it, and B stops receiving A's log; under ``--profile 5.1.0`` A keeps acknowledging alone, dies, B is
-  elected and A's acknowledged messages are gone (I1, recorded; the run exits 1); under 5.3.3 (the
-  default) the synchronizing union makes A wait for B: the puts time out, nothing acknowledged is lost.
-* ``controller-partition`` - #7017 / #6662: the master and one controller are cut off; the majority side
+  it, and B stops receiving A's log; under ``--profile before-5798`` (the master's SyncStateSet as before
+  PR #5798, RocketMQ 5.1.1) A keeps acknowledging alone, dies, B is elected and A's acknowledged messages
+  are gone (I1, recorded; the run exits 1); under 5.3.3 (the default) the synchronizing union makes A wait
+  for B: the puts time out, nothing acknowledged is lost.
+* ``controller-repromotion`` - a master is cut off and replaced, comes back as a slave (its own
+  SyncStateSet still the old one, its confirm offset behind its log) and is elected again when the other
+  two crash: every acknowledged message must be consumable at the queue offset it was given (I6). The kit
+  once rebuilt the queue-offset table before adopting the new SyncStateSet and handed out a queue offset
+  twice; Java adopts the set first, dispatches everything, then rebuilds the table.
+* ``controller-partition`` - #7017: the master and one controller are cut off; the majority side
   elects a new master. With ``--profile allack`` the isolated master's puts wait for its unreachable
-  members and time out (nothing acknowledged is lost); with the defaults it acknowledges alone and those
-  messages are lost when it rejoins (``acknowledged_message_lost`` events).
+  members and time out (nothing acknowledged is lost); with the defaults (``inSyncReplicas=1``:
+  ``handleHA`` answers PUT_OK without looking at the SyncStateSet) it acknowledges for the whole partition,
+  its set still whole, and those messages are lost when it rejoins (``acknowledged_message_lost`` events).
 * ``controller-9689`` - an epoch bump without a master change: the master, alone in its SyncStateSet
   (its slaves are async learners), loses its heartbeats for longer than the timeout; each of the
   controller's three election attempts finds no candidate and clears the master (``ElectMasterEvent(false)``:
@@ -23,7 +34,8 @@ digest (``reference/controller.md`` section 4) says the Java tests do not cover.
 * ``controller-churn`` - random crashes, restarts and partitions of brokers and controllers under puts
   with allAckInSyncStateSet: every invariant after every event and every acknowledged message on the final
   master. What it found about liveness (reported as ``converged``, not a failure): a master restarted
-  within the heartbeat timeout is told by the controller that it is master at the *same* epoch;
+  while the controllers still count it alive - its host failed, or it crashed while cut off from them, so
+  no channel close reached them - is told by the controller that it is master at the *same* epoch;
   ``ReplicasManager.changeToMaster`` (its ``masterEpoch`` starts at 0 after a restart) calls
   ``AutoSwitchHAService.changeToMaster``, which truncates that epoch's entry and appends it again at the
   broker's max offset - so the slaves' epoch file (epoch 1 from 0) and the master's (epoch 1 from its
@@ -37,7 +49,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rocketlab.errors import RocketlabError
+from rocketlab.errors import ConfigError, RocketlabError
 from rocketlab.scenarios.dledger import churn_step
 from rocketlab.scenarios.registry import (
     Scenario,
@@ -95,11 +107,23 @@ def _cluster(args: ScenarioArgs, name: str, broker: dict[str, Any], controller: 
                                    network=args.network or "reliable", latency=args.latency or "uniform:1:3")
 
 
+FAILOVER_FAULTS = {"crash": "crash", "host-down": "host_down"}
+"""``controller-failover``'s profiles: how the master dies (Cluster method)."""
+
+
+def _profile(args: ScenarioArgs, name: str, known: tuple[str, ...]) -> str:
+    profile = args.profile or known[0]
+    if profile not in known:
+        raise ConfigError(f"{name}: --profile {profile!r} is not one of {', '.join(known)}")
+    return profile
+
+
 def scenario_failover(args: ScenarioArgs) -> ScenarioResult:
+    fault = _profile(args, "controller-failover", tuple(FAILOVER_FAULTS))
     c = _cluster(args, "controller-failover", {"allAckInSyncStateSet": True})
     old = settle(c)
     acked = [c.put(b"acked-%d" % i) for i in range(10)]
-    c.crash(old)
+    getattr(c, FAILOVER_FAULTS[fault])(old)
     crashed = c.now_ms
     c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=40_000)
     new = c.leader()
@@ -109,15 +133,15 @@ def scenario_failover(args: ScenarioArgs) -> ScenarioResult:
                 and c.node(old).ha_client.state.name == "TRANSFER"
                 and c.node(old).max_offset == c.node(new).max_offset, timeout_ms=60_000)
     truncated = [e for e in c.events if e["kind"] == "ha_truncate" and e["node"] == old]
-    return _result(c, {"old_master": old, "new_master": new, "failover_ms": failover_ms,
+    return _result(c, {"fault": fault, "old_master": old, "new_master": new, "failover_ms": failover_ms,
                        "acknowledged": sum(p.status == "PUT_OK" for p in acked),
                        "new_epoch": c.node(new).term if new else None,
                        "old_master_truncated_at": truncated[-1]["offset"] if truncated else None})
 
 
 def scenario_5663(args: ScenarioArgs) -> ScenarioResult:
-    version = args.profile or "5.3.3"
-    c = _cluster(args, "controller-5663", {"allAckInSyncStateSet": True, "rocketmqVersion": version}, )
+    version = _profile(args, "controller-5663", ("5.3.3", "before-5798"))
+    c = _cluster(args, "controller-5663", {"allAckInSyncStateSet": True, "before_5798": version == "before-5798"})
     a = settle(c, members=1)
     others = sorted(n for n in (c.leader_candidates or ()) if n != a)
     for n in others:  # B and C are away: the set is {A}
@@ -145,7 +169,7 @@ def scenario_5663(args: ScenarioArgs) -> ScenarioResult:
 
 
 def scenario_partition(args: ScenarioArgs) -> ScenarioResult:
-    all_ack = args.profile == "allack"
+    all_ack = _profile(args, "controller-partition", ("defaults", "allack")) == "allack"
     c = _cluster(args, "controller-partition", {"allAckInSyncStateSet": all_ack})
     old = settle(c)
     shared = [c.put(b"shared-%d" % i) for i in range(5)]  # epoch 1 has data everywhere
@@ -155,6 +179,7 @@ def scenario_partition(args: ScenarioArgs) -> ScenarioResult:
     rest = [n for n in c.node_ids if n not in (old, lonely)]
     c.partition([old, lonely], rest)
     puts = [_put_on(c, old, b"island-%d" % i) for i in range(5)]
+    island_set = sorted(c.node(old).ha_service.get_local_sync_state_set())  # what it acknowledged under
     c.run_until(lambda c: c.leader() not in (None, old) and c.node(c.leader()).term > c.node(old).term,
                 timeout_ms=40_000)
     new = max((n for n in c.live_nodes() if n in (c.leader_candidates or ()) and c.node(n).role == "MASTER"),
@@ -163,7 +188,7 @@ def scenario_partition(args: ScenarioArgs) -> ScenarioResult:
     c.run_for(30_000)
     return _result(c, {"all_ack_in_sync_state_set": all_ack, "isolated_master": old, "new_master": new,
                        "acked_before": sum(p.status == "PUT_OK" for p in shared),
-                       "island_statuses": sorted({p.status for p in puts}),
+                       "island_statuses": sorted({p.status for p in puts}), "island_sync_state_set": island_set,
                        "island_acked": sum(p.status == "PUT_OK" for p in puts)})
 
 
@@ -270,13 +295,77 @@ def scenario_churn(args: ScenarioArgs) -> ScenarioResult:
     return _result(c, report)
 
 
-register(Scenario("controller-failover", "RocketMQ 5 controller mode: the master dies, the controllers elect "
-                                         "another (heartbeat timeout + scan), the old master rejoins as a slave "
-                                         "and truncates; allAckInSyncStateSet loses nothing", scenario_failover))
-register(Scenario("controller-5663", "issue #5663: the answer to a SyncStateSet expansion is lost; --profile 5.1.0 "
-                                     "acks alone and loses them when the master dies (exits 1), 5.3.3 waits",
-                  scenario_5663))
-register(Scenario("controller-partition", "#7017/#6662: the master and one controller are cut off; with the "
+def consumed(c: Cluster, node: str, topic: str = "TopicTest", queue_id: int = 0) -> dict[int, bytes]:
+    """What a consumer reads from ``node``'s queue, by queue offset (every unit from offset 0)."""
+    from rocketlab.broker.protocol import PullMessageRequest
+
+    got: dict[int, bytes] = {}
+    offset = 0
+    while True:
+        r = c.node(node).pull_message(PullMessageRequest(topic, queue_id, offset, 32))
+        if r.status != "FOUND" or not r.messages:
+            return got
+        for m in r.messages:
+            got[m["queue_offset"]] = m["body"]
+        offset = r.next_begin_offset
+
+
+def scenario_repromotion(args: ScenarioArgs) -> ScenarioResult:
+    """A master is cut off, replaced, comes back as a slave (its own SyncStateSet still the old {1,2,3},
+    its confirm offset behind its log) and is elected again when the other two crash: every message
+    acknowledged afterwards must be consumable at the queue offset it was given (I6). (The two crash 50 ms
+    apart: crashed in the same millisecond, the first close could trigger an election that still counts the
+    second broker alive - Java's window too - and elect a dead broker, leaving ``old`` outside the set.)"""
+    c = _cluster(args, "controller-repromotion", {"allAckInSyncStateSet": True})
+    old = settle(c)
+    brokers = sorted(c.leader_candidates or ())
+    others = [n for n in brokers if n != old]
+    sent: list[tuple[Any, bytes]] = []
+
+    def put(body: bytes) -> Any:
+        handle = c.put(body)
+        sent.append((handle, body))
+        return handle
+
+    for i in range(5):
+        put(b"before-%d" % i)
+    c.partition([old], [n for n in c.node_ids if n != old])
+    island = [_put_on(c, old, b"island-%d" % i) for i in range(2)]
+    c.run_until(lambda c: any(c.node(n).role == "MASTER" and c.node(n).term > c.node(old).term for n in others),
+                timeout_ms=40_000)
+    c.heal()
+    c.run_until(lambda c: c.node(old).role == "SLAVE" and c.leader() in others
+                and len(master_set(c)) == len(brokers)
+                and c.node(old).max_offset == c.node(c.leader()).max_offset, timeout_ms=60_000)
+    for i in range(5):
+        put(b"middle-%d" % i)
+    slave = c.node(old)
+    behind = (slave.store.get_confirm_offset(), slave.max_offset, sorted(slave.ha_service.get_local_sync_state_set()))
+    master = c.leader()
+    c.crash(*(n for n in others if n != master))  # the other slave first: its close is seen before...
+    c.run_for(50)
+    c.crash(master)  # ...the master's, so the election finds only ``old`` alive
+    c.run_until(lambda c: c.leader() == old and not c.node(old).fenced, timeout_ms=60_000)
+    after = [put(b"after-%d" % i) for i in range(5)]
+    c.run_for(1_000)
+    acked = [(h, body) for h, body in sent if h.status == "PUT_OK"]
+    queue = consumed(c, old)
+    unreadable = [h.queue_offset for h, body in acked if queue.get(h.queue_offset) != body]
+    return _result(c, {"master": old, "island_statuses": sorted({h.status for h in island if h}),
+                       "slave_confirm_max_set_before": list(behind), "master_again": c.leader() == old,
+                       "acknowledged": len(acked), "after_acked": sum(h.status == "PUT_OK" for h in after),
+                       "queue_offsets_after": [h.queue_offset for h in after],
+                       "consume_queue_units": len(queue), "acked_not_consumable": unreadable})
+
+
+register(Scenario("controller-failover", "RocketMQ 5 controller mode: the master dies (--profile crash: its channel "
+                                         "closes, elected at once; host-down: heartbeat timeout + scan), the old "
+                                         "master rejoins as a slave and truncates; allAckInSyncStateSet loses "
+                                         "nothing", scenario_failover))
+register(Scenario("controller-5663", "issue #5663: the answer to a SyncStateSet expansion is lost; --profile "
+                                     "before-5798 acks alone and loses them when the master dies (exits 1), 5.3.3 "
+                                     "waits", scenario_5663))
+register(Scenario("controller-partition", "#7017: the master and one controller are cut off; with the "
                                           "defaults its acknowledged writes are lost, with --profile allack its "
                                           "puts time out instead", scenario_partition))
 register(Scenario("controller-9689", "issue #9689: the same broker re-elected after its heartbeats were lost "
@@ -284,5 +373,8 @@ register(Scenario("controller-9689", "issue #9689: the same broker re-elected af
 register(Scenario("controller-churn", "random crashes, restarts and partitions of brokers and controllers under "
                                      "puts with allAckInSyncStateSet; every invariant after every event, every "
                                      "acknowledged message on the final master", scenario_churn))
+register(Scenario("controller-repromotion", "a master cut off, replaced, back as a slave and elected again: every "
+                                            "message acknowledged is consumable at the queue offset it was given "
+                                            "(I6)", scenario_repromotion))
 register(Scenario("controller-unclean", "enableElectUncleanMaster: a lagging broker becomes master and the "
                                         "acknowledged messages it lacks are recorded as lost", scenario_unclean))

@@ -26,6 +26,12 @@ class ScenarioArgs:
     duration_ms: int | None = None
     data_dir: Path | None = None
 
+    def __post_init__(self) -> None:  # 0 or a negative number must not fall back to a default silently
+        for name in ("nodes", "duration_ms"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise RocketlabError(f"{name} must be a positive integer, got {value!r}")
+
 
 @dataclass
 class ScenarioResult:

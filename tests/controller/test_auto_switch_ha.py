@@ -127,9 +127,18 @@ def test_new_master_at_a_new_epoch_and_the_old_one_truncates_its_unreplicated_ta
     assert [(e.epoch, e.start_offset) for e in old.epoch_cache.get_all_entries()] == [(1, 0), (2, shared)]
 
 
-def test_a_stale_epoch_is_refused(tmp_path):
+def test_a_stale_epoch_is_refused_by_the_ha_service_and_the_role_changes_anyway(tmp_path):
+    """AutoSwitchHAService.changeToSlave/changeToMaster refuse an epoch below the epoch file's last;
+    ReplicasManager ignores the answer: the broker is SLAVE (or SYNC_MASTER with brokerId 0) all the same,
+    its HA side untouched."""
     c = brokers(tmp_path)
     call(c, "a1", lambda core, now: core.change_to_master(3, {1}, now))
     call(c, "a1", lambda core, now: core.change_to_slave("a2", 2, now))
-    assert c.node("a1").role == "MASTER"
-    assert any(e["kind"] == "role_refused" for e in c.events)
+    a1 = c.node("a1")
+    assert (a1.role, a1.master_id, a1.ha_client, a1.broker_config_id) == ("SLAVE", "a2", None, 1)
+    assert [e["epoch"] for e in c.events if e["kind"] == "role_refused"] == [2]
+    assert [(e.epoch, e.start_offset) for e in a1.epoch_cache.get_all_entries()] == [(3, 0)]
+    call(c, "a1", lambda core, now: core.change_to_master(2, {1}, now))
+    assert (a1.role, a1.broker_config_id) == ("MASTER", 0)
+    assert [e["epoch"] for e in c.events if e["kind"] == "role_refused"] == [2, 2]
+    assert [(e.epoch, e.start_offset) for e in a1.epoch_cache.get_all_entries()] == [(3, 0)]

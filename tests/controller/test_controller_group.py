@@ -164,22 +164,65 @@ def _group_with_master_and_full_sync_state_set(seed: int = 1) -> Cluster:
     return c
 
 
-def test_a_dead_master_is_replaced_by_the_controller_and_the_brokers_are_told():
-    c = _group_with_master_and_full_sync_state_set()
-    c.node("b2").max_offset, c.node("b3").max_offset = 500, 900  # b3 is ahead: the policy prefers it
+def _master_dies(fault: str, seed: int = 1) -> tuple[Cluster, int]:
+    """b1 is master of {1,2,3}; b3 is ahead of b2, so the policy prefers it. ``fault`` ends b1: a process
+    crash or a host failure. Returns the cluster and how long until b3 was told it is master (epoch 2)."""
+    c = _group_with_master_and_full_sync_state_set(seed)
+    c.node("b2").max_offset, c.node("b3").max_offset = 500, 900
     c.run_for(1500)
     crash_ms = c.now_ms
-    c.crash("b1")
-    # the heartbeat times out after 10 s, the next scan (every 5 s) sees it: within 10 + 5 s and a bit
-    assert c.run_until(lambda c: any(isinstance(m, NotifyBrokerRoleChanged) for m in c.node("b3").notices),
-                       timeout_ms=20_000)
+    getattr(c, fault)("b1")
+
+    def told(c: Cluster) -> bool:
+        return any(isinstance(m, NotifyBrokerRoleChanged) and m.master_epoch == 2 for m in c.node("b3").notices)
+
+    assert c.run_until(told, timeout_ms=20_000)
     waited = c.now_ms - crash_ms
-    assert 10_000 <= waited <= 16_500, waited
+    c.run_for(50)  # the notice to b2 is on its way too
     notice = c.node("b3").notices[-1]
     assert (notice.master_broker_id, notice.master_epoch, notice.sync_state_set) == (3, 2, frozenset({3}))
-    assert any(isinstance(m, NotifyBrokerRoleChanged) for m in c.node("b2").notices)
+    assert any(isinstance(m, NotifyBrokerRoleChanged) and m.master_epoch == 2 for m in c.node("b2").notices)
     info = replica_info(c, "b2")
     assert (info.header.master_broker_id, info.header.master_epoch, info.body.sync_state_set) == (3, 2, {3})
+    return c, waited
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_crashed_master_is_replaced_at_once_its_channel_closed(seed):
+    """ControllerManager.onBrokerInactive from BrokerHousekeepingService.onChannelClose: the crash closes the
+    master's connections, every controller drops it from the heartbeat table, the leader elects at once."""
+    c, waited = _master_dies("crash", seed)
+    assert waited <= 100, waited
+    inactive = [e for e in c.events if e["kind"] == "broker_inactive"]
+    assert {e["reason"] for e in inactive} == {"channel closed"} and len(inactive) == len(CONTROLLERS)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_master_whose_host_fails_is_replaced_after_the_heartbeat_timeout_and_a_scan(seed):
+    """No connection closes: the heartbeat times out after 10 s, the next of the two scans (every 5 s: the
+    heartbeat table's, the leader's for inactive masters) sees it."""
+    c, waited = _master_dies("host_down", seed)
+    assert 9_000 <= waited <= 16_500, waited  # its last heartbeat came at most 1 s before
+    assert not any(e.get("reason") == "channel closed" for e in c.events if e["kind"] == "broker_inactive")
+
+
+def test_broker_and_admin_elections_notify_the_live_members_too():
+    """ControllerRequestProcessor.handleControllerElectMaster: any successful election is pushed to the
+    set's live members, not only the controller's own."""
+    c = _group_with_master_and_full_sync_state_set()
+    first = [m for m in c.node("b2").notices if isinstance(m, NotifyBrokerRoleChanged)]
+    assert [(m.master_broker_id, m.master_epoch) for m in first] == [(1, 1)]  # b1's election, at start
+    designated = request(c, "b2", ElectMasterRequestHeader.of_admin_trigger(CLUSTER, NAME, 3))
+    assert designated.code == Code.SUCCESS and designated.header.master_broker_id == 3
+    c.run_for(100)
+    for broker in ("b1", "b2", "b3"):
+        notices = [(m.master_broker_id, m.master_epoch) for m in c.node(broker).notices
+                   if isinstance(m, NotifyBrokerRoleChanged)]
+        assert notices[-1] == (3, 2), broker
+    still = request(c, "b1", ElectMasterRequestHeader.of_broker_trigger(CLUSTER, NAME, 1))
+    assert still.code == Code.CONTROLLER_MASTER_STILL_EXIST  # no election: nobody is told
+    c.run_for(100)
+    assert [m.master_epoch for m in c.node("b1").notices if isinstance(m, NotifyBrokerRoleChanged)][-1] == 2
 
 
 def test_with_only_the_master_in_sync_its_death_leaves_no_master_and_bumps_the_epoch():

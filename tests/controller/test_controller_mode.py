@@ -112,11 +112,11 @@ def test_the_checker_catches_what_it_promises():
     c3.node(slave).store.store_checkpoint.confirm_phy_offset = 0  # as if the last checkpoint was older
     c3.node(slave).store.store_checkpoint.flush()
     c3.crash(slave)
-    original = AutoSwitchBrokerCore._recover_to_confirm_offset
-    AutoSwitchBrokerCore._recover_to_confirm_offset = lambda self: None  # the bug: no cut back on restart
+    original = AutoSwitchBrokerCore._recover_in_controller_mode
+    AutoSwitchBrokerCore._recover_in_controller_mode = lambda self, on_disk: None  # the bug: all rebuilt
     try:
         with pytest.raises(InvariantViolation, match="I5"):
             c3.restart(slave)
             c3.run_for(100)
     finally:
-        AutoSwitchBrokerCore._recover_to_confirm_offset = original
+        AutoSwitchBrokerCore._recover_in_controller_mode = original

@@ -119,7 +119,11 @@ def test_every_event_round_trips_through_its_bytes(event):
 
 def test_event_bytes_are_the_type_id_then_json():
     data = EventSerializer().serialize(ElectMasterEvent("broker-a", True, 2))
-    assert data == b'\x00\x03{"brokerName":"broker-a","newMasterBrokerId":2,"newMasterElected":true}'
+    assert data == (b'\x00\x03{"brokerName":"broker-a","eventType":"ELECT_MASTER_EVENT","newMasterBrokerId":2,'
+                    b'"newMasterElected":true}')  # fastjson: every getter, sorted, nulls left out
+    no_master = EventSerializer().serialize(ElectMasterEvent("broker-a", False))
+    assert no_master == b'\x00\x03{"brokerName":"broker-a","eventType":"ELECT_MASTER_EVENT","newMasterElected":false}'
+    assert EventSerializer().deserialize(no_master) == ElectMasterEvent("broker-a", False, None)
     assert EventType.UPDATE_BROKER_ADDRESS == 6 and EventType.READ_EVENT == 4
 
 
@@ -129,7 +133,9 @@ def test_event_bytes_are_the_type_id_then_json():
     (b"\x00\x04{}", "unknown controller event type 4"),  # READ_EVENT carries nothing to apply
     (b"\x00\x03{not json", "body is not JSON"),
     (b"\x00\x03[]", "must be a JSON object"),
-    (b'\x00\x03{"brokerName":"b","newMasterElected":true}', "missing field newMasterBrokerId"),
+    (b'\x00\x03{"newMasterElected":true}', "missing field brokerName"),
+    (b'\x00\x03{"brokerName":"b","eventType":"APPLY_BROKER_ID_EVENT","newMasterElected":true}',
+     "eventType does not match the type id 3"),
     (b'\x00\x03{"brokerName":"b","newMasterElected":"yes","newMasterBrokerId":1}', "must be bool"),
     (b'\x00\x01{"brokerName":"b","newSyncStateSet":[1,"2"]}', "array of broker ids"),
     (b'\x00\x01{"brokerName":"b","newSyncStateSet":[1],"x":1}', "no field(s) ['x']"),
