@@ -88,7 +88,9 @@ def _number(value: float | None) -> str:
 
 
 def render(rows: list[dict[str, Any]]) -> str:
-    """A plain-text table, one line per row, columns as :data:`COLUMNS`."""
+    """A plain-text table, one line per row, columns as :data:`COLUMNS` (:func:`rocketlab.console.render_table`)."""
+    from rocketlab.console import render_table
+
     lines = []
     for r in rows:
         unit = f" {r['unit']}" if r.get("unit") else ""
@@ -102,7 +104,4 @@ def render(rows: list[dict[str, Any]]) -> str:
             target = f">= {_number(r['target_value'])}{unit}"
         met = "-" if r["met"] is None else ("met" if r["met"] else "MISSED")
         lines.append((r["benchmark"], r["figure"], f"{_number(r['value'])}{unit}", baseline, ratio, target, met))
-    widths = [max(len(str(c)) for c in column) for column in zip(COLUMNS, *lines, strict=True)]
-    out = ["  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True)), "  ".join("-" * w for w in widths)]
-    out += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)) for line in lines]
-    return "\n".join(out)
+    return render_table(lines, COLUMNS)

@@ -17,6 +17,12 @@ Two channel kinds exist:
 * **byte streams** (``Connect``/``StreamWrite``/``StreamClose``), TCP-like: ordered, but reads may split
   or merge what was written. Used by classic HA.
 
+Connections: messages between two nodes travel on a connection (Netty's channel in Java). When the
+process at the other end dies, the kernel closes its sockets and the node is told at once with
+``on_peer_closed(peer, now_ms)`` (Java: ``ChannelEventListener.onChannelClose``); a runtime delivers it
+to every live node that exchanged a message with the dead process. A host that fails or goes silent (power
+loss, a cut cable) closes nothing: its peers learn only from their own timeouts.
+
 Ordering contract: a core that persists state (a vote, an entry) does so synchronously inside the input
 call, before it returns the messages that depend on it, so "persist before send" holds in both runtimes.
 
@@ -157,11 +163,14 @@ class OutputBuilder:
 
 
 class Codec(Protocol):
-    """Turns a node's messages into bytes and back; decode raises ``CodecError`` on bad bytes."""
+    """Turns a node's messages into bytes and back; decode raises ``CodecError`` on bad bytes. The
+    kit's one codec is :class:`rocketlab.remoting.codec.RemotingCodec` (RocketMQ remoting frames): a
+    response names no type, so decoding one takes ``answers``, the request it answers (or its class
+    or class name)."""
 
     def encode(self, msg: Any) -> bytes: ...
 
-    def decode(self, data: bytes) -> Any: ...
+    def decode(self, data: bytes, answers: Any = None) -> Any: ...
 
 
 class Core(Protocol):
@@ -184,6 +193,8 @@ class Core(Protocol):
     def on_stream_data(self, stream_id: StreamId, data: bytes, now_ms: int) -> Output: ...
 
     def on_stream_closed(self, stream_id: StreamId, reason: str, now_ms: int) -> Output: ...
+
+    def on_peer_closed(self, peer: str, now_ms: int) -> Output: ...
 
     def on_stop(self) -> None: ...
 
@@ -223,6 +234,10 @@ class BaseCore:
         return EMPTY
 
     def on_stream_closed(self, stream_id: StreamId, reason: str, now_ms: int) -> Output:
+        return EMPTY
+
+    def on_peer_closed(self, peer: str, now_ms: int) -> Output:
+        """The message connection with ``peer`` closed: its process died (see the module docstring)."""
         return EMPTY
 
     def on_stop(self) -> None:

@@ -31,6 +31,9 @@ from rocketlab.core import (
 )
 from rocketlab.errors import CodecError, ConfigError
 from rocketlab.properties import int_property
+from rocketlab.remoting.codec import RemotingCodec
+from rocketlab.remoting.command import RemotingCommand, encode_command
+from rocketlab.remoting.family import Family, Parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,40 +53,67 @@ class Pong:
     sent_ms: int
 
 
-_HEARTBEAT, _PING, _PONG = 1, 2, 3
-_ONE = struct.Struct(">Bq")
-_TWO = struct.Struct(">Bqq")
 FRAME = struct.Struct(">IQ")  # frame length (always 8), then the stream counter
 
+PING_CODES = {Heartbeat: 60001, Ping: 60002}
+"""Kit request codes (RocketMQ's and DLedger's stay below 60000): a oneway ``Heartbeat``, a ``Ping``
+request; a ``Pong`` is a response (code 0). The fields travel as ext fields, as a RocketMQ header's do."""
 
-class PingPongCodec:
-    """Binary codec: a type byte then big-endian 8-byte fields."""
 
-    def encode(self, msg: Any) -> bytes:
+class PingPongFamily(Family):
+    """PingPong's messages on RocketMQ remoting (see :data:`PING_CODES`)."""
+
+    name = "pingpong"
+    requests = dict(PING_CODES)
+    oneways = frozenset({Heartbeat})
+    responses = frozenset({Pong})
+    codes = frozenset(PING_CODES.values())
+
+    def encode(self, msg: Any) -> Parts:
         if type(msg) is Heartbeat:
-            return _ONE.pack(_HEARTBEAT, msg.seq)
+            return Parts(PING_CODES[Heartbeat], None, {"seq": str(msg.seq)}, None)
         if type(msg) is Ping:
-            return _TWO.pack(_PING, msg.seq, msg.sent_ms)
-        if type(msg) is Pong:
-            return _TWO.pack(_PONG, msg.seq, msg.sent_ms)
-        raise CodecError(f"PingPongCodec cannot encode {type(msg).__name__}")
+            return Parts(PING_CODES[Ping], None, {"sentMs": str(msg.sent_ms), "seq": str(msg.seq)}, None)
+        return Parts(0, None, {"sentMs": str(msg.sent_ms), "seq": str(msg.seq)}, None)
+
+    def decode_request(self, cmd: RemotingCommand) -> Any:
+        if cmd.code == PING_CODES[Heartbeat]:
+            return Heartbeat(_field(cmd, "seq"))
+        return Ping(_field(cmd, "seq"), _field(cmd, "sentMs"))
+
+    def decode_response(self, cmd: RemotingCommand, answers: type) -> Any:
+        if cmd.code != 0:
+            raise CodecError(f"Pong: response code {cmd.code} ({cmd.remark})")
+        return Pong(_field(cmd, "seq"), _field(cmd, "sentMs"))
 
     def wire_size(self, msg: Any) -> int | None:
-        """``len(self.encode(msg))`` without encoding (the messages are frozen: the simulator may pass them
-        as they are)."""
         t = type(msg)
-        return _ONE.size if t is Heartbeat else _TWO.size if t is Ping or t is Pong else None
+        if t is Heartbeat:
+            return _HEARTBEAT_SIZE + len(str(msg.seq))
+        if t is Ping or t is Pong:
+            return (_PING_SIZE if t is Ping else _PONG_SIZE) + len(str(msg.seq)) + len(str(msg.sent_ms))
+        return None
 
-    def decode(self, data: bytes) -> Any:
-        if not data:
-            raise CodecError("empty pingpong message", 0)
-        kind = data[0]
-        if kind == _HEARTBEAT and len(data) == _ONE.size:
-            return Heartbeat(_ONE.unpack(data)[1])
-        if kind in (_PING, _PONG) and len(data) == _TWO.size:
-            _, seq, sent = _TWO.unpack(data)
-            return Ping(seq, sent) if kind == _PING else Pong(seq, sent)
-        raise CodecError(f"bad pingpong message: type {kind}, {len(data)} bytes", 0)
+
+def _field(cmd: RemotingCommand, name: str) -> int:
+    value = cmd.field(name)
+    try:
+        return int(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise CodecError(f"pingpong code {cmd.code}: ext field {name} is {value!r}, not a number") from None
+
+
+PINGPONG_FAMILY = PingPongFamily()
+_HEARTBEAT_SIZE = len(encode_command(RemotingCommand(PING_CODES[Heartbeat], flag=2, ext_fields={"seq": ""})))
+_PING_SIZE = len(encode_command(RemotingCommand(PING_CODES[Ping], ext_fields={"sentMs": "", "seq": ""})))
+_PONG_SIZE = len(encode_command(RemotingCommand(0, flag=1, ext_fields={"sentMs": "", "seq": ""})))
+
+
+class PingPongCodec(RemotingCodec):
+    """The remoting codec of a ping/pong node: it serves the ping/pong codes."""
+
+    def __init__(self) -> None:
+        super().__init__(serves=("pingpong",))
 
 
 @dataclass(frozen=True)

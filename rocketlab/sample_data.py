@@ -30,11 +30,19 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.workspace import kit_root, require_home, resource
 
 SMALL_STORE: dict[str, Any] = {"mapped_file_size_consume_queue": 1_000 * 20, "max_hash_slot_num": 500,
                                "max_index_num": 2_000}
 """Store options of every sample run: small consume-queue and index files."""
-DEFAULT_ROOT = Path(__file__).resolve().parent.parent / "data"
+DEFAULT_ROOT = kit_root() / "data"
+"""The sample runs as shipped (the checkout's ``data/``, or the installed kit's): read only."""
+
+
+def data_root() -> Path:
+    """The sample runs a learner reads: the workspace's ``data/`` (or the checkout's), else the shipped ones."""
+    return resource("data")
+
 README = """# data/: sample runs
 
 Small, deterministic runs of the kit, read by the labs (lab 07) and the tests. Rebuild with `make data`
@@ -47,6 +55,26 @@ that the folder stays a few MB). What each run is:
 Read them with Spark (`rocketlab.analysis`): `read_events(spark, "data/dledger-churn")` for a trace,
 `spark.read.format("rocketmq-commitlog").load("data/tour/async-master-crash")` for every record of every
 node's commit log (also `rocketmq-consumequeue`, `rocketmq-index`).
+
+## Which files the real RocketMQ opens as they are
+
+The store files are RocketMQ's own formats, byte for byte (the test suite compares them with the real
+RocketMQ 4.9.5 and 5.3.3 and DLedger 0.3.1.2: `tests/oracle/`). Given the same file sizes (64 KiB commit-log
+and DLedger data files, consume queues of 1,000 units, index files of 500 slots and 2,000 entries, DLedger
+index files of 32 KiB), the real code opens:
+
+* the classic stores of `tour/async-master-crash/` and `tour/sync-master-crash/` (`nodes/<id>/store/`): a
+  RocketMQ 4.9.5 `DefaultMessageStore` recovers each (the masters abnormally: they crashed, their `abort`
+  file is there) to the records, consume queues and keys rocketlab reads;
+* every DLedger member directory (`dledger-churn/nodes/<id>/`, `figure8-*/nodes/<id>/`, and
+  `nodes/<id>/store/dledger-<id>/` of the broker runs): DLedger 0.3.1.2's `DLedgerMmapFileStore` recovers
+  the same entries, committed index, term and vote as rocketlab. The `figure8-raft/` members are the
+  exception: the `raft` profile matches no DLedger release and writes no-op entries of magic 2, and Java's
+  recovery cuts each log at the first of them;
+* not the broker runs on DLedger as a whole (`tour/dledger-failover/`, `smooth-upgrade/`): a 4.9.5 broker
+  with `enableDLegerCommitLog` opens only DLedger index files of the default 160 MiB (its
+  `DLedgerCommitLog` passes no size), and these have 32 KiB ones to keep the folder small. A group built
+  with 160 MiB index files is read by the real broker store message for message (the test suite does it).
 """
 
 
@@ -108,9 +136,10 @@ RUNS: tuple[SampleRun, ...] = (
 )
 
 
-def regenerate(root: str | Path = DEFAULT_ROOT, only: Iterable[str] | None = None) -> list[Path]:
-    """Rebuild the sample runs under ``root`` (each in a fresh directory), and its README."""
-    root = Path(root)
+def regenerate(root: str | Path | None = None, only: Iterable[str] | None = None) -> list[Path]:
+    """Rebuild the sample runs under ``root`` (default: the workspace's or checkout's ``data/``; never the
+    installed package), each in a fresh directory, and its README."""
+    root = require_home("rocketlab data regenerate") / "data" if root is None else Path(root)
     chosen = [r for r in RUNS if only is None or r.name in set(only)]
     unknown = set(only or ()) - {r.name for r in RUNS}
     if unknown:
@@ -143,18 +172,26 @@ def digest(root: str | Path) -> dict[str, str]:
 def register(subparsers: Any) -> None:
     """``rocketlab data regenerate [--root DIR] [--only NAME ...]``."""
     p = subparsers.add_parser("data", help="the sample runs under data/")
-    sub = p.add_subparsers(dest="data_command", required=True)
+    sub = p.add_subparsers(dest="data_command", required=True, metavar="SUBCOMMAND")
     r = sub.add_parser("regenerate", help="rebuild the sample runs (deterministic: the same bytes each time)")
-    r.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="where (default: the checkout's data/)")
-    r.add_argument("--only", nargs="+", metavar="NAME", help="some runs only")
+    r.add_argument("--root", type=Path, default=None,
+                   help="where (default: data/ of the workspace or checkout you are in)")
+    r.add_argument("--only", nargs="+", metavar="NAME", help=f"some runs only: {', '.join(run.name for run in RUNS)}")
     r.set_defaults(func=_cmd_regenerate)
 
 
 def _cmd_regenerate(args: argparse.Namespace) -> int:
+    from rocketlab.cli import writable_dir
+
+    unknown = sorted(set(args.only or ()) - {r.name for r in RUNS})
+    if unknown:  # before anything is created
+        raise RocketlabError(f"no sample run named {', '.join(unknown)} (known: {', '.join(r.name for r in RUNS)})")
+    if args.root is not None:
+        writable_dir(args.root, "--root")
     for path in regenerate(args.root, args.only):
         size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
         print(f"{path}: {size / 1e6:.2f} MB")
     return 0
 
 
-__all__ = ["RUNS", "SMALL_STORE", "SampleRun", "digest", "regenerate"]
+__all__ = ["DEFAULT_ROOT", "RUNS", "SMALL_STORE", "SampleRun", "data_root", "digest", "regenerate"]

@@ -1,7 +1,7 @@
 """Small reusable Spark aggregations over the DataFrame of :func:`rocketlab.analysis.read_events`.
 
 Each function takes that DataFrame and returns a new (lazy) DataFrame; nothing here collects. They only
-group on the trace fields of DESIGN.md, so they work on any run that has the events they look at (a run
+group on the trace fields of docs/trace.md, so they work on any run that has the events they look at (a run
 without puts simply gives an empty ``puts_per_status``). ``by_run=True`` adds the ``run`` column to the
 grouping for multi-run inputs.
 """
@@ -43,7 +43,7 @@ def window_start(t_column="t", window_ms: int = 1000):
 def counts_per_window(events, window_ms: int = 1000, *, by: Sequence[str] = (), by_run: bool = False):
     """Events per ``window_ms`` window of ``t`` (default 1 s), optionally also per ``by`` columns.
 
-    Columns: [run,] window_start (ms), *by, events; sorted by window then keys. Empty windows are absent.
+    Columns: [run,] window_start (ms), ``*by``, events; sorted by window then keys. Empty windows are absent.
     """
     from pyspark.sql import functions as F
 

@@ -1,6 +1,8 @@
-"""``rocketlab analyze RUN_DIR... [--master URL] [--json]``: a Spark summary of run directories; and
-``rocketlab sweep SCENARIO --seeds A..B [--param k=v1,v2 ...] [--master URL] --out DIR``
-(:mod:`rocketlab.analysis.sweep`).
+"""The ``rocketlab analyze`` and ``rocketlab sweep`` commands: a Spark summary of run directories, and
+simulator trials as Spark tasks (:mod:`rocketlab.analysis.sweep`)::
+
+    rocketlab analyze RUN_DIR... [--master URL] [--json]
+    rocketlab sweep SCENARIO --seeds A..B [--param k=v1,v2 ...] [--master URL] --out DIR
 
 For each run: events, time span, nodes, then events per kind and node, the faults and any invariant
 violations. ``--json`` prints one JSON object per run and line. Exit codes: 0, 1 when a run recorded an
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlab.cli import positive_int, writable_dir
 from rocketlab.errors import RocketlabError
 from rocketlab.trace.rundir import event_files
 
@@ -35,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "sweep", help="simulator trials over seeds and parameters, as Spark tasks",
         description="Run SCENARIO (any of `rocketlab sim --list`, or figure16) for every seed and parameter "
                     "combination as Spark tasks; write trials.parquet and summary.json under --out.")
-    sweep.add_argument("scenario", metavar="SCENARIO")
+    sweep.add_argument("scenario", metavar="SCENARIO", help="a scenario of `rocketlab sim --list`, or figure16")
     sweep.add_argument("--seeds", required=True, metavar="A..B", help="seeds, both ends included (or one seed)")
     sweep.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
                        help="a parameter and its values (repeatable); scenarios: nodes, profile, network, "
@@ -44,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                        help="Spark master URL (default: $SPARK_MASTER or local[*]), e.g. spark://host:7077")
     sweep.add_argument("--out", type=Path, required=True, metavar="DIR", help="where trials.parquet and "
                        "summary.json go (figure16: also figure16.html and paper.json)")
-    sweep.add_argument("--partitions", type=int, default=None, help="Spark tasks (default 8 per core)")
+    sweep.add_argument("--partitions", type=positive_int, default=None, help="Spark tasks (default 8 per core)")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep.set_defaults(func=run_sweep)
     return parser
@@ -59,18 +62,20 @@ def run_sweep(args: argparse.Namespace) -> int:
         parse_params,
         parse_seeds,
         plan,
-        print_progress,
         sweep,
     )
+    from rocketlab.console import progress
 
     seeds, params = parse_seeds(args.seeds), parse_params(args.param)
     trials = plan(args.scenario, seeds, params)  # bad names fail before Spark starts
+    writable_dir(args.out, "--out")
     master = resolve_master(args.master)
     check_master_reachable(master)
     print(f"sweep {args.scenario}: {len(trials)} trials on {master}", flush=True)
     spark = get_spark(master=master, app_name=f"rocketlab-sweep-{args.scenario}")
-    result = sweep(spark, args.scenario, seeds, params, out=args.out, partitions=args.partitions,
-                   progress=None if args.quiet else print_progress)
+    with progress("sweep: tasks", enabled=not args.quiet) as bar:
+        result = sweep(spark, args.scenario, seeds, params, out=args.out, partitions=args.partitions,
+                       progress=None if args.quiet else bar.update)
     for group in result.summary:
         print(json.dumps(group, default=str))
     print(f"{result.trials} trials in {result.seconds:.1f} s; rows: {result.out / 'trials.parquet'}")
@@ -166,13 +171,11 @@ def _format_one(s: dict[str, Any]) -> str:
         f"t {s['first_t']}..{s['last_t']} ms ({s['span_ms'] / 1000:.1f} s)")
     lines = [f"run {s['run']}: {s['events']} events, {span}, nodes {', '.join(s['nodes']) or '-'}, "
              f"{len(s['faults'])} faults, {len(s['violations'])} violations"]
-    header = ("kind", "node", "events", "first_t", "last_t")
-    table = [header] + [(r["kind"], r["node"] or "-", str(r["events"]), str(r["first_t"]), str(r["last_t"]))
-                        for r in s["per_kind_node"]]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        cells = [row[i].ljust(widths[i]) if i < 2 else row[i].rjust(widths[i]) for i in range(len(header))]
-        lines.append("  " + "  ".join(cells).rstrip())
+    from rocketlab.console import render_table
+
+    rows = [(r["kind"], r["node"] or "-", r["events"], r["first_t"], r["last_t"]) for r in s["per_kind_node"]]
+    lines.append(render_table(rows, ("kind", "node", "events", "first_t", "last_t"),
+                              right=("events", "first_t", "last_t"), rule=False, indent=2))
     if s["faults"]:
         lines.append("  faults:")
         lines += [f"    t={f['t']} {f['action']} {' '.join(f['targets'] or []) or '-'}" for f in s["faults"]]

@@ -8,13 +8,16 @@
 reads one partition per mapped file, with an explicit schema (:mod:`rocketlab.analysis.store_files` has
 the columns and the decoding). Options: ``mappedFileSize`` (commit logs: refuse files of another size),
 ``mode`` ``PERMISSIVE`` (default: a record that does not decode is a row whose ``corrupt`` column names
-the file and offset, and its file is read no further) or ``FAILFAST`` (the query fails there).
+the file and offset, and its file is read no further) or ``FAILFAST`` (the query fails there);
+``hashSlotNum`` (index files: the store's ``maxHashSlotNum``; by default what the file size implies at
+RocketMQ's 4 entries per slot, see :func:`~rocketlab.analysis.store_files.index_slot_count`).
 rocketlab's own addition.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -32,6 +35,17 @@ def mapped_file_size(value: Any) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         raise RocketlabError(f"rocketmq-commitlog: mappedFileSize {value!r} is not a number of bytes") from None
+
+
+def hash_slot_num(value: Any) -> int | None:
+    """The ``hashSlotNum`` option (given as text through Spark's options) or None."""
+    try:
+        slots = int(value) if value is not None else None
+    except ValueError:
+        raise RocketlabError(f"rocketmq-index: hashSlotNum {value!r} is not a number") from None
+    if slots is not None and slots <= 0:
+        raise RocketlabError(f"rocketmq-index: hashSlotNum must be positive, got {slots}")
+    return slots
 
 
 def ddl(columns: list[tuple[str, str]]) -> str:
@@ -115,7 +129,8 @@ class IndexDataSource(_StoreDataSource):
         return "rocketmq-index"
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return self._reader(store_files.find_index_files(self._path()), store_files.index_rows)
+        rows = partial(store_files.index_rows, hash_slot_num=hash_slot_num(self.options.get("hashSlotNum")))
+        return self._reader(store_files.find_index_files(self._path()), rows)
 
 
 DATA_SOURCES = (CommitLogDataSource, ConsumeQueueDataSource, IndexDataSource)
@@ -131,6 +146,7 @@ def read_store(spark: Any, fmt: str, path: Any, **options: Any) -> Any:
     """``spark.read.format(fmt).load(path)`` after checking the path on the driver, so that bad input is
     one :class:`RocketlabError` line instead of a Python worker's traceback."""
     mapped = mapped_file_size(options.get("mappedFileSize"))
+    hash_slot_num(options.get("hashSlotNum"))
     finders = {"rocketmq-commitlog": lambda: store_files.find_commit_logs(path, mapped),
                "rocketmq-consumequeue": lambda: store_files.find_consume_queues(path),
                "rocketmq-index": lambda: store_files.find_index_files(path)}

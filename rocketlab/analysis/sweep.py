@@ -34,7 +34,6 @@ import math
 import re
 import socket
 import statistics
-import sys
 import threading
 import time
 import zipfile
@@ -222,7 +221,7 @@ def package_zip(directory: Path) -> Path:
     out = directory / "rocketlab.zip"
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for path in sorted(root.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
+            if path.is_file() and "__pycache__" not in path.parts and "_kit" not in path.relative_to(root).parts:
                 z.write(path, Path("rocketlab") / path.relative_to(root))
     return out
 
@@ -357,16 +356,6 @@ def summarize(rows: Sequence[Mapping[str, Any]], param_keys: Sequence[str]) -> l
                                  "median": statistics.median(values), "p90": p90, "max": values[-1]}
         out.append(entry)
     return out
-
-
-def print_progress(done: int, total: int) -> None:
-    """A one-line progress bar on stderr."""
-    width = 30
-    filled = width * done // max(total, 1)
-    sys.stderr.write(f"\rsweep: [{'#' * filled}{'.' * (width - filled)}] {done}/{total} tasks")
-    if done >= total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
 
 
 __all__ = ["SweepResult", "Trial", "check_master_reachable", "parse_params", "parse_seeds", "plan", "run_trial",

@@ -420,15 +420,14 @@ def finish_put(handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) 
     if handle.reply_to is not None:
         src, request_id = handle.reply_to
         out.reply(src, request_id, SendMessageResponse(
-            status, handle.msg_id, _or_minus_one(handle.queue_offset), _or_minus_one(handle.wrote_offset)))
+            status, handle.msg_id, _or_minus_one(handle.queue_offset), _or_minus_one(handle.wrote_offset),
+            queue_id=handle.queue_id))
 
 
 def pull_from_store(store: Any, req: PullMessageRequest, broker_id: int) -> PullMessageResponse:
-    """PULL_MESSAGE's read, simplified to one ``get_message`` of one queue."""
+    """PULL_MESSAGE's read, simplified to one ``get_message`` of one queue: the records as stored."""
     got = store.get_message(req.topic, req.queue_id, offset=req.offset, max_msg_nums=req.max_msg_nums)
-    messages = tuple({"queue_offset": m.queue_offset, "phy_offset": m.commit_log_offset, "body": m.body,
-                      "msg_id": m.msg_id, "tags": m.tags, "keys": m.keys} for m in got.messages)
-    return PullMessageResponse(got.status.name, messages, got.next_begin_offset, got.min_offset,
+    return PullMessageResponse(got.status.name, b"".join(got.message_buffer_list), got.next_begin_offset, got.min_offset,
                                got.max_offset, broker_id)
 
 

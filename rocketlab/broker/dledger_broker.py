@@ -23,9 +23,9 @@ requests and replies) and everything a broker adds around it:
   a peer that disagrees is reported as a ``config_error`` event and never counted, so brokers with
   conflicting ``dLegerPeers`` cannot form two majorities.
 
-DLedger messages and broker requests share the node's one message port: :class:`DLedgerBrokerCodec`
-tags each frame with its family. The addresses in ``dLegerPeers`` are therefore not used for
-connections (only its member ids, which must match the node's peers).
+DLedger messages and broker requests share the node's one message port: one RocketMQ remoting codec
+routes them by request code (:func:`dledger_broker_codec`). The addresses in ``dLegerPeers`` are
+therefore not used for connections (only its member ids, which must match the node's peers).
 
 Java: ``BrokerController`` (changeToMaster/changeToSlave), ``DLedgerRoleChangeHandler``,
 ``DLedgerCommitLog``.
@@ -34,7 +34,7 @@ Differences from Java 4.9.5:
 
 * no name server, no schedule or transaction services, no broker registration; the store runs without
   threads (the core drives it and dispatches after every input), so the simulator stays deterministic;
-* the group check (above) and the family tag on the message port are kit additions;
+* the group check (above, kit request code 60101) is a kit addition;
 * after DLedger truncates below what was dispatched, stale consume-queue units stay until the next
   start's recovery trims them, as in Java; ``trim_consume_queues_on_truncation=True`` (a kit switch,
   off by default) trims them at once instead;
@@ -66,18 +66,16 @@ from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.dledger_commit_log import ROCKETMQ_VERSIONS, broker_id_of
 from rocketlab.broker.dledger_message_store import DLedgerMessageStore
 from rocketlab.broker.dledger_role_change_handler import DLedgerRoleChangeHandler
+from rocketlab.broker.group_check import DLedgerGroupCheckRequest, DLedgerGroupCheckResponse
 from rocketlab.broker.protocol import (
-    BROKER_MESSAGES,
     PullMessageRequest,
     PullMessageResponse,
     SendMessageRequest,
 )
 from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
-from rocketlab.dledger.codec import DLedgerCodec
 from rocketlab.dledger.config import DLedgerConfig, members_peers
 from rocketlab.dledger.protocol import MESSAGE_TYPES as DLEDGER_MESSAGES
-from rocketlab.errors import CodecError, ConfigError
-from rocketlab.jsoncodec import JsonCodec
+from rocketlab.errors import ConfigError
 from rocketlab.store import Message, PutMessageResult
 from rocketlab.store.config import BrokerRole
 
@@ -86,58 +84,12 @@ CHECK_REQUEST_BASE = 1 << 41  # request ids of the group check
 _DLEDGER_TYPES = frozenset(DLEDGER_MESSAGES)
 
 
-# ---------------------------------------------------------------------- the group check messages
-@dataclass(frozen=True, slots=True)
-class DLedgerGroupCheckRequest:
-    """Kit addition: "which group and members do you have?" (sent by a broker before it joins)."""
+def dledger_broker_codec() -> Any:
+    """The remoting codec of a broker on DLedger: it serves DLedger's RPCs, the broker's requests and the
+    group check on its one message port."""
+    from rocketlab.remoting.codec import RemotingCodec
 
-    group: str
-    members: str
-    sender: str
-
-
-@dataclass(frozen=True, slots=True)
-class DLedgerGroupCheckResponse:
-    group: str
-    members: str
-    responder: str
-
-
-class DLedgerBrokerCodec:
-    """The codec of a DLedger broker's message port: one tag byte, then the family's own bytes -
-    ``0x01`` + :class:`~rocketlab.dledger.DLedgerCodec` (DLedger RPCs), ``0x02`` + the broker's JSON
-    (SEND_MESSAGE, PULL_MESSAGE, metadata, group check). Unknown tags are a CodecError."""
-
-    DLEDGER, BROKER = b"\x01", b"\x02"
-
-    def __init__(self) -> None:
-        self.dledger = DLedgerCodec()
-        self.broker = JsonCodec((*BROKER_MESSAGES, DLedgerGroupCheckRequest, DLedgerGroupCheckResponse))
-
-    def encode(self, msg: Any) -> bytes:
-        if type(msg) in _DLEDGER_TYPES:
-            return self.DLEDGER + self.dledger.encode(msg)
-        return self.BROKER + self.broker.encode(msg)
-
-    def wire_size(self, msg: Any) -> int | None:
-        """``len(self.encode(msg))`` for DLedger RPCs without encoding (see DLedgerCodec.wire_size);
-        None for the broker family, which the simulator always serialises."""
-        if type(msg) in _DLEDGER_TYPES:
-            size = self.dledger.wire_size(msg)
-            return None if size is None else 1 + size
-        return None
-
-    def decode(self, data: bytes) -> Any:
-        tag, body = data[:1], data[1:]
-        if tag == self.DLEDGER:
-            return self.dledger.decode(body)
-        if tag == self.BROKER:
-            return self.broker.decode(body)
-        raise CodecError(f"unknown message family tag {tag!r} (expected 0x01 DLedger or 0x02 broker)", 0)
-
-
-def dledger_broker_codec() -> DLedgerBrokerCodec:
-    return DLedgerBrokerCodec()
+    return RemotingCodec(serves=("dledger", "broker", "group-check"))
 
 
 # ---------------------------------------------------------------------- config
@@ -498,6 +450,6 @@ def make_dledger_broker(ctx: NodeContext, config: DLedgerBrokerConfig, wall_cloc
 
 
 __all__ = [
-    "DLedgerBrokerCodec", "DLedgerBrokerConfig", "DLedgerBrokerCore", "DLedgerGroupCheckRequest",
+    "DLedgerBrokerConfig", "DLedgerBrokerCore", "DLedgerGroupCheckRequest",
     "DLedgerGroupCheckResponse", "GroupCheck", "dledger_broker_codec", "make_dledger_broker",
 ]

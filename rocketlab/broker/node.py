@@ -6,7 +6,8 @@ master's haListenPort), ``storePathRootDir``, ``mappedFileSizeCommitLog``, ``flu
 ``slaveReadEnable``, ``flushIntervalCommitLog``, ``haSendHeartbeatInterval``,
 ``haHousekeepingInterval``, ``slaveTimeout``; plus the node keys ``selfId`` and ``peers`` (the
 group's message addresses: producers and consumers connect to ``selfId``'s address, a slave pulls
-metadata from ``masterId``, default ``n0``).
+metadata from ``masterId``, default ``n0``; empty: no metadata sync, for a master that is not a rocketlab
+node, such as a real Java store).
 
 With ``enableDLegerCommitLog=true`` the broker keeps its CommitLog on DLedger and fails over by itself
 (:mod:`rocketlab.broker.dledger_broker`); ``brokerRole``, ``brokerId`` and the HA keys are then ignored,
@@ -44,7 +45,7 @@ def broker_config_from_properties(props: dict[str, str]):
         broker_id=_int(props, "brokerId", 0 if role != "SLAVE" else 1),
         broker_role=role,
         ha_master_address=props.get("haMasterAddress"),
-        master_id=props.get("masterId", "n0") if role == "SLAVE" else None,
+        master_id=(props.get("masterId", "n0") or None) if role == "SLAVE" else None,
         slave_read_enable=_bool(props, "slaveReadEnable", False),
         flush_disk_type=props.get("flushDiskType", "ASYNC_FLUSH"),
         mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
@@ -146,5 +147,6 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
     port = _int(props, "haListenPort", 0)
     if port <= 0:
         raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")
-    return NodeSpec(lambda ctx: AutoSwitchBrokerCore(ctx, config, controllers=ids), ControllerNodeCodec(),
+    return NodeSpec(lambda ctx: AutoSwitchBrokerCore(ctx, config, controllers=ids),
+                    ControllerNodeCodec(serves=("broker", "controller-notify")),
                     stream_listen_port=port)

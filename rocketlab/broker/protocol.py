@@ -1,20 +1,38 @@
-"""Requests a broker answers, with RocketMQ's request names (RequestCode), and their JSON codec.
+"""Requests a broker answers, with RocketMQ 4.9.5's request codes and header classes on the wire.
 
-* ``SendMessageRequest`` / ``SendMessageResponse`` — SEND_MESSAGE (10): a producer's put;
-* ``PullMessageRequest`` / ``PullMessageResponse`` — PULL_MESSAGE (11), simplified to a direct read
-  of one queue (no long polling, no filtering);
-* ``GetAllMetadataRequest`` / ``GetAllMetadataResponse`` — what SlaveSynchronize pulls:
-  GET_ALL_TOPIC_CONFIG (21), GET_ALL_CONSUMER_OFFSET (43), GET_ALL_DELAY_OFFSET (45) and
-  GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201) in one round trip (simplified: Java makes four);
-* ``UpdateConsumerOffsetRequest`` — UPDATE_CONSUMER_OFFSET (15).
+* ``SendMessageRequest`` / ``SendMessageResponse`` — SEND_MESSAGE (10) with ``SendMessageRequestHeader``
+  in the ext fields and the message body as the command's body; the answer's code follows
+  ``SendMessageProcessor.handlePutMessageResult`` (PUT_OK 0, FLUSH_DISK_TIMEOUT 10, SLAVE_NOT_AVAILABLE
+  11, FLUSH_SLAVE_TIMEOUT 12, MESSAGE_ILLEGAL 13, SERVICE_NOT_AVAILABLE 14, the rest SYSTEM_ERROR with
+  Java's remark) with ``SendMessageResponseHeader`` (msgId, queueId, queueOffset). SEND_MESSAGE_V2 (310,
+  ``SendMessageRequestHeaderV2``'s one-letter fields, what a Java producer sends by default) is read too;
+* ``PullMessageRequest`` / ``PullMessageResponse`` — PULL_MESSAGE (11), ``PullMessageRequestHeader``, simplified
+  to a direct read of one queue (no long polling, no filtering); the answer's code and remark as
+  ``PullMessageProcessor`` sets them (remark: the store's GetMessageStatus), ``PullMessageResponseHeader``,
+  and the found messages' stored records back to back as the body, as Java sends them;
+* ``GetAllMetadataRequest`` / ``GetAllMetadataResponse`` — what SlaveSynchronize pulls: GET_ALL_TOPIC_CONFIG
+  (21), GET_ALL_CONSUMER_OFFSET (43), GET_ALL_DELAY_OFFSET (45) and GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201)
+  in one round trip under code 21 (simplified: Java makes four; the body is the kit's JSON of the four);
+* ``UpdateConsumerOffsetRequest`` — UPDATE_CONSUMER_OFFSET (15), ``UpdateConsumerOffsetRequestHeader``.
+
+Java: ``common/protocol/RequestCode``, ``ResponseCode``, ``header/SendMessageRequestHeader`` (and V2),
+``SendMessageResponseHeader``, ``PullMessageRequestHeader``, ``PullMessageResponseHeader``,
+``UpdateConsumerOffsetRequestHeader`` (4.9.5; 5.3.3's carry the same fields plus null ones).
+Differences: ``producerGroup`` is ``rocketlab`` unless set, ``bornTimestamp`` 0 unless set (the kit's
+broker stamps its own time, as it always did); a pull carries ``subscription`` ``*``.
 """
 
 from __future__ import annotations
 
+import json
+import struct
 from dataclasses import dataclass
 from typing import Any
 
-from rocketlab.jsoncodec import JsonCodec
+from rocketlab.errors import CodecError
+from rocketlab.remoting.command import RemotingCommand, RemotingSysResponseCode
+from rocketlab.remoting.family import Family, Parts
+from rocketlab.remoting.headers import Header, props
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +43,8 @@ class SendMessageRequest:
     tags: str | None = None
     keys: str | None = None
     properties: dict[str, str] | None = None
+    producer_group: str = "rocketlab"
+    born_timestamp: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +54,7 @@ class SendMessageResponse:
     queue_offset: int = -1
     phy_offset: int = -1
     remark: str | None = None
+    queue_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,16 +63,37 @@ class PullMessageRequest:
     queue_id: int
     offset: int
     max_msg_nums: int = 32
+    consumer_group: str = "rocketlab"
 
 
 @dataclass(frozen=True, slots=True)
 class PullMessageResponse:
+    """``status``: the store's GetMessageStatus name (or PULL_RETRY_IMMEDIATELY from a fenced broker);
+    ``records``: the found messages' stored records back to back (the command's body)."""
+
     status: str
-    messages: tuple[dict[str, Any], ...] = ()
+    records: bytes = b""
     next_begin_offset: int = 0
     min_offset: int = 0
     max_offset: int = 0
     suggest_which_broker_id: int = 0
+
+    @property
+    def messages(self) -> tuple[dict[str, Any], ...]:
+        """Each record decoded: queue_offset, phy_offset, body, msg_id, tags, keys."""
+        from rocketlab.store.message_codec import decode_message
+
+        out = []
+        pos = 0
+        while pos + 4 <= len(self.records):
+            (size,) = struct.unpack_from(">i", self.records, pos)
+            if size <= 0 or pos + size > len(self.records):
+                raise CodecError(f"a pulled record at {pos} claims {size} bytes of {len(self.records) - pos}")
+            m = decode_message(self.records[pos:pos + size])
+            out.append({"queue_offset": m.queue_offset, "phy_offset": m.commit_log_offset, "body": m.body,
+                        "msg_id": m.msg_id, "tags": m.tags, "keys": m.keys})
+            pos += size
+        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,5 +124,237 @@ BROKER_MESSAGES = (SendMessageRequest, SendMessageResponse, PullMessageRequest, 
                    UpdateConsumerOffsetResponse)
 
 
-def broker_codec() -> JsonCodec:
-    return JsonCodec(BROKER_MESSAGES)
+class RequestCode:
+    """``RequestCode`` (4.9.5) of the requests above."""
+
+    SEND_MESSAGE = 10
+    PULL_MESSAGE = 11
+    UPDATE_CONSUMER_OFFSET = 15
+    GET_ALL_TOPIC_CONFIG = 21
+    SEND_MESSAGE_V2 = 310
+
+
+class ResponseCode:
+    """``ResponseCode`` (4.9.5) of the answers above."""
+
+    SUCCESS = 0
+    SYSTEM_ERROR = 1
+    FLUSH_DISK_TIMEOUT = 10
+    SLAVE_NOT_AVAILABLE = 11
+    FLUSH_SLAVE_TIMEOUT = 12
+    MESSAGE_ILLEGAL = 13
+    SERVICE_NOT_AVAILABLE = 14
+    PULL_NOT_FOUND = 19
+    PULL_RETRY_IMMEDIATELY = 20
+    PULL_OFFSET_MOVED = 21
+
+
+# ------------------------------------------------------------------------------------ header classes
+_H = "org.apache.rocketmq.common.protocol.header."
+_RPC = "org.apache.rocketmq.common.rpc.RpcRequestHeader"
+SEND_MESSAGE_REQUEST_HEADER = Header(_H + "SendMessageRequestHeader", props(
+    _H + "SendMessageRequestHeader", "String producerGroup", "String topic", "String defaultTopic",
+    "Integer defaultTopicQueueNums", "Integer queueId", "Integer sysFlag", "Long bornTimestamp", "Integer flag",
+    "String properties", "Integer reconsumeTimes", "boolean unitMode", "boolean batch", "Integer maxReconsumeTimes",
+    required=("producerGroup", "topic", "defaultTopic", "defaultTopicQueueNums", "queueId", "sysFlag",
+              "bornTimestamp", "flag")) + props(_RPC, "String bname"))
+SEND_MESSAGE_REQUEST_HEADER_V2 = Header(_H + "SendMessageRequestHeaderV2", props(
+    _H + "SendMessageRequestHeaderV2", "String a", "String b", "String c", "Integer d", "Integer e", "Integer f",
+    "Long g", "Integer h", "String i", "Integer j", "boolean k", "Integer l", "boolean m",
+    required=("a", "b", "c", "d", "e", "f", "g", "h")) + props(_RPC, "String bname"))
+_V2 = {"a": "producerGroup", "b": "topic", "c": "defaultTopic", "d": "defaultTopicQueueNums", "e": "queueId",
+       "f": "sysFlag", "g": "bornTimestamp", "h": "flag", "i": "properties", "j": "reconsumeTimes", "k": "unitMode",
+       "l": "maxReconsumeTimes", "m": "batch"}
+SEND_MESSAGE_RESPONSE_HEADER = Header(_H + "SendMessageResponseHeader", props(
+    _H + "SendMessageResponseHeader", "String msgId", "Integer queueId", "Long queueOffset", "String transactionId",
+    required=("msgId", "queueId", "queueOffset")))
+PULL_MESSAGE_REQUEST_HEADER = Header(_H + "PullMessageRequestHeader", props(
+    _H + "PullMessageRequestHeader", "String consumerGroup", "String topic", "Integer queueId", "Long queueOffset",
+    "Integer maxMsgNums", "Integer sysFlag", "Long commitOffset", "Long suspendTimeoutMillis", "String subscription",
+    "Long subVersion", "String expressionType",
+    required=("consumerGroup", "topic", "queueId", "queueOffset", "maxMsgNums", "sysFlag", "commitOffset",
+              "suspendTimeoutMillis", "subVersion")) + props(_RPC, "String bname"))
+PULL_MESSAGE_RESPONSE_HEADER = Header(_H + "PullMessageResponseHeader", props(
+    _H + "PullMessageResponseHeader", "Long suggestWhichBrokerId", "Long nextBeginOffset", "Long minOffset",
+    "Long maxOffset", required=("suggestWhichBrokerId", "nextBeginOffset", "minOffset", "maxOffset")))
+UPDATE_CONSUMER_OFFSET_REQUEST_HEADER = Header(_H + "UpdateConsumerOffsetRequestHeader", props(
+    _H + "UpdateConsumerOffsetRequestHeader", "String consumerGroup", "String topic", "Integer queueId",
+    "Long commitOffset", required=("consumerGroup", "topic", "queueId", "commitOffset")) + props(_RPC, "String bname"))
+
+# ------------------------------------------------------------------------------------ status <-> code
+SEND_CODES: dict[str, tuple[int, str | None]] = {
+    "PUT_OK": (ResponseCode.SUCCESS, None),
+    "FLUSH_DISK_TIMEOUT": (ResponseCode.FLUSH_DISK_TIMEOUT, None),
+    "FLUSH_SLAVE_TIMEOUT": (ResponseCode.FLUSH_SLAVE_TIMEOUT, None),
+    "SLAVE_NOT_AVAILABLE": (ResponseCode.SLAVE_NOT_AVAILABLE, None),
+    "CREATE_MAPEDFILE_FAILED": (ResponseCode.SYSTEM_ERROR, "create mapped file failed, server is busy or broken."),
+    "MESSAGE_ILLEGAL": (ResponseCode.MESSAGE_ILLEGAL, "the message is illegal, maybe msg body or properties length "
+                        "not matched. msg body length limit 4194304B, msg properties length limit 32KB."),
+    "SERVICE_NOT_AVAILABLE": (ResponseCode.SERVICE_NOT_AVAILABLE, "service not available now. It may be caused by one "
+                              "of the following reasons: the broker's disk is full, messages are put to the slave, "
+                              "message store has been shut down, etc."),
+    "OS_PAGECACHE_BUSY": (ResponseCode.SYSTEM_ERROR, "[PC_SYNCHRONIZED]broker busy, start flow control for a while"),
+    "UNKNOWN_ERROR": (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR"),
+}
+"""PutMessageStatus -> (response code, Java's remark), ``SendMessageProcessor.handlePutMessageResult``;
+PROPERTIES_SIZE_EXCEEDED goes as MESSAGE_ILLEGAL, any other status as SYSTEM_ERROR "UNKNOWN_ERROR DEFAULT"."""
+_SEND_OK = frozenset({"PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE"})
+_STATUS_OF_CODE = {code: status for status, (code, _) in SEND_CODES.items() if code != ResponseCode.SYSTEM_ERROR}
+_STATUS_OF_REMARK = {remark: status for status, (code, remark) in SEND_CODES.items()
+                     if code == ResponseCode.SYSTEM_ERROR}
+
+PULL_CODES: dict[str, int] = {
+    "FOUND": ResponseCode.SUCCESS, "MESSAGE_WAS_REMOVING": ResponseCode.PULL_RETRY_IMMEDIATELY,
+    "NO_MATCHED_LOGIC_QUEUE": ResponseCode.PULL_NOT_FOUND, "NO_MESSAGE_IN_QUEUE": ResponseCode.PULL_NOT_FOUND,
+    "NO_MATCHED_MESSAGE": ResponseCode.PULL_RETRY_IMMEDIATELY, "OFFSET_FOUND_NULL": ResponseCode.PULL_NOT_FOUND,
+    "OFFSET_OVERFLOW_BADLY": ResponseCode.PULL_OFFSET_MOVED, "OFFSET_OVERFLOW_ONE": ResponseCode.PULL_NOT_FOUND,
+    "OFFSET_TOO_SMALL": ResponseCode.PULL_OFFSET_MOVED, "PULL_RETRY_IMMEDIATELY": ResponseCode.PULL_RETRY_IMMEDIATELY,
+}
+"""GetMessageStatus -> response code (``PullMessageProcessor``; a queue that is empty at offset 0 is
+PULL_NOT_FOUND). The remark carries the status's name, as Java sets it."""
+
+
+def _properties_string(msg: SendMessageRequest) -> str | None:
+    from rocketlab.store.message import message_properties_to_string
+
+    props_: dict[str, str] = {}
+    if msg.tags is not None:
+        props_["TAGS"] = msg.tags
+    if msg.keys is not None:
+        props_["KEYS"] = msg.keys
+    props_.update(msg.properties or {})
+    return message_properties_to_string(props_) if props_ else None
+
+
+def _offset_of(msg_id: str | None) -> int:
+    """The CommitLog offset in an offset message id (store host, then 8 bytes of offset, in hex)."""
+    if msg_id is None or len(msg_id) not in (32, 56):
+        return -1
+    try:
+        return int(msg_id[-16:], 16)
+    except ValueError:
+        return -1
+
+
+class BrokerFamily(Family):
+    """The broker's requests (see the module docstring)."""
+
+    name = "broker"
+    requests = {SendMessageRequest: RequestCode.SEND_MESSAGE, PullMessageRequest: RequestCode.PULL_MESSAGE,
+                UpdateConsumerOffsetRequest: RequestCode.UPDATE_CONSUMER_OFFSET,
+                GetAllMetadataRequest: RequestCode.GET_ALL_TOPIC_CONFIG}
+    responses = frozenset({SendMessageResponse, PullMessageResponse, GetAllMetadataResponse,
+                           UpdateConsumerOffsetResponse})
+    codes = frozenset({*requests.values(), RequestCode.SEND_MESSAGE_V2})
+    _answers = {SendMessageRequest: SendMessageResponse, PullMessageRequest: PullMessageResponse,
+                UpdateConsumerOffsetRequest: UpdateConsumerOffsetResponse, GetAllMetadataRequest: GetAllMetadataResponse}
+
+    # ------------------------------------------------------------------ out
+    def encode(self, msg: Any) -> Parts:
+        t = type(msg)
+        if t is SendMessageRequest:
+            ext = SEND_MESSAGE_REQUEST_HEADER.write({
+                "producerGroup": msg.producer_group, "topic": msg.topic, "defaultTopic": "TBW102",
+                "defaultTopicQueueNums": 4, "queueId": msg.queue_id, "sysFlag": 0, "bornTimestamp": msg.born_timestamp,
+                "flag": 0, "properties": _properties_string(msg), "reconsumeTimes": 0, "unitMode": False,
+                "batch": False, "maxReconsumeTimes": None})
+            return Parts(RequestCode.SEND_MESSAGE, None, ext, msg.body)
+        if t is PullMessageRequest:
+            ext = PULL_MESSAGE_REQUEST_HEADER.write({
+                "consumerGroup": msg.consumer_group, "topic": msg.topic, "queueId": msg.queue_id,
+                "queueOffset": msg.offset, "maxMsgNums": msg.max_msg_nums, "sysFlag": 0, "commitOffset": 0,
+                "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG"})
+            return Parts(RequestCode.PULL_MESSAGE, None, ext, None)
+        if t is UpdateConsumerOffsetRequest:
+            ext = UPDATE_CONSUMER_OFFSET_REQUEST_HEADER.write({
+                "consumerGroup": msg.group, "topic": msg.topic, "queueId": msg.queue_id, "commitOffset": msg.offset})
+            return Parts(RequestCode.UPDATE_CONSUMER_OFFSET, None, ext, None)
+        if t is GetAllMetadataRequest:
+            return Parts(RequestCode.GET_ALL_TOPIC_CONFIG, None, None, None)
+        if t is SendMessageResponse:
+            code, remark = SEND_CODES.get(msg.status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT"))
+            if msg.status == "PROPERTIES_SIZE_EXCEEDED":
+                code, remark = SEND_CODES["MESSAGE_ILLEGAL"]
+            ext: dict[str, str] = {}  # the processor always makes its response with the header class
+            if msg.status in _SEND_OK:
+                ext = SEND_MESSAGE_RESPONSE_HEADER.write({
+                    "msgId": msg.msg_id, "queueId": msg.queue_id, "queueOffset": msg.queue_offset, "transactionId": None})
+                remark = None
+            return Parts(code, msg.remark if msg.remark is not None else remark, ext, None)
+        if t is PullMessageResponse:
+            ext = PULL_MESSAGE_RESPONSE_HEADER.write({
+                "suggestWhichBrokerId": msg.suggest_which_broker_id, "nextBeginOffset": msg.next_begin_offset,
+                "minOffset": msg.min_offset, "maxOffset": msg.max_offset})
+            return Parts(PULL_CODES.get(msg.status, RemotingSysResponseCode.SYSTEM_ERROR), msg.status, ext,
+                         msg.records or None)
+        if t is UpdateConsumerOffsetResponse:
+            return (Parts(ResponseCode.SUCCESS, None, None, None) if msg.ok
+                    else Parts(ResponseCode.SYSTEM_ERROR, "update consumer offset failed", None, None))
+        if t is GetAllMetadataResponse:
+            return Parts(ResponseCode.SUCCESS, None, None, json.dumps(msg.snapshot, sort_keys=True).encode())
+        raise CodecError(f"cannot encode {t.__name__}: not a broker message")
+
+    # ------------------------------------------------------------------ in
+    def decode_request(self, cmd: RemotingCommand) -> Any:
+        if cmd.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
+            if cmd.code == RequestCode.SEND_MESSAGE_V2:
+                h = {_V2[k]: v for k, v in SEND_MESSAGE_REQUEST_HEADER_V2.read(cmd).items() if k in _V2}
+            else:
+                h = SEND_MESSAGE_REQUEST_HEADER.read(cmd)
+            from rocketlab.store.message import string_to_message_properties
+
+            properties = string_to_message_properties(h["properties"]) if h.get("properties") else {}
+            tags, keys = properties.pop("TAGS", None), properties.pop("KEYS", None)
+            return SendMessageRequest(h["topic"], cmd.body or b"", h["queueId"], tags, keys, properties or None,
+                                      h["producerGroup"], h["bornTimestamp"])
+        if cmd.code == RequestCode.PULL_MESSAGE:
+            h = PULL_MESSAGE_REQUEST_HEADER.read(cmd)
+            return PullMessageRequest(h["topic"], h["queueId"], h["queueOffset"], h["maxMsgNums"], h["consumerGroup"])
+        if cmd.code == RequestCode.UPDATE_CONSUMER_OFFSET:
+            h = UPDATE_CONSUMER_OFFSET_REQUEST_HEADER.read(cmd)
+            return UpdateConsumerOffsetRequest(h["consumerGroup"], h["topic"], h["queueId"], h["commitOffset"])
+        return GetAllMetadataRequest()
+
+    def decode_response(self, cmd: RemotingCommand, answers: type) -> Any:
+        t = self._answers[answers]
+        if t is SendMessageResponse:
+            if cmd.code == ResponseCode.SYSTEM_ERROR:
+                status = _STATUS_OF_REMARK.get(cmd.remark or "", "UNKNOWN_ERROR")
+            else:
+                status = _STATUS_OF_CODE.get(cmd.code)
+                if status is None:
+                    raise CodecError(f"SEND_MESSAGE answered with code {cmd.code} ({cmd.remark})")
+            if status in _SEND_OK:
+                h = SEND_MESSAGE_RESPONSE_HEADER.read(cmd)
+                return SendMessageResponse(status, h["msgId"], h["queueOffset"], _offset_of(h["msgId"]), cmd.remark,
+                                           h["queueId"])
+            return SendMessageResponse(status, remark=cmd.remark)
+        if t is PullMessageResponse:
+            if cmd.code not in PULL_CODES.values():
+                raise CodecError(f"PULL_MESSAGE answered with code {cmd.code} ({cmd.remark})")
+            h = PULL_MESSAGE_RESPONSE_HEADER.read(cmd)
+            status = cmd.remark if cmd.remark in PULL_CODES else {0: "FOUND", 19: "OFFSET_FOUND_NULL", 20:
+                                                                  "PULL_RETRY_IMMEDIATELY", 21: "OFFSET_TOO_SMALL"}[cmd.code]
+            return PullMessageResponse(status, cmd.body or b"", h["nextBeginOffset"], h["minOffset"], h["maxOffset"],
+                                       h["suggestWhichBrokerId"])
+        if t is UpdateConsumerOffsetResponse:
+            return UpdateConsumerOffsetResponse(cmd.code == ResponseCode.SUCCESS)
+        if cmd.code != ResponseCode.SUCCESS or not cmd.body:
+            raise CodecError(f"GET_ALL_TOPIC_CONFIG answered with code {cmd.code} ({cmd.remark})")
+        try:
+            snapshot = json.loads(cmd.body)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise CodecError(f"GET_ALL_TOPIC_CONFIG body is not JSON: {e}") from None
+        if not isinstance(snapshot, dict):
+            raise CodecError("GET_ALL_TOPIC_CONFIG body must be a JSON object")
+        return GetAllMetadataResponse(snapshot)
+
+
+BROKER_FAMILY = BrokerFamily()
+
+
+def broker_codec() -> Any:
+    """The remoting codec of a classic broker (it serves the broker's request codes)."""
+    from rocketlab.remoting.codec import RemotingCodec
+
+    return RemotingCodec(serves=("broker",))

@@ -3,20 +3,22 @@ replication and the DLedger store, as sans-IO cores.
 
 Map (one module per Java class, names in snake_case)
 ----------------------------------------------------
-``config``            DLedgerConfig, profiles ``dledger-0.3.1.2`` (default) / ``dledger-0.3.2`` / ``raft``
-``protocol``          request/response dataclasses, DLedgerResponseCode, VoteResponse.Result, ...
-``codec``             DLedgerCodec: messages <-> bytes (RocketMQ remoting frame, JSON body)
-``member_state``      MemberState (role, term, vote; the ``currterm`` file)
-``elector_decisions`` handleVote / handleHeartBeat / vote-round / heartbeat-round decision tables
-``leader_elector``    DLedgerLeaderElector (maintain_as_leader/follower/candidate, transfers)
+==========================  ====================================================================================
+``config``                  DLedgerConfig, profiles ``dledger-0.3.1.2`` (default) / ``dledger-0.3.2`` / ``raft``
+``protocol``                request/response dataclasses, DLedgerResponseCode, VoteResponse.Result, ...
+``codec``                   DLedgerCodec: messages <-> bytes (RocketMQ remoting frame, JSON body)
+``member_state``            MemberState (role, term, vote; the ``currterm`` file)
+``elector_decisions``       handleVote / handleHeartBeat / vote-round / heartbeat-round decision tables
+``leader_elector``          DLedgerLeaderElector (maintain_as_leader/follower/candidate, transfers)
 ``entry``, ``entry_coder``  DLedgerEntry and its byte layout; index slots
-``store``             DLedgerStore, DLedgerMmapFileStore (+ recovery), DLedgerMemoryStore
-``entry_dispatcher``  EntryDispatcher (leader, per follower: COMPARE -> TRUNCATE -> APPEND)
-``entry_handler``     EntryHandler (follower: out-of-order buffer, ordered apply)
-``entry_pusher``      DLedgerEntryPusher, QuorumAckChecker, AppendFuture
-``server``            DLedgerServer (the member) and ``make_dledger_server`` (the core factory)
-``invariants``        election safety, log matching, leader completeness, committed entries stable,
-                      commit index monotone - reusable by any runtime's checker
+``store``                   DLedgerStore, DLedgerMmapFileStore (+ recovery), DLedgerMemoryStore
+``entry_dispatcher``        EntryDispatcher (leader, per follower: COMPARE -> TRUNCATE -> APPEND)
+``entry_handler``           EntryHandler (follower: out-of-order buffer, ordered apply)
+``entry_pusher``            DLedgerEntryPusher, QuorumAckChecker, AppendFuture
+``server``                  DLedgerServer (the member) and ``make_dledger_server`` (the core factory)
+``invariants``              election safety, log matching, leader completeness, committed entries stable,
+                            commit index monotone - reusable by any runtime's checker
+==========================  ====================================================================================
 
 Hosting a member (what a runtime does)
 --------------------------------------
@@ -57,7 +59,7 @@ Hosting a member (what a runtime does)
   ``ledger_begin_index``, ``ledger_end_index``, ``ledger_end_term``, ``committed_index``,
   ``committed_pos``, ``entries()``, ``snapshot()``; role changes also reach
   ``core.add_role_change_handler(obj_with_handle)``.
-* Trace kinds emitted (DESIGN.md fields): ``role``, ``term``, ``vote_request``, ``vote_response``,
+* Trace kinds emitted (fields of docs/trace.md): ``role``, ``term``, ``vote_request``, ``vote_response``,
   ``vote_round``, ``heartbeat``, ``append``, ``commit``, ``truncate`` (a recovery cut adds ``pos`` and
   ``reason``). Vote and heartbeat events are emitted by the candidate / leader (the side that sent the
   request), ``result``/``code`` being what came back (UNKNOWN / null when lost).

@@ -121,21 +121,17 @@ def text_line(rec: dict[str, Any]) -> str:
 
 
 def dledger_dump(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    try:
-        for rec in iter_entries(args.path):
-            out.write((json.dumps(rec, ensure_ascii=False) if args.json else text_line(rec)) + "\n")
-        out.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out.fileno())
+    out = out or sys.stdout  # a closed pipe (| head) raises BrokenPipeError: the main CLI ends quietly in one line
+    for rec in iter_entries(args.path):
+        out.write((json.dumps(rec, ensure_ascii=False) if args.json else text_line(rec)) + "\n")
+    out.flush()
     return 0
 
 
 def register(subparsers: Any) -> None:
     """Add ``dledger dump`` to an argparse subparsers object."""
     p = subparsers.add_parser("dledger", help="inspect DLedger store files")
-    sub = p.add_subparsers(dest="dledger_command", required=True)
+    sub = p.add_subparsers(dest="dledger_command", required=True, metavar="SUBCOMMAND")
     d = sub.add_parser("dump", help="decode a DLedger data directory or file, one entry per line")
     d.add_argument("path", help="a member's store directory, its data/ directory, or one data file")
     d.add_argument("--json", action="store_true", help="one JSON object per line, snake_case keys")

@@ -6,7 +6,7 @@ A config is a frozen dataclass validated on construction: every problem raises
 :class:`~rocketlab.errors.ConfigError` naming the field. It loads from a mapping or a Java-properties
 file whose keys may be Java's camelCase names (``heartBeatTimeIntervalMs``) or the snake_case field names.
 
-Profiles (DESIGN.md principle 6) choose where released versions differ; each is named after what it
+Profiles (docs/architecture.md, "Fidelity is explicit") choose where released versions differ; each is named after what it
 models. Each difference is one boolean field; leaving it ``None`` takes the profile's value, setting it
 overrides the profile. Java line numbers are of ``DLedgerLeaderElector.java`` / ``DLedgerEntryPusher.java``
 / ``DLedgerMmapFileStore.java`` / ``MemberState.java`` at the tags named:

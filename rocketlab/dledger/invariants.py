@@ -3,7 +3,7 @@
 Checkers observe; they never participate. Each check returns a list of :class:`Violation` (empty when
 all is well); a runtime turns them into ``violation`` trace events and exceptions.
 
-Over trace events (dicts with the DESIGN.md envelope: ``t``, ``seq``, ``node``, ``kind`` + fields):
+Over trace events (dicts with the envelope of docs/trace.md: ``t``, ``seq``, ``node``, ``kind`` + fields):
 
 * :func:`election_safety` - at most one member becomes LEADER in any term (``role`` events);
 * :func:`commit_index_monotone` - a member's ``commit`` index never decreases within one incarnation

@@ -182,17 +182,20 @@ def compare_profiles(run_dir: str | Path, seeds: Sequence[int] = (1,),
     return rows
 
 
-SWEEP_RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "profiles.json"
-"""Where ``python benchmarks/bench_profiles.py`` records its sweep (a checkout of the kit)."""
+SWEEP_RESULTS = "benchmarks/results/profiles.json"
+"""Where ``python benchmarks/bench_profiles.py`` records its sweep, relative to the workspace (or the
+checkout); the installed kit's recorded figure when the workspace has none (:func:`rocketlab.workspace.resource`)."""
 
 
-def recorded_sweep(path: str | Path = SWEEP_RESULTS) -> dict[str, Any] | None:
+def recorded_sweep(path: str | Path | None = None) -> dict[str, Any] | None:
     """The seed sweep recorded by ``benchmarks/bench_profiles.py`` (``dledger-churn`` under each profile):
     when and how it ran, and per profile the runs with a violation, an acknowledged write lost or a group
     that did not converge, per 1000 seeds, with the seeds concerned. None when nothing is recorded."""
     import json
 
-    path = Path(path)
+    from rocketlab.workspace import resource
+
+    path = resource(SWEEP_RESULTS) if path is None else Path(path)
     if not path.exists():
         return None
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -17,7 +17,7 @@ import pandas as pd
 
 from rocketlab.analysis.lost import lost_messages
 from rocketlab.analysis.readers import read_events
-from rocketlab.sample_data import DEFAULT_ROOT, RUNS, SMALL_STORE
+from rocketlab.sample_data import RUNS, SMALL_STORE, data_root
 
 __all__ = [
     "commit_log_of", "cq_cross_check", "crash_runs", "events_per_run", "lost_by_run", "sample_run_dirs",
@@ -34,9 +34,10 @@ def start_spark(master: str = "local[2]") -> tuple[Any, float]:
     return spark, time.perf_counter() - started
 
 
-def sample_run_dirs(root: str | Path = DEFAULT_ROOT) -> list[Path]:
-    """Every run directory of ``data/`` (the tour's three, then the others), in :data:`RUNS` order."""
-    root = Path(root)
+def sample_run_dirs(root: str | Path | None = None) -> list[Path]:
+    """Every run directory of ``data/`` (the tour's three, then the others), in :data:`RUNS` order; by
+    default the workspace's ``data/`` (:func:`rocketlab.sample_data.data_root`)."""
+    root = data_root() if root is None else Path(root)
     dirs: list[Path] = []
     for run in RUNS:
         here = root / run.name

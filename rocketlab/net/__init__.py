@@ -1,6 +1,8 @@
 """The real runtime: the same sans-IO cores on asyncio TCP sockets, one OS process per node if wanted.
 
-* :mod:`~rocketlab.net.framing` — frames (peer lists are parsed by :mod:`rocketlab.peers`);
-* :mod:`~rocketlab.net.runtime` — NetRuntime hosting one core; :mod:`~rocketlab.net.node` — the
-  ``rocketlab node --config FILE`` entry point and the registry of node kinds (``NODE_KINDS``).
+* the wire is RocketMQ remoting (:mod:`rocketlab.remoting`), so Java members and clients talk to ours;
+* :mod:`~rocketlab.net.runtime` — NetRuntime hosting one core; :mod:`~rocketlab.net.client` —
+  NetClient, a client of a node's port; :mod:`~rocketlab.net.node` — the ``rocketlab node --config
+  FILE`` entry point and the registry of node kinds (``NODE_KINDS``, including a real Java DLedger
+  member, ``java-dledger``). Peer lists are parsed by :mod:`rocketlab.peers`.
 """

@@ -7,8 +7,12 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("node", help="run one real node (broker or DLedger member) on TCP")
-    p.add_argument("--config", required=True, help="properties file (nodeKind, selfId, peers, ...)")
+    p = sub.add_parser("node", help="run one real node (broker or DLedger member) on TCP",
+                       description="Run one real node on TCP (127.0.0.1 or the addresses in peers) until it is "
+                                   "stopped; its run directory holds its trace and store files.")
+    p.add_argument("--config", required=True, metavar="FILE",
+                   help="a properties file: nodeKind (broker, dledger, controller, pingpong), selfId, peers, "
+                        "runDir and, for brokers, RocketMQ's keys (see rocketlab/net/node.py)")
     p.set_defaults(func=cmd_node)
 
 

@@ -1,27 +1,31 @@
 """NetClient: a client of a node's message port (a producer, a consumer, a test), asyncio.
 
-It speaks the node's frames (``rocketlab.net.framing``) as a named client that is not one of the
-node's peers: the node answers on the same connection. One connection, many requests in flight.
+It speaks RocketMQ remoting (:mod:`rocketlab.remoting`) as ``NettyRemotingClient`` does: one
+connection, many requests in flight, each paired with its response by ``opaque``; the node answers on
+the same connection. The node names the client by the connection's address (its requests name no
+sender), or by the sender a request names (a DLedger request's ``localId``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 from typing import Any
 
-from rocketlab.core import Codec
-from rocketlab.errors import RemoteProtocolError, RocketlabError
-from rocketlab.net.framing import REPLY, REQUEST, FrameDecoder, encode_frame
+from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
+from rocketlab.remoting.codec import RemotingCodec
+from rocketlab.remoting.command import RemotingCommand
+from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
 
 
 class NetClient:
-    def __init__(self, address: tuple[str, int], codec: Codec, client_id: str = "client") -> None:
+    """``client_id`` names the client in error messages (the wire carries no client name)."""
+
+    def __init__(self, address: tuple[str, int], codec: Any | None = None, client_id: str = "client") -> None:
         self.address = address
-        self.codec = codec
+        self.codec = codec if codec is not None else RemotingCodec()
         self.client_id = client_id
-        self.ids = itertools.count(1)
-        self.waiting: dict[int, asyncio.Future] = {}
+        self.proto = RemotingConnection()
+        self.waiting: dict[int, tuple[asyncio.Future, Any]] = {}
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.pump: asyncio.Task | None = None
@@ -35,14 +39,15 @@ class NetClient:
         return self
 
     async def request(self, msg: Any, timeout_s: float = 10.0) -> Any:
-        """Send ``msg`` as a request and wait for the reply (RocketlabError on timeout or disconnect)."""
+        """Send ``msg`` as a request and wait for its response (RocketlabError on timeout, disconnect, or
+        an answer that is not ``msg``'s response: a remark from the node's remoting layer)."""
         if self.writer is None:
             raise RocketlabError("client is not connected")
-        request_id = next(self.ids)
+        cmd = self.codec.command(msg, self.proto.next_opaque())
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self.waiting[request_id] = future
-        self.writer.write(encode_frame(REQUEST, request_id, self.client_id, self.codec.encode(msg)))
+        self.waiting[cmd.opaque] = (future, msg)
+        self.writer.write(self.proto.send(cmd))
         # one timer per request instead of asyncio.wait_for's waiter future and callbacks (the benchmark
         # client shares the machine with the nodes it measures)
         timer = loop.call_later(timeout_s, self._time_out, future, timeout_s)
@@ -50,27 +55,46 @@ class NetClient:
             return await future
         finally:
             timer.cancel()
-            self.waiting.pop(request_id, None)
+            self.waiting.pop(cmd.opaque, None)
+            self.proto.forget(cmd.opaque)
+
+    def send_oneway(self, msg: Any) -> None:
+        """Send ``msg`` (a class its family sends oneway) without waiting for anything."""
+        if self.writer is None:
+            raise RocketlabError("client is not connected")
+        self.writer.write(self.proto.send(self.codec.command(msg, self.proto.next_opaque())))
 
     def _time_out(self, future: asyncio.Future, timeout_s: float) -> None:
         if not future.done():
             future.set_exception(RocketlabError(f"no reply from {self.address[0]}:{self.address[1]} in {timeout_s} s"))
 
-    async def _read(self) -> None:
-        decoder = FrameDecoder()
-        error: Exception = RocketlabError("connection closed by the node")
+    def _answer(self, cmd: RemotingCommand) -> None:
+        entry = self.waiting.get(cmd.opaque)
+        if entry is None or entry[0].done():
+            return
+        future, msg = entry
         try:
-            while data := await self.reader.read(65536):
-                decoder.receive_data(data)
-                while (frame := decoder.next_frame()) is not None:
-                    if frame.kind != REPLY:
-                        raise RemoteProtocolError(f"node sent a non-reply frame (kind {frame.kind})")
-                    future = self.waiting.get(frame.request_id)
-                    if future is not None and not future.done():
-                        future.set_result(self.codec.decode(frame.body))
+            future.set_result(self.codec.message(cmd, answers=msg))
+        except CodecError as e:
+            future.set_exception(RocketlabError(f"{type(msg).__name__} answered with code {cmd.code}: "
+                                                f"{cmd.remark or e}"))
+
+    async def _read(self) -> None:
+        error: Exception = RocketlabError("connection closed by the node")
+        assert self.reader is not None
+        try:
+            while True:
+                data = await self.reader.read(65536)
+                self.proto.receive_data(data)
+                while (cmd := self.proto.next_command()) is not NEED_DATA and cmd is not CLOSED:
+                    if not cmd.is_response:
+                        raise RemoteProtocolError(f"the node sent a request (code {cmd.code}) to a client")
+                    self._answer(cmd)
+                if not data:
+                    break
         except (OSError, RemoteProtocolError) as e:
             error = RocketlabError(f"connection to the node failed: {e}")
-        for future in self.waiting.values():
+        for future, _ in self.waiting.values():
             if not future.done():
                 future.set_exception(error)
 

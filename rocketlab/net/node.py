@@ -1,6 +1,7 @@
 """``rocketlab node --config FILE``: one real node on TCP, configured by a properties file.
 
-Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger, controller), ``selfId``,
+Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger, controller, or
+``java-dledger``: a real DLedger 0.3.1.2 member, see :func:`exec_java_member`), ``selfId``,
 ``peers`` (``n0-host:port;n1-host:port``), ``runDir`` (trace ``events-<selfId>.jsonl`` and the node's
 data under ``nodes/<selfId>/``), ``seed``; for streams ``streamListenPort`` and ``streamPeers``.
 Each kind adds its own keys. The process stops cleanly on SIGTERM or SIGINT.
@@ -127,8 +128,40 @@ def run_event_loop(main: Callable[..., Coroutine[Any, Any, T]], *args: Any, loop
     return asyncio.run(main(*args))
 
 
+JAVA_KINDS = {"java-dledger": "rocketlab.oracle.DLedgerMember"}
+"""``nodeKind`` -> the Java class run in this process's place (our driver of the release's own classes)."""
+
+
+def exec_java_member(props: dict[str, str], config: str) -> None:
+    """Replace this process with a JVM running a real Java member on the same properties file: for
+    ``java-dledger``, DLedger 0.3.1.2's ``DLedgerServer`` (the class path of ``javaRelease``, 4.9.5 by
+    default: ``ROCKETLAB_JAVA_4``; see :mod:`rocketlab.oracle`). The JVM keeps this PID, prints the same
+    "listening" line, writes ``events-<selfId>.jsonl`` (its role changes) and ``final-<selfId>.json``, and
+    stops cleanly on SIGTERM - so a learner or a test runs it as it runs ours. ConfigError when the Java
+    oracle is not there (the message says what to set)."""
+    from rocketlab.oracle.jvm import Oracle, OracleUnavailable
+
+    kind = props["nodeKind"]
+    release = props.get("javaRelease", "4.9.5")
+    for key in ("selfId", "peers"):
+        if key not in props:
+            raise ConfigError(f"{config}: {key} is required")
+    try:
+        oracle = Oracle.find(release)
+    except OracleUnavailable as e:
+        raise ConfigError(f"nodeKind={kind} needs the real Java: {e}") from None
+    run_dir = Path(props.get("runDir", f"runs/node-{props['selfId']}"))
+    home = run_dir / "nodes" / f"{props['selfId']}-jvm-home"
+    cmd = oracle.command(JAVA_KINDS[kind], str(Path(config).resolve()), home=home, heap_mb=256)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(cmd[0], cmd)
+
+
 def main_node(config: str) -> int:
     props = load_properties(config)
+    if props.get("nodeKind") in JAVA_KINDS:
+        exec_java_member(props, config)
     run_event_loop(run_node, props, config)
     print(json.dumps({"stopped": props.get("selfId")}), file=sys.stderr, flush=True)
     return 0

@@ -1,15 +1,34 @@
 """NetRuntime: hosts one sans-IO core on real TCP sockets with asyncio (one node per process or more).
 
 The same contract as the simulator (``rocketlab.core``): the runtime calls the core's inputs with
-``now_ms`` = monotonic wall time in ms, records its trace events, then carries out its actions:
+``now_ms`` = monotonic wall time in ms, records its trace events, then carries out its actions. The
+wire is RocketMQ remoting, as Netty carries it between Java processes
+(``NettyRemotingClient`` / ``NettyRemotingServer``):
 
-* messages travel as length-prefixed frames (``rocketlab.net.framing``) on connections opened lazily to
-  each peer's listening address; a frame tells its source id;
-* a request whose reply does not arrive in ``timeout_ms``, or whose peer cannot be reached, or whose
-  connection breaks, is answered to the core with ``on_reply(..., None)`` — once;
+* a message to a peer goes on the connection this node opened to the peer's listening address (opened
+  lazily, as ``NettyRemotingClient.getAndCreateChannel`` does; a destination that is no peer but a
+  ``host:port`` is dialled the same way); a request gets an ``opaque`` of that
+  connection and its response comes back on it; a request that arrives is answered on the connection
+  it arrived on, whoever opened it - so Java members and clients (``DLedgerClient``,
+  ``NettyRemotingClient``) talk to our nodes and ours to theirs;
+* every message is a :class:`~rocketlab.remoting.command.RemotingCommand` made by the node's
+  :class:`~rocketlab.remoting.codec.RemotingCodec`; connections are parsed by
+  :class:`~rocketlab.remoting.connection.RemotingConnection` (sans-IO);
+* who sent a request: the node id its protocol names (DLedger's ``localId``), else the peer this
+  connection was opened to, else the connection's remote address (``host:port``): a client, or a Java
+  process whose requests name no sender. That name is the ``src`` of ``on_request`` / ``on_message``;
+* a request whose response does not arrive in ``timeout_ms``, or whose peer cannot be reached, or whose
+  connection breaks, is answered to the core with ``on_reply(..., None)`` - once; so is a response the
+  codec cannot read (logged);
+* a request of a code the node does not serve is answered REQUEST_CODE_NOT_SUPPORTED, one whose header
+  or body cannot be read SYSTEM_ERROR with the reason as remark, as ``NettyRemotingAbstract`` answers;
+  garbage on the connection itself (a broken frame, an oversize length, a close mid-frame) closes it
+  with a logged reason and nothing after it is trusted;
+* when a connection closes (the peer died, or broke it), every pending request on it fails, and the
+  core is told ``on_peer_closed(name)`` for each name that talked on it and on no other open connection
+  (Java: ``ChannelEventListener.onChannelClose``);
 * byte streams are plain TCP connections to a peer's stream address (``stream_peers`` or a literal
-  ``host:port``), accepted on ``stream_listen``;
-* a peer that sends garbage is disconnected with a logged reason, never trusted.
+  ``host:port``), accepted on ``stream_listen``.
 
 Simplified: no TLS, no authentication, no flow control beyond the socket's own.
 """
@@ -19,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -39,8 +59,10 @@ from rocketlab.core import (
     StreamWrite,
 )
 from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
-from rocketlab.net.framing import ONEWAY, REPLY, REQUEST, FrameDecoder, encode_frame
 from rocketlab.peers import parse_address
+from rocketlab.remoting.command import RESPONSE_FLAG, RemotingCommand, RemotingSysResponseCode
+from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
+from rocketlab.remoting.family import UnsupportedRequest
 from rocketlab.trace.recorder import TraceRecorder
 
 log = logging.getLogger("rocketlab.net")
@@ -53,17 +75,46 @@ def now_ms() -> int:
 
 
 @dataclass(eq=False)
-class _PeerLink:
-    """The outgoing message connection to one peer."""
+class _Conn:
+    """One message connection, whichever side opened it."""
 
-    node_id: str
-    address: tuple[str, int] | None  # None: a client that connected to us; replies go on its connection
-    writer: asyncio.StreamWriter | None = None
-    connecting: asyncio.Task | None = None
-    queue: list[bytes] = field(default_factory=list)
-    down_until_ms: int = 0
+    writer: asyncio.StreamWriter
+    label: str
+    """The remote end, ``host:port``."""
+    node_id: str | None = None
+    """The peer this node dialled (None: accepted)."""
+    proto: RemotingConnection = field(default_factory=RemotingConnection)
+    names: set[str] = field(default_factory=set)
+    """Every ``src`` that talked on it (and the dialled peer)."""
+    pending: dict[int, int] = field(default_factory=dict)
+    """opaque -> our request id."""
     outgoing: list[bytes] = field(default_factory=list)
     """Frames written during this turn of the event loop, sent together at its end (one syscall)."""
+    closed: bool = False
+
+
+@dataclass(eq=False)
+class _PeerLink:
+    """How this node reaches one peer: its address and the connection it opened there."""
+
+    node_id: str
+    address: tuple[str, int]
+    conn: _Conn | None = None
+    connecting: asyncio.Task | None = None
+    queue: list[tuple[RemotingCommand, int | None, Any, str]] = field(default_factory=list)
+    """(command, request id or None, message, channel) waiting for the connection."""
+    down_until_ms: int = 0
+
+
+@dataclass(eq=False)
+class _Pending:
+    """One request of ours awaiting its response."""
+
+    to: str
+    msg: Any
+    timer: asyncio.TimerHandle
+    conn: _Conn | None = None
+    opaque: int | None = None
 
 
 class NetRuntime:
@@ -92,8 +143,10 @@ class NetRuntime:
         self.recorder = recorder or TraceRecorder(keep=False)
         self.trace_network = trace_network
         self.core: Core | None = None
-        self.pending: dict[int, tuple[str, asyncio.TimerHandle]] = {}
-        self.inbound: set[tuple[str, int]] = set()
+        self.pending: dict[int, _Pending] = {}
+        self.inbound: dict[tuple[str, int], tuple[_Conn, int, Any]] = {}
+        self.inbound_ids = itertools.count(1)
+        self.conns: set[_Conn] = set()
         self.streams: dict[Any, asyncio.StreamWriter] = {}
         self.servers: list[asyncio.base_events.Server] = []
         self.tasks: set[asyncio.Task] = set()
@@ -101,6 +154,7 @@ class NetRuntime:
         self.timer_at: int | None = None
         self.accepted = 0
         self.final_state: dict[str, Any] = {}
+        self.stopping = False
         self.stopped = asyncio.Event()
         self._apply_table: dict[type, Callable[[Any], None]] = {
             Send: self._send, Request: self._request, Reply: self._reply, Connect: self._connect,
@@ -120,16 +174,19 @@ class NetRuntime:
 
     async def stop(self) -> None:
         """Clean shutdown: stop listening, close every connection, stop the core, flush the trace."""
-        if self.stopped.is_set():
+        if self.stopped.is_set() or self.stopping:
             return
+        self.stopping = True
         for server in self.servers:
             server.close()
         if self.timer is not None:
             self.timer.cancel()
-        for _, handle in self.pending.values():
-            handle.cancel()
-        writers = [link.writer for link in self.links.values() if link.writer] + list(self.streams.values())
-        for writer in writers:
+        for p in self.pending.values():
+            p.timer.cancel()
+        for conn in list(self.conns):
+            conn.closed = True
+            conn.writer.close()
+        for writer in self.streams.values():
             writer.close()
         for task in list(self.tasks):
             task.cancel()
@@ -176,152 +233,237 @@ class NetRuntime:
             self._input(self.core.on_tick)
 
     # --- messages out ------------------------------------------------------------------------
-    def _link(self, node_id: str) -> _PeerLink:
-        link = self.links.get(node_id)
-        if link is None:
-            raise RocketlabError(f"{self.ctx.node_id} sent to {node_id!r}, which is not in its peers")
-        return link
-
     def _trace_msg(self, kind: str, src: str, dst: str, msg: Any, channel: str, size: int) -> None:
         if self.trace_network:
             self.recorder.emit(now_ms(), self.ctx.node_id, kind,
                                {"src": src, "dst": dst, "msg": type(msg).__name__, "channel": channel,
                                 "msg_id": 0, "bytes": size})
 
+    def _route(self, to: str) -> _PeerLink | _Conn:
+        link = self.links.get(to)
+        if link is not None:
+            return link
+        for conn in self.conns:  # a client (not a peer): it listens on the connection it opened
+            if to in conn.names and not conn.closed:
+                return conn
+        try:  # a literal address (a Java controller leader's, as its metadata names it)
+            address = parse_address(to, "destination")
+        except RocketlabError:
+            raise RocketlabError(f"{self.ctx.node_id} sent to {to!r}, which is neither a peer, nor connected, "
+                                 "nor host:port") from None
+        link = self.links[to] = _PeerLink(to, address)
+        return link
+
     def _send(self, action: Send) -> None:
-        body = self.codec.encode(action.msg)
-        self._trace_msg("msg_send", self.ctx.node_id, action.to, action.msg, "oneway", len(body))
-        self._enqueue(self._link(action.to), encode_frame(ONEWAY, 0, self.ctx.node_id, body))
+        try:
+            route = self._route(action.to)
+        except RocketlabError as e:  # Java's invokeOneway to an address it cannot reach: logged, dropped
+            log.warning("%s: %s dropped: %s", self.ctx.node_id, type(action.msg).__name__, e)
+            return
+        self._out(route, self.codec.command(action.msg), None, action.msg, action.to, "oneway")
 
     def _request(self, action: Request) -> None:
-        link = self._link(action.to)
-        body = self.codec.encode(action.msg)
-        self._trace_msg("msg_send", self.ctx.node_id, action.to, action.msg, "request", len(body))
-        handle = asyncio.get_running_loop().call_later(action.timeout_ms / 1000, self._resolve,
-                                                       action.request_id, None, action.to)
-        self.pending[action.request_id] = (action.to, handle)
-        self._enqueue(link, encode_frame(REQUEST, action.request_id, self.ctx.node_id, body))
+        handle = asyncio.get_running_loop().call_later(action.timeout_ms / 1000, self._time_out, action.request_id)
+        self.pending[action.request_id] = _Pending(action.to, action.msg, handle)
+        try:
+            route = self._route(action.to)
+        except RocketlabError as e:  # fails as a request to a peer that cannot be reached
+            log.warning("%s: %s to nowhere: %s", self.ctx.node_id, type(action.msg).__name__, e)
+            asyncio.get_running_loop().call_soon(self._resolve, action.request_id, None)
+            return
+        self._out(route, self.codec.command(action.msg), action.request_id, action.msg, action.to, "request")
 
     def _reply(self, action: Reply) -> None:
-        if (action.to, action.request_id) not in self.inbound:
-            raise RocketlabError(f"reply to request {action.request_id} of {action.to}, never received")
-        self.inbound.discard((action.to, action.request_id))
-        body = self.codec.encode(action.msg)
-        self._trace_msg("msg_send", self.ctx.node_id, action.to, action.msg, "reply", len(body))
-        self._enqueue(self._link(action.to), encode_frame(REPLY, action.request_id, self.ctx.node_id, body))
-
-    def _resolve(self, request_id: int, msg: Any, src: str) -> None:
-        entry = self.pending.pop(request_id, None)
+        entry = self.inbound.pop((action.to, action.request_id), None)
         if entry is None:
-            return
-        entry[1].cancel()
-        if self.core is not None:
-            self._input(self.core.on_reply, src, request_id, msg)
+            raise RocketlabError(f"reply to request {action.request_id} of {action.to}, never received")
+        conn, opaque, _request = entry
+        cmd = self.codec.command(action.msg, opaque)
+        data = conn.proto.send(cmd)
+        self._trace_msg("msg_send", self.ctx.node_id, action.to, action.msg, "reply", len(data))
+        self._write(conn, data)
 
-    def _fail_requests_to(self, node_id: str) -> None:
-        for request_id in [r for r, (dst, _) in self.pending.items() if dst == node_id]:
-            self._resolve(request_id, None, node_id)
-
-    def _enqueue(self, link: _PeerLink, frame: bytes) -> None:
-        if link.writer is not None and not link.writer.is_closing():
-            if not link.outgoing:
-                asyncio.get_running_loop().call_soon(self._flush_link, link)
-            link.outgoing.append(frame)
+    def _out(self, route: _PeerLink | _Conn, cmd: RemotingCommand, request_id: int | None, msg: Any, to: str,
+             channel: str) -> None:
+        if isinstance(route, _Conn):
+            self._write_command(route, cmd, request_id, msg, to, channel)
             return
-        if link.address is None:  # a client that has gone away
+        link = route
+        if link.conn is not None and not link.conn.closed:
+            self._write_command(link.conn, cmd, request_id, msg, to, channel)
             return
         if now_ms() < link.down_until_ms:  # peer just refused us: fail fast, as labrpc does
-            self._spawn_failure(link)
+            if request_id is not None:
+                asyncio.get_running_loop().call_soon(self._resolve, request_id, None)
             return
-        link.queue.append(frame)
+        link.queue.append((cmd, request_id, msg, channel))
         if link.connecting is None:
             link.connecting = asyncio.get_running_loop().create_task(self._open_link(link))
 
+    def _write_command(self, conn: _Conn, cmd: RemotingCommand, request_id: int | None, msg: Any, to: str,
+                       channel: str) -> None:
+        if request_id is not None:
+            p = self.pending.get(request_id)
+            if p is None:  # timed out while the connection was opening
+                return
+            cmd.opaque = conn.proto.next_opaque()
+            p.conn, p.opaque = conn, cmd.opaque
+            conn.pending[cmd.opaque] = request_id
+        elif not cmd.is_response:
+            cmd.opaque = conn.proto.next_opaque()
+        data = conn.proto.send(cmd)
+        self._trace_msg("msg_send", self.ctx.node_id, to, msg, channel, len(data))
+        self._write(conn, data)
+
+    def _write(self, conn: _Conn, data: bytes) -> None:
+        if conn.closed or conn.writer.is_closing():
+            return
+        if not conn.outgoing:
+            asyncio.get_running_loop().call_soon(self._flush_conn, conn)
+        conn.outgoing.append(data)
+
     @staticmethod
-    def _flush_link(link: _PeerLink) -> None:
+    def _flush_conn(conn: _Conn) -> None:
         """Write the frames of this loop turn in one go, like Netty's flush after a batch of writes (a
         connection lost meanwhile loses them, as it would lose them in the socket's buffer)."""
-        frames, link.outgoing, writer = link.outgoing, [], link.writer
-        if writer is not None and not writer.is_closing():
-            writer.write(frames[0] if len(frames) == 1 else b"".join(frames))
+        frames, conn.outgoing = conn.outgoing, []
+        if frames and not conn.closed and not conn.writer.is_closing():
+            conn.writer.write(frames[0] if len(frames) == 1 else b"".join(frames))
 
-    def _spawn_failure(self, link: _PeerLink) -> None:
-        asyncio.get_running_loop().call_soon(self._fail_requests_to, link.node_id)
+    def _time_out(self, request_id: int) -> None:
+        p = self.pending.get(request_id)
+        if p is not None and p.conn is not None and p.opaque is not None:
+            p.conn.pending.pop(p.opaque, None)
+            p.conn.proto.forget(p.opaque)
+        self._resolve(request_id, None)
+
+    def _resolve(self, request_id: int, msg: Any) -> None:
+        p = self.pending.pop(request_id, None)
+        if p is None:
+            return
+        p.timer.cancel()
+        if self.core is not None:
+            self._input(self.core.on_reply, p.to, request_id, msg)
 
     async def _open_link(self, link: _PeerLink) -> None:
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(*link.address),
-                                                    CONNECT_TIMEOUT_S)
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(*link.address), CONNECT_TIMEOUT_S)
         except (OSError, asyncio.TimeoutError) as e:
             log.info("%s: cannot reach %s at %s:%d: %s", self.ctx.node_id, link.node_id, *link.address, e)
-            link.connecting, link.queue = None, []
+            queued, link.connecting, link.queue = link.queue, None, []
             link.down_until_ms = now_ms() + RECONNECT_COOLDOWN_MS
-            self._fail_requests_to(link.node_id)
+            for _, request_id, _, _ in queued:
+                if request_id is not None:
+                    self._resolve(request_id, None)
             return
         _nodelay(writer)
-        link.writer, link.connecting = writer, None
+        conn = _Conn(writer, f"{link.address[0]}:{link.address[1]}", link.node_id, names={link.node_id})
+        self.conns.add(conn)
+        link.conn, link.connecting = conn, None
         queued, link.queue = link.queue, []
-        for frame in queued:
-            writer.write(frame)
-        self._spawn(self._watch_link(link, reader, writer))
-
-    async def _watch_link(self, link: _PeerLink, reader: asyncio.StreamReader,
-                          writer: asyncio.StreamWriter) -> None:
-        """Our outgoing connections carry no inbound data; wait for the peer to close or die."""
-        try:
-            while await reader.read(65536):
-                pass
-        except (OSError, asyncio.CancelledError):
-            pass
-        finally:
-            if link.writer is writer:
-                link.writer = None
-                writer.close()
-                self._fail_requests_to(link.node_id)
+        for cmd, request_id, msg, channel in queued:
+            self._write_command(conn, cmd, request_id, msg, link.node_id, channel)
+        self._spawn(self._read_messages(conn, reader))
 
     # --- messages in -------------------------------------------------------------------------
     async def _accept_messages(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         _nodelay(writer)
-        decoder = FrameDecoder()
-        peer = _peername(writer)
-        clients: list[str] = []
+        conn = _Conn(writer, _peername(writer))
+        self.conns.add(conn)
+        await self._read_messages(conn, reader)
+
+    async def _read_messages(self, conn: _Conn, reader: asyncio.StreamReader) -> None:
+        reason = "closed by peer"
         try:
-            while data := await reader.read(65536):
-                decoder.receive_data(data)
-                while (frame := decoder.next_frame()) is not None:
-                    self._on_frame(frame, writer, clients)
-        except (RemoteProtocolError, CodecError) as e:
-            log.warning("%s: closing connection from %s: %s", self.ctx.node_id, peer, e)
+            while True:
+                data = await reader.read(65536)
+                conn.proto.receive_data(data)
+                while True:
+                    cmd = conn.proto.next_command()
+                    if cmd is NEED_DATA or cmd is CLOSED:
+                        break
+                    self._on_command(conn, cmd)
+                if not data or conn.closed:
+                    break
+        except RemoteProtocolError as e:
+            reason = f"protocol error: {e}"
+            log.warning("%s: closing connection with %s: %s", self.ctx.node_id, conn.label, e)
             self.recorder.emit(now_ms(), self.ctx.node_id, "msg_drop",
-                               {"src": peer, "dst": self.ctx.node_id, "msg": "?", "channel": "frame",
-                                "msg_id": 0, "reason": f"protocol error: {e}"})
-        except (OSError, asyncio.CancelledError):
+                               {"src": conn.label, "dst": self.ctx.node_id, "msg": "?", "channel": "frame",
+                                "msg_id": 0, "reason": reason})
+        except OSError as e:
+            reason = f"connection error: {e}"
+        except asyncio.CancelledError:
             pass
         finally:
-            writer.close()
-            for client in clients:
-                if self.links.get(client) is not None and self.links[client].writer is writer:
-                    del self.links[client]
+            self._closed(conn, reason)
 
-    def _on_frame(self, frame: Any, writer: asyncio.StreamWriter, clients: list[str]) -> None:
-        if frame.src not in self.links or (frame.src in clients and self.links[frame.src].writer is not writer):
-            if frame.kind == REPLY or frame.src == self.ctx.node_id:
-                raise RemoteProtocolError(f"reply from unknown node {frame.src!r}")
-            # a client (not a peer): it talks and listens on this one connection
-            self.links[frame.src] = _PeerLink(frame.src, None, writer=writer)
-            clients.append(frame.src)
-        msg = self.codec.decode(frame.body)
+    def _closed(self, conn: _Conn, reason: str) -> None:
+        was_closed = conn.closed
+        conn.closed = True
+        conn.writer.close()
+        self.conns.discard(conn)
+        for link in self.links.values():
+            if link.conn is conn:
+                link.conn = None
+        if self.stopping or was_closed:
+            return
+        for request_id in list(conn.pending.values()):
+            self._resolve(request_id, None)
+        conn.pending.clear()
+        still_open = set().union(*(c.names for c in self.conns)) if self.conns else set()
+        closed_peer = getattr(self.core, "on_peer_closed", None)
+        for name in sorted(conn.names - still_open):
+            if self.trace_network:
+                self.recorder.emit(now_ms(), self.ctx.node_id, "peer_closed",
+                                   {"src": name, "dst": self.ctx.node_id, "reason": reason})
+            if closed_peer is not None and self.core is not None:
+                self._input(closed_peer, name)
+
+    def _on_command(self, conn: _Conn, cmd: RemotingCommand) -> None:
+        if cmd.is_response:
+            request_id = conn.pending.pop(cmd.opaque, None)
+            p = self.pending.get(request_id) if request_id is not None else None
+            if p is None:
+                return  # answered after its timeout
+            try:
+                msg = self.codec.message(cmd, answers=p.msg)
+            except CodecError as e:
+                log.warning("%s: unreadable response from %s to %s: %s", self.ctx.node_id, conn.label,
+                            type(p.msg).__name__, e)
+                self._resolve(request_id, None)
+                return
+            self._trace_msg("msg_recv", p.to, self.ctx.node_id, msg, "reply", cmd.size)
+            self._resolve(request_id, msg)
+            return
+        try:
+            msg = self.codec.message(cmd)
+        except UnsupportedRequest as e:
+            self._refuse(conn, cmd, RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED, str(e))
+            return
+        except CodecError as e:
+            log.warning("%s: unreadable request (code %d) from %s: %s", self.ctx.node_id, cmd.code, conn.label, e)
+            self._refuse(conn, cmd, RemotingSysResponseCode.SYSTEM_ERROR, f"{type(e).__name__}: {e}")
+            return
+        src = self.codec.sender(msg) or conn.node_id or conn.label
+        conn.names.add(src)
         if self.core is None:
             return
-        channel = {ONEWAY: "oneway", REQUEST: "request", REPLY: "reply"}[frame.kind]
-        self._trace_msg("msg_recv", frame.src, self.ctx.node_id, msg, channel, len(frame.body))
-        if frame.kind == ONEWAY:
-            self._input(self.core.on_message, frame.src, msg)
-        elif frame.kind == REQUEST:
-            self.inbound.add((frame.src, frame.request_id))
-            self._input(self.core.on_request, frame.src, frame.request_id, msg)
-        else:
-            self._resolve(frame.request_id, msg, frame.src)
+        if cmd.is_oneway:
+            self._trace_msg("msg_recv", src, self.ctx.node_id, msg, "oneway", cmd.size)
+            self._input(self.core.on_message, src, msg)
+            return
+        request_id = next(self.inbound_ids)
+        self.inbound[(src, request_id)] = (conn, cmd.opaque, msg)
+        self._trace_msg("msg_recv", src, self.ctx.node_id, msg, "request", cmd.size)
+        self._input(self.core.on_request, src, request_id, msg)
+
+    def _refuse(self, conn: _Conn, cmd: RemotingCommand, code: int, remark: str) -> None:
+        """``NettyRemotingAbstract``'s answer to a request it cannot process (none to a oneway)."""
+        if cmd.is_oneway:
+            return
+        self._write(conn, conn.proto.send(RemotingCommand(code=code, flag=RESPONSE_FLAG, opaque=cmd.opaque,
+                                                          remark=remark)))
 
     # --- byte streams ------------------------------------------------------------------------
     def _stream_address(self, to: str) -> tuple[str, int]:

@@ -4,9 +4,9 @@
 * :mod:`~rocketlab.sim.network` — NetworkModel (labrpc's reliable / unreliable / reordering /
   long-delays modes, latency distributions);
 * :mod:`~rocketlab.sim.runtime` — SimRuntime hosting sans-IO cores (messages, requests, byte streams,
-  crash / restart / pause / partition / drop);
+  connections a crash closes (``on_peer_closed``), crash / host down / restart / pause / partition / drop);
 * :mod:`~rocketlab.sim.faults` — fault schedules as data;
-* :mod:`~rocketlab.sim.cluster` — Cluster, the facade of DESIGN.md.
+* :mod:`~rocketlab.sim.cluster` — Cluster, the facade of docs/using.md.
 
 Named scenarios for ``rocketlab sim`` live above the runtime, in :mod:`rocketlab.scenarios`.
 """

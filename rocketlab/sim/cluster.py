@@ -1,4 +1,4 @@
-"""Cluster: the facade notebooks, tests and graders drive (DESIGN.md's Python API).
+"""Cluster: the facade notebooks, tests and graders drive (the Python API of docs/using.md).
 
 A Cluster owns the virtual clock, the trace recorder, the simulated runtime and the invariant checkers.
 It is generic: a protocol plugs in by giving node factories and a codec. Constructors for concrete
@@ -303,12 +303,24 @@ class Cluster:
         self.recorder.emit(self.now_ms, None, "fault", {"action": action, "targets": list(targets)})
 
     def crash(self, *node_ids: str, lose_unflushed: bool = False) -> None:
-        """Crash nodes: volatile state is lost; with ``lose_unflushed`` unflushed writes are too."""
+        """Crash processes: volatile state is lost; with ``lose_unflushed`` unflushed writes are too. The
+        kernel closes a dead process's connections, so every node that talked with it is told at once
+        (``on_peer_closed``) and its streams close."""
         for node_id in node_ids:
             self.runtime.get(node_id)
         self._fault("crash", node_ids)
         for node_id in node_ids:
             self.runtime.crash(node_id, lose_unflushed)
+
+    def host_down(self, *node_ids: str, lose_unflushed: bool = True) -> None:
+        """Fail the nodes' hosts (power loss, a kernel panic): the process is gone as in :meth:`crash`,
+        but nothing closes its connections or streams, so peers notice only by their timeouts; what the
+        OS had not written to disk is lost too (``lose_unflushed``). :meth:`restart` boots it again."""
+        for node_id in node_ids:
+            self.runtime.get(node_id)
+        self._fault("host_down", node_ids)
+        for node_id in node_ids:
+            self.runtime.host_down(node_id, lose_unflushed)
 
     def restart(self, *node_ids: str) -> None:
         for node_id in node_ids:
@@ -413,6 +425,8 @@ class Cluster:
         """Carry out one fault now."""
         if fault.action in ("crash", "crash!"):
             self.crash(*fault.targets, lose_unflushed=fault.action == "crash!")
+        elif fault.action == "host_down":
+            self.host_down(*fault.targets)
         elif fault.action == "restart":
             self.restart(*fault.targets)
         elif fault.action == "partition":

@@ -4,6 +4,7 @@ Text form (``#`` starts a comment)::
 
     2000 crash n1            # crash (volatile state lost; flushed files stay)
     2000 crash! n1           # crash and lose what was written but not flushed
+    2000 host_down n1        # the host fails: no connection closes, unflushed writes are lost
     4000 restart n1
     5000 partition n0 | n1 n2
     7000 heal
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from rocketlab.errors import ConfigError
 
-ACTIONS = ("crash", "crash!", "restart", "partition", "heal", "pause", "resume", "drop")
+ACTIONS = ("crash", "crash!", "host_down", "restart", "partition", "heal", "pause", "resume", "drop")
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,14 @@ size (or whose codec has no ``wire_size``) are always serialised. ``"never"`` sk
 trace is the same in every mode (a message's ``bytes`` is its encoded size either way); the mode only
 trades the codec's cost for speed (a third of a DLedger run's time before this switch).
 
-Faults: a *crash* discards the core (``on_crash``) and everything in flight to it; a *restart* builds a
-new core from the same data directory (a new incarnation: messages addressed to the old one are lost);
+Faults: a *crash* discards the core (``on_crash``) and everything in flight to it, and closes its
+connections: every live node that exchanged a message with it gets ``on_peer_closed`` one stream delay
+later, and after every message the dead process sent it (as the kernel closes a killed process's sockets,
+a FIN behind the data; a close crossing a partition waits for the heal;
+one that reaches a node restarted since is lost with that node's old sockets); a *host down* discards the
+core the same way but closes nothing - its peers learn only from their timeouts: messages and stream bytes
+to it vanish, a request to it fails at its own timeout; a *restart* builds a new core from the same data
+directory (a new incarnation: messages addressed to the old one are lost);
 a *pause* defers every input of the node until *resume* (its clock keeps running, so timers fire late);
 a *partition* cuts every link between groups, checked when a message is sent and when it arrives;
 *drop* removes one message (by id or by the next one matching a rule).
@@ -74,10 +80,21 @@ class SimNode:
     deferred: list[tuple[Callable[..., None], tuple[Any, ...]]] = field(default_factory=list)
     accepted: int = 0
     sizer: Callable[[Any], int | None] | None = None  # codec.wire_size, if the codec has one
+    silent: bool = False
+    """Down by a host failure (no connection of it closed) rather than a process crash."""
+    links: set[str] = field(default_factory=set)
+    """Peers this incarnation has a message connection with (a message left for the other, either way)."""
+
+
+def _replies_need_request(codec: Codec) -> bool:
+    """A RemotingCodec reads a response as the answer to its request (``decode(data, answers)``)."""
+    return getattr(codec, "decodes_replies", False)
 
 
 SERIALIZE_MODES = ("always", "sampled", "never")
 SAMPLE_EVERY = 64
+HOST_DOWN = "host down"
+"""Why a message to a host that went down (:meth:`SimRuntime.host_down`) was lost."""
 """Under ``serialize="sampled"``, message ids divisible by this go through encode and decode."""
 
 
@@ -150,6 +167,9 @@ class SimRuntime:
         self.recorder = recorder
         self.model = model
         self.rng = random.Random(f"{seed}/network")
+        self.close_rng = random.Random(f"{seed}/peer-closed")  # its own stream: closes move no other draw
+        self.held_closes: list[tuple[str, str, int, str]] = []
+        self.last_arrival: dict[tuple[str, str], int] = {}  # (src, dst) -> when its last message arrives
         self.trace_network = trace_network
         self.nodes: dict[str, SimNode] = {}
         self.group_of: dict[str, int] | None = None
@@ -190,7 +210,8 @@ class SimRuntime:
         node = self.get(node_id)
         node.incarnation += 1
         node.core = node.factory(node.ctx)
-        node.alive, node.paused, node.deferred = True, False, []
+        node.alive, node.paused, node.deferred, node.silent = True, False, [], False
+        node.links = set()
         node.tick_at, node.last_tick_ms = None, -1
 
     def kick_off(self, node_id: str) -> None:
@@ -207,16 +228,34 @@ class SimRuntime:
         return out
 
     def crash(self, node_id: str, lose_unflushed: bool = False) -> None:
+        """A process crash: the core is gone and the kernel closes its connections and streams."""
         node = self.get(node_id)
         if not node.alive:
             return
+        core = self._kill(node)
+        self._close_streams_of(node, "peer crashed")
+        self._close_links_of(node, "peer crashed")
+        core.on_crash(lose_unflushed)
+
+    def host_down(self, node_id: str, lose_unflushed: bool = True) -> None:
+        """A host failure: the core is gone as in a crash, but nothing is closed (see the module docstring)."""
+        node = self.get(node_id)
+        if not node.alive:
+            return
+        core = self._kill(node)
+        node.silent = True
+        for peer in sorted(node.links):
+            self.nodes[peer].links.discard(node_id)
+        node.links = set()
+        core.on_crash(lose_unflushed)
+
+    def _kill(self, node: SimNode) -> Core:
         core = node.core
         node.alive, node.core, node.paused, node.deferred = False, None, False, []
         node.tick_at = None
         node.tick_gen += 1
         self._forget_calls(node)
-        self._close_streams_of(node, "peer crashed")
-        core.on_crash(lose_unflushed)
+        return core
 
     def stop(self, node_id: str) -> None:
         """A clean shutdown (``on_stop``), used when a cluster is closed."""
@@ -270,6 +309,9 @@ class SimRuntime:
         self._release_held()
 
     def _release_held(self) -> None:
+        closes, self.held_closes = self.held_closes, []
+        for item in closes:
+            self._send_peer_closed(item)
         for stream in list(self.streams.values()):
             for side, half in stream.halves.items():
                 if half.held:
@@ -325,13 +367,15 @@ class SimRuntime:
         self._after_input(node, node.core.on_tick(now))
 
     # --- messages ----------------------------------------------------------------------------
-    def _new_msg(self, src: SimNode, dst: str, msg: Any, channel: str) -> tuple[int, bytes | _Carried, str]:
+    def _new_msg(self, src: SimNode, dst: str, msg: Any, channel: str,
+                 answers: str | None = None) -> tuple[int, bytes | _Carried, str]:
         """Number the message and trace its sending; returns what travels: its bytes, or the message
-        itself (see ``serialize`` in the module docstring)."""
+        itself (see ``serialize`` in the module docstring). ``answers``: a reply's request class name
+        (a remoting response names no type: the codec reads it as the answer to that request)."""
         if dst not in self.nodes:
             raise LocalProtocolError(f"{src.node_id} sent {type(msg).__name__} to unknown node {dst!r}")
         self.msg_seq += 1
-        payload = self._wrap(src, msg, self.msg_seq)
+        payload = self._wrap(src, msg, self.msg_seq, answers, check=channel != "reply" or answers is not None)
         size = self._size(payload)
         name = type(msg).__name__
         self.counters["sent"] += 1
@@ -341,14 +385,16 @@ class SimRuntime:
                                 "msg_id": self.msg_seq, "bytes": size})
         return self.msg_seq, payload, name
 
-    def _wrap(self, src: SimNode, msg: Any, msg_id: int) -> bytes | _Carried:
+    def _wrap(self, src: SimNode, msg: Any, msg_id: int, answers: str | None = None,
+              check: bool = True) -> bytes | _Carried:
         codec, sizer = src.codec, src.sizer
         size = sizer(msg) if sizer is not None and self.serialize != "always" else None
         if size is None:
             return codec.encode(msg)
-        if self.serialize == "sampled" and msg_id % SAMPLE_EVERY == 0:
+        if check and self.serialize == "sampled" and msg_id % SAMPLE_EVERY == 0:
             data = codec.encode(msg)
-            copy = codec.decode(data)
+            copy = codec.decode(data, answers) if answers is not None and _replies_need_request(codec) \
+                else codec.decode(data)
             if len(data) != size or copy != msg:
                 raise LocalProtocolError(
                     f"codec check on message {msg_id} ({type(msg).__name__} from {src.node_id}): "
@@ -358,8 +404,12 @@ class SimRuntime:
         return _Carried(msg, size)
 
     @staticmethod
-    def _unwrap(node: SimNode, payload: bytes | _Carried) -> Any:
-        return payload.msg if type(payload) is _Carried else node.codec.decode(payload)
+    def _unwrap(node: SimNode, payload: bytes | _Carried, answers: str | None = None) -> Any:
+        if type(payload) is _Carried:
+            return payload.msg
+        if answers is not None and _replies_need_request(node.codec):
+            return node.codec.decode(payload, answers)
+        return node.codec.decode(payload)
 
     @staticmethod
     def _size(payload: bytes | _Carried) -> int:
@@ -383,7 +433,7 @@ class SimRuntime:
         if not self.connected(src, dst):
             return "link cut" if (src, dst) in self.cut_links else "partition"
         if not self.nodes[dst].alive:
-            return "peer down"
+            return HOST_DOWN if self.nodes[dst].silent else "peer down"
         return None
 
     def _arrival_gate(self, src: str, dst: SimNode, dst_inc: int, msg_id: int) -> str | None:
@@ -391,7 +441,7 @@ class SimRuntime:
             self.doomed.discard(msg_id)
             return "fault: drop"
         if not dst.alive or dst.incarnation != dst_inc:
-            return "peer down"
+            return HOST_DOWN if dst.silent and dst.incarnation == dst_inc else "peer down"
         if not self.connected(src, dst.node_id):
             return "link cut" if (src, dst.node_id) in self.cut_links else "partition"
         return None
@@ -411,6 +461,7 @@ class SimRuntime:
             self._lost(node.node_id, action.to, name, "oneway", msg_id, reason or "loss")
             return
         dst = self.nodes[action.to]
+        self._in_flight_until(node.node_id, action.to, delay)
         self.scheduler.after(delay, self._deliver_oneway, node.node_id, dst, dst.incarnation, msg_id,
                              name, data)
 
@@ -439,9 +490,11 @@ class SimRuntime:
         delay = self.model.request_delay(self.rng) if reason is None else None
         if delay is None:
             self._lost(src, action.to, name, "request", msg_id, reason or "loss")
-            self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
+            if reason != HOST_DOWN:  # a host that is down answers nothing: the request's timeout fails it
+                self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
             return
         dst = self.nodes[action.to]
+        self._in_flight_until(src, action.to, delay)
         self.scheduler.after(delay, self._deliver_request, key, dst, dst.incarnation, msg_id, name, data)
 
     def _deliver_request(self, key: tuple[str, int, int], dst: SimNode, dst_inc: int, msg_id: int,
@@ -450,7 +503,8 @@ class SimRuntime:
         reason = self._arrival_gate(src, dst, dst_inc, msg_id)
         if reason is not None:
             self._lost(src, dst.node_id, name, "request", msg_id, reason)
-            self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
+            if reason != HOST_DOWN:
+                self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
             return
         if dst.paused:
             dst.deferred.append((self._deliver_request, (key, dst, dst_inc, msg_id, name, data)))
@@ -467,7 +521,9 @@ class SimRuntime:
             raise LocalProtocolError(f"{src} replied to request {action.request_id} of {action.to}, "
                                      "which it never received or already answered")
         key = (action.to, caller_inc, action.request_id)
-        msg_id, data, name = self._new_msg(node, action.to, action.msg, "reply")
+        pending = self.pending.get(key)
+        msg_id, data, name = self._new_msg(node, action.to, action.msg, "reply",
+                                           pending.msg if pending is not None else None)
         reason = self._gate(src, action.to, name, action.msg)
         if reason is None and self.nodes[action.to].incarnation != caller_inc:
             reason = "peer down"
@@ -476,6 +532,7 @@ class SimRuntime:
             self._lost(src, action.to, name, "reply", msg_id, reason or "loss")
             self.scheduler.after(self.model.failure_delay(self.rng), self._resolve, key, None, None)
             return
+        self._in_flight_until(src, action.to, delay)
         self.scheduler.after(delay, self._deliver_reply, key, src, msg_id, name, data)
 
     def _deliver_reply(self, key: tuple[str, int, int], src: str, msg_id: int, name: str,
@@ -490,7 +547,7 @@ class SimRuntime:
             self._lost(src, caller.node_id, name, "reply", msg_id, "late: request timed out")
             return
         self._received(src, caller.node_id, name, "reply", msg_id, self._size(data))
-        self._resolve(key, self._unwrap(caller, data), src)
+        self._resolve(key, self._unwrap(caller, data, self.pending[key].msg), src)
 
     def _resolve(self, key: tuple[str, int, int], msg: Any, src: str | None) -> None:
         """Give the caller its one ``on_reply`` (``msg`` None = failed), unless already given."""
@@ -517,13 +574,13 @@ class SimRuntime:
             raise LocalProtocolError(f"{src} connected to unknown node {to!r}")
         if (src, node.incarnation, action.stream_id) in self.stream_ends:
             raise LocalProtocolError(f"{src} reused stream id {action.stream_id!r}")
+        dst = self.nodes[to]
         reason = "connect timed out" if not (self.connected(src, to) and self.connected(to, src)) else (
-            "connection refused" if not self.nodes[to].alive else None)
+            None if dst.alive else "connect timed out" if dst.silent else "connection refused")
         if reason is not None:
             self.scheduler.after(self.model.failure_delay(self.rng), self._stream_failed, node,
                                  node.incarnation, action.stream_id, reason, to)
             return
-        dst = self.nodes[to]
         dst.accepted += 1
         self.stream_seq += 1
         delay = self.model.stream_delay(self.rng)
@@ -580,6 +637,52 @@ class SimRuntime:
         stream, side = found
         stream.halves[side].closed = True
         self._schedule_arrival(stream, stream.other(side), None, action.reason or "closed by peer")
+
+    # --- connections ---------------------------------------------------------------------------
+    def _in_flight_until(self, src: str, dst: str, delay: int) -> None:
+        """A message from ``src`` is on its way to ``dst``: the two have a connection now, and a close of it
+        comes after this message arrives (TCP: what was sent before the FIN arrives before it)."""
+        sender = self.nodes[src]
+        if dst not in sender.links:
+            sender.links.add(dst)
+            self.nodes[dst].links.add(src)
+        at = self.scheduler.now_ms + delay
+        if at > self.last_arrival.get((src, dst), -1):
+            self.last_arrival[(src, dst)] = at
+
+    def _close_links_of(self, node: SimNode, reason: str) -> None:
+        """The kernel closes a dead process's connections: each peer it had one with is told."""
+        for peer in sorted(node.links):
+            other = self.nodes[peer]
+            other.links.discard(node.node_id)
+            if other.alive:
+                self._send_peer_closed((node.node_id, peer, other.incarnation, reason))
+        node.links = set()
+
+    def _send_peer_closed(self, item: tuple[str, str, int, str]) -> None:
+        dead, to = item[0], item[1]
+        if not self.connected(dead, to):
+            self.held_closes.append(item)  # the close waits for the heal, as a FIN is retransmitted
+            return
+        at = max(self.scheduler.now_ms + self.model.stream_delay(self.close_rng), self.last_arrival.get((dead, to), -1))
+        self.scheduler.at(at, self._peer_closed_arrive, item)
+
+    def _peer_closed_arrive(self, item: tuple[str, str, int, str]) -> None:
+        dead, to, incarnation, reason = item
+        node = self.nodes[to]
+        if not node.alive or node.incarnation != incarnation:
+            return  # that node's own sockets died with it
+        if not self.connected(dead, to):
+            self.held_closes.append(item)
+            return
+        if node.paused:
+            node.deferred.append((self._peer_closed_arrive, (item,)))
+            return
+        if self.trace_network:
+            self.recorder.emit(self.scheduler.now_ms, to, "peer_closed", {"src": dead, "dst": to, "reason": reason})
+        handler = getattr(node.core, "on_peer_closed", None)
+        if handler is not None:
+            self._after_input(node, handler(dead, self.scheduler.now_ms))
 
     def _close_streams_of(self, node: SimNode, reason: str) -> None:
         for key in [k for k in self.stream_ends if k[0] == node.node_id and k[1] == node.incarnation]:

@@ -59,10 +59,16 @@ def write_run(
     return path
 
 
+def _not_a_run_dir(path: Path) -> RunDirError:
+    """The error for a path that is not a directory: a file is called a file, a missing path missing."""
+    what = "a file, not a directory" if path.exists() else "no such directory"
+    return RunDirError(f"{path}: not a run directory ({what})")
+
+
 def read_meta(run_dir: str | Path) -> dict[str, Any]:
     path = Path(run_dir)
     if not path.is_dir():
-        raise RunDirError(f"{path}: not a run directory (no such directory)")
+        raise _not_a_run_dir(path)
     meta_path = path / META_FILE
     if not meta_path.exists():
         return {}
@@ -76,7 +82,7 @@ def event_files(run_dir: str | Path) -> list[Path]:
     """The event files of a run directory (JSON lines first, then Parquet); error if there are none."""
     path = Path(run_dir)
     if not path.is_dir():
-        raise RunDirError(f"{path}: not a run directory (no such directory)")
+        raise _not_a_run_dir(path)
     files = sorted(path.glob("events*.jsonl")) + sorted(path.glob("events*.parquet"))
     if not files:
         raise RunDirError(f"{path}: no events.jsonl or events.parquet in this run directory")

@@ -1,4 +1,4 @@
-"""The trace event contract of DESIGN.md as data: envelope, kinds and their fields with types.
+"""The trace event contract (docs/trace.md) as data: envelope, kinds and their fields with types.
 
 Every event is one flat JSON object: the envelope ``t`` (ms), ``seq`` (total order), ``node`` (id or
 None), ``kind``, then the kind's own fields. Readers (pandas, Spark, plots, graders, checkers) rely on
@@ -37,7 +37,7 @@ FIELD_TYPES: dict[str, str] = {
     "ping_seq": "long", "rtt_ms": "double", "ok": "bool",
 }
 
-# kind -> required fields (DESIGN.md's table plus the network and smoke kinds).
+# kind -> required fields (docs/trace.md's table plus the network and smoke kinds).
 KINDS: dict[str, tuple[str, ...]] = {
     "role": ("term", "role", "leader"),
     "term": ("term", "prev"),
@@ -64,14 +64,20 @@ KINDS: dict[str, tuple[str, ...]] = {
     # byte streams
     "stream_open": ("src", "dst", "channel"),
     "stream_close": ("src", "dst", "reason"),
+    # a process died: a node that had a connection with it (src) is told (dst)
+    "peer_closed": ("src", "dst", "reason"),
     # smoke scenario
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
 }
 
 FAULT_ACTIONS = ("crash", "restart", "partition", "heal", "drop", "pause", "resume",
+                 # a host that fails: no connection closes (crash: the process dies, its peers are told)
+                 "host_down",
                  # what the cluster widget adds: one-way cuts, a new network model, an election
                  # timer expired by hand, a leadership transfer (targets: leader, transferee)
-                 "cut_link", "heal_link", "network", "timeout", "transfer")
+                 "cut_link", "heal_link", "network", "timeout", "transfer",
+                 # what a chaos campaign on real processes adds: an interface down, disk pressure
+                 "isolate", "disk")
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "long": (int,), "double": (int, float), "string": (str,), "bool": (bool,), "strings": (list, tuple),

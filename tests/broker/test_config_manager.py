@@ -9,6 +9,7 @@ import pytest
 from rocketlab.broker.config_manager import BrokerMetadata, DataVersion
 from rocketlab.broker.protocol import SendMessageRequest, broker_codec
 from rocketlab.errors import CodecError, ConfigError
+from rocketlab.remoting.command import RemotingCommand, encode_command, parse_frame
 
 
 def test_tables_persist_as_rocketmq_json_files(tmp_path):
@@ -44,12 +45,19 @@ def test_corrupt_metadata_file_is_named(tmp_path):
         BrokerMetadata(tmp_path).load()
 
 
-def test_broker_codec_round_trips_and_rejects_garbage():
+def test_broker_codec_round_trips_and_refuses_what_java_refuses():
+    """SEND_MESSAGE with SendMessageRequestHeader (TAGS and KEYS in the properties string, the body as the
+    command's body), also as SEND_MESSAGE_V2's one-letter header; a missing @CFNotNull field is refused."""
     codec = broker_codec()
     msg = SendMessageRequest("T", b"\x00\xff", 2, "A", "k", {"p": "v"})
-    assert codec.decode(codec.encode(msg)) == msg
-    for garbage, problem in [(b"\xff", "not JSON"), (b"[]", "no 'type'"), (b'{"type":"Nope"}', "unknown"),
-                             (b'{"type":"SendMessageRequest","topic":"T","body":1,"bogus":2}', "no field"),
-                             (b'{"type":"SendMessageRequest","topic":"T","body":{"b64":"!!"}}', "base64")]:
+    raw = codec.encode(msg)
+    cmd = parse_frame(raw)
+    assert cmd.code == 10 and cmd.body == b"\x00\xff" and cmd.field("properties") == "TAGS\x01A\x02KEYS\x01k\x02p\x01v"
+    assert codec.decode(raw) == msg
+    v2 = RemotingCommand(310, ext_fields={"a": "rocketlab", "b": "T", "c": "TBW102", "d": "4", "e": "2", "f": "0",
+                                          "g": "0", "h": "0", "i": cmd.field("properties")}, body=b"\x00\xff")
+    assert codec.decode(encode_command(v2)) == msg
+    for ext, problem in [({"topic": "T"}, "<producerGroup> is null"),
+                         ({**cmd.ext_fields, "queueId": "two"}, "queueId: 'two' is not a valid Integer")]:
         with pytest.raises(CodecError, match=problem):
-            codec.decode(garbage)
+            codec.decode(encode_command(RemotingCommand(10, ext_fields=ext, body=b"x")))

@@ -58,7 +58,7 @@ class Harness:
         self.events: list[dict[str, Any]] = []
         self.invariants = DLedgerInvariants() if check else None
         self.futures: list[Any] = []
-        self.pending_replies: dict[int, Callable[[Any | None], None]] = {}
+        self.pending_replies: dict[int, tuple[Callable[[Any | None], None], type]] = {}
         self._token = 0
 
     # ------------------------------------------------------------------ lifecycle
@@ -162,7 +162,7 @@ class Harness:
             if dst is None or not self.link_ok(src, req.to):
                 return
             self._token += 1  # the id the responder sees: unique across incarnations of the caller
-            self.pending_replies[self._token] = resolve
+            self.pending_replies[self._token] = (resolve, type(req.msg))
             self.apply(req.to, dst.on_request(src, self._token, self.codec.decode(data), self.now))
 
         self.schedule(self.now + req.timeout_ms, lambda: resolve(None))
@@ -170,13 +170,14 @@ class Harness:
             self.schedule(self.now + self._delay(), deliver)
 
     def _send_reply(self, src: str, rep: Reply) -> None:
-        resolve = self.pending_replies.pop(rep.request_id, None)
-        if resolve is None or not self.link_ok(src, rep.to):
+        entry = self.pending_replies.pop(rep.request_id, None)
+        if entry is None or not self.link_ok(src, rep.to):
             return
+        resolve, answers = entry
         if self.drop is not None and self.drop(src, rep.to, rep.msg):
             return
         data = self.codec.encode(rep.msg)
-        self.schedule(self.now + self._delay(), lambda: resolve(self.codec.decode(data)))
+        self.schedule(self.now + self._delay(), lambda: resolve(self.codec.decode(data, answers)))
 
     # ------------------------------------------------------------------ running
     def step(self) -> bool:

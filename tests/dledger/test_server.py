@@ -107,7 +107,7 @@ def test_remote_append_is_answered_when_committed():
     answers = []
     core = h.node(leader)
     out = core.on_request("client", 77, AppendEntryRequest(group="default", remote_id=leader, body=b"r"), h.now)
-    h.pending_replies[77] = answers.append
+    h.pending_replies[77] = (answers.append, AppendEntryRequest)
     h.apply(leader, out)
     h.run_for(100)
     assert len(answers) == 1 and answers[0].code is Code.SUCCESS and answers[0].index == 0

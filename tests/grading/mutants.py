@@ -43,7 +43,8 @@ MUTANTS: list[tuple[str, str, str, str]] = [
     ("lab02.encode_record", "v6 flags not set", "    if len(born) == 20:\n        sys_flag |= MessageSysFlag.BORNHOST_V6_FLAG\n", ""),
     ("lab02.encode_record", "message's own born timestamp ignored",
      "born_ts = msg.born_timestamp if msg.born_timestamp is not None else born_timestamp", "born_ts = born_timestamp"),
-    ("lab02.encode_record", "properties without the trailing separator", 'f"{k}\\x01{v}\\x02"', 'f"{k}\\x01{v}"'),
+    ("lab02.encode_record", "a separator after the last property too (5.2+'s string, not 4.9.5's)",
+     '"\\x02".join(f"{k}\\x01{v}" for', '"".join(f"{k}\\x01{v}\\x02" for'),
     ("lab02.encode_record", "topic length counted in characters, not bytes",
      'struct.pack(">b", len(topic)) + topic', 'struct.pack(">b", len(msg.topic)) + topic'),
     # ---- lab02.is_end_of_file

@@ -71,6 +71,7 @@ class CountingCodec(DLedgerCodec):
     """DLedgerCodec that counts encodes; ``size_error`` / ``decode_twist`` make it lie."""
 
     def __init__(self, size_error: int = 0, decode_twist: bool = False) -> None:
+        super().__init__()
         self.encoded = 0
         self.size_error, self.decode_twist = size_error, decode_twist
 
@@ -82,8 +83,8 @@ class CountingCodec(DLedgerCodec):
         size = super().wire_size(msg)
         return None if size is None else size + self.size_error
 
-    def decode(self, data):
-        msg = super().decode(data)
+    def decode(self, data, answers=None):
+        msg = super().decode(data, answers)
         return msg.with_(term=msg.term + 1) if self.decode_twist and hasattr(msg, "with_") else msg
 
 

@@ -1,4 +1,4 @@
-"""Hand-written traces with DESIGN.md's exact field names: a DLedger failover story and a SYNC_MASTER
+"""Hand-written traces with the exact field names of docs/trace.md: a DLedger failover story and a SYNC_MASTER
 losing its slave. Every event passes ``validate_event``, so these are what the real cores must emit."""
 
 from __future__ import annotations

@@ -1,0 +1,19 @@
+"""A Jepsen-style campaign on real processes: ``rocketlab chaos``.
+
+Nodes run as ``rocketlab node`` processes, each in a network namespace of its own joined to a bridge by
+a veth pair (made and removed by the campaign); a seeded schedule cuts links (routes and interfaces
+down), delays, drops and reorders frames (a relay of ours in front of every node: this kernel has no
+netem), pauses processes (SIGSTOP/SIGCONT), kills and restarts them (SIGKILL), and loads the disk.
+Producers record a history; after the heal a consumer reads every queue back; a checker over the
+history, the stores and the merged trace counts acknowledged messages lost (naming the mechanism where
+one is known), duplicates, gaps and order, and checks DLedger's and the controllers' safety. Without
+root or ``ip netns`` it says so and runs on 127.0.0.1 what it can.
+
+* :mod:`~rocketlab.chaos.netns` — namespaces, veth pairs, a bridge; cuts and isolation;
+* :mod:`~rocketlab.chaos.relay` — the fault-injecting TCP relay (delay, loss, reorder, hold);
+* :mod:`~rocketlab.chaos.systems` — what runs (classic pairs, a DLedger group, controller mode) and where;
+* :mod:`~rocketlab.chaos.schedule` — the seeded fault schedule;
+* :mod:`~rocketlab.chaos.history` — producers, the history, the consumer;
+* :mod:`~rocketlab.chaos.checker` — the checks and the expected outcome of each system;
+* :mod:`~rocketlab.chaos.campaign` — one run, start to verdict; :mod:`~rocketlab.chaos.cli` — the command.
+"""

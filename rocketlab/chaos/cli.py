@@ -1,0 +1,164 @@
+"""``rocketlab chaos``: a Jepsen-style campaign on real processes (see :mod:`rocketlab.chaos`).
+
+* ``rocketlab chaos run --system S [--variant V] --seed N [--faults a,b] [--rounds R] [--out DIR] [--local]``:
+  one run; prints its verdict line; exit 0 when the system showed what it must, 1 when not;
+* ``rocketlab chaos campaign --systems S[/V],... --seeds 1-10 [--faults ...] [--out DIR] [--local]``: many
+  runs, a summary table (``summary.json``, ``summary.txt``); exit 1 when any run was not as expected;
+* ``rocketlab chaos replay RUN_DIR [--out DIR]``: the same seed and schedule again (also ``RUN_DIR/replay.sh``);
+* ``rocketlab chaos check RUN_DIR``: the checker again over a run's files.
+
+Bad usage is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rocketlab.errors import ConfigError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("chaos", help="a Jepsen-style fault campaign on real node processes")
+    csub = p.add_subparsers(dest="chaos_command", metavar="ACTION", required=True)
+    r = csub.add_parser("run", help="one run of one system with one seed")
+    r.add_argument("--system", required=True, help="sync-pair, async-pair, dledger or controller")
+    r.add_argument("--variant", help="dledger: raft, dledger-0.3.1.2, dledger-0.3.2; controller: defaults, all-ack")
+    r.add_argument("--seed", type=int, required=True, help="the seed: same seed, same schedule and trace")
+    _common(r)
+    r.set_defaults(func=cmd_run)
+    c = csub.add_parser("campaign", help="many runs: systems x seeds, a summary table")
+    c.add_argument("--systems", default="sync-pair,async-pair,dledger/raft,dledger/dledger-0.3.1.2,controller/all-ack",
+                   help="comma-separated SYSTEM[/VARIANT]")
+    c.add_argument("--seeds", default="1-3", help="N, N-M or a comma-separated list")
+    _common(c)
+    c.set_defaults(func=cmd_campaign)
+    rp = csub.add_parser("replay", help="re-run a run directory's seed and schedule")
+    rp.add_argument("run_dir", type=Path, help="a run directory written by chaos run or campaign")
+    rp.add_argument("--out", type=Path, help="where (default RUN_DIR-replay)")
+    rp.set_defaults(func=cmd_replay)
+    ck = csub.add_parser("check", help="check a run directory's history, reads and trace again")
+    ck.add_argument("run_dir", type=Path, help="a run directory written by chaos run or campaign")
+    ck.set_defaults(func=cmd_check)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    from rocketlab.chaos.schedule import FAULTS
+
+    p.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, of {', '.join(FAULTS)}")
+    p.add_argument("--rounds", type=int, default=1, help="passes over the fault kinds (default 1)")
+    p.add_argument("--recovery-ms", type=int, default=None, help="puts after the heal before reading back")
+    p.add_argument("--step-ms", default="3000-8000", help="how long each fault lasts, MIN-MAX ms")
+    p.add_argument("--quiet-ms", default="1000-3000", help="quiet between faults, MIN-MAX ms")
+    p.add_argument("--out", type=Path, help="run directory (default runs/chaos/...)")
+    p.add_argument("--local", action="store_true", help="127.0.0.1 even where network namespaces work")
+
+
+def _faults(text: str) -> tuple[str, ...]:
+    from rocketlab.chaos.schedule import FAULTS
+
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    bad = [k for k in kinds if k not in FAULTS]
+    if bad or not kinds:
+        raise ConfigError(f"--faults: unknown {bad or 'nothing'} (known: {', '.join(FAULTS)})")
+    return kinds
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        if "-" in text and "," not in text:
+            a, b = text.split("-", 1)
+            return list(range(int(a), int(b) + 1))
+        return [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise ConfigError(f"--seeds {text!r}: expected N, N-M or N,M,...") from None
+
+
+def _range(text: str, what: str) -> tuple[int, int]:
+    try:
+        a, b = (int(x) for x in text.split("-", 1))
+    except ValueError:
+        raise ConfigError(f"{what} {text!r}: expected MIN-MAX (milliseconds)") from None
+    if not 0 < a <= b:
+        raise ConfigError(f"{what} {text!r}: expected 0 < MIN <= MAX")
+    return a, b
+
+
+def _spec(system: str, variant: str | None, seed: int, args: argparse.Namespace):
+    from rocketlab.chaos.campaign import RECOVERY_MS, RunSpec
+    from rocketlab.chaos.systems import system as make_system
+
+    sysobj = make_system(system, variant)
+    if args.rounds < 1:
+        raise ConfigError("--rounds must be at least 1")
+    return RunSpec(sysobj.name, sysobj.variant, seed, _faults(args.faults), args.rounds,
+                   recovery_ms=args.recovery_ms if args.recovery_ms is not None else RECOVERY_MS,
+                   step_ms=_range(args.step_ms, "--step-ms"), quiet_ms=_range(args.quiet_ms, "--quiet-ms"),
+                   netns=not args.local)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from rocketlab.chaos.campaign import run, summary_line
+
+    spec = _spec(args.system, args.variant, args.seed, args)
+    out = args.out or Path("runs/chaos") / f"{args.system}{'-' + spec.variant if spec.variant else ''}-seed{args.seed}"
+    verdict = run(spec, out)
+    print(summary_line(verdict))
+    print(f"run directory: {out} (timeline.html, verdict.json); replay: {verdict['replay']}")
+    return 0 if verdict["met"] else 1
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    from rocketlab.chaos.campaign import run, summary_line
+
+    out = args.out or Path("runs/chaos/campaign")
+    systems = []
+    for item in (s.strip() for s in args.systems.split(",") if s.strip()):
+        name, _, variant = item.partition("/")
+        systems.append((name, variant or None))
+    rows, all_met = [], True
+    for seed in _seeds(args.seeds):
+        for name, variant in systems:
+            spec = _spec(name, variant, seed, args)
+            run_dir = out / f"{name}{'-' + spec.variant if spec.variant else ''}-seed{seed}"
+            verdict = run(spec, run_dir)
+            line = summary_line(verdict)
+            print(line, flush=True)
+            all_met &= verdict["met"]
+            rows.append({"system": name, "variant": spec.variant, "seed": seed, "acknowledged": verdict["ok"],
+                         "lost": len(verdict["lost"]), "named": sorted(set(verdict["lost_named"].values())),
+                         "duplicates": len(verdict["duplicates"]), "gaps": len(verdict["gaps"]),
+                         "order": len(verdict["order"]), "unknown": verdict["unknown"], "met": verdict["met"],
+                         "run_dir": str(run_dir), "replay": verdict["replay"]})
+    (out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / "summary.txt").write_text("\n".join(f"{r['system']}/{r['variant']} seed {r['seed']}: {r['acknowledged']} "
+                                               f"acknowledged, {r['lost']} lost {r['named'] or ''}, "
+                                               f"{'met' if r['met'] else 'NOT MET'}" for r in rows) + "\n")
+    print(f"{len(rows)} runs, {sum(r['met'] for r in rows)} as expected; summary: {out / 'summary.txt'}")
+    return 0 if all_met else 1
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from rocketlab.chaos.campaign import RunSpec, run, summary_line
+
+    spec_path = args.run_dir / "spec.json"
+    if not spec_path.exists():
+        raise ConfigError(f"{args.run_dir}: not a chaos run directory (no spec.json)")
+    spec = RunSpec.load(spec_path)
+    out = args.out or args.run_dir.with_name(args.run_dir.name + "-replay")
+    verdict = run(spec, out)
+    print(summary_line(verdict))
+    return 0 if verdict["met"] else 1
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from rocketlab.chaos.campaign import check_run_dir, summary_line
+
+    for name in ("history.jsonl", "reads.json", "spec.json", "schedule.json", "events.jsonl", "meta.json"):
+        if not (args.run_dir / name).exists():
+            raise ConfigError(f"{args.run_dir}: not a chaos run directory (no {name})")
+    verdict = check_run_dir(args.run_dir)
+    print(summary_line(verdict))
+    return 0 if verdict["met"] else 1

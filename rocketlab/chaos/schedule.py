@@ -1,0 +1,115 @@
+"""A campaign's fault schedule: seeded, so one seed is one schedule, and a failing seed re-runs exactly.
+
+Fault kinds (:data:`FAULTS`, their trace actions in :data:`rocketlab.trace.schema.FAULT_ACTIONS`):
+
+===================  =====================================================================================
+``partition``        the nodes split in two halves, a majority and a minority; nothing crosses
+``bridge``           two majorities that share one node (Jepsen's bridge): that node talks to all, the
+                     others only to their side (three nodes or more)
+``one-way``          one node's packets to the others vanish; theirs still reach it
+``isolate``          one node's interface goes down: nothing in or out, clients included
+``latency``          every link (through the relays) delays each frame 50-200 ms, plus jitter
+``loss``             every link drops 5-20% of the frames (a request or its answer never arrives)
+``reorder``          every link sends 10-30% of the frames after the next one
+``pause``            SIGSTOP one node, SIGCONT at the end (its clock runs on: timers fire late)
+``kill``             SIGKILL one node, restart it at the end (``rocketlab node`` again, same store)
+``disk``             a writer fills and fsyncs the disk the stores are on (fsyncs take hundreds of ms)
+===================  =====================================================================================
+
+A schedule covers the asked kinds, each at least once, in a seeded order, each step lasting 3-8 s with
+1-3 s of quiet between steps; the targets are drawn from the system's nodes (a majority and a minority,
+a bridge, a victim). :class:`Step` serialises to JSON (``schedule.json`` of a run).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rocketlab.errors import ConfigError
+
+FAULTS = ("partition", "bridge", "one-way", "isolate", "latency", "loss", "reorder", "pause", "kill", "disk")
+NETWORK_FAULTS = frozenset({"partition", "bridge", "one-way", "isolate", "latency", "loss", "reorder"})
+LOCAL_FAULTS = frozenset({"partition", "bridge", "one-way", "latency", "loss", "reorder", "pause", "kill", "disk"})
+"""What a campaign on 127.0.0.1 (no network namespaces) can do: cuts become the relays' holds, and a node
+cannot lose its interface."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One fault: from ``at_ms`` (after the start of the schedule) for ``duration_ms``."""
+
+    at_ms: int
+    fault: str
+    duration_ms: int
+    targets: tuple[str, ...] = ()
+    groups: tuple[tuple[str, ...], ...] = ()
+    """Partition sides (``partition``: two groups; ``bridge``: two groups sharing the bridge node)."""
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["targets"], out["groups"] = list(self.targets), [list(g) for g in self.groups]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Step:
+        return cls(data["at_ms"], data["fault"], data["duration_ms"], tuple(data.get("targets", ())),
+                   tuple(tuple(g) for g in data.get("groups", ())), dict(data.get("params", {})))
+
+    def cuts(self, nodes: tuple[str, ...]) -> set[tuple[str, str]]:
+        """The (src, dst) pairs a network cut of this step blocks."""
+        if self.fault == "partition":
+            a, b = self.groups
+            return {(x, y) for x in a for y in b} | {(y, x) for x in a for y in b}
+        if self.fault == "bridge":
+            left, right = (set(g) for g in self.groups)
+            bridge = left & right
+            only_left, only_right = left - bridge, right - bridge
+            return {(x, y) for x in only_left for y in only_right} | {(y, x) for x in only_left for y in only_right}
+        if self.fault == "one-way":
+            (victim,) = self.targets
+            return {(victim, n) for n in nodes if n != victim}
+        return set()
+
+
+def make_schedule(seed: int, label: str, nodes: tuple[str, ...], kinds: tuple[str, ...],
+                  rounds: int = 1, step_ms: tuple[int, int] = (3000, 8000),
+                  quiet_ms: tuple[int, int] = (1000, 3000)) -> list[Step]:
+    """``rounds`` passes over ``kinds`` in a seeded order (see the module docstring)."""
+    unknown = [k for k in kinds if k not in FAULTS]
+    if unknown:
+        raise ConfigError(f"unknown fault kind(s) {unknown} (known: {', '.join(FAULTS)})")
+    rng = random.Random(f"{seed}/{label}/schedule")
+    order: list[str] = []
+    for _ in range(rounds):
+        batch = [k for k in kinds if not (k == "bridge" and len(nodes) < 3)]
+        rng.shuffle(batch)
+        order += batch
+    steps, at = [], rng.randint(*quiet_ms)
+    for fault in order:
+        duration = rng.randint(*step_ms)
+        steps.append(_step(rng, at, fault, duration, nodes))
+        at += duration + rng.randint(*quiet_ms)
+    return steps
+
+
+def _step(rng: random.Random, at: int, fault: str, duration: int, nodes: tuple[str, ...]) -> Step:
+    shuffled = list(nodes)
+    rng.shuffle(shuffled)
+    if fault == "partition":
+        minority = max(1, (len(nodes) - 1) // 2)
+        return Step(at, fault, duration, groups=(tuple(sorted(shuffled[minority:])), tuple(sorted(shuffled[:minority]))))
+    if fault == "bridge":
+        bridge, rest = shuffled[0], shuffled[1:]
+        half = len(rest) // 2
+        return Step(at, fault, duration, targets=(bridge,),
+                    groups=(tuple(sorted([bridge, *rest[:half]])), tuple(sorted([bridge, *rest[half:]]))))
+    if fault in ("one-way", "isolate", "pause", "kill", "disk"):
+        return Step(at, fault, duration, targets=(shuffled[0],))
+    if fault == "latency":
+        return Step(at, fault, duration, params={"delay_ms": rng.randint(50, 200), "jitter_ms": rng.randint(0, 100)})
+    if fault == "loss":
+        return Step(at, fault, duration, params={"loss": round(rng.uniform(0.05, 0.2), 3)})
+    return Step(at, fault, duration, params={"reorder": round(rng.uniform(0.1, 0.3), 3)})

@@ -1,0 +1,49 @@
+"""Lab 04: a DLedger group of Java and Python members, where this machine has the real DLedger
+(:mod:`rocketlab.oracle.mixed`). Without it the cell says what it would show and how to get it."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from rocketlab.labs_support.java_oracle import _oracle_or_explain
+from rocketlab.oracle.mixed import MixedGroup
+
+
+def mixed_dledger_group(appends: int = 10, workdir: str | Path | None = None) -> list[str]:
+    """Two rocketlab members and one real DLedger 0.3.1.2 member, each ``rocketlab node`` on 127.0.0.1:
+    appends from Java's DLedgerClient and from ours, the leader SIGKILLed, the group re-elected, the killed
+    member restarted until it caught up; then each member's store read back by its own language."""
+    oracle, lines = _oracle_or_explain()
+    if oracle is None:
+        return lines
+    kinds = {"n0": "python", "n1": "python", "n2": "java"}
+    g = MixedGroup(Path(workdir or tempfile.mkdtemp(prefix="rocketlab-mixed-")), kinds)
+    out = []
+    try:
+        g.start_all()
+        first = g.leader()
+        java = g.append_java([b"java %d" % i for i in range(appends)])
+        ours = g.append_ours([b"ours %d" % i for i in range(appends)])
+        out.append(f"members: n0 and n1 are ours, n2 is DLedger 0.3.1.2 in Java; leader {first} ({kinds[first]})")
+        out.append(f"{appends} appends from Java's DLedgerClient, codes {sorted({a['code'] for a in java})}; "
+                   f"{appends} from ours, indexes {ours[0]}..{ours[-1]}")
+        g.kill(first)
+        second = g.leader()
+        g.close_driver()
+        g.append_java([b"java after"])
+        last = g.append_ours([b"ours after"])[-1]
+        out.append(f"leader {first} SIGKILLed: the group elected {second} ({kinds[second]})")
+        g.start(first)
+        caught_up = g.wait_caught_up(first, last)
+        out.append(f"{first} restarted and caught up to index {last} through {second}'s pushes: {caught_up}")
+    finally:
+        g.stop_all()
+    logs = {n: [(e["index"], e["term"], bytes(e["body"])) for e in g.read_back(n)["entries"]] for n in kinds}
+    same = all(log == logs[second] for log in logs.values())
+    out.append(f"every member's log read back (Java's store by Java, ours by ours): {len(logs[second])} entries, "
+               f"identical: {same}")
+    return out
+
+
+__all__ = ["mixed_dledger_group"]

@@ -1,0 +1,99 @@
+"""The campaign's schedule (seeded: one seed, one schedule; every kind asked for; partitions, bridges and
+one-way cuts as they should be) and its checker over histories and traces made by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocketlab.chaos import checker
+from rocketlab.chaos.schedule import FAULTS, Step, make_schedule
+from rocketlab.errors import ConfigError
+
+NODES = ("n0", "n1", "n2", "n3", "n4")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_seed_is_one_schedule_covering_every_kind(seed):
+    steps = make_schedule(seed, "dledger/raft", NODES, FAULTS)
+    assert steps == make_schedule(seed, "dledger/raft", NODES, FAULTS)
+    assert sorted(s.fault for s in steps) == sorted(FAULTS)
+    assert all(b.at_ms >= a.at_ms + a.duration_ms for a, b in zip(steps, steps[1:], strict=False))
+    assert [Step.from_json(s.as_json()) for s in steps] == steps
+    for s in steps:
+        cuts = s.cuts(NODES)
+        if s.fault == "partition":
+            big, small = (set(g) for g in s.groups)
+            assert len(big) > len(small) >= 1 and not big & small and big | small == set(NODES)
+            assert len(cuts) == 2 * len(big) * len(small)
+        elif s.fault == "bridge":
+            left, right = (set(g) for g in s.groups)
+            assert left & right == set(s.targets) and left | right == set(NODES)
+            assert all(s.targets[0] not in pair for pair in cuts) and len(left) >= 3 and len(right) >= 3
+        elif s.fault == "one-way":
+            assert cuts == {(s.targets[0], n) for n in NODES if n != s.targets[0]}
+        else:
+            assert cuts == set()
+    assert make_schedule(seed + 1, "dledger/raft", NODES, FAULTS) != steps
+
+
+def test_two_nodes_have_no_bridge_and_unknown_kinds_are_refused():
+    assert "bridge" not in {s.fault for s in make_schedule(1, "sync-pair", ("n0", "n1"), FAULTS)}
+    with pytest.raises(ConfigError, match="unknown fault kind"):
+        make_schedule(1, "x", NODES, ("partition", "meteor"))
+
+
+def _history(*ops):
+    out = []
+    for op in ops:
+        out.append({"type": "invoke", "id": op[0], "process": int(op[0][1])})
+        out.append({"type": op[1], "id": op[0], "process": int(op[0][1]), "t": 0, **(op[2] if len(op) > 2 else {})})
+    return out
+
+
+def test_lost_duplicates_gaps_order_and_refused_but_stored():
+    history = _history(("p0-0", "ok"), ("p0-1", "ok"), ("p0-2", "ok"), ("p0-3", "unknown"), ("p0-4", "fail"),
+                       ("p0-5", "ok"), ("p1-0", "ok"), ("p1-1", "ok"))
+    queues = {0: [(0, "p0-0"), (1, "p0-2"), (2, "p0-1"), (3, "p0-5"), (4, "p0-3"), (6, "p0-4")],
+              1: [(0, "p1-0"), (1, "p1-0")]}
+    v = checker.check_queues(history, queues)
+    assert v["lost"] == ["p1-1"] and v["duplicates"] == ["p1-0"]
+    assert v["gaps"] == [{"queue": 0, "after": 4, "next": 6}]
+    assert v["order"] == [{"queue": 0, "body": "p0-1", "after": "p0-2"}]  # p0-3 (unknown) landing late is not
+    assert v["refused_but_stored"] == ["p0-4"] and v["unknown_survived"] == 1
+    assert (v["ok"], v["fail"], v["unknown"], v["invoked"]) == (6, 1, 1, 8)
+
+
+def test_a_lost_committed_entry_replaced_by_another_term_is_named_figure_8():
+    history = _history(("p0-0", "ok", {"phy_offset": 48, "t": 100}), ("p0-1", "ok", {"phy_offset": 200, "t": 100}))
+    events = [{"t": 50, "node": "n0", "kind": "append", "index": 0, "term": 2, "pos": 0},
+              {"t": 60, "node": "n0", "kind": "append", "index": 1, "term": 2, "pos": 152}]
+    logs = {"n0": [(0, 3, "p9-9")], "n1": [(0, 3, "p9-9")]}
+    named = checker.name_losses(["p0-0", "p0-1"], history, "dledger", events, logs, master_lost=False)
+    assert named == {"p0-0": "figure-8: committed entry 0 of term 2 replaced by term 3",
+                     "p0-1": "figure-8: committed entry 1 of term 2 truncated"}
+    assert checker.name_losses(["p0-0"], history, "dledger", events, {"n0": [(0, 2, "p0-0")]}, False) == \
+        {"p0-0": "unexplained"}
+    assert checker.name_losses(["p0-0"], history, "async-pair", [], None, master_lost=True) == {"p0-0": "unreplicated"}
+
+
+def test_expectations_of_each_system():
+    clean = {"lost": [], "lost_named": {}, "duplicates": [], "gaps": [], "order": [], "refused_but_stored": []}
+    assert checker.expectation("sync-pair", "", clean)[0]
+    assert not checker.expectation("sync-pair", "", {**clean, "lost": ["p0-1"]})[0]
+    figure8 = {**clean, "lost": ["p0-1"], "lost_named": {"p0-1": "figure-8: committed entry 3 of term 2 truncated"}}
+    assert checker.expectation("dledger", "dledger-0.3.1.2", figure8)[0]
+    assert not checker.expectation("dledger", "raft", figure8)[0]
+    assert not checker.expectation("dledger", "dledger-0.3.2", {**figure8, "lost_named": {"p0-1": "unexplained"}})[0]
+    assert checker.expectation("async-pair", "", {**clean, "lost": ["p0-1"], "lost_named": {"p0-1": "unreplicated"}})[0]
+    assert not checker.expectation("controller", "all-ack", {**clean, "lost": ["p0-1"]})[0]
+    assert not checker.expectation("dledger", "raft", {**clean, "election_safety": [{"term": 3, "nodes": ["a", "b"]}]})[0]
+
+
+def test_election_safety_and_log_matching():
+    events = [{"kind": "role", "role": "LEADER", "term": 2, "node": "n0"},
+              {"kind": "role", "role": "LEADER", "term": 2, "node": "n1"},
+              {"kind": "role", "role": "LEADER", "term": 3, "node": "n1"}]
+    assert checker.election_safety(events) == [{"term": 2, "nodes": ["n0", "n1"]}]
+    logs = {"a": [(0, 1, "x"), (1, 1, "y"), (2, 2, "z")], "b": [(0, 1, "x"), (1, 1, "q"), (2, 2, "z")],
+            "c": [(0, 1, "x")]}
+    assert checker.log_matching(logs) == [{"members": ["a", "b"], "index": 1, "up_to": 2}]
