@@ -302,3 +302,56 @@ def test_notebook_is_stored_without_outputs(path):
 
 def test_the_labs_are_found():
     assert "01_master_slave.ipynb" in _ids(NOTEBOOKS)
+
+
+def test_the_graders_printed_output_is_the_learners_not_the_kits_log(tmp_path):
+    """A learner's bug that makes the store's recovery cut bytes: the broker logs a warning, and the check's
+    "your code printed" must not present that log as the learner's output."""
+    from rocketlab.grading import grade
+    from tests.grading.mutants import mutant_source
+
+    path = tmp_path / "lab02_commitlog.py"
+    path.write_text(mutant_source("lab02.encode_record", 'struct.pack(">i", 4 + len(after_total))',
+                                  'struct.pack(">i", len(after_total))'))
+    report = grade("lab02", path, only=["lab02.encode_record/store_round_trip"])
+    (t,) = report.tests
+    assert not t.passed
+    assert "recovery" not in t.printed and t.printed_chars == 0, t.printed
+
+
+def test_lab03_later_cells_do_not_use_the_learners_viewer():
+    """Lab 03 invites the learner to crash leaders in ``view``; the scripted cells after it run on a
+    group of their own, so that their numbers do not depend on what the learner clicked."""
+    nb = nbformat.read(LABS / "03_dledger_election.ipynb", as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    first = next(i for i, s in enumerate(code) if "view = ClusterView" in s)
+    uses = [s for s in code[first + 1:] if re.search(r"\bview\.(cluster|act|run_for|replay_code)\b", s)]
+    assert not uses, uses
+
+
+def test_layer_events_keep_one_layer_of_roles():
+    from rocketlab.labs_support.tour import layer_events
+
+    events = [{"t": 0, "kind": "role", "node": "n0", "role": "CANDIDATE"}, {"t": 0, "kind": "role", "node": "n0", "role": "SLAVE"},
+              {"t": 5, "kind": "role", "node": "n0", "role": "LEADER"}, {"t": 5, "kind": "role", "node": "n0", "role": "MASTER"},
+              {"t": 9, "kind": "fault", "node": None, "action": "crash", "targets": ["n0"]}]
+    assert [e.get("role") for e in layer_events(events, "DLedger")] == ["CANDIDATE", "LEADER", None]
+    assert [e.get("role") for e in layer_events(events, "broker")] == ["SLAVE", "MASTER", None]
+
+
+def test_figure16_ranges_keep_their_style_in_both_graphs():
+    import pandas as pd
+
+    from rocketlab.labs_support.dledger_election import figure16_cdf
+    from rocketlab.scenarios import figure16
+
+    rows = pd.DataFrame([{"lo": lo, "hi": hi, "elected": True, "downtime_ms": 100 + i}
+                         for lo, hi in {*figure16.RANGES_TOP, *figure16.RANGES_BOTTOM} for i in range(3)])
+    styles = []
+    for ranges in (figure16.RANGES_TOP, figure16.RANGES_BOTTOM):
+        fig = figure16_cdf(rows, ranges, log_x=False, title="t")
+        styles.append({tr.name: (tr.line.color, tr.marker.symbol) for tr in fig.data})
+    shared = "150-300 ms (3)"
+    assert styles[0][shared] == styles[1][shared]
+    every = [s for graph in styles for s in graph.values()]
+    assert len(set(every)) == len(every) - 1  # every other range has a colour and marker of its own
