@@ -198,6 +198,8 @@ EXPECTED: dict[str, list[str]] = {
         r"figure8-dledger-0\.3\.1\.2 +\d+ events, .* [1-9]\d* violations\nfigure8-dledger-0\.3\.2 +\d+ events, .* "
         r"[1-9]\d* violations\nfigure8-raft +\d+ events, .* 0 violations",
         r"\d+ partitions \(one per mapped file\)",
+        r"450 index entries: \{'n0': 150, 'n1': 150, 'n2': 150\}",        # rocketmq-index on data/: keys
+        r"n0 +20231114221321687 +\d+ +\d+ +(13[1-9]\d{3}) +new-007 +127\n.*n1 .* \1 +new-007 +127\n.*n2 .* \1 +new-007",
         r"n0\s+60\n1\s+n1\s+(5\d)\b",                                     # the slave holds fewer
         r"ASYNC_MASTER: [1-9]\d* of \d+ acknowledged messages lost",
         r"SYNC_MASTER: 0 of \d+ acknowledged messages lost",
@@ -206,6 +208,9 @@ EXPECTED: dict[str, list[str]] = {
         r"the median rises with the write: True",                      # the candidate's disk write splits votes
         r"12-24, replies of 7-9 ms: mean \d+ ms; of 13-15 ms: mean \d+ ms",
         r"shorter ranges, shorter failovers: True",                    # Figure 16's bottom graph
+        r"   12-24   mean: paper +35 ms \(mean 35 ms\); ours +\d+ ms over \d+ trials\n"
+        r"   12-24    max: paper +152 ms \(longest trial 152 ms\); ours +\d+ ms over \d+ trials",  # no NaN: after the bottom sweep
+        r"150-200 worst case: ours \d+ ms over \d+ trials, paper 513 ms over 1000: [+-]\d\.\d election rounds of 213 ms apart",
         r"DLedger scaled to 150-300 is slower than Raft",
         r"0\.3\.1\.2 and 0\.3\.2 elect alike on every seed: True",
         r"median time without a leader: DLedger 0\.3\.1\.2, Java defaults [2-9]\d\d\d ms",
@@ -355,3 +360,4 @@ def test_figure16_ranges_keep_their_style_in_both_graphs():
     assert styles[0][shared] == styles[1][shared]
     every = [s for graph in styles for s in graph.values()]
     assert len(set(every)) == len(every) - 1  # every other range has a colour and marker of its own
+
