@@ -100,6 +100,8 @@ EXPECTED: dict[str, list[str]] = {
         r"dledger-0\.3\.1\.2 \{.*'committed_entry_lost': True, 'violated': \{'leader_completeness': 1, "
         r"'committed_entries_stable': \d+\}",
         r"raft \{.*'committed_entry_lost': False, 'violated': \{\}",
+        r"the schedule's names on the timeline's rows: S1 = n\d, S2 = n\d, S3 = n\d, S4 = n\d, S5 = n\d\n"
+        r"violations, by invariant: \{'leader_completeness': 1, 'committed_entries_stable': \d+\}",
         r"dledger-0\.3\.1\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: False; "
         r"#251 follower catches up: False",
         r"dledger-0\.3\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: True; "
@@ -361,3 +363,15 @@ def test_figure16_ranges_keep_their_style_in_both_graphs():
     every = [s for graph in styles for s in graph.values()]
     assert len(set(every)) == len(every) - 1  # every other range has a colour and marker of its own
 
+
+def test_a_cut_off_followers_progress_lines_reach_the_end_on_top():
+    from rocketlab.labs_support.dledger_replication import commit_progress_showing
+
+    events = [{"t": 1, "seq": i, "node": n, "kind": k, "index": 0} for i, (n, k) in
+              enumerate((n, k) for n in ("n0", "n1", "n2") for k in ("append", "commit"))]
+    events += [{"t": 50 + i, "seq": 10 + i, "node": n, "kind": k, "index": i + 1}
+               for i in range(3) for n in ("n0", "n1") for k in ("append", "commit")]
+    fig = commit_progress_showing(events, "n2")
+    last = fig.data[-2:]
+    assert [tr.name for tr in last] == ["n2 append (cut off)", "n2 commit (cut off)"]
+    assert all(tr.x[-1] == 52 and tr.y[-1] == 0 for tr in last)
