@@ -375,3 +375,31 @@ def test_a_cut_off_followers_progress_lines_reach_the_end_on_top():
     last = fig.data[-2:]
     assert [tr.name for tr in last] == ["n2 append (cut off)", "n2 commit (cut off)"]
     assert all(tr.x[-1] == 52 and tr.y[-1] == 0 for tr in last)
+
+
+def _sections(nb) -> set[int]:
+    return {int(m) for cell in nb.cells if cell.cell_type == "markdown"
+            for m in re.findall(r"(?m)^## (\d+)\.", cell.source)}
+
+
+def test_every_section_and_lab_a_lab_points_to_exists():
+    """"section 4", "sections 6 and 9", "lab 04, section 7": the numbered ``## N.`` heading is there (a
+    paper's "section 5.4.2" is not a lab's); "lab 03": the notebook is there."""
+    books = {p.name[:2]: nbformat.read(p, as_version=4) for p in NOTEBOOKS}
+    sections = {lab: _sections(nb) for lab, nb in books.items()}
+    missing = []
+    for lab, nb in books.items():
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            text = re.sub(r"\s+", " ", cell.source)
+            for other in re.findall(r"\b[Ll]abs? (\d\d)\b", text):
+                if other not in books:
+                    missing.append(f"{lab}: lab {other}")
+            for m in re.finditer(r"(?:\b[Ll]ab (\d\d)(?: \([^)]*\))?,? )?\bsections? (\d+)((?:(?:, | and )\d+)*)(?![.\d])",
+                                 text):
+                target = m.group(1) or lab
+                for n in [m.group(2), *re.findall(r"\d+", m.group(3))]:
+                    if int(n) not in sections.get(target, set()):
+                        missing.append(f"{lab}: lab {target} section {n} ({m.group(0)})")
+    assert not missing, missing
