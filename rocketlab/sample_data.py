@@ -54,7 +54,8 @@ that the folder stays a few MB). What each run is:
 
 Read them with Spark (`rocketlab.analysis`): `read_events(spark, "data/dledger-churn")` for a trace,
 `spark.read.format("rocketmq-commitlog").load("data/tour/async-master-crash")` for every record of every
-node's commit log (also `rocketmq-consumequeue`, `rocketmq-index`).
+node's commit log (also `rocketmq-consumequeue`), and `spark.read.format("rocketmq-index").load("data/smooth-upgrade")`
+for the index entries of the one run whose messages carry keys (the index files hold entries only for keys).
 
 ## Which files the real RocketMQ opens as they are
 
@@ -111,11 +112,11 @@ def _smooth_upgrade(out: Path) -> None:
     from rocketlab.labs_support.rocketmq_on_dledger import new_broker_group, write_classic_store
 
     ticks = itertools.count(1_700_000_000_000, 7)  # a fixed clock: the old store's timestamps are the same each time
-    write_classic_store(out, 120, store_options=SMALL_STORE, clock=lambda: next(ticks))
+    write_classic_store(out, 120, store_options=SMALL_STORE, clock=lambda: next(ticks), keys=True)
     c = new_broker_group(out, seed=3, fresh=False, store_options=SMALL_STORE)
     try:
         for i in range(30):
-            c.put(b"new-%03d" % i * 20)
+            c.put(b"new-%03d" % i * 20, keys=f"new-{i:03d}")  # keys: the index files have entries
         c.run_for(2_000)
         c.save(out, parquet=True)
     finally:
@@ -132,7 +133,8 @@ RUNS: tuple[SampleRun, ...] = (
                 "violation is in the trace)" if p != "raft" else " (safe)"), _scenario("dledger-figure8", p))
       for p in ("dledger-0.3.1.2", "dledger-0.3.2", "raft")),
     SampleRun("smooth-upgrade", "three brokers with a classic CommitLog of 120 messages restarted on DLedger "
-                                "(`dividedCommitlogOffset` = 2 files), then 30 new messages", _smooth_upgrade),
+                                "(`dividedCommitlogOffset` = 2 files), then 30 new messages; every message has a key "
+                                "(`old-NNN`, `new-NNN`), so its index files have entries", _smooth_upgrade),
 )
 
 

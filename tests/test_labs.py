@@ -32,6 +32,9 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "00_tour.ipynb": [
         r"LEADER at \d+ ms, MASTER at \d+ ms: [1-9]\d\d ms later",       # "a little after": under a second
+        r"last heartbeat from n\d at (\d+) ms, (\d+) ms before the crash at (\d+)\n"     # the 6 s start before the crash
+        r"first CANDIDATE at \d+: 600\d ms after that heartbeat, \d+ ms after the crash\n",
+        r"without a master: \d+ \+ [1-9]\d\d \+ [1-9]\d\d = \d+ ms",   # a failed round and a random wait; the handler
     ],
     "01_master_slave.ipynb": [
         r"lab01\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
@@ -55,6 +58,8 @@ EXPECTED: dict[str, list[str]] = {
         r"\(None, 'SLAVE'\)",                                          # no failover
         r"first-pair/nodes/n1/store/config/topics\.json",             # copied by SlaveSynchronize
         r"sync-partition\s+7\s+20\s+18",                               # Spark: puts per status per run
+        r"t=\d+ ms: master n0 ends at (\d+); slave n1 at 0 \(\1 bytes behind\)\n"         # the viewer's pair, just put
+        r"t=\d+ ms: master n0 ends at (\d+); slave n1 at \2 \(0 bytes behind\)",          # 100 ms later: caught up
     ],
     "03_dledger_election.ipynb": [
         r"lab03\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
@@ -77,6 +82,7 @@ EXPECTED: dict[str, list[str]] = {
         r"without the candidate's disk write, 150-155's median is lower",
         r"with replies of 13-15 ms, 12-24's mean is [2-9]\.\d times the kit's",
         r"java defaults +\d+ +[4-9]\d\d\d\.\d",                       # DLedger's defaults: seconds
+        r"term +candidate +first asked at \(ms\) +rounds",                      # one term, several elections: told apart
     ],
     "04_dledger_replication.ipynb": [
         r"lab04\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
@@ -85,10 +91,17 @@ EXPECTED: dict[str, list[str]] = {
         r"water marks: \{'n\d': 5, 'n\d': 0, 'n\d': 5\}\nmedian: 5  leader's commit index: 5",  # the median
         r"ledger end 8, committed 5: 3 entries a consumer must not see",
         r"'magic': 1, 'size': 53, 'index': 0, 'term': 1, 'pos': 0, .*'body_size': 5",  # the hex view's prose
-        r"old leader's log now: \[b'shared', b'after'\]",                # the diverged tail was cut
+        r"t=\d+ COMPARE at 2: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 1\n"
+        r"t=\d+ COMPARE at 1: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 0\n"
+        r"t=\d+ COMPARE at 0: SUCCESS \(follower holds 0\.\.2\) -> match-follower-longer: truncate 0\n",  # the walk
+        r"n\d push_state \{'peer': 'n\d', 'state': 'TRUNCATE', 'index': 0\}\n\d+ n\d truncate \{'index': 1\}",
+        r"entries cut \(body, term\): \[\(b'lonely-1', 1\), \(b'lonely-2', 1\)\]",
+        r"old leader's log now: \[b'shared', b'after-1', b'after-2'\]",    # the diverged tail was cut
         r"dledger-0\.3\.1\.2 \{.*'committed_entry_lost': True, 'violated': \{'leader_completeness': 1, "
         r"'committed_entries_stable': \d+\}",
         r"raft \{.*'committed_entry_lost': False, 'violated': \{\}",
+        r"the schedule's names on the timeline's rows: S1 = n\d, S2 = n\d, S3 = n\d, S4 = n\d, S5 = n\d\n"
+        r"violations, by invariant: \{'leader_completeness': 1, 'committed_entries_stable': \d+\}",
         r"dledger-0\.3\.1\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: False; "
         r"#251 follower catches up: False",
         r"dledger-0\.3\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: True; "
@@ -101,6 +114,9 @@ EXPECTED: dict[str, list[str]] = {
     "05_rocketmq_on_dledger.ipynb": [
         r"lab05\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
         r"master n\d: PUT_OK, physical offset 48, queue offset 0",
+        r"entry header:\n +0  00 00 00 01 00 00 00 [0-9a-f]{2} .* magic@0 size@4 index@8\n",  # positions, field marks
+        r"\n +48  00 00 00 [0-9a-f]{2} .* TOTALSIZE@48 MAGICCODE@52 BODYCRC@56 QUEUEID@60\n",   # the record at 48
+        r"\n +64  .* FLAG@64 QUEUEOFFSET@68 PHYSICALOFFSET@76\n",
         r"entry pos \+ 48 = 48; PHYSICALOFFSET in the record = 48",                 # the append hook wrote it
         r"entry size = 48 \+ bodySize: (\d+) = 48 \+ (\d+); record TOTALSIZE = \2",  # one record per entry
         r"identical on every replica: True",
@@ -117,6 +133,8 @@ EXPECTED: dict[str, list[str]] = {
         r"units before the restart: \[\(0, 48, 'in the log'\), \(1, \d+, \"points past the log's end\"\), "
         r"\(2, \d+, \"points past the log's end\"\)\]",
         r"units after the restart:  \[\(0, 48, 'in the log'\)\]",
+        r"recovery at the restart: DLedger: recovered entries up to index 1 \(term \d+\), data end 190; cut the tail "
+        r"at 190: entry at 190: pos \d+ != 190",                     # the prose reads this line
         r"trimmed by recovery: \{'T/0': 2\}",
         r"n0 .*upgraded from the old commit log \(normal recovery from 0{20}: 150 valid records, commit log ends at "
         r"(\d+)\); old blank written at \1\nn1 .*old blank written at \1\nn2 .*old blank written at \1\n",
@@ -166,7 +184,8 @@ EXPECTED: dict[str, list[str]] = {
         r"broker 1 is 2\.5 GiB ahead; elected: 2",
         r"DLedger needs 3 brokers to fail over \((\d+) ms\); with 2 it has no majority left: a new master never came",
         r"fastest failover: controller mode, allAck with [23] brokers",   # a crash closes its channel
-        r"controller mode fails over with 2 brokers \(\d+ ms\) and stores 300 bytes per put against DLedger's 5\d\d",
+        r"controller mode fails over with 2 brokers \(\d+ ms\) and stores 300 bytes per put against DLedger's 594\n"
+        r"one record is 150 bytes; DLedger stores 3 x \(150 \+ 48-byte entry header\) = 594",  # followers' bytes too
         r"controller-partition +acked +\d+, lost [1-9]\d*, violations 0",
         r"controller-partition --profile allack +acked +\d+, lost 0, violations 0",
         r"controller-5663 --profile before-5798 +acked +[1-9]\d*, lost [1-9]\d*, violations [1-9]",
@@ -181,6 +200,8 @@ EXPECTED: dict[str, list[str]] = {
         r"figure8-dledger-0\.3\.1\.2 +\d+ events, .* [1-9]\d* violations\nfigure8-dledger-0\.3\.2 +\d+ events, .* "
         r"[1-9]\d* violations\nfigure8-raft +\d+ events, .* 0 violations",
         r"\d+ partitions \(one per mapped file\)",
+        r"450 index entries: \{'n0': 150, 'n1': 150, 'n2': 150\}",        # rocketmq-index on data/: keys
+        r"n0 +20231114221321687 +\d+ +\d+ +(13[1-9]\d{3}) +new-007 +127\n.*n1 .* \1 +new-007 +127\n.*n2 .* \1 +new-007",
         r"n0\s+60\n1\s+n1\s+(5\d)\b",                                     # the slave holds fewer
         r"ASYNC_MASTER: [1-9]\d* of \d+ acknowledged messages lost",
         r"SYNC_MASTER: 0 of \d+ acknowledged messages lost",
@@ -189,6 +210,9 @@ EXPECTED: dict[str, list[str]] = {
         r"the median rises with the write: True",                      # the candidate's disk write splits votes
         r"12-24, replies of 7-9 ms: mean \d+ ms; of 13-15 ms: mean \d+ ms",
         r"shorter ranges, shorter failovers: True",                    # Figure 16's bottom graph
+        r"   12-24   mean: paper +35 ms \(mean 35 ms\); ours +\d+ ms over \d+ trials\n"
+        r"   12-24    max: paper +152 ms \(longest trial 152 ms\); ours +\d+ ms over \d+ trials",  # no NaN: after the bottom sweep
+        r"150-200 worst case: ours \d+ ms over \d+ trials, paper 513 ms over 1000: [+-]\d\.\d election rounds of 213 ms apart",
         r"DLedger scaled to 150-300 is slower than Raft",
         r"0\.3\.1\.2 and 0\.3\.2 elect alike on every seed: True",
         r"median time without a leader: DLedger 0\.3\.1\.2, Java defaults [2-9]\d\d\d ms",
@@ -264,6 +288,9 @@ def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
                    resources={"metadata": {"path": str(LABS)}}).execute()  # raises on the first failing cell
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert not errors, [f"{e.ename}: {e.evalue}" for e in errors]
+    kit_logs = [out.text for cell in nb.cells for out in cell.get("outputs", [])
+                if out.output_type == "stream" and out.name == "stderr" and "recovery:" in out.text]
+    assert not kit_logs, f"{path.name}: the kit's own recovery log on stderr, beside the lab's report: {kit_logs}"
     text = _text_outputs(nb)
     expected = EXPECTED.get(path.name, []) + _java_expected(path.name)
     missing = [pattern for pattern in expected if not re.search(pattern, text)]
@@ -282,3 +309,108 @@ def test_notebook_is_stored_without_outputs(path):
 
 def test_the_labs_are_found():
     assert "01_master_slave.ipynb" in _ids(NOTEBOOKS)
+
+
+def test_the_graders_printed_output_is_the_learners_not_the_kits_log(tmp_path):
+    """A learner's bug that makes the store's recovery cut bytes: the broker logs a warning, and the check's
+    "your code printed" must not present that log as the learner's output."""
+    from rocketlab.grading import grade
+    from tests.grading.mutants import mutant_source
+
+    path = tmp_path / "lab02_commitlog.py"
+    path.write_text(mutant_source("lab02.encode_record", 'struct.pack(">i", 4 + len(after_total))',
+                                  'struct.pack(">i", len(after_total))'))
+    report = grade("lab02", path, only=["lab02.encode_record/store_round_trip"])
+    (t,) = report.tests
+    assert not t.passed
+    assert "recovery" not in t.printed and t.printed_chars == 0, t.printed
+
+
+def test_lab03_later_cells_do_not_use_the_learners_viewer():
+    """Lab 03 invites the learner to crash leaders in ``view``; the scripted cells after it run on a
+    group of their own, so that their numbers do not depend on what the learner clicked."""
+    nb = nbformat.read(LABS / "03_dledger_election.ipynb", as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    first = next(i for i, s in enumerate(code) if "view = ClusterView" in s)
+    uses = [s for s in code[first + 1:] if re.search(r"\bview\.(cluster|act|run_for|replay_code)\b", s)]
+    assert not uses, uses
+
+
+def test_layer_events_keep_one_layer_of_roles():
+    from rocketlab.labs_support.tour import layer_events
+
+    events = [{"t": 0, "kind": "role", "node": "n0", "role": "CANDIDATE"}, {"t": 0, "kind": "role", "node": "n0", "role": "SLAVE"},
+              {"t": 5, "kind": "role", "node": "n0", "role": "LEADER"}, {"t": 5, "kind": "role", "node": "n0", "role": "MASTER"},
+              {"t": 9, "kind": "fault", "node": None, "action": "crash", "targets": ["n0"]}]
+    assert [e.get("role") for e in layer_events(events, "DLedger")] == ["CANDIDATE", "LEADER", None]
+    assert [e.get("role") for e in layer_events(events, "broker")] == ["SLAVE", "MASTER", None]
+
+
+def test_figure16_ranges_keep_their_style_in_both_graphs():
+    import pandas as pd
+
+    from rocketlab.labs_support.dledger_election import figure16_cdf
+    from rocketlab.scenarios import figure16
+
+    rows = pd.DataFrame([{"lo": lo, "hi": hi, "elected": True, "downtime_ms": 100 + i}
+                         for lo, hi in {*figure16.RANGES_TOP, *figure16.RANGES_BOTTOM} for i in range(3)])
+    styles = []
+    for ranges in (figure16.RANGES_TOP, figure16.RANGES_BOTTOM):
+        fig = figure16_cdf(rows, ranges, log_x=False, title="t")
+        styles.append({tr.name: (tr.line.color, tr.marker.symbol) for tr in fig.data})
+    shared = "150-300 ms (3)"
+    assert styles[0][shared] == styles[1][shared]
+    every = [s for graph in styles for s in graph.values()]
+    assert len(set(every)) == len(every) - 1  # every other range has a colour and marker of its own
+
+
+def test_a_cut_off_followers_progress_lines_reach_the_end_on_top():
+    from rocketlab.labs_support.dledger_replication import commit_progress_showing
+
+    events = [{"t": 1, "seq": i, "node": n, "kind": k, "index": 0} for i, (n, k) in
+              enumerate((n, k) for n in ("n0", "n1", "n2") for k in ("append", "commit"))]
+    events += [{"t": 50 + i, "seq": 10 + i, "node": n, "kind": k, "index": i + 1}
+               for i in range(3) for n in ("n0", "n1") for k in ("append", "commit")]
+    fig = commit_progress_showing(events, "n2")
+    last = fig.data[-2:]
+    assert [tr.name for tr in last] == ["n2 append (cut off)", "n2 commit (cut off)"]
+    assert all(tr.x[-1] == 52 and tr.y[-1] == 0 for tr in last)
+
+
+def _sections(nb) -> set[int]:
+    return {int(m) for cell in nb.cells if cell.cell_type == "markdown"
+            for m in re.findall(r"(?m)^## (\d+)\.", cell.source)}
+
+
+def test_every_section_and_lab_a_lab_points_to_exists():
+    """"section 4", "sections 6 and 9", "lab 04, section 7": the numbered ``## N.`` heading is there (a
+    paper's "section 5.4.2" is not a lab's); "lab 03": the notebook is there."""
+    books = {p.name[:2]: nbformat.read(p, as_version=4) for p in NOTEBOOKS}
+    sections = {lab: _sections(nb) for lab, nb in books.items()}
+    missing = []
+    for lab, nb in books.items():
+        for cell in nb.cells:
+            if cell.cell_type != "markdown":
+                continue
+            text = re.sub(r"\s+", " ", cell.source)
+            for other in re.findall(r"\b[Ll]abs? (\d\d)\b", text):
+                if other not in books:
+                    missing.append(f"{lab}: lab {other}")
+            for m in re.finditer(r"(?:\b[Ll]ab (\d\d)(?: \([^)]*\))?,? )?\bsections? (\d+)((?:(?:, | and )\d+)*)(?![.\d])",
+                                 text):
+                target = m.group(1) or lab
+                for n in [m.group(2), *re.findall(r"\d+", m.group(3))]:
+                    if int(n) not in sections.get(target, set()):
+                        missing.append(f"{lab}: lab {target} section {n} ({m.group(0)})")
+    assert not missing, missing
+
+
+def test_the_loss_tables_settings_read_apart_in_a_notebook():
+    """pandas cuts a cell at ``display.max_colwidth`` (50): every setting label fits, and no two are alike."""
+    import pandas as pd
+
+    from rocketlab.labs_support.controller_mode import LOSS_RUNS
+
+    labels = [label for label, _, _ in LOSS_RUNS]
+    assert all(len(label) <= pd.get_option("display.max_colwidth") for label in labels), labels
+    assert len(set(labels)) == len(labels)

@@ -38,8 +38,9 @@ def handle_vote(view: VoteView, request: VoteRequest, is_self: bool) -> VoteDeci
     5. request term < our term: REJECT_EXPIRED_VOTE_TERM
     6. same term and we already voted for someone else: REJECT_ALREADY_HAS_LEADER if we know a leader,
        else REJECT_ALREADY_VOTED
-    7. request term > our term: REJECT_TERM_NOT_READY, effect STEP_DOWN (we become a candidate at the
-       request's term and will ask for votes at once)
+    7. request term > our term: REJECT_TERM_NOT_READY, effect STEP_DOWN (we become a candidate with the
+       request's term in mind, ``knownMaxTermInGroup``; on our next tick we move to that term
+       (``nextTerm``) without starting a vote round, so we can grant the candidate's re-vote ~10 ms later)
     8. request term < our ledger end term: REJECT_TERM_SMALL_THAN_LEDGER, answering with our ledger end term
     9. not ``is_self``, we are taking leadership, same ledger end term and our ledger end index >= the
        candidate's: REJECT_TAKING_LEADERSHIP

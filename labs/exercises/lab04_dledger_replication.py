@@ -42,10 +42,17 @@ def decide_compare(compare_index: int, code: DLedgerResponseCode, f_begin: int, 
     * SUCCESS otherwise (the follower has more): "match-follower-longer", truncate at ``compare_index``.
     * INCONSISTENT_STATE, the two logs do not overlap (``f_end < l_begin`` or ``f_begin > l_end``):
       "no-intersection", truncate at ``l_begin``.
-    * ... ``compare_index < f_begin``: "below-follower-begin", truncate at ``l_begin``.
-    * ... ``compare_index > f_end``: "above-follower-end", compare ``f_end`` next.
-    * ... otherwise: "mismatch-step-back", compare ``compare_index - 1`` next.
-    * Finally, whatever the rule (other than "match"), when the index to compare has fallen below
-      ``l_begin``: add "+below-leader-begin" to the rule and truncate at ``l_begin`` instead.
+    * INCONSISTENT_STATE, the logs overlap, and ``compare_index < f_begin`` (the entry sent is below the
+      follower's first entry, so the follower cannot compare it): "below-follower-begin", truncate at
+      ``l_begin`` (the leader's first entry, not the follower's).
+    * INCONSISTENT_STATE, ``compare_index > f_end`` (the follower's log is shorter): "above-follower-end",
+      compare ``f_end`` next.
+    * INCONSISTENT_STATE otherwise (``f_begin <= compare_index <= f_end``, a different entry there):
+      "mismatch-step-back", compare ``compare_index - 1`` next.
+    * Finally, for every rule but "match": take the compare index as it now stands (the new one after
+      "above-follower-end" or "mismatch-step-back", the one sent after the others); if it is below
+      ``l_begin``, append "+below-leader-begin" to the rule and truncate at ``l_begin``, even when the
+      rule already truncates (``decide_compare(0, INCONSISTENT_STATE, 3, 9, 2, 9)`` is
+      ``CompareDecision("below-follower-begin+below-leader-begin", "truncate", 2)``).
     """
     raise NotImplementedError("lab04.decide_compare")

@@ -8,16 +8,16 @@ message back. Keep the names and signatures; you may add helpers.
 
 from __future__ import annotations
 
-DLEDGER_ENTRY_HEADER = 48  # DLedgerEntry.BODY_OFFSET: magic, size, index, term, pos, channel, chain crc, body crc, body size
-
 
 def phy_offset(entry_pos: int) -> int:
     """The physical offset of the message in the DLedger entry at ``entry_pos``.
 
-    A DLedger data file holds ``[48-byte entry header][RocketMQ record]`` back to back. A message's
-    physical offset (what PHYSICALOFFSET inside the record says, what the consume queue points to and
-    what the producer gets back as wroteOffset) is where its record starts. The AppendHook writes it
-    while DLedger appends the entry.
+    A DLedger data file holds entries back to back, each an entry header followed by its body, and a
+    broker on DLedger puts one RocketMQ record in each body. A message's physical offset (what
+    PHYSICALOFFSET inside the record says, what the consume queue points to and what the producer gets
+    back as wroteOffset) is where its record starts. The AppendHook writes it while DLedger appends the
+    entry. How long the header is, read it from the hex dump of lab 05, section 1 (or from
+    ``DLedgerEntry`` in DLedger's sources); do it before the lab's answer below the dump.
     """
     raise NotImplementedError("lab05.phy_offset")
 

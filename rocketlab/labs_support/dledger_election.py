@@ -30,7 +30,21 @@ from rocketlab.viz.style import base_layout
 
 Event = Mapping[str, Any]
 LATENCY = "uniform:10:40"
-CURVE_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3")  # plotly's first six  # the cluster viewer's default: slow enough to see messages fly
+CURVE_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3")  # plotly's first six
+RANGE_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#8C510A",
+                "#332288", "#B8A000")  # Okabe-Ito's seven (yellow darkened) and three more
+RANGE_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "triangle-down", "star", "pentagon",
+                 "hexagon")
+
+
+def range_styles(ranges: Sequence[tuple[int, int]] = (*figure16.RANGES_TOP, *figure16.RANGES_BOTTOM)
+                 ) -> dict[str, tuple[str, str]]:
+    """One (colour, marker symbol) per timeout range, the same in every graph that shows the range (150-300 ms
+    is in both of Figure 16's): keyed by the curve label ``"lo-hi ms"``. The symbol is a second cue beside
+    the colour."""
+    order = list(dict.fromkeys(ranges))
+    return {f"{lo}-{hi} ms": (RANGE_COLORS[i % len(RANGE_COLORS)], RANGE_SYMBOLS[i % len(RANGE_SYMBOLS)])
+            for i, (lo, hi) in enumerate(order)}
 
 
 def group(seed: int, *, nodes: int = 5, profile: str = "dledger-0.3.1.2", **kwargs: Any) -> Cluster:
@@ -128,22 +142,34 @@ def answers_seen(events: Iterable[Event]) -> pd.DataFrame:
 
 
 def votes_by_term(events: Sequence[Event]) -> pd.DataFrame:
-    """Per term and candidate, from :func:`rocketlab.viz.vote_graph`: who granted the vote, who refused
-    (with the answer), who never answered, and whether the candidate was elected."""
+    """Per term and candidate, from :func:`rocketlab.viz.vote_graph`: when it first asked, how many rounds
+    it ran in that term, who granted the vote, who refused (with the last answer), who answered
+    REJECT_TERM_NOT_READY first (and was asked again: section 4's round), who never answered, and
+    whether it was elected. One term can hold several elections (DLedger re-votes in its term): the
+    ``first asked at`` column tells them apart."""
     rows = []
+    asked: dict[tuple[int, str], list[int]] = {}
+    for e in events:
+        if e.get("kind") == "vote_request":
+            asked.setdefault((e.get("term"), str(e.get("candidate"))), []).append(e["t"])
     for term in vote_terms(events):
         graph = vote_graph(events, term)
         for candidate, attrs in sorted(graph.nodes(data=True)):
             if not attrs["candidate"]:
                 continue
             out = graph.out_edges(candidate, data=True)
-            rows.append({"term": term, "candidate": candidate,
+            times = asked.get((term, candidate), [0])
+            rows.append({"term": term, "candidate": candidate, "first asked at (ms)": min(times),
+                         "rounds": max((d["requests"] for _, _, d in out), default=0),
                          "granted by": ", ".join(sorted(v for _, v, d in out if d["granted"])),
                          "refused by": ", ".join(sorted(f"{v} ({d['result']})" for _, v, d in out
                                                         if not d["granted"] and d["result"] != NO_ANSWER)),
+                         "NOT_READY first": ", ".join(sorted(v for _, v, d in out if d["results"][:1]
+                                                             == [VoteResult.REJECT_TERM_NOT_READY.name])),
                          "no answer": ", ".join(sorted(v for _, v, d in out if d["result"] == NO_ANSWER)),
                          "elected": attrs["elected"]})
-    return pd.DataFrame(rows, columns=["term", "candidate", "granted by", "refused by", "no answer", "elected"])
+    return pd.DataFrame(rows, columns=["term", "candidate", "first asked at (ms)", "rounds", "granted by",
+                                       "refused by", "NOT_READY first", "no answer", "elected"])
 
 
 # ---------------------------------------------------------------------- terms
@@ -382,18 +408,20 @@ def paper_beside_ours(rows: pd.DataFrame) -> pd.DataFrame:
 def figure16_cdf(rows: pd.DataFrame, ranges: Sequence[tuple[int, int]], *, log_x: bool, title: str) -> go.Figure:
     """Figure 16's plot: per timeout range, the share of trials with downtime <= x (see :func:`downtime_cdf`)."""
     curves = [(f"{lo}-{hi} ms", rows[(rows["lo"] == lo) & (rows["hi"] == hi)]) for lo, hi in ranges]
-    return downtime_cdf(curves, log_x=log_x, title=title, floor_ms=min(lo for lo, _ in ranges) / 2)
+    return downtime_cdf(curves, log_x=log_x, title=title, floor_ms=min(lo for lo, _ in ranges) / 2,
+                        styles=range_styles())
 
 
 def downtime_cdf(curves: Sequence[tuple[str, pd.DataFrame]], *, log_x: bool, title: str,
-                 floor_ms: float | None = None) -> go.Figure:
+                 floor_ms: float | None = None, styles: Mapping[str, tuple[str, str]] | None = None) -> go.Figure:
     """One cumulative curve per ``(name, trials)``: the share of trials with ``downtime_ms`` <= x. Trials
     that had no leader when they gave up (``elected`` false) keep the curve flat below 1 up to the give-up
     time, drawn dotted; a curve with no elected trial at all starts at ``floor_ms`` (default: half its
-    give-up time). Empty groups are left out."""
+    give-up time). Empty groups are left out. ``styles`` maps a label to its (colour, marker symbol)
+    (:func:`range_styles`); labels not in it take the next of :data:`CURVE_COLORS`, with round markers."""
     fig = go.Figure()
     for i, (label, trials) in enumerate(curves):
-        color = CURVE_COLORS[i % len(CURVE_COLORS)]
+        color, symbol = (styles or {}).get(label, (CURVE_COLORS[i % len(CURVE_COLORS)], "circle"))
         if trials.empty:
             continue
         total = len(trials)
@@ -402,13 +430,14 @@ def downtime_cdf(curves: Sequence[tuple[str, pd.DataFrame]], *, log_x: bool, tit
         ys = [0.0, *((i + 1) / total for i in range(len(values)))] if values else []
         name = f"{label} ({total})"
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line_shape="hv", name=name,
-                                 line={"color": color}, marker={"size": 4}, legendgroup=name))
+                                 line={"color": color}, marker={"size": 6, "symbol": symbol}, legendgroup=name))
         censored = trials.loc[~trials["elected"], "downtime_ms"]
         if len(censored):
             start = xs[-1] if xs else floor_ms if floor_ms is not None else int(censored.min()) / 2
             fig.add_trace(go.Scatter(x=[start, int(censored.max())], y=[ys[-1] if ys else 0.0] * 2,
                                      mode="lines+markers", line={"dash": "dot", "color": color}, legendgroup=name,
-                                     name=f"{label}: {len(censored)} without a leader", marker={"size": 4}))
+                                     name=f"{label}: {len(censored)} without a leader",
+                                     marker={"size": 6, "symbol": symbol}))
     base_layout(fig, title, 420)
     fig.update_layout(xaxis_title="time without leader (ms)", yaxis_title="cumulative share of trials",
                       yaxis_range=[-0.02, 1.02])

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlab import plugs
 from rocketlab.dledger.entry import BODY_OFFSET
+from rocketlab.dledger.entry_dispatcher import decide_compare
 from rocketlab.scenarios.dledger_group import (
     DEFAULT_LATENCY,
     SHORT_TIMERS,
@@ -34,7 +36,7 @@ from rocketlab.sim import Cluster
 from rocketlab.trace.rundir import fresh_dir
 
 __all__ = [
-    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "commit_progress_showing", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -103,6 +105,24 @@ def water_marks(c: Cluster) -> dict[str, int]:
     return dict(sorted(core.pusher.peer_water_marks_by_term.get(core.term, {}).items()))
 
 
+def commit_progress_showing(events: Sequence[dict[str, Any]], node: str) -> Any:
+    """:func:`rocketlab.viz.commit_progress` with ``node``'s two lines carried on to the end of the run and
+    drawn last, wide and with markers: a member that stopped appending (cut off) would otherwise end its
+    lines where its last event was, under the others' along the bottom."""
+    from rocketlab.viz import commit_progress
+
+    fig = commit_progress(events)
+    end = max(e["t"] for e in events)
+    mine = [tr for tr in fig.data if tr.name in (f"{node} append", f"{node} commit")]
+    for tr in mine:
+        if tr.x and tr.x[-1] < end:
+            tr.x, tr.y = (*tr.x, end), (*tr.y, tr.y[-1])
+        tr.mode, tr.line.width = "lines+markers", 4
+        tr.name = f"{tr.name} (cut off)"
+    fig.data = tuple(tr for tr in fig.data if tr not in mine) + tuple(mine)
+    return fig
+
+
 def median_commit_index(marks: Mapping[str, int]) -> int:
     """QuorumAckChecker's rule: sort the water marks from high to low and take the one in the middle
     (``sorted desc [n // 2]``): the highest index that a majority holds."""
@@ -136,9 +156,13 @@ def _hex(data: bytes, width: int = 16) -> str:
 
 
 def diverged_follower(run_dir: str | Path, seed: int = 1, profile: str = "dledger-0.3.1.2") -> dict[str, Any]:
-    """A leader takes two entries no one else gets (it is cut off), a new leader is elected and commits
-    more, the old leader rejoins: its dispatcher state and log show the TRUNCATE that removes its two
-    uncommitted entries. Returns the cluster, the names and the rejoined member's events."""
+    """A leader takes two entries no one else gets (it is cut off), a new leader is elected, commits two
+    more and hands over to the third member (whose dispatchers start comparing at its last entry), the
+    old leader rejoins: its dispatcher state and log show the TRUNCATE that removes its two
+    uncommitted entries. Returns the cluster, the names, the rejoined member's events, its log (body,
+    term) before the heal and after, the entries cut, and ``walk``: every COMPARE answer the new leader's
+    EntryDispatcher decided on after the heal (``decide_compare``, watched through its plug point; the
+    trace only records changes of state, so the steps within COMPARE show only here)."""
     c = new_group(run_dir, seed=seed, profile=profile)
     commit(c, b"shared")
     old = c.leader()
@@ -148,15 +172,35 @@ def diverged_follower(run_dir: str | Path, seed: int = 1, profile: str = "dledge
     for body in (b"lonely-1", b"lonely-2"):
         append_nowait(c, old, body)
     new = wait_settled(c, others)
-    commit(c, b"after")
+    for body in (b"after-1", b"after-2"):
+        commit(c, body)
+    third = next(n for n in others if n != new)  # a leader that takes office now starts comparing at 2
+    c.transfer_leadership(third)
+    c.run_until(lambda c: c.leader() == third, 10_000)
+    new = wait_settled(c, others)
+    c.run_for(1_000)  # the connected follower's dispatcher is in APPEND: after the heal, only the old leader's compares
+    before = [(e.body, e.term) for e in c.node(old).entries()]
+    walk: list[dict[str, Any]] = []
+
+    def watched(compare_index: int, code: Any, f_begin: int, f_end: int, l_begin: int, l_end: int) -> Any:
+        d = decide_compare(compare_index, code, f_begin, f_end, l_begin, l_end)
+        walk.append({"t": c.now_ms, "sent": compare_index, "answer": code.name,
+                     "follower log": f"{f_begin}..{f_end}", "leader log": f"{l_begin}..{l_end}",
+                     "rule": d.rule, "next": f"{d.action} {d.index}"})
+        return d
+
     t_heal = c.now_ms
     c.heal()
-    c.run_until(lambda c: c.node(old).ledger_end_index == c.node(new).ledger_end_index
-                and c.node(old).role == "FOLLOWER", 10_000)
-    c.run_for(300)
+    with plugs.plugged({"lab04.decide_compare": watched}):
+        c.run_until(lambda c: c.node(old).ledger_end_index == c.node(new).ledger_end_index
+                    and c.node(old).role == "FOLLOWER", 10_000)
+        c.run_for(300)
     events = [e for e in c.events if e["t"] >= t_heal and (e["node"] == old and e["kind"] in ("truncate", "append")
                                                           or e["kind"] == "push_state" and e.get("peer") == old)]
-    return {"cluster": c, "old_leader": old, "new_leader": new, "events": events,
+    after = [(e.body, e.term) for e in c.node(old).entries()]
+    kept = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), min(len(before), len(after)))
+    return {"cluster": c, "old_leader": old, "new_leader": new, "events": events, "walk": walk,
+            "old_log_before": before, "cut": before[kept:],
             "old_log": [e.body for e in c.node(old).entries()], "new_log": [e.body for e in c.node(new).entries()]}
 
 

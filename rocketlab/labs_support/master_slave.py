@@ -55,6 +55,18 @@ def new_pair(role: str, run_dir: str | Path, *, seed: int = 1, latency: str = LA
     return cluster
 
 
+def slave_lag(cluster: Cluster, master: str = "n0") -> str:
+    """One line: the master's CommitLog max offset and how far each live slave's trails it, in bytes
+    (what ``HAConnection`` still has to ship), at the cluster's present instant."""
+    head = cluster.node(master)
+    if head is None or not cluster.alive(master):
+        return f"t={cluster.now_ms} ms: the master {master} is down"
+    end = head.max_offset
+    parts = [f"{n} at {cluster.node(n).max_offset} ({end - cluster.node(n).max_offset} bytes behind)"
+             for n in cluster.node_ids if n != master and cluster.alive(n)]
+    return f"t={cluster.now_ms} ms: master {master} ends at {end}; slave " + ", ".join(parts)
+
+
 def offsets(cluster: Cluster):
     """One row per broker (pandas DataFrame): brokerId, role, up, CommitLog min and max offset, and on
     the master the slave connections and ``push2SlaveMaxOffset`` (the highest offset a slave acked);

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rocketlab.dledger.entry import BODY_OFFSET, DLedgerEntry
+from rocketlab.labs_support import kit_warnings_hidden
 from rocketlab.labs_support.dledger_replication import ENTRY_HEADER
 from rocketlab.sim import Cluster
 from rocketlab.store import Message, MessageStore
@@ -37,18 +39,19 @@ HOUR_MS = 3600 * 1000
 
 
 def write_classic_store(root: str | Path, count: int, size: int = 700, nodes: int = 3,
-                        store_options: dict[str, Any] | None = None, clock: Any = None) -> int:
+                        store_options: dict[str, Any] | None = None, clock: Any = None, keys: bool = False) -> int:
     """A classic (pre-DLedger) broker store with ``count`` messages of about ``size`` bytes in
     ``root/nodes/n0/store``, copied to the other members as RocketMQ's upgrade guide asks (identical
     commit logs everywhere); returns the old log's max physical offset. ``store_options``: more
     MessageStoreConfig fields (the brokers must then be started with the same); ``clock``: the store's
-    clock (ms; default the wall clock), for byte-identical stores."""
+    clock (ms; default the wall clock), for byte-identical stores; ``keys``: give message ``i`` the key
+    ``old-<i>`` (KEYS), so that the store's index files have entries."""
     src = Path(root) / "nodes" / "n0" / "store"
     with MessageStore.open(src, mapped_file_size_commit_log=FILE, threads=False, clock=clock,
                            **(store_options or {})) as store:
         for i in range(count):
             body = f"old-{i:03d}".encode() * (size // 7)
-            if not store.put_message(Message(topic=TOPIC, body=body)).is_ok():
+            if not store.put_message(Message(topic=TOPIC, body=body, keys=f"old-{i:03d}" if keys else None)).is_ok():
                 raise RuntimeError(f"the classic store refused message {i}")
         store.reput()
         max_offset = store.get_max_phy_offset()
@@ -129,7 +132,27 @@ def record_in_entry(c: Cluster, node: str, phy_offset: int) -> dict[str, Any]:
     msg = decode_message(body)
     record = {name: getattr(msg, name) for name in _RECORD_FIELDS} | {"topic": msg.topic, "body": msg.body}
     return {"file": f"{f.path.parent.name}/{f.path.name}", "entry_pos": pos, "header": fields, "record": record,
-            "header_hex": _hex(header), "record_hex": _hex(body[:64]) + "\n..."}
+            "header_hex": _hex(header), "record_hex": _hex(body[:64]) + "\n...",
+            "header_dump": marked_hex(header, pos, ENTRY_HEADER),
+            "record_dump": marked_hex(body[:64], pos + BODY_OFFSET, RECORD_PREFIX) + "\n..."}
+
+
+RECORD_PREFIX = (("TOTALSIZE", 4), ("MAGICCODE", 4), ("BODYCRC", 4), ("QUEUEID", 4), ("FLAG", 4),
+                 ("QUEUEOFFSET", 8), ("PHYSICALOFFSET", 8), ("SYSFLAG", 4), ("BORNTIMESTAMP", 8),
+                 ("BORNHOST", 8), ("STORETIMESTAMP", 8))
+"""The first 64 bytes of a CommitLog record with IPv4 hosts (``CommitLog.calMsgLength``'s order): name, width."""
+
+
+def marked_hex(data: bytes, start: int, fields: Sequence[tuple[str, int]] = (), width: int = 16) -> str:
+    """A hex dump of ``data``, 16 bytes a row: the file position of the row's first byte (decimal, as the
+    lab's offsets are), the bytes, and the fields that start in that row (``name@position``)."""
+    starts: dict[int, list[str]] = {}
+    at = 0
+    for name, size in fields:
+        starts.setdefault(at // width, []).append(f"{name}@{start + at}")
+        at += size
+    return "\n".join(f"{start + i:>8}  {data[i:i + width].hex(' '):<{3 * width - 1}}  {' '.join(starts.get(i // width, []))}"
+                     .rstrip() for i in range(0, len(data), width))
 
 
 def _hex(data: bytes, width: int = 16) -> str:
@@ -214,7 +237,7 @@ def stale_units_after_truncation(run_dir: str | Path, *, trim: bool = False, see
     term at index 1, cutting the committed entries 1 and 2. (The TRUNCATE is applied directly to the
     follower's DLedger store: the schedule that produces it needs five members and puts no RocketMQ
     records in its entries.) Then the follower restarts. Returns the consume queue's max offset and
-    where its units point, before and after the restart, and the recovery report's trim."""
+    where its units point, before and after the restart, the recovery report's summary and its trim."""
     c = new_broker_group(run_dir, seed=seed, trim_consume_queues_on_truncation=trim)
     for i in range(3):
         if c.put(f"m{i}".encode(), topic="T").status != "PUT_OK":
@@ -230,11 +253,13 @@ def stale_units_after_truncation(run_dir: str | Path, *, trim: bool = False, see
     c.run_for(1000)
     before = _units(c.node(follower).store, c.node(follower).commit_log)
     c.crash(follower)
-    c.restart(follower)
+    with kit_warnings_hidden():  # the broker logs the recovery it reports: the lab prints it once
+        c.restart(follower)
     core = c.node(follower)
     after = _units(core.store, core.commit_log)
     result = {"follower": follower, "before_restart": before, "after_restart": after,
               "ledger_end_index": core.server.ledger_end_index,
+              "recovery": core.store.recovery_report.summary(),
               "recovery_trimmed": core.store.recovery_report.consume_queue_units_removed}
     c.close()
     return result

@@ -9,7 +9,8 @@ cells call these and show what they return.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from rocketlab.sample_data import RUNS, SMALL_STORE, data_root
 
 __all__ = [
     "commit_log_of", "cq_cross_check", "crash_runs", "events_per_run", "lost_by_run", "sample_run_dirs",
-    "start_spark",
+    "index_lookup", "start_spark", "sweep_progress",
 ]
 
 
@@ -64,6 +65,24 @@ def events_per_run(spark: Any, dirs: Sequence[Path]) -> pd.DataFrame:
 def commit_log_of(spark: Any, run_dir: Path) -> Any:
     """Every record of every node's commit log in ``run_dir`` (the ``rocketmq-commitlog`` data source)."""
     return spark.read.format("rocketmq-commitlog").load(str(run_dir))
+
+
+def index_lookup(spark: Any, run_dir: Path, key: str, topic: str = "TopicTest") -> pd.DataFrame:
+    """What ``IndexService.queryOffset`` does for one key, over every node of ``run_dir``: the index entries
+    (``rocketmq-index``) whose hash is the key's (``topic#key``, ``IndexFile.indexKeyHashMethod``), joined with
+    the records at their physical offsets (``rocketmq-commitlog``) to see whose KEYS they hold: a hash can
+    collide, so RocketMQ too reads each record and compares its keys."""
+    from pyspark.sql import functions as F
+
+    from rocketlab.store.index_file import index_key_hash_method
+
+    index = spark.read.format("rocketmq-index").load(str(run_dir))
+    hits = index.filter(F.col("key_hash") == index_key_hash_method(f"{topic}#{key}"))
+    records = commit_log_of(spark, run_dir).select("node", "phy_offset", F.col("properties")["KEYS"].alias("keys"),
+                                                   "queue_offset")
+    joined = hits.join(records, ["node", "phy_offset"], "left").select(
+        "node", "file", "slot", "index_no", "phy_offset", "keys", "queue_offset")
+    return joined.orderBy("node", "phy_offset").toPandas()
 
 
 def cq_cross_check(spark: Any, dirs: Iterable[Path]) -> pd.DataFrame:
@@ -123,3 +142,19 @@ def lost_by_run(spark: Any, dirs: Sequence[Path]) -> pd.DataFrame:
     frame["role"] = frame["run"].str.split("-").str[0].str.upper() + "_MASTER"
     frame["seed"] = frame["run"].str.split("-").str[1].astype(int)
     return frame[["run", "role", "seed", "acked", "lost"]].sort_values(["role", "seed"]).reset_index(drop=True)
+
+
+@contextmanager
+def sweep_progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar (rich's; in a notebook it redraws in the cell's output) for a long sweep: yields the
+    ``progress(done, total)`` callback :func:`rocketlab.analysis.sweep.sweep` calls as Spark tasks finish."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tasks"),
+                  TimeElapsedColumn()) as bar:
+        task = bar.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
