@@ -239,13 +239,15 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
             found = find_submission(root / "submission", lab)
         except SubmissionError as e:
             return _write(results, failure_results(f"Not graded: {e}"))
-        submission = found
+        # Graded as the exercise file, by its bare name, in a scratch directory: the replay lines in the
+        # learner's results then read ``--submission lab05_rocketmq_on_dledger.py``, no path of the machine.
+        submission = Path(scratch) / LABS[lab][0]
         if found.suffix == ".ipynb":
-            submission = notebook_to_module(found, Path(scratch) / LABS[lab][0])
-        elif found.name != LABS[lab][0]:  # graded under its proper name (messages and replay lines use it)
-            submission = Path(shutil.copyfile(found, Path(scratch) / LABS[lab][0]))
+            notebook_to_module(found, submission)
+        else:
+            shutil.copyfile(found, submission)
         print(f"grading {found.relative_to(root / 'submission')} ({lab})", flush=True)
-        cmd = [*_grade_command(), lab, "--submission", str(submission), "--json", str(results)]
+        cmd = [*_grade_command(), lab, "--submission", submission.name, "--json", str(results)]
         if tests_dir is not None:
             cmd += ["--tests", str(tests_dir)]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
@@ -259,7 +261,7 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
         pass
     return _write(results, failure_results(
         f"Not graded: the grader stopped (exit {proc.returncode}) after {time.monotonic() - started:.0f} s "
-        "without results; the course staff can see its output.", ""))
+        "without results; the course staff can see its output."))
 
 
 def _write(path: Path, data: dict[str, Any]) -> dict[str, Any]:
