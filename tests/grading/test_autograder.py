@@ -5,7 +5,8 @@ Lab 05's zip is unpacked into a temporary root laid out like Gradescope's (``sou
 ``results/``, ``run_autograder`` beside them); ``setup.sh`` makes a clean venv there and installs the kit
 from the packed wheel with ``constraints.txt`` (apt is skipped: Java and Python 3.11 are present); then
 ``run_autograder`` grades a reference solution (full marks, hidden test included), the exercise template
-(not full marks), a notebook, an empty submission and a broken install (a results file every time).
+(not full marks), a wrong solution (its replay line names the learner's file), a notebook, no gradable
+file and a broken install (a results file every time).
 The other labs' zips are checked for their layout only. Marked ``wheel`` (about two minutes).
 """
 
@@ -165,9 +166,19 @@ def test_the_exercise_template_does_not(gradescope):
     results = run_autograder(gradescope, {"lab05_rocketmq_on_dledger.py": TEMPLATES / "lab05_rocketmq_on_dledger.py"})
     assert results["tests"] and results["score"] < results["extra_data"]["max_score"], results["output"]
     assert any(t["status"] == "failed" for t in results["tests"])
-    outputs = [t["output"] for t in results["tests"]]
-    assert any("--submission lab05_rocketmq_on_dledger.py" in o for o in outputs), outputs
     assert str(gradescope) not in json.dumps(results)  # nothing of the grading machine's paths
+
+
+@pytest.mark.wheel
+def test_a_failing_seed_replays_with_the_learners_own_file_name(gradescope):
+    code = (SOLUTIONS / "lab05_rocketmq_on_dledger.py").read_text()
+    assert "entry_pos + 48" in code
+    results = run_autograder(gradescope, {"mine.py": code.replace("entry_pos + 48", "entry_pos + 40")})
+    failed = {t["name"]: t["output"] for t in results["tests"] if t["status"] == "failed"}
+    assert set(failed) == {"lab05.phy_offset/offset_table", "lab05.phy_offset/put_and_pull"}, list(failed)
+    assert ("replay: rocketlab grade lab05 --only lab05.phy_offset/put_and_pull --seed 0 "
+            "--submission lab05_rocketmq_on_dledger.py") in failed["lab05.phy_offset/put_and_pull"]
+    assert str(gradescope) not in json.dumps(results) and "rocketlab-submission-" not in json.dumps(results)
 
 
 @pytest.mark.wheel
@@ -315,3 +326,10 @@ def test_a_notebook_becomes_its_code_cells_without_magics(tmp_path):
 def test_failure_results_match_gradescopes_schema_and_cap_the_output():
     results = failure_results("Not graded: why", "x" * 100_000)
     assert validate(results) == [] and results["score"] == 0 and len(results["output"]) < 21_000
+
+
+def test_java_is_installed_for_exactly_the_labs_whose_tests_start_a_jvm():
+    suites = CHECKOUT / "rocketlab" / "grading" / "suites"
+    starts_jvm = {lab for lab in LABS if any(word in (suites / f"{lab}.py").read_text()
+                                            for word in ("get_spark", "SparkSession", "oracle"))}
+    assert starts_jvm == set(NEEDS_JAVA) == {"lab07"}
