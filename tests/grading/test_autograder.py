@@ -32,6 +32,9 @@ from rocketlab.grading.autograder import (
     find_submission,
     notebook_to_module,
 )
+from rocketlab.grading.autograder import (
+    main as autograder_main,
+)
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.results import validate
 
@@ -333,3 +336,17 @@ def test_java_is_installed_for_exactly_the_labs_whose_tests_start_a_jvm():
     starts_jvm = {lab for lab in LABS if any(word in (suites / f"{lab}.py").read_text()
                                             for word in ("get_spark", "SparkSession", "oracle"))}
     assert starts_jvm == set(NEEDS_JAVA) == {"lab07"}
+
+
+def test_a_grader_that_stops_without_results_still_leaves_one(tmp_path, capsys):
+    """Broken hidden tests (an instructor's slip): ``rocketlab grade`` exits 2 and writes nothing; the
+    learner gets a 0 saying the grader stopped, the staff its output (here, with this checkout's kit)."""
+    (tmp_path / "submission").mkdir()
+    shutil.copyfile(SOLUTIONS / "lab05_rocketmq_on_dledger.py", tmp_path / "submission" / "lab05_rocketmq_on_dledger.py")
+    (tmp_path / "hidden").mkdir()
+    (tmp_path / "hidden" / "broken.py").write_text("def oops(:\n")
+    code = autograder_main(["--root", str(tmp_path), "--lab", "lab05", "--tests", str(tmp_path / "hidden")])
+    results = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert code == 0 and validate(results) == [] and results["score"] == 0 and results["tests"] == []
+    assert results["output"].startswith("Not graded: the grader stopped (exit 2)"), results["output"]
+    assert "hidden tests" in capsys.readouterr().out and "broken.py" not in results["output"]
