@@ -75,7 +75,8 @@ def cmd_autograder(args: argparse.Namespace) -> int:
             print("building the kit's wheel ...", flush=True)
             wheel = build_wheel(Path(scratch))
         made = build_zip(args.lab, out, wheel, tests)
-    names = zipfile.ZipFile(made).namelist()
+    with zipfile.ZipFile(made) as z:
+        names = z.namelist()
     print(f"{made}: {args.lab} autograder, {len(names)} files ({wheel.name}"
           f"{', Java' if args.lab in NEEDS_JAVA else ''}{f', hidden tests: {len(tests)} file(s)' if tests else ''})")
     return 0
@@ -93,14 +94,21 @@ def hidden_tests(directory: Path) -> list[Path]:
     return found
 
 
+SKIPPED_IN_COPY = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "runs",
+                                         ".pytest_cache", ".hypothesis", ".ruff_cache", ".ipynb_checkpoints", "_build")
+"""Left out of the copy the wheel is built from (a stale ``build/`` would put removed modules in the wheel)."""
+
+
 def build_wheel(out: Path) -> Path:
-    """The kit's wheel, built by pip from the source checkout this module runs from."""
+    """The kit's wheel, built by pip from a clean copy of the source checkout this module runs from."""
     if not ((CHECKOUT / "pyproject.toml").is_file() and (CHECKOUT / "setup.py").is_file()
             and (CHECKOUT / "labs").is_dir()):
         raise RocketlabError("this rocketlab is installed, not a source checkout: pass --wheel FILE "
                              "(the kit's wheel, rocketlab-*.whl)")
+    source = out / "source"
+    shutil.copytree(CHECKOUT, source, ignore=SKIPPED_IN_COPY, symlinks=True)
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
-                           "-q", "-w", str(out), str(CHECKOUT)],
+                           "-q", "-w", str(out), str(source)],
                           capture_output=True, text=True, env=_env_without_checkout())
     wheels = sorted(out.glob("rocketlab-*.whl"))
     if proc.returncode != 0 or len(wheels) != 1:
