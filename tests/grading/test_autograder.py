@@ -131,6 +131,7 @@ def gradescope(lab05_zip, tmp_path_factory) -> Path:
     assert proc.stdout.strip().endswith("rocketlab 0.1.0"), proc.stdout
     venv_site = list((root / "rocketlab-venv" / "lib").glob("python3*/site-packages/rocketlab"))
     assert len(venv_site) == 1 and CHECKOUT not in venv_site[0].parents, venv_site
+    assert stat.S_IMODE((root / "source" / "tests" / "test_hidden_lab05.py").stat().st_mode) == 0o600
     return root
 
 
