@@ -1,0 +1,300 @@
+"""``rocketlab autograder LAB --out autograder.zip``: a lab's Gradescope autograder in one file.
+
+The zip is Gradescope's layout: ``setup.sh`` (run once, as root, when the image is built: Java where the
+lab needs it, a Python of at least 3.11, a venv with the kit installed from *its wheel*, packed in the zip,
+at the versions of ``constraints.txt``), ``run_autograder`` (run per submission: finds the learner's file in
+``/autograder/submission``, grades it with ``rocketlab grade LAB --submission FILE --json FILE [--tests
+DIR]`` and makes sure ``/autograder/results/results.json`` exists, even when grading could not start), the
+instructor's hidden tests (``--tests DIR``, under ``tests/``) and ``autograder.json`` (what was packed).
+``ROCKETLAB_AUTOGRADER_ROOT`` moves ``/autograder`` (the tests lay out a temporary root like Gradescope's).
+
+The per-submission part is this module run as a script (``python -m rocketlab.grading.autograder``) in the
+venv ``setup.sh`` made. rocketlab's own addition: no Java class is modelled here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rocketlab.errors import RocketlabError
+from rocketlab.grading.registry import LABS
+
+ROOT_ENV = "ROCKETLAB_AUTOGRADER_ROOT"
+"""The environment variable that moves Gradescope's ``/autograder`` (default) elsewhere."""
+DEFAULT_ROOT = "/autograder"
+VENV_DIR = "rocketlab-venv"
+"""The venv ``setup.sh`` makes under the root (``/autograder/rocketlab-venv``)."""
+NEEDS_JAVA = frozenset({"lab07"})
+"""Labs whose graded tests start a JVM (lab 07's Spark session); ``setup.sh`` installs Java for them."""
+OUTPUT_CAP = 20_000
+"""Characters of ``rocketlab grade``'s output kept in a results file written on failure."""
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+# --- building the zip (the instructor's machine) -------------------------------------------------------
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "autograder", help="a lab's Gradescope autograder zip (setup.sh, run_autograder, the kit's wheel)",
+        description="Pack a lab's Gradescope autograder: upload the zip as a programming assignment's "
+                    "autograder (docs: instructors.md).")
+    p.add_argument("lab", metavar="LAB", help=f"one of {', '.join(LABS)}")
+    p.add_argument("--out", metavar="ZIP", required=True, help="the zip to write (e.g. autograder.zip)")
+    p.add_argument("--tests", metavar="DIR", help="hidden tests (*.py using @graded) packed into the zip")
+    p.add_argument("--wheel", metavar="FILE", help="the kit's wheel to pack (default: build it from this checkout)")
+    p.set_defaults(func=cmd_autograder)
+
+
+def cmd_autograder(args: argparse.Namespace) -> int:
+    from rocketlab.cli import writable_file
+
+    if args.lab not in LABS:
+        raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(LABS)}")
+    out = Path(args.out)
+    if out.suffix != ".zip":
+        raise RocketlabError(f"--out {out}: not a .zip file name (Gradescope takes a zip)")
+    writable_file(out, "--out")
+    tests = hidden_tests(Path(args.tests)) if args.tests else []
+    wheel = Path(args.wheel) if args.wheel else None
+    if wheel is not None and not (wheel.is_file() and wheel.name.startswith("rocketlab-") and wheel.suffix == ".whl"):
+        raise RocketlabError(f"--wheel {wheel}: not the kit's wheel file (rocketlab-*.whl)")
+    with tempfile.TemporaryDirectory(prefix="rocketlab-autograder-") as scratch:
+        if wheel is None:
+            print("building the kit's wheel ...", flush=True)
+            wheel = build_wheel(Path(scratch))
+        made = build_zip(args.lab, out, wheel, tests)
+    with zipfile.ZipFile(made) as z:
+        names = z.namelist()
+    print(f"{made}: {args.lab} autograder, {len(names)} files ({wheel.name}"
+          f"{', Java' if args.lab in NEEDS_JAVA else ''}{f', hidden tests: {len(tests)} file(s)' if tests else ''})")
+    return 0
+
+
+def hidden_tests(directory: Path) -> list[Path]:
+    """The ``*.py`` files of a hidden-tests directory (at least one)."""
+    if not directory.exists():
+        raise RocketlabError(f"--tests {directory}: no such directory")
+    if not directory.is_dir():
+        raise RocketlabError(f"--tests {directory}: not a directory")
+    found = sorted(directory.glob("*.py"))
+    if not found:
+        raise RocketlabError(f"--tests {directory}: no *.py test files")
+    return found
+
+
+SKIPPED_IN_COPY = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "runs",
+                                         ".pytest_cache", ".hypothesis", ".ruff_cache", ".ipynb_checkpoints", "_build")
+"""Left out of the copy the wheel is built from (a stale ``build/`` would put removed modules in the wheel)."""
+
+
+def build_wheel(out: Path) -> Path:
+    """The kit's wheel, built by pip from a clean copy of the source checkout this module runs from."""
+    if not ((CHECKOUT / "pyproject.toml").is_file() and (CHECKOUT / "setup.py").is_file()
+            and (CHECKOUT / "labs").is_dir()):
+        raise RocketlabError("this rocketlab is installed, not a source checkout: pass --wheel FILE "
+                             "(the kit's wheel, rocketlab-*.whl)")
+    source = out / "source"
+    shutil.copytree(CHECKOUT, source, ignore=SKIPPED_IN_COPY, symlinks=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
+                           "-q", "-w", str(out), str(source)],
+                          capture_output=True, text=True, env=_env_without_checkout())
+    wheels = sorted(out.glob("rocketlab-*.whl"))
+    if proc.returncode != 0 or len(wheels) != 1:
+        last = (proc.stderr.strip().splitlines() or ["no wheel written"])[-1]
+        raise RocketlabError(f"building the kit's wheel failed: {last}")
+    return wheels[0]
+
+
+def constraints_text() -> str:
+    """The pinned versions: the checkout's ``constraints.txt``, else the versions installed here."""
+    pinned = CHECKOUT / "constraints.txt"
+    if pinned.is_file() and (CHECKOUT / "pyproject.toml").is_file():
+        return pinned.read_text()
+    rows = sorted({f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()
+                   if d.metadata["Name"] and d.metadata["Name"].lower() != "rocketlab"}, key=str.lower)
+    return "# The versions this rocketlab was installed with.\n" + "\n".join(rows) + "\n"
+
+
+def build_zip(lab: str, out: Path, wheel: Path, tests: Sequence[Path] = ()) -> Path:
+    """Write ``lab``'s autograder zip to ``out`` (files as :func:`zip_files` lists them)."""
+    files = zip_files(lab, wheel.name, [t.name for t in tests])
+    tmp = out.with_name(f".{out.name}.partial")
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as z:
+            for name, (text, mode) in files.items():
+                info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+                info.external_attr = (0o100000 | mode) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                z.writestr(info, text)
+            z.write(wheel, wheel.name)
+            for t in tests:
+                z.write(t, f"tests/{t.name}")
+        os.replace(tmp, out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise RocketlabError(f"--out {out}: cannot write: {e.strerror or e}") from None
+    return out
+
+
+def zip_files(lab: str, wheel_name: str, test_names: Sequence[str] = ()) -> dict[str, tuple[str, int]]:
+    """The zip's generated files: name -> (text, mode)."""
+    from rocketlab import __version__
+    from rocketlab.templating import Markup, render
+
+    context: dict[str, Any] = {"lab": lab, "title": LABS[lab][1], "java": lab in NEEDS_JAVA, "wheel": wheel_name,
+               "hidden": bool(test_names), "version": __version__, "root_env": ROOT_ENV,
+               "default_root": DEFAULT_ROOT, "venv_dir": VENV_DIR}
+    context = {k: Markup(v) if isinstance(v, str) else v for k, v in context.items()}  # shell text, not HTML
+    config = {"lab": lab, "exercise_file": LABS[lab][0], "rocketlab": __version__, "wheel": wheel_name,
+              "java": lab in NEEDS_JAVA, "hidden_tests": [f"tests/{n}" for n in test_names]}
+    return {
+        "setup.sh": (render("rocketlab.grading", "setup.sh.j2", **context), 0o755),
+        "run_autograder": (render("rocketlab.grading", "run_autograder.j2", **context), 0o755),
+        "constraints.txt": (constraints_text(), 0o644),
+        "autograder.json": (json.dumps(config, indent=2) + "\n", 0o644),
+    }
+
+
+def _env_without_checkout() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
+# --- grading one submission (inside Gradescope's container) --------------------------------------------
+
+class SubmissionError(RocketlabError):
+    """The submission directory holds no gradable file (or several candidates)."""
+
+
+def find_submission(directory: Path, lab: str) -> Path:
+    """The learner's file in Gradescope's ``submission/``: the lab's exercise file by name (the shallowest),
+    else the only ``.py`` or ``.ipynb`` there."""
+    name = LABS[lab][0]
+    files = [p for p in sorted(directory.rglob("*")) if p.is_file()
+             and not any(part.startswith((".", "__MACOSX", "__pycache__")) for part in p.relative_to(directory).parts)]
+    named = [p for p in files if p.name == name]
+    if named:
+        depth = min(len(p.parts) for p in named)
+        shallowest = [p for p in named if len(p.parts) == depth]
+        if len(shallowest) > 1:
+            raise SubmissionError(f"several {name} in the submission ({_listing(directory, shallowest)}): "
+                                  "submit one")
+        return shallowest[0]
+    code = [p for p in files if p.suffix in (".py", ".ipynb")]
+    if len(code) == 1:
+        return code[0]
+    if not code:
+        seen = f" (it holds {_listing(directory, files)})" if files else " (it is empty)"
+        raise SubmissionError(f"no {name} in the submission{seen}: submit your labs/exercises/{name}")
+    raise SubmissionError(f"no {name} in the submission and several Python files ({_listing(directory, code)}): "
+                          f"submit your labs/exercises/{name}, named so")
+
+
+def _listing(directory: Path, paths: Sequence[Path], limit: int = 5) -> str:
+    names = [str(p.relative_to(directory)) for p in paths]
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def notebook_to_module(notebook: Path, out: Path) -> Path:
+    """A notebook's code cells as one Python file (IPython magics and shell lines left out)."""
+    try:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
+        raise SubmissionError(f"{notebook.name}: not a readable Jupyter notebook ({type(e).__name__})") from None
+    chunks = []
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            text = "".join(source) if isinstance(source, list) else str(source)
+            chunks.append("\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    out.write_text("\n\n".join(chunks) + "\n", encoding="utf-8")
+    return out
+
+
+def failure_results(message: str, output: str = "") -> dict[str, Any]:
+    """Gradescope's results.json for a submission that could not be graded: score 0 and why."""
+    text = message if not output else f"{message}\n\n{output[-OUTPUT_CAP:]}"
+    return {"score": 0, "execution_time": 0, "output": text, "output_format": "text", "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": []}
+
+
+def _grade_command() -> list[str]:
+    script = Path(sys.executable).with_name("rocketlab")
+    if script.is_file():
+        return [str(script), "grade"]
+    return [sys.executable, "-c", "import sys; from rocketlab.cli import main; sys.exit(main())", "grade"]
+
+
+def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[str, Any]:
+    """Grade ``root/submission`` and write ``root/results/results.json``; returns what was written."""
+    results = root / "results" / "results.json"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    results.unlink(missing_ok=True)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="rocketlab-submission-") as scratch:
+        try:
+            found = find_submission(root / "submission", lab)
+        except SubmissionError as e:
+            return _write(results, failure_results(f"Not graded: {e}"))
+        # Graded as the exercise file, by its bare name, in a scratch directory: the replay lines in the
+        # learner's results then read ``--submission lab05_rocketmq_on_dledger.py``, no path of the machine.
+        submission = Path(scratch) / LABS[lab][0]
+        if found.suffix == ".ipynb":
+            notebook_to_module(found, submission)
+        else:
+            shutil.copyfile(found, submission)
+        print(f"grading {found.relative_to(root / 'submission')} ({lab})", flush=True)
+        cmd = [*_grade_command(), lab, "--submission", submission.name, "--json", str(results)]
+        if tests_dir is not None:
+            cmd += ["--tests", str(tests_dir)]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                              cwd=scratch)
+    print(proc.stdout[-OUTPUT_CAP:], flush=True)
+    try:
+        written = json.loads(results.read_text())
+        if isinstance(written, dict) and "score" in written:
+            return written
+    except (OSError, ValueError):
+        pass
+    return _write(results, failure_results(
+        f"Not graded: the grader stopped (exit {proc.returncode}) after {time.monotonic() - started:.0f} s "
+        "without results; the course staff can see its output."))
+
+
+def _write(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    print(data["output"], flush=True)
+    return data
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``run_autograder``'s Python part: grade the submission under the root, always leave a results file."""
+    parser = argparse.ArgumentParser(prog="python -m rocketlab.grading.autograder",
+                                     description="Grade Gradescope's submission/ into results/results.json.")
+    parser.add_argument("--lab", required=True, choices=sorted(LABS))
+    parser.add_argument("--root", default=os.environ.get(ROOT_ENV, DEFAULT_ROOT))
+    parser.add_argument("--tests", help="the hidden tests' directory")
+    args = parser.parse_args(argv)
+    root = Path(args.root)
+    try:
+        run_autograder(root, args.lab, Path(args.tests) if args.tests else None)
+    except Exception as e:  # never leave Gradescope without a results file
+        path = root / "results" / "results.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write(path, failure_results(f"Not graded: the autograder failed ({type(e).__name__}: {str(e)[:500]})"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
