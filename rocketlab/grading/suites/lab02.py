@@ -22,7 +22,7 @@ from rocketlab.store.consume_queue import unit_position
 from rocketlab.store.crash import simulate_crash
 from rocketlab.store.index_file import index_positions
 from rocketlab.store.message import MessageSysFlag
-from rocketlab.store.message_codec import decode_message, encode_record
+from rocketlab.store.message_codec import MessageRejected, decode_message, encode_record
 
 SMALL = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
          "max_hash_slot_num": 16, "max_index_num": 64}
@@ -83,6 +83,54 @@ def golden_records(ctx: Ctx) -> None:
         problem = _diff(mine, want)
         expect(problem is None, f"message {i} (topic {msg.topic[:20]!r}, {len(msg.body)}-byte body, born host "
                                 f"{msg.born_host}, store host {store_host}, properties {msg.properties}): {problem}")
+
+
+TEXTS = ("a", "TagA", "ключ", "値", "é" * 70, "🚀 rocket", "\u00ff" * 3, "x" * 130)
+V6_BITS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
+
+
+def any_message(rng: random.Random, i: int) -> tuple[Message, tuple[str, int]]:
+    """A message drawn from everything a producer can send: UTF-8 topics of 1 to 300 bytes (a 70-character
+    topic of 140 bytes needs the long layout), non-ASCII property keys and values, any sys_flag bits
+    (the v6 host bits included, whatever the hosts), IPv4 and IPv6 born and store hosts, extreme flags,
+    timestamps, reconsume counts and transaction offsets; and the store host."""
+    topic = rng.choice(("T", "TopicA", "主题" * rng.randrange(1, 30), "é" * rng.choice((63, 64, 70)), "T" * 127,
+                        "T" * 128, "%RETRY%g"))
+    props = {rng.choice(TEXTS) + str(k): rng.choice(TEXTS) for k in range(rng.randrange(4))}
+    extremes = (0, 1, -1, 2**31 - 1, -(2**31))
+    msg = Message(topic=topic, body=bytes(rng.randrange(256) for _ in range(rng.choice((0, 1, 50, 300)))),
+                  queue_id=rng.choice((0, 1, 7, 2**31 - 1)), flag=rng.choice(extremes), properties=props,
+                  born_timestamp=rng.choice((None, 0, 1_700_000_000_000 + i, 2**63 - 1)),
+                  born_host=rng.choice(HOSTS), sys_flag=rng.randrange(0x400) | rng.choice((0, V6_BITS)),
+                  reconsume_times=rng.choice((0, 3, 2**31 - 1)),
+                  prepared_transaction_offset=rng.choice((0, 4096, 2**62)))
+    return msg, rng.choice(HOSTS)
+
+
+@graded("lab02.encode_record", points=2)
+def any_message_record(ctx: Ctx) -> None:
+    """400 seeded messages from the whole domain a producer can send: non-ASCII topics and properties
+    (lengths are UTF-8 bytes), every sys_flag bit with IPv4 and IPv6 hosts (the v6 bits say what the
+    hosts are, not what the producer set), extreme numbers; byte-exact against RocketMQ's encoder."""
+    rng = random.Random("lab02/any-message")
+    for i in range(400):
+        msg, store_host = any_message(rng, i)
+        try:
+            want = encode_record(msg, 1_700_000_000_999, store_host)
+        except MessageRejected:  # a message the broker refuses is outside the domain
+            continue
+        try:
+            mine = bytes(ctx.impl(msg, 1_700_000_000_999, store_host))
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            from rocketlab.grading.registry import learner_terms
+            raise AssertionError(f"message {i} ({msg!r}, store host {store_host}) raised "
+                                 f"{learner_terms(e, '', '')}") from e
+        problem = _diff(mine, want)
+        expect(problem is None, f"message {i} (topic {msg.topic[:20]!r} = {len(msg.topic.encode())} UTF-8 bytes, "
+                                f"properties {msg.properties}, sys_flag {msg.sys_flag:#x}, born host {msg.born_host}, "
+                                f"store host {store_host}): {problem}")
 
 
 class CrashableStore:
