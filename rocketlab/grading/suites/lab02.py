@@ -235,6 +235,22 @@ def eof_rolling(ctx: Ctx) -> None:
         expect([g.body for g in got] == [m.body for m in msgs], "messages came back in the wrong order or changed")
 
 
+@graded("lab02.is_end_of_file", points=1)
+def any_position(ctx: Ctx) -> None:
+    """3,000 seeded records and positions in files from 8 bytes to 1 GiB, at and around the last 8."""
+    rng = random.Random("lab02/any-position")
+    cases = []
+    for _ in range(3000):
+        size = rng.choice((8, 100, 4096, 1 << 30))
+        pos = rng.choice((0, size, rng.randrange(size + 1)))
+        left = size - pos
+        length = max(0, rng.choice((left - 8, left - 7, left - 9, left, rng.randrange(size + 2))))
+        cases.append((length, pos, size))
+    compare_table(cases, lambda c: bool(ctx.impl(*c)), lambda c: is_end_of_file(*c),
+                  lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
+                  why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
+
+
 # ---------------------------------------------------------------------- consume queue
 @graded("lab02.unit_position", points=3)
 def unit_table(ctx: Ctx) -> None:
@@ -265,6 +281,20 @@ def unit_pulls(ctx: Ctx) -> None:
                 s.crash_and_reopen()
 
 
+@graded("lab02.unit_position", points=1)
+def any_unit(ctx: Ctx) -> None:
+    """3,000 seeded unit indexes up to 2^40 with files of 1 to 300,000 units (the first and last unit
+    of a file and the first of the next)."""
+    rng = random.Random("lab02/any-unit")
+    cases = []
+    for _ in range(3000):
+        units = rng.choice((1, 2, 16, 300_000, rng.randrange(1, 10_000)))
+        index = max(0, rng.choice((rng.randrange(2**40), rng.randrange(50) * units + rng.randrange(-1, 2))))
+        cases.append((index, units * 20))
+    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: unit_position(*c),
+                  lambda c: f"unit_position(index={c[0]}, mapped_file_size={c[1]})")
+
+
 # ---------------------------------------------------------------------- index file
 @graded("lab02.index_positions", points=3)
 def index_table(ctx: Ctx) -> None:
@@ -272,6 +302,20 @@ def index_table(ctx: Ctx) -> None:
     rng = random.Random(5)
     cases = [(rng.randrange(2**31), slots, count) for slots in (1, 16, 5_000_000) for count in (1, 2, 63, 1000)
              for _ in range(40)] + [(0, 16, 1), (15, 16, 1), (16, 16, 1), (2**31 - 1, 5_000_000, 20_000_000)]
+    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: index_positions(*c),
+                  lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
+
+
+@graded("lab02.index_positions", points=1)
+def any_slot(ctx: Ctx) -> None:
+    """3,000 seeded key hashes (0 to 2^31 - 1, multiples of the slot count and one off), slot counts
+    and entry numbers."""
+    rng = random.Random("lab02/any-slot")
+    cases = []
+    for _ in range(3000):
+        slots = rng.choice((1, 2, 16, 500, 5_000_000))
+        key = min(2**31 - 1, max(0, rng.choice((rng.randrange(2**31), rng.randrange(20) * slots + rng.randrange(-1, 2)))))
+        cases.append((key, slots, rng.choice((1, 2, rng.randrange(1, 20_000_001)))))
     compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: index_positions(*c),
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 
