@@ -282,7 +282,7 @@ def any_elect_cases(seed: int = 9, count: int = 3000) -> list[ElectCase]:
     cases: list[ElectCase] = []
     for _ in range(count):
         ids = rng.sample(ANY_IDS, rng.randrange(1, 6))
-        pick = lambda: frozenset(rng.sample(ids, rng.randrange(0, len(ids) + 1)))  # noqa: E731
+        pick = lambda ids=ids: frozenset(rng.sample(ids, rng.randrange(0, len(ids) + 1)))  # noqa: E731
         sync = None if rng.random() < 0.1 else pick()
         unclean = None if rng.random() < 0.5 else frozenset(ids)
         beats = None if rng.random() < 0.2 else {
