@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "rocketlab.net.cli",
     "rocketlab.chaos.cli",
     "rocketlab.grading.cli",
+    "rocketlab.grading.mutation",
     "rocketlab.sample_data",
 )
 
