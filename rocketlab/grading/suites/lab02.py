@@ -113,8 +113,10 @@ def any_message_record(ctx: Ctx) -> None:
     (lengths are UTF-8 bytes), every sys_flag bit with IPv4 and IPv6 hosts (the v6 bits say what the
     hosts are, not what the producer set), extreme numbers; byte-exact against RocketMQ's encoder."""
     rng = random.Random("lab02/any-message")
-    for i in range(400):
+    for i in range(402):
         msg, store_host = any_message(rng, i)
+        if i >= 400:  # a body of exactly the 4 MiB limit, and one byte over it (refused by the broker)
+            msg.body = bytes(4 * 1024 * 1024 + i - 400)
         try:
             want = encode_record(msg, 1_700_000_000_999, store_host)
         except MessageRejected:  # a message the broker refuses is outside the domain
