@@ -371,13 +371,15 @@ def _run_cli(args: argparse.Namespace) -> int:
     if args.budget <= 0 or args.limit <= 0:
         raise RocketlabError("mutate: --budget and --limit must be positive")
     exercises = chosen_exercises(args.labs)
+    if args.json:
+        from rocketlab.cli import writable_file
+
+        writable_file(Path(args.json), "--json")  # before the work starts
     echo = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     report = run(exercises, budget_s=args.budget, table_limit_s=args.limit, scenario_limit_s=5 * args.limit,
                  scenarios=not args.tables_only, echo=echo)
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     print(report_markdown(report))
     gaps = [s for r in report["exercises"].values() for s in r["survivors"] if not s["equivalent_because"]]
     for s in gaps:

@@ -47,7 +47,7 @@ def test_a_mutation_run_on_one_exercise_reports_the_share_killed(tmp_path):
     assert "killed by lab05.phy_offset/offset_table" in run.stderr
 
 
-def test_bad_usage_is_one_line_and_exit_2():
-    for args in (("lab99",), ("lab05", "--budget", "0")):
+def test_bad_usage_is_one_line_and_exit_2(tmp_path):
+    for args in (("lab99",), ("lab05", "--budget", "0"), ("lab05", "--json", str(tmp_path))):
         run = mutate(*args)
-        assert run.returncode == 2 and run.stderr.startswith("rocketlab: mutate") and len(run.stderr.splitlines()) == 1
+        assert run.returncode == 2 and run.stderr.startswith("rocketlab: ") and len(run.stderr.splitlines()) == 1, args
