@@ -238,7 +238,7 @@ def test_check_shows_a_compact_green_and_red_table(tmp_path):
     assert good.passed and "✔ passed" in good._repr_html_() and "✘" not in good._repr_html_()
     bad = check("lab05.which_log", exercise_file("lab05"))
     html = bad._repr_html_()
-    assert not bad.passed and html.count("✘ failed") == 2 and "not implemented yet" in html
+    assert not bad.passed and html.count("✘ failed") == 3 and "not implemented yet" in html
     assert "lab05.which_log: 0/8 points" in repr(bad)
 
 
