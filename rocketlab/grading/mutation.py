@@ -268,11 +268,12 @@ def _run_one(mutant: Mutant, tests: list[str], limit_s: float) -> tuple[str | No
 
 
 def run(exercises: list[str], budget_s: float = 600.0, limit_s: float | None = None, scenarios: bool = True,
-        echo: Any = None) -> dict[str, Any]:
+        echo: Any = None, without: frozenset[str] = frozenset()) -> dict[str, Any]:
     """Mutate every exercise's reference; grade each mutant on the tables, then the survivors on the
     scenarios, starting no mutant once ``budget_s`` is spent or too little of it is left for the mutant's
     limit (the sum of its tests' own time limits, at most ``limit_s``: a mutant over it has overrun one
-    of them, as the grader would see). Returns the report (see :func:`report_markdown`)."""
+    of them, as the grader would see). ``without``: test names (``any_tally`` or in full) left out, for a
+    baseline. Returns the report (see :func:`report_markdown`)."""
     for lab in sorted({e.split(".")[0] for e in exercises}):
         registry.load_builtin(lab)
     started = time.monotonic()
@@ -281,7 +282,7 @@ def run(exercises: list[str], budget_s: float = 600.0, limit_s: float | None = N
         for exercise, found in outcomes.items():
             kind = "unit" if phase == "tables" else "scenario"
             tests = [t.name for t in registry.TESTS.values() if t.exercise == exercise and t.kind == kind
-                     and not t.hidden]
+                     and not t.hidden and t.name not in without and t.name.split("/", 1)[1] not in without]
             if not tests:
                 continue
             limit = sum(registry.TESTS[n].time_limit_s for n in tests)
@@ -332,13 +333,16 @@ def _why(m: Mutant) -> str | None:
 
 def report_markdown(report: dict[str, Any]) -> str:
     """The report as a table: one row per exercise."""
-    rows = ["| exercise | mutants | run | killed (tables + scenarios) | survived | equivalent | killed of non-equivalent |",
-            "|---|---|---|---|---|---|---|"]
+    base = report.get("baseline", {}).get("exercises", {})
+    rows = ["| exercise | mutants | run | killed (tables + scenarios) | survived | equivalent | killed of non-equivalent |"
+            + (" baseline: killed without the listed tests |" if base else ""),
+            "|---|---|---|---|---|---|---|" + ("---|" if base else "")]
     for exercise, r in report["exercises"].items():
         share = r["killed_share_of_non_equivalent"]
+        b = base.get(exercise)
         rows.append(f"| {exercise} | {r['mutants']} | {r['run']} | {r['killed']} ({r['killed_by_tables']} + "
                     f"{r['killed_by_scenarios']}) | {r['survived']} | {r['equivalent']} | "
-                    f"{'-' if share is None else f'{share:.0%}'} |")
+                    f"{'-' if share is None else f'{share:.0%}'} |" + (f" {b['killed']} of {b['run']} |" if b else ""))
     return "\n".join(rows)
 
 
@@ -356,6 +360,9 @@ def register(subparsers: Any) -> None:
                    help="at most S seconds per mutant (default: the sum of its tests' own time limits)")
     p.add_argument("--json", metavar="FILE", help="write the report here (e.g. benchmarks/results/mutation.json)")
     p.add_argument("--quiet", action="store_true", help="no line per mutant")
+    p.add_argument("--baseline-without", action="append", metavar="TEST",
+                   help="first a tables-only run without these tests (e.g. tests added since the last run), "
+                        "recorded as the report's baseline; repeatable, or comma-separated")
     p.set_defaults(func=_run_cli)
 
 
@@ -383,7 +390,14 @@ def _run_cli(args: argparse.Namespace) -> int:
 
         writable_file(Path(args.json), "--json")  # before the work starts
     echo = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
+    without = frozenset(v.strip() for value in args.baseline_without or () for v in value.split(",") if v.strip())
+    baseline = run(exercises, budget_s=args.budget, limit_s=args.limit, scenarios=False, echo=echo,
+                   without=without) if without else None
     report = run(exercises, budget_s=args.budget, limit_s=args.limit, scenarios=not args.tables_only, echo=echo)
+    if baseline is not None:
+        report["baseline"] = {"without": sorted(without), "tables_only": True, "exercises": {
+            e: {k: r[k] for k in ("mutants", "run", "killed", "survived", "killed_share")}
+            for e, r in baseline["exercises"].items()}}
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     print(report_markdown(report))
