@@ -37,13 +37,15 @@ def test_every_mutant_of_every_exercise_builds_and_differs_from_the_reference():
 
 def test_a_mutation_run_on_one_exercise_reports_the_share_killed(tmp_path):
     out = tmp_path / "mutation.json"
-    run = mutate("lab05.phy_offset", "--budget", "120", "--limit", "20", "--json", str(out))
+    run = mutate("lab05.phy_offset", "--budget", "120", "--limit", "20", "--json", str(out),
+                 "--baseline-without", "any_offset")
     assert run.returncode == 0, run.stdout + run.stderr
     report = json.loads(out.read_text())
     r = report["exercises"]["lab05.phy_offset"]
     assert r["mutants"] == r["run"] == r["killed"] == 2 and r["survived"] == 0 and r["killed_share"] == 1.0
     assert r["killed_by_tables"] == 2  # tables first: no scenario needed
-    assert "| lab05.phy_offset | 2 | 2 | 2 (2 + 0) | 0 | 0 | 100% |" in run.stdout
+    assert report["baseline"]["exercises"]["lab05.phy_offset"]["killed"] == 2  # offset_table alone kills both
+    assert "| lab05.phy_offset | 2 | 2 | 2 (2 + 0) | 0 | 0 | 100% | 2 of 2 |" in run.stdout
     assert "killed by lab05.phy_offset/offset_table" in run.stderr
 
 
