@@ -342,7 +342,7 @@ def report_markdown(report: dict[str, Any]) -> str:
         b = base.get(exercise)
         rows.append(f"| {exercise} | {r['mutants']} | {r['run']} | {r['killed']} ({r['killed_by_tables']} + "
                     f"{r['killed_by_scenarios']}) | {r['survived']} | {r['equivalent']} | "
-                    f"{'-' if share is None else f'{share:.0%}'} |" + (f" {b['killed']} of {b['run']} |" if b else ""))
+                    f"{'-' if share is None else f'{share:.0%}'} |" + ((f" {b['killed']} of {b['run']} |" if b else " - |") if base else ""))
     return "\n".join(rows)
 
 
