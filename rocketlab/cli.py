@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "rocketlab.chaos.cli",
     "rocketlab.grading.cli",
     "rocketlab.grading.autograder",
+    "rocketlab.grading.mutation",
     "rocketlab.sample_data",
 )
 

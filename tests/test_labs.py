@@ -28,7 +28,7 @@ EXPECTED: dict[str, list[str]] = {
         r"30 valid records, commit log ends at (\d+); cut \d+ bytes at \1 \(invalid record at \1: body CRC",
         r"messages before: 60, after: 30 \(last one left: m-0029\)",
         r"SYNC_FLUSH is \d+x slower per put here",
-        r"lab02\.encode_record: 0/6 points",
+        r"lab02\.encode_record: 0/8 points",
     ],
     "00_tour.ipynb": [
         r"LEADER at \d+ ms, MASTER at \d+ ms: [1-9]\d\d ms later",       # "a little after": under a second

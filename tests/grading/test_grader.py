@@ -230,7 +230,7 @@ def test_bulk_mode_grades_a_directory_into_results_and_a_csv(tmp_path):
         assert_results_valid(json.loads((out / who / "results.json").read_text()))
     rows = (out / "summary.csv").read_text().splitlines()
     assert rows[0].startswith("submission,score,max_score,passed,tests,lab05.phy_offset/offset_table")
-    assert rows[1].startswith("alice,13,13,4,4") and rows[2].startswith("bob,0,13,0,4")
+    assert rows[1].startswith("alice,15,15,6,6") and rows[2].startswith("bob,0,15,0,6")
 
 
 def test_check_shows_a_compact_green_and_red_table(tmp_path):
@@ -238,8 +238,8 @@ def test_check_shows_a_compact_green_and_red_table(tmp_path):
     assert good.passed and "✔ passed" in good._repr_html_() and "✘" not in good._repr_html_()
     bad = check("lab05.which_log", exercise_file("lab05"))
     html = bad._repr_html_()
-    assert not bad.passed and html.count("✘ failed") == 2 and "not implemented yet" in html
-    assert "lab05.which_log: 0/7 points" in repr(bad)
+    assert not bad.passed and html.count("✘ failed") == 3 and "not implemented yet" in html
+    assert "lab05.which_log: 0/8 points" in repr(bad)
 
 
 def test_grading_works_in_a_process_with_descriptors_above_1023():

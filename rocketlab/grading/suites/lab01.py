@@ -97,6 +97,77 @@ def bad_frames(ctx: Ctx) -> None:
     expect(got == [(0, bytes(100))], f"a frame with bodySize == max_body (100) gave {_show(got)}")
 
 
+@graded("lab01.transfer_parser", points=2)
+def header_alone(ctx: Ctx) -> None:
+    """The header is judged as soon as its 12 bytes are in: a bad one raises RemoteProtocolError before
+    any of its body arrives (a bodySize of 2 GiB must not make the slave wait for 2 GiB), a good one
+    answers NEED_DATA until its body is complete."""
+    import struct
+    header = struct.Struct(">qi")
+    for offset, size, max_body in ((0, 2**31 - 1, 1024), (0, 1025, 1024), (-(2**63), 10, 1024), (7, -1, 1024),
+                                   (0, 65, 64)):
+        parser = ctx.impl(max_body)
+        raw = header.pack(offset, size)
+        parser.receive_data(raw[:5])  # the header in two reads, then nothing more
+        parser.receive_data(raw[5:])
+        try:
+            event = parser.next_event()
+        except RemoteProtocolError:
+            continue
+        raise AssertionError(f"a header alone (phyOffset {offset}, bodySize {size}, max_body {max_body}) answered "
+                             f"{event!r}: validate the header as soon as its 12 bytes are in and raise "
+                             f"RemoteProtocolError, without waiting for the body")
+    parser = ctx.impl(64)
+    parser.receive_data(header.pack(5, 64) + bytes(63))
+    expect(parser.next_event() is NEED_DATA, "a good header with 63 of its 64 body bytes must answer NEED_DATA")
+    parser.receive_data(b"\x01")
+    event = parser.next_event()
+    expect(event is not NEED_DATA and (event.phy_offset, bytes(event.body)) == (5, bytes(63) + b"\x01"),
+           f"once the last body byte arrived the frame must come out; got {event!r}")
+
+
+def _chunks(rng: random.Random, data: bytes) -> list[bytes]:
+    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(1, 30)))) if len(data) > 1 else []
+    return [data[i:j] for i, j in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+
+
+@graded("lab01.transfer_parser", points=2)
+def two_connections(ctx: Ctx) -> None:
+    """Two parsers (two connections, as after a slave's reconnect or with two slaves) fed in turns, each
+    read cut at random: each parser must return its own stream's frames (no state shared between them),
+    and a parser that raised leaves the other one unharmed. 30 seeded streams."""
+    import struct
+    for seed in range(30):
+        rng = random.Random(f"two-connections/{seed}")
+        streams = [_frames(seed * 2 + k) for k in range(2)]
+        parsers = [ctx.impl() for _ in range(2)]
+        pending = [_chunks(rng, b"".join(encode_transfer(o, b) for o, b in frames)) for frames in streams]
+        got: list[list[tuple[int, bytes]]] = [[], []]
+        while pending[0] or pending[1]:
+            k = rng.choice([i for i in (0, 1) if pending[i]])
+            parsers[k].receive_data(pending[k].pop(0))
+            for _ in range(10_000):
+                event = parsers[k].next_event()
+                if event is NEED_DATA:
+                    break
+                got[k].append((event.phy_offset, bytes(event.body)))
+        for k in (0, 1):
+            expect(got[k] == streams[k], f"seed {seed}: two parsers fed in turns; parser {k} returned {len(got[k])} "
+                                         f"frames [{_show(got[k])}], expected {len(streams[k])} [{_show(streams[k])}]"
+                                         f" (each connection needs its own buffer)")
+    good, bad = ctx.impl(100), ctx.impl(100)
+    good.receive_data(encode_transfer(0, b"abc")[:7])
+    bad.receive_data(struct.pack(">qi", -1, 0))
+    try:
+        bad.next_event()
+    except RemoteProtocolError:
+        pass
+    good.receive_data(encode_transfer(0, b"abc")[7:])
+    event = good.next_event()
+    expect(event is not NEED_DATA and (event.phy_offset, bytes(event.body)) == (0, b"abc"),
+           f"a parser whose neighbour rejected a bad frame lost its own half-read frame: got {event!r}")
+
+
 def replication(ctx: Ctx, role: str = "ASYNC_MASTER") -> Cluster:
     c = ctx.keep(Cluster.master_slave(role, slaves=1, seed=ctx.seed))
     rng = random.Random(ctx.seed)
@@ -139,6 +210,28 @@ def transfer_table(ctx: Ctx) -> None:
     """doWaitTransfer for one put: 4.x (ack_nums 1) and 5.x counts (2, 3), before, at and after the
     deadline, acks below, at and beyond the put's end."""
     compare_table(transfer_cases(), lambda c: ctx.impl(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+                  lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+                  lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
+                             f"push2_slave_max_offset={c[3]}, slave_acks={c[4]}, now_ms={c[5]})"))
+
+
+def any_transfer_cases(seed: int = 11, count: int = 4000) -> list[tuple[int, int, int, int, list[int], int]]:
+    """Seeded draws over the whole domain: 1 to 4 acks needed, 0 to 4 slaves, every offset and clock at,
+    just below or just above the put's end and deadline."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        end, deadline = rng.choice((0, 1, 100, 2**40)), rng.choice((0, 1000))
+        near = lambda v: max(0, v + rng.choice((-1, 0, 0, 1, rng.randrange(-50, 50))))  # noqa: E731
+        acks = [near(end) for _ in range(rng.randrange(5))]
+        cases.append((end, rng.randrange(1, 5), deadline, near(end), acks, near(deadline)))
+    return cases
+
+
+@graded("lab01.decide_wait_transfer", points=2)
+def any_transfer(ctx: Ctx) -> None:
+    """4,000 seeded draws: 1 to 4 acks needed from 0 to 4 slaves, offsets and clocks at every boundary."""
+    compare_table(any_transfer_cases(), lambda c: ctx.impl(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
                              f"push2_slave_max_offset={c[3]}, slave_acks={c[4]}, now_ms={c[5]})"))

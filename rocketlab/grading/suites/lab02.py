@@ -22,7 +22,7 @@ from rocketlab.store.consume_queue import unit_position
 from rocketlab.store.crash import simulate_crash
 from rocketlab.store.index_file import index_positions
 from rocketlab.store.message import MessageSysFlag
-from rocketlab.store.message_codec import decode_message, encode_record
+from rocketlab.store.message_codec import MessageRejected, decode_message, encode_record
 
 SMALL = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
          "max_hash_slot_num": 16, "max_index_num": 64}
@@ -83,6 +83,56 @@ def golden_records(ctx: Ctx) -> None:
         problem = _diff(mine, want)
         expect(problem is None, f"message {i} (topic {msg.topic[:20]!r}, {len(msg.body)}-byte body, born host "
                                 f"{msg.born_host}, store host {store_host}, properties {msg.properties}): {problem}")
+
+
+TEXTS = ("a", "TagA", "ключ", "値", "é" * 70, "🚀 rocket", "\u00ff" * 3, "x" * 130)
+V6_BITS = MessageSysFlag.BORNHOST_V6_FLAG | MessageSysFlag.STOREHOSTADDRESS_V6_FLAG
+
+
+def any_message(rng: random.Random, i: int) -> tuple[Message, tuple[str, int]]:
+    """A message drawn from everything a producer can send: UTF-8 topics of 1 to 300 bytes (a 70-character
+    topic of 140 bytes needs the long layout), non-ASCII property keys and values, any sys_flag bits
+    (the v6 host bits included, whatever the hosts), IPv4 and IPv6 born and store hosts, extreme flags,
+    timestamps, reconsume counts and transaction offsets; and the store host."""
+    topic = rng.choice(("T", "TopicA", "主题" * rng.randrange(1, 30), "é" * rng.choice((63, 64, 70)), "T" * 127,
+                        "T" * 128, "%RETRY%g"))
+    props = {rng.choice(TEXTS) + str(k): rng.choice(TEXTS) for k in range(rng.randrange(4))}
+    extremes = (0, 1, -1, 2**31 - 1, -(2**31))
+    msg = Message(topic=topic, body=bytes(rng.randrange(256) for _ in range(rng.choice((0, 1, 50, 300)))),
+                  queue_id=rng.choice((0, 1, 7, 2**31 - 1)), flag=rng.choice(extremes), properties=props,
+                  born_timestamp=rng.choice((None, 0, 1_700_000_000_000 + i, 2**63 - 1)),
+                  born_host=rng.choice(HOSTS), sys_flag=rng.randrange(0x400) | rng.choice((0, V6_BITS)),
+                  reconsume_times=rng.choice((0, 3, 2**31 - 1)),
+                  prepared_transaction_offset=rng.choice((0, 4096, 2**62)))
+    return msg, rng.choice(HOSTS)
+
+
+@graded("lab02.encode_record", points=2)
+def any_message_record(ctx: Ctx) -> None:
+    """400 seeded messages from the whole domain a producer can send: non-ASCII topics and properties
+    (lengths are UTF-8 bytes), every sys_flag bit with IPv4 and IPv6 hosts (the v6 bits say what the
+    hosts are, not what the producer set), extreme numbers; byte-exact against RocketMQ's encoder."""
+    rng = random.Random("lab02/any-message")
+    for i in range(402):
+        msg, store_host = any_message(rng, i)
+        if i >= 400:  # a body of exactly the 4 MiB limit, and one byte over it (refused by the broker)
+            msg.body = bytes(4 * 1024 * 1024 + i - 400)
+        try:
+            want = encode_record(msg, 1_700_000_000_999, store_host)
+        except MessageRejected:  # a message the broker refuses is outside the domain
+            continue
+        try:
+            mine = bytes(ctx.impl(msg, 1_700_000_000_999, store_host))
+        except NotImplementedError:
+            raise
+        except Exception as e:
+            from rocketlab.grading.registry import learner_terms
+            raise AssertionError(f"message {i} ({msg!r}, store host {store_host}) raised "
+                                 f"{learner_terms(e, '', '')}") from e
+        problem = _diff(mine, want)
+        expect(problem is None, f"message {i} (topic {msg.topic[:20]!r} = {len(msg.topic.encode())} UTF-8 bytes, "
+                                f"properties {msg.properties}, sys_flag {msg.sys_flag:#x}, born host {msg.born_host}, "
+                                f"store host {store_host}): {problem}")
 
 
 class CrashableStore:
@@ -187,6 +237,22 @@ def eof_rolling(ctx: Ctx) -> None:
         expect([g.body for g in got] == [m.body for m in msgs], "messages came back in the wrong order or changed")
 
 
+@graded("lab02.is_end_of_file", points=1)
+def any_position(ctx: Ctx) -> None:
+    """3,000 seeded records and positions in files from 8 bytes to 1 GiB, at and around the last 8."""
+    rng = random.Random("lab02/any-position")
+    cases = []
+    for _ in range(3000):
+        size = rng.choice((8, 100, 4096, 1 << 30))
+        pos = rng.choice((0, size, rng.randrange(size + 1)))
+        left = size - pos
+        length = max(0, rng.choice((left - 8, left - 7, left - 9, left, rng.randrange(size + 2))))
+        cases.append((length, pos, size))
+    compare_table(cases, lambda c: bool(ctx.impl(*c)), lambda c: is_end_of_file(*c),
+                  lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
+                  why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
+
+
 # ---------------------------------------------------------------------- consume queue
 @graded("lab02.unit_position", points=3)
 def unit_table(ctx: Ctx) -> None:
@@ -217,6 +283,20 @@ def unit_pulls(ctx: Ctx) -> None:
                 s.crash_and_reopen()
 
 
+@graded("lab02.unit_position", points=1)
+def any_unit(ctx: Ctx) -> None:
+    """3,000 seeded unit indexes up to 2^40 with files of 1 to 300,000 units (the first and last unit
+    of a file and the first of the next)."""
+    rng = random.Random("lab02/any-unit")
+    cases = []
+    for _ in range(3000):
+        units = rng.choice((1, 2, 16, 300_000, rng.randrange(1, 10_000)))
+        index = max(0, rng.choice((rng.randrange(2**40), rng.randrange(50) * units + rng.randrange(-1, 2))))
+        cases.append((index, units * 20))
+    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: unit_position(*c),
+                  lambda c: f"unit_position(index={c[0]}, mapped_file_size={c[1]})")
+
+
 # ---------------------------------------------------------------------- index file
 @graded("lab02.index_positions", points=3)
 def index_table(ctx: Ctx) -> None:
@@ -224,6 +304,20 @@ def index_table(ctx: Ctx) -> None:
     rng = random.Random(5)
     cases = [(rng.randrange(2**31), slots, count) for slots in (1, 16, 5_000_000) for count in (1, 2, 63, 1000)
              for _ in range(40)] + [(0, 16, 1), (15, 16, 1), (16, 16, 1), (2**31 - 1, 5_000_000, 20_000_000)]
+    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: index_positions(*c),
+                  lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
+
+
+@graded("lab02.index_positions", points=1)
+def any_slot(ctx: Ctx) -> None:
+    """3,000 seeded key hashes (0 to 2^31 - 1, multiples of the slot count and one off), slot counts
+    and entry numbers."""
+    rng = random.Random("lab02/any-slot")
+    cases = []
+    for _ in range(3000):
+        slots = rng.choice((1, 2, 16, 500, 5_000_000))
+        key = min(2**31 - 1, max(0, rng.choice((rng.randrange(2**31), rng.randrange(20) * slots + rng.randrange(-1, 2)))))
+        cases.append((key, slots, rng.choice((1, 2, rng.randrange(1, 20_000_001)))))
     compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: index_positions(*c),
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 

@@ -87,6 +87,29 @@ def decision_table(ctx: Ctx) -> None:
     _vote_table(ctx, vote_cases())
 
 
+def boundary_vote_cases() -> list[tuple[VoteView, VoteRequest, bool]]:
+    """Every term-like value of voter and candidate drawn from {2, 3, 4} (so each of handleVote's term
+    comparisons meets equal, smaller and bigger values: the voter's term, its last log term, the
+    request's term and the candidate's last log term), log ends 3, 4 and 5, every vote and leader state."""
+    cases = []
+    peers = frozenset({"n0", "n1", "n2", "n3"})
+    for cand, is_self in (("n1", False), ("n0", True)):
+        for curr_term, vote_for, leader, end_term, taking in itertools.product(
+                (2, 3), (None, "n1", "n2"), (None, "n2"), (2, 3, 4), (False, True)):
+            view = VoteView("n0", peers, curr_term, vote_for, leader, 4, end_term, taking)
+            for term, r_end_term, r_end_index in itertools.product((2, 3, 4), (2, 3, 4), (3, 4, 5)):
+                cases.append((view, VoteRequest(group="g", remote_id="n0", leader_id=cand, term=term,
+                                                ledger_end_index=r_end_index, ledger_end_term=r_end_term), is_self))
+    return cases
+
+
+@graded("lab03.handle_vote", points=2)
+def term_boundaries(ctx: Ctx) -> None:
+    """Equal terms at every boundary of handleVote's checks: the request's term equal to, one below and
+    one above the voter's term and the voter's last log term, with equal and unequal log ends."""
+    _vote_table(ctx, boundary_vote_cases())
+
+
 # ---------------------------------------------------------------------- parse_vote_result: table
 def tally_cases() -> list[tuple[VoteTally, int, int]]:
     cases = []
@@ -108,6 +131,30 @@ ROUND_FIELDS = ("rule", "result", "next_vote")
 def parse_result_table(ctx: Ctx) -> None:
     """The ParseResult table: every tally of a 3- and a 5-member round, rule, result and next vote time."""
     compare_table(tally_cases(), lambda c: fields_of(ctx.impl(*c), ROUND_FIELDS),
+                  lambda c: fields_of(parse_vote_result(*c), ROUND_FIELDS),
+                  lambda c: f"parse_vote_result({c[0]}, term={c[1]}, peer_size={c[2]})",
+                  why=lambda c, want: f"rule {want[0]}: {RULE_REASONS[want[0]]}")
+
+
+def any_tally_cases() -> list[tuple[VoteTally, int, int]]:
+    """Every consistent tally of groups of 1 to 6 members (even sizes included: half of 2, 4 or 6 is no
+    quorum), with a bigger known term or not."""
+    cases = []
+    for peers in range(1, 7):
+        for valid, accepted, not_ready, bigger, has_leader, known in itertools.product(
+                range(peers + 1), range(peers + 1), range(peers + 1), range(peers + 1), (False, True), (5, 6)):
+            if accepted + not_ready + bigger > valid:
+                continue
+            tally = VoteTally(known_max_term_in_group=known, all_num=peers, valid_num=valid, accepted_num=accepted,
+                              not_ready_term_num=not_ready, bigger_ledger_num=bigger, already_has_leader=has_leader)
+            cases.append((tally, 5, peers))
+    return cases
+
+
+@graded("lab03.parse_vote_result", points=2)
+def any_tally(ctx: Ctx) -> None:
+    """Every tally of a round in groups of 1 to 6 members: with 2, 4 or 6 members half is not a quorum."""
+    compare_table(any_tally_cases(), lambda c: fields_of(ctx.impl(*c), ROUND_FIELDS),
                   lambda c: fields_of(parse_vote_result(*c), ROUND_FIELDS),
                   lambda c: f"parse_vote_result({c[0]}, term={c[1]}, peer_size={c[2]})",
                   why=lambda c, want: f"rule {want[0]}: {RULE_REASONS[want[0]]}")
@@ -171,6 +218,42 @@ def churn(ctx: Ctx) -> None:
         commit(c, b"after-churn", timeout_ms=8_000)
     except Exception as e:  # RocketlabError: no leader could commit
         raise AssertionError(f"after the churn healed, no leader committed a write within 8 s: {e}") from None
+
+
+def even_groups(ctx: Ctx) -> None:
+    """Groups of 2 and 4 members: one member of 2 alone, or two of 4 cut off from the others, must not
+    elect a leader (half is no majority); one leader per term throughout, and a leader once healed."""
+    for nodes in (2, 4):
+        c = ctx.keep(election_cluster(ctx.seed, nodes=nodes))
+        expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
+               f"{nodes} members: no leader within 5 s of the start")
+        leader = settled_leader(c)
+        others = [n for n in c.node_ids if n != leader]
+        if nodes == 2:
+            c.crash(leader)
+            half = others
+        else:
+            half = others[:2]
+            c.partition(half, [leader, others[2]])
+        seq = c.events[-1]["seq"]
+        c.run_for(3_000)
+        risen = sorted({e["node"] for e in c.events if e["seq"] > seq and e["kind"] == "role"
+                        and e.get("role") == "LEADER" and e["node"] in half})
+        expect(not risen, f"{nodes} members, {' and '.join(half)} cut off from the rest: {', '.join(risen)} became "
+                          f"leader with {len(half)} of {nodes} votes (a quorum is more than half)")
+        check_one_leader_per_term(c)
+        c.restart(*[n for n in c.node_ids if not c.alive(n)])
+        c.heal()
+        expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
+               f"{nodes} members: no leader within 5 s of healing")
+        check_one_leader_per_term(c)
+
+
+@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="even_groups")
+def parse_even_groups(ctx: Ctx) -> None:
+    """Your parse_vote_result in groups of 2 and 4: no leader from half of the group (one of 2, two of
+    4 cut off), one leader per term, a leader again once healed."""
+    even_groups(ctx)
 
 
 @graded("lab03.handle_vote", points=3, seeds=range(3), name="elections")

@@ -61,6 +61,29 @@ def quorum_table(ctx: Ctx) -> None:
                              f"commit_only_current_term={c[3]}, term_of=<terms {LOG_TERMS}>)"))
 
 
+def any_marks_cases(seed: int = 8, count: int = 3000) -> list[tuple[dict[str, int], int, int, bool]]:
+    """Seeded water marks of groups of 1 to 6 members (even sizes included), ties and -1 marks, every
+    committed index, with and without the current-term rule."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        size = rng.randrange(1, 7)
+        water = {f"n{i}": rng.randrange(-1, 7) for i in range(size)}
+        cases.append((water, 3, rng.choice((-1, 0, 1, 2, 3, 5)), rng.random() < 0.5))
+    return cases
+
+
+@graded("lab04.quorum_index", points=2)
+def any_marks(ctx: Ctx) -> None:
+    """3,000 seeded groups of 1 to 6 members (with 2, 4 or 6 members a commit needs more than half):
+    the commit index for every water mark, with and without Raft's current-term rule."""
+    compare_table(any_marks_cases(), lambda c: ctx.impl(dict(c[0]), c[1], c[2], c[3], _term_of),
+                  lambda c: quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of),
+                  lambda c: (f"quorum_index(water_marks={c[0]}, term={c[1]}, committed_index={c[2]}, "
+                             f"commit_only_current_term={c[3]}, term_of=<terms {LOG_TERMS}>)"),
+                  why=lambda c, want: f"{len(c[0]) // 2 + 1} of {len(c[0])} members must hold an entry to commit it")
+
+
 # ---------------------------------------------------------------------- decide_compare: table
 def compare_cases() -> list[tuple[int, DLedgerResponseCode, int, int, int, int]]:
     cases = []
@@ -80,6 +103,32 @@ def decision_table(ctx: Ctx) -> None:
     """doCompare's decision for every answer of a follower whose log starts, ends or diverges before,
     inside or after the leader's."""
     compare_table(compare_cases(), lambda c: fields_of(ctx.impl(*c), COMPARE_FIELDS),
+                  lambda c: fields_of(decide_compare(*c), COMPARE_FIELDS),
+                  lambda c: (f"decide_compare(compare_index={c[0]}, code={c[1].name}, follower {c[2]}..{c[3]}, "
+                             f"leader {c[4]}..{c[5]})"))
+
+
+def any_logs_cases() -> list[tuple[int, DLedgerResponseCode, int, int, int, int]]:
+    """Every follower log against leader logs of several shapes, small numbers exhaustively: empty,
+    disjoint, touching the leader's at either end (sharing one index), inside, around; every compare
+    index from below both logs to above both, after SUCCESS and INCONSISTENT_STATE."""
+    cases = []
+    for l_begin, l_end in ((0, 0), (0, 4), (2, 5), (3, 3)):
+        for f_begin in range(-1, 8):
+            for f_end in range(max(f_begin, 0) - 1 if f_begin >= 0 else -1, 8):
+                if f_begin == -1 and f_end != -1:
+                    continue
+                for compare_index in range(-1, 9):
+                    for code in (Code.SUCCESS, Code.INCONSISTENT_STATE):
+                        cases.append((compare_index, code, f_begin, f_end, l_begin, l_end))
+    return cases
+
+
+@graded("lab04.decide_compare", points=2)
+def any_logs(ctx: Ctx) -> None:
+    """doCompare for every small follower and leader log: touching at one end (one index shared),
+    disjoint, nested, empty, and every compare index."""
+    compare_table(any_logs_cases(), lambda c: fields_of(ctx.impl(*c), COMPARE_FIELDS),
                   lambda c: fields_of(decide_compare(*c), COMPARE_FIELDS),
                   lambda c: (f"decide_compare(compare_index={c[0]}, code={c[1].name}, follower {c[2]}..{c[3]}, "
                              f"leader {c[4]}..{c[5]})"))
@@ -150,6 +199,56 @@ def backup(ctx: Ctx) -> None:
     expect(not any(b.startswith(b"lost") for b in kept), "an uncommitted entry of a minority survived the repair")
     expect(sum(b.startswith(b"kept") for b in kept) == 40 and kept[-1] == b"last",
            f"the agreed log lost committed entries: it ends {kept[-3:]}")
+
+
+def figure8_without_noop(ctx: Ctx) -> None:
+    """Figure 8 where the current-term rule alone protects X: ``raft`` without its NOOP entry, so in (c)
+    S1 holds X on a majority with no entry of its own term; counting replicas commits X and (d) loses it."""
+    c = ctx.keep(Cluster.dledger(nodes=5, seed=ctx.seed, profile=PROFILE,
+                                 config={**SHORT_TIMERS, "append_noop_on_leadership": False},
+                                 checkers=[DLedgerViolations()], raise_on_violation=False, latency="uniform:1:3",
+                                 scenario="dledger-figure8"))
+    report = run_figure8(c)
+    expect(not report.x_lost, "Figure 8 without the NOOP: entry X (of an older term) was committed by counting "
+                              "its replicas and then overwritten; commit only up to an entry of the leader's "
+                              "own term")
+    no_violations(c)
+
+
+def even_group(ctx: Ctx) -> None:
+    """Four members: the leader and one follower cut off from the other two may append but not commit
+    (2 of 4 is no majority); once healed, every entry commits and the logs agree."""
+    c = ctx.keep(group(ctx.seed, nodes=4))
+    leader = wait_settled(c, timeout_ms=5_000)
+    commit(c, b"first", timeout_ms=5_000)
+    before = c.node(leader).committed_index
+    mate, *far = [n for n in c.node_ids if n != leader]
+    c.partition([leader, mate], far)
+    for i in range(5):
+        append_nowait(c, leader, b"half-%d" % i)
+    c.run_for(1_000)
+    after = c.node(leader).committed_index
+    expect(after == before, f"4 members, leader {leader} and {mate} cut off from {far[0]} and {far[1]}: the "
+                            f"leader committed up to index {after} (was {before}) with 2 of 4 members holding it")
+    no_violations(c)
+    c.heal()
+    commit(c, b"healed", timeout_ms=5_000)
+    expect(c.run_until(caught_up, timeout_ms=5_000), "the logs did not agree within 5 s of healing")
+    no_violations(c)
+
+
+@graded("lab04.quorum_index", points=2, seeds=range(4), name="figure8_without_noop")
+def quorum_figure8_without_noop(ctx: Ctx) -> None:
+    """Raft's Figure 8 on ``raft`` without the new leader's NOOP, with your quorum_index in every
+    leader: an entry of an older term on a majority must not commit until one of the leader's term does."""
+    figure8_without_noop(ctx)
+
+
+@graded("lab04.quorum_index", points=2, seeds=range(3), name="even_groups")
+def quorum_even_groups(ctx: Ctx) -> None:
+    """Your quorum_index in a group of 4: two members cut off with the leader commit nothing; healed,
+    everything commits."""
+    even_group(ctx)
 
 
 @graded("lab04.quorum_index", points=3, seeds=range(2), name="figure8")

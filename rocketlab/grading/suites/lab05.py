@@ -32,6 +32,16 @@ def offset_table(ctx: Ctx) -> None:
                   why=lambda c, want: "the record starts after the entry's 48-byte header")
 
 
+@graded("lab05.phy_offset", points=1)
+def any_offset(ctx: Ctx) -> None:
+    """2,000 seeded entry positions from 0 to 2^62 (files of any size and number)."""
+    rng = random.Random("lab05/any-offset")
+    cases = [rng.choice((rng.randrange(FILE), rng.randrange(2**62), rng.randrange(64) * FILE + rng.randrange(-1, 2)))
+             for _ in range(2000)]
+    compare_table([max(c, 0) for c in cases], ctx.impl, phy_offset, lambda c: f"phy_offset(entry_pos={c})",
+                  why=lambda c, want: "the record starts after the entry's 48-byte header")
+
+
 @graded("lab05.phy_offset", points=4, seeds=range(3), name="put_and_pull")
 def put_and_pull(ctx: Ctx) -> None:
     """Your offsets in every broker: 40 puts (the producer's wroteOffset must point at its record), a
@@ -73,6 +83,22 @@ def log_table(ctx: Ctx) -> None:
     offsets = (0, 1, FILE, 2 * FILE - 1, 2 * FILE, 2 * FILE + 48, 3 * FILE, 4 * FILE)
     committed = (0, 2 * FILE, 2 * FILE + 48, 3 * FILE + 1, NO_LIMIT)
     cases = list(itertools.product(offsets, divides, committed))
+    compare_table(cases, lambda c: ctx.impl(*c), lambda c: which_log(*c),
+                  lambda c: f"which_log(offset={c[0]}, divided_commitlog_offset={c[1]}, committed_pos={c[2]})")
+
+
+@graded("lab05.which_log", points=1)
+def any_read(ctx: Ctx) -> None:
+    """3,000 seeded reads: offsets at, one below and one above the divide and committedPos, in any order
+    of the two (a divide above committedPos included), no old log (-1) and no limit."""
+    rng = random.Random("lab05/any-read")
+    cases = []
+    for _ in range(3000):
+        divide = rng.choice((-1, 0, rng.randrange(1, 5 * FILE)))
+        committed = rng.choice((0, NO_LIMIT, rng.randrange(1, 5 * FILE), max(divide, 0) + rng.randrange(-1, 2)))
+        offset = max(0, rng.choice((divide, committed if committed < NO_LIMIT else 0, rng.randrange(6 * FILE)))
+                     + rng.randrange(-1, 2))
+        cases.append((offset, divide, committed))
     compare_table(cases, lambda c: ctx.impl(*c), lambda c: which_log(*c),
                   lambda c: f"which_log(offset={c[0]}, divided_commitlog_offset={c[1]}, committed_pos={c[2]})")
 

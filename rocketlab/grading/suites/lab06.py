@@ -101,6 +101,32 @@ def diverged_histories(ctx: Ctx) -> None:
     _point_table(ctx, history_cases())
 
 
+def any_epoch_files(seed: int = 12, count: int = 3000) -> list[tuple[EntryList, EntryList]]:
+    """Seeded pairs of epoch files over the whole domain an epoch file can hold: growing epochs and start
+    offsets, an epoch starting where the previous one ends (an empty epoch), the same epoch number at
+    another start, ends at, before and after each other's, empty files."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        pair = []
+        for _ in range(2):
+            pairs, e, o = [], 0, rng.choice((0, 100))
+            for _ in range(rng.randrange(0, 5)):
+                e += rng.randrange(1, 3)
+                pairs.append((e, o))
+                o += rng.choice((0, 50, 100))
+            pair.append(entries(*pairs, end=rng.choice((o, o + 50, LONG_MAX))) if pairs else [])
+        cases.append((pair[0], pair[1]))
+    return cases
+
+
+@graded("lab06.find_consistent_point", points=2)
+def any_epoch_files_table(ctx: Ctx) -> None:
+    """3,000 seeded pairs of epoch files: equal epochs at equal and other starts, empty epochs, open
+    and closed ends, empty files."""
+    _point_table(ctx, any_epoch_files())
+
+
 # ---------------------------------------------------------------------- find_consistent_point: live
 def controller_cluster(seed: int, **controller: Any) -> Cluster:
     return Cluster.controller_mode(brokers=3, controllers=3, seed=seed, broker={"allAckInSyncStateSet": True},
@@ -243,6 +269,33 @@ def election_table(ctx: Ctx) -> None:
     """Every combination of SyncStateSet, unclean replicas, old master, preferred broker, live brokers
     and heartbeat info over four brokers."""
     _elect_table(ctx, elect_cases())
+
+
+ANY_IDS = (0, 1, 2, 3, 7, 8, 9, 10, 16, 17, 100, 1000)
+
+
+def any_elect_cases(seed: int = 9, count: int = 3000) -> list[ElectCase]:
+    """Seeded draws with broker ids up to 1000 (ids above 7 change a small set's iteration order; ids of
+    two digits change their order as strings), every mix of sets, old and preferred brokers, heartbeats
+    with ties in epoch, offset and priority."""
+    rng = random.Random(seed)
+    cases: list[ElectCase] = []
+    for _ in range(count):
+        ids = rng.sample(ANY_IDS, rng.randrange(1, 6))
+        pick = lambda ids=ids: frozenset(rng.sample(ids, rng.randrange(0, len(ids) + 1)))  # noqa: E731
+        sync = None if rng.random() < 0.1 else pick()
+        unclean = None if rng.random() < 0.5 else frozenset(ids)
+        beats = None if rng.random() < 0.2 else {
+            b: live(b, rng.randrange(1, 3), rng.choice((0, 100, 200)), rng.choice((1, 2, 2**31 - 1))) for b in ids}
+        cases.append((sync, unclean, rng.choice((None, *ids)), rng.choice((None, None, *ids)), pick(), beats))
+    return cases
+
+
+@graded("lab06.elect_master", points=2)
+def any_ids(ctx: Ctx) -> None:
+    """3,000 seeded elections among brokers with ids up to 1000 (not only 1 to 4): the same choice as
+    DefaultElectPolicy whatever the ids, sets, preferences and heartbeats."""
+    _elect_table(ctx, any_elect_cases())
 
 
 # ---------------------------------------------------------------------- elect_master: live

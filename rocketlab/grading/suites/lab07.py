@@ -113,6 +113,78 @@ def every_rule(ctx: Ctx) -> None:
         compare(ctx, events, records, "the rule-by-rule runs")
 
 
+OTHER_FAULTS = ("cut_link", "partition", "pause", "resume", "heal", "timeout")
+
+
+def fault_order_frames(root: Path, seed: int = 7, runs: int = 8) -> tuple[Any, Any]:
+    """Seeded runs of three nodes whose faults often share an instant (``seq`` orders them), in every
+    order: a crash and a restart at once both ways round, partitions, cut links, pauses and heals after
+    a crash (they do not bring a node back) and before one; puts acknowledged or not; records held,
+    corrupt or of another size on each node."""
+    import random
+
+    from rocketlab.analysis.readers import read_events
+    from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
+    from rocketlab.trace.rundir import write_run
+
+    rng = random.Random(f"lab07/fault-orders/{seed}")
+    names = [n for n, _ in COMMIT_LOG_COLUMNS]
+    nodes = ("n0", "n1", "n2")
+    data, dirs = [], []
+    for r in range(runs):
+        run, events, seq = f"r{r}", [], 0
+        for k in range(8):
+            status = "PUT_OK" if rng.random() < 0.8 else "FLUSH_SLAVE_TIMEOUT"
+            events.append(_event(k, seq, "n0", "put", topic="T", queue_id=0, queue_offset=k, phy_offset=100 * k,
+                                 size=100, status=status))
+            seq += 1
+        scripted = [(("crash", "n1"), ("restart", "n1")), (("restart", "n1"), ("crash", "n1"))][r % 2]
+        t = 20
+        for action, node in scripted:  # two faults of one node at the same instant, both orders over the runs
+            events.append(_event(t, seq, None, "fault", action=action, targets=[node]))
+            seq += 1
+        for _ in range(rng.randrange(2, 7)):
+            t += rng.choice((0, 0, 1, 5))
+            node = rng.choice(nodes)
+            action = rng.choice(("crash", "restart", *OTHER_FAULTS))
+            if action == "partition":
+                rest = [n for n in nodes if n != node]
+                targets = [node, ",".join(rest)] if rng.random() < 0.5 else [node, *rest]
+            elif action == "cut_link":
+                targets = [node, rng.choice([n for n in nodes if n != node])]
+            elif action == "heal":
+                targets = []
+            else:
+                targets = [node]
+            events.append(_event(t, seq, None, "fault", action=action, targets=targets))
+            seq += 1
+        write_run(root / run, {"seed": r}, events)
+        dirs.append(root / run)
+        for node in nodes:
+            for k in range(8):
+                roll = rng.random()
+                if roll < 0.4:
+                    continue
+                size = 100 if roll < 0.9 else 90
+                corrupt = "corrupt: body CRC" if rng.random() < 0.1 else None
+                values = {"run": run, "node": node, "kind": "classic", "phy_offset": 100 * k, "total_size": size,
+                          "corrupt": corrupt}
+                data.append(tuple(values.get(n) for n in names))
+    s = spark()
+    records = s.createDataFrame(data, ", ".join(f"{n} {t}" for n, t in COMMIT_LOG_COLUMNS))
+    return read_events(s, dirs), records
+
+
+@graded("lab07.acked_but_lost", points=2, time_limit_s=240)
+def fault_orders(ctx: Ctx) -> None:
+    """Eight seeded runs whose faults share instants in every order: a crash and a restart at once
+    (``seq`` decides, both ways round), partitions, cut links, pauses and heals after a crash (a crashed
+    node stays down until it restarts)."""
+    with scratch_dir("rocketlab-grade-") as root:
+        events, records = fault_order_frames(root)
+        compare(ctx, events, records, "the fault-order runs")
+
+
 @graded("lab07.acked_but_lost", points=4, seeds=range(1, 4), time_limit_s=300, name="crash_sweep")
 def crash_sweep(ctx: Ctx) -> None:
     """Your query inside ``lost_messages`` over fresh runs: an ASYNC_MASTER and a SYNC_MASTER pair lose
