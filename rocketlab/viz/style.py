@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from rocketlab.viz.timeline import DOWN, UP, Event, Span, fault_line
 
@@ -34,6 +35,29 @@ PAGE_TEXT = "#7a7a7a"  # about 4.3:1 on white and on JupyterLab Dark's #111: rea
 GRID = "rgba(128, 128, 128, 0.3)"
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=12, color=PAGE_TEXT)
 TIME_AXIS_TITLE = "t (ms)"
+
+
+EXPORT_RENDERER = "plotly_mimetype+notebook"
+
+
+def export_friendly_figures() -> bool:
+    """In a Jupyter kernel, show figures with plotly's mimetype (interactive in JupyterLab) *and* HTML
+    (what ``jupyter nbconvert --to html`` and repository previews show, offline: the ``notebook``
+    renderer embeds plotly.js once, in the output of the cell that first loads the kit's figures).
+    Outside a kernel nothing changes. True when the renderer was set."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with every Jupyter install
+        return False
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return False
+    if pio.renderers.default != EXPORT_RENDERER:
+        pio.renderers.default = EXPORT_RENDERER
+    return True
+
+
+export_friendly_figures()
 
 
 def role_color(role: str | None) -> str:
