@@ -245,3 +245,13 @@ def test_the_grader_s_viewer_line_opens_and_goes_back():
         assert view.session.generation == 1 and view.session.now_ms == at
     finally:
         plugs.clear()
+
+
+def test_a_view_run_before_it_is_shown_opens_at_the_present():
+    """Lab 01 section 7: the view is made, run 6 s, then displayed: the first click must not rewrite 0..6 s."""
+    view = ClusterView.master_slave(role="ASYNC_MASTER", seed=7, latency="uniform:1:3")
+    view.run_for(6_000)
+    [film] = view.intent({"type": "hello"})
+    assert film["goto"] == 6_000 and film["film"]["network"]["latency"] == "uniform:1:3"
+    [again] = view.intent({"type": "hello"})  # a second view of the widget keeps its own place
+    assert again["goto"] is None

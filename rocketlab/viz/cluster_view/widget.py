@@ -53,8 +53,8 @@ class ClusterView(anywidget.AnyWidget):
         failure = getattr(cluster, "failure", None)  # set by rocketlab.grading.replay when the test failed
         if isinstance(failure, dict):
             self.session.marks.append({"t": int(failure.get("t", cluster.now_ms)), "text": str(failure.get("text"))})
-        self.open_at = self.session.marks[0]["t"] if self.session.marks else cluster.now_ms
         super().__init__(speed=speed, **kwargs)
+        self._greeted = False
         self._sent_events = 0
         self._sent_timers = 0
         self.replies: list[dict[str, Any]] = []  # the last intent's answers (tests read them)
@@ -142,12 +142,17 @@ class ClusterView(anywidget.AnyWidget):
         return RecordedView(film, speed=speed, **kwargs)
 
     # --- intents ----------------------------------------------------------------------------
+    @property
+    def open_at(self) -> int:
+        """Where the view opens: the marked moment (a grader's failure), else the present."""
+        return self.session.marks[0]["t"] if self.session.marks else self.session.now_ms
+
     def _opening_words(self) -> str | None:
         if self.session.marks:
             mark = self.session.marks[0]
             return f"opened at t = {mark['t']} ms, where the test failed: {mark['text']}"
-        if self.session.base_end:
-            return (f"opened at the present (t = {self.session.base_end} ms): scrub back to see the past; "
+        if self.session.now_ms:
+            return (f"opened at the present (t = {self.session.now_ms} ms): scrub back to see the past; "
                     "acting in the past forks it")
         return None
 
@@ -171,8 +176,9 @@ class ClusterView(anywidget.AnyWidget):
         if not isinstance(content, dict) or not isinstance(content.get("type"), str):
             raise RocketlabError(f"an intent is an object with a 'type', got {content!r}")
         kind = content["type"]
-        if kind == "hello":
-            self._send_film(goto=self.open_at, say=self._opening_words())
+        if kind == "hello":  # the first view opens at the present (or the failing moment); later ones keep their place
+            first, self._greeted = not self._greeted, True
+            self._send_film(goto=self.open_at if first else None, say=self._opening_words() if first else None)
             return
         if kind == "replay_code" and self.session is not None:
             self._reply({"type": "code", "text": self.replay_code()})
@@ -293,11 +299,16 @@ class RecordedView(ClusterView):
         self.session = None  # type: ignore[assignment]
         self.recorded = {**film, "live": False}
         violation = next((e for e in film["events"] if e["kind"] == "violation"), None)
-        self.open_at = violation["t"] if violation is not None else 0
+        self._open_at = violation["t"] if violation is not None else 0
         anywidget.AnyWidget.__init__(self, speed=speed, **kwargs)
+        self._greeted = False
         self._sent_events = self._sent_timers = 0
         self.replies = []
         self.on_msg(self._on_custom_msg)
+
+    @property
+    def open_at(self) -> int:
+        return self._open_at
 
     def _opening_words(self) -> str | None:
         return "a recorded run: scrub, step and play it" + (
