@@ -1,5 +1,6 @@
 """Exported notebooks keep their figures: an executed lab, converted by ``jupyter nbconvert --to html``,
-shows every plotly figure offline, with plotly.js embedded once (``rocketlab.viz.style``'s renderer)."""
+shows every plotly figure offline, with plotly.js embedded once (``rocketlab.viz.style``'s renderer). The
+same run of lab 04 pins what its viewer walkthrough (Figure 8, #247, #251) says."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ def test_an_exported_lab_shows_its_figures_offline(tmp_path, monkeypatch):
                if "application/vnd.plotly.v1+json" in o.get("data", {})]
     assert figures, "lab 04 draws plotly figures"
     assert all("text/html" in o["data"] for o in figures), "every figure carries HTML for exports"
+    walkthrough = [c for c in nb.cells if "viewer-walkthrough" in c.metadata.get("tags", [])]
+    text = "".join(o.get("text", "") for c in walkthrough for o in c.get("outputs", []))
+    # the loss the walkthrough tells the learner to step to, and #251's power failure drawn as lost entries
+    assert re.search(r"first violation at t = \d+ ms: leader_completeness: leader n\d \(term \d+\) lacks committed index \d+", text), text
+    assert re.search(r"t = \d+ ms: n\d restarted without entries \d+\.\.\d+", text), text
+    views = [o for c in walkthrough for o in c.get("outputs", [])
+             if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(views) == 3, "Figure 8, #247 and #251 each open in the viewer"
     executed = tmp_path / "lab04.ipynb"
     nbformat.write(nb, executed)
     subprocess.run([sys.executable, "-m", "nbconvert", "--to", "html", str(executed)], check=True,
