@@ -339,7 +339,9 @@ class Viewer {
   stepEvent() {
     this.setPlaying(false);
     const f = this.film;
-    const i = f.upper(this.T);
+    let i = f.upper(this.T);
+    // several events can share a millisecond: after the selected one, the next is the one after it
+    if (this.selected !== null && this.selected < f.events.length && f.events[this.selected].t === this.T) i = this.selected + 1;
     for (let j = i; j < f.events.length; j++) {
       if (this.visible(f.events[j])) { this.T = f.events[j].t; this.selected = j; this.render(); return; }
     }
