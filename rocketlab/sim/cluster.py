@@ -51,13 +51,25 @@ class Recipe:
 
     def build(self) -> Cluster:
         # a deep copy: checkers and configs keep state, and every build must start from the pristine ones
-        kwargs = copy.deepcopy({k: v for k, v in self.kwargs.items() if k != "data_dir"})
+        kwargs = _pristine({k: v for k, v in self.kwargs.items() if k != "data_dir"})
         return getattr(Cluster, self.constructor)(**kwargs)
 
     def code(self) -> str:
         """The Python expression that builds the cluster: ``Cluster.dledger(nodes=5, seed=7)``."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items() if k != "data_dir")
         return f"Cluster.{self.constructor}({args})"
+
+
+def _pristine(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of constructor arguments (stateful checkers start afresh in every build); an argument
+    that cannot be copied (an open file, say) is shared as it is."""
+    out = {}
+    for key, value in kwargs.items():
+        try:
+            out[key] = copy.deepcopy(value)
+        except Exception:  # noqa: BLE001 - not copyable: the same object, as before recipes copied
+            out[key] = value
+    return out
 
 
 def _remember_recipe(constructor: Callable[..., Cluster]) -> Callable[..., Cluster]:
@@ -69,7 +81,7 @@ def _remember_recipe(constructor: Callable[..., Cluster]) -> Callable[..., Clust
         bound = signature.bind(cls, *args, **kwargs)
         given = {k: v for k, v in bound.arguments.items() if k != "cls"}
         given.update(given.pop("kwargs", {}))
-        pristine = copy.deepcopy({k: v for k, v in given.items() if k != "data_dir"})
+        pristine = _pristine({k: v for k, v in given.items() if k != "data_dir"})
         if "data_dir" in given:
             pristine["data_dir"] = given["data_dir"]
         cluster = constructor(cls, *args, **kwargs)
