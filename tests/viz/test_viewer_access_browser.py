@@ -74,8 +74,10 @@ def _notebook(labs: Path) -> None:
         nbformat.v4.new_code_cell("from rocketlab.grading import replay\nfrom rocketlab.viz import ClusterView\n"
                                   "graded = ClusterView(replay('lab04.decide_compare/backup', seed=0, "
                                   "submission='broken_lab04.py'))\ngraded"),
-        nbformat.v4.new_code_cell("import json\nloss = next(e for e in figure8.cluster.events if e['kind'] == 'violation')\n"
-                                  "print(json.dumps({'failed_at': graded.cluster.failure['t'], 'loss': loss['t']}))"),
+        nbformat.v4.new_code_cell("import json\nfrom rocketlab import plugs\nplugs.clear()  # the kit's decide_compare again\n"
+                                  "loss = next(e for e in figure8.cluster.events if e['kind'] == 'violation')\n"
+                                  "print(json.dumps({'failed_at': graded.cluster.failure['t'], 'loss': loss['t'], "
+                                  "'latency': str(figure8.cluster.model.latency)}))"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, labs / "viewer.ipynb")
@@ -166,4 +168,16 @@ def _check(page, tmp_path: Path) -> None:
     assert page.evaluate("() => document.activeElement.getAttribute('role')") == "menuitem"
     page.keyboard.press("Escape")
     assert menu.count() == 0
+    # the latency field shows the network's own; the replay code panel follows a fork
+    assert figure8.locator(".rl-latency").input_value() == said["latency"]
+    figure8.locator(".rl-code-btn").click()
+    code = figure8.locator(".rl-code")
+    page.wait_for_function("el => el.textContent.includes('run_to(figure8_cluster(')", arg=code.element_handle(),
+                           timeout=30_000)
+    alive = figure8.locator(".rl-node[data-alive='1']").first.get_attribute("data-node")
+    figure8.locator(f".rl-node[data-node='{alive}'] .rl-node-body").click()
+    figure8.locator(".rl-menu button[data-action='crash']").click()
+    page.wait_for_function(f"el => el.textContent.includes(\"cluster.crash('{alive}')\")", arg=code.element_handle(),
+                           timeout=60_000)
+    assert figure8.get_attribute("data-generation") == "1"
     page.screenshot(path=str(tmp_path / "dark.png"), full_page=True)
