@@ -255,3 +255,12 @@ def test_a_view_run_before_it_is_shown_opens_at_the_present():
     assert film["goto"] == 6_000 and film["film"]["network"]["latency"] == "uniform:1:3"
     [again] = view.intent({"type": "hello"})  # a second view of the widget keeps its own place
     assert again["goto"] is None
+
+
+def test_a_direct_call_on_a_viewed_cluster_is_not_silently_lost_by_a_fork():
+    view = ClusterView.dledger(nodes=3, seed=5)
+    view.run_for(2000)
+    view.cluster.crash("n1")  # behind the viewer's back: not an intent
+    view.run_for(1000)
+    assert any("cannot go back" in e for e in errors_of(act(view, "heal", at=2500)))
+    assert not errors_of(act(view, "heal", at=1500))  # before the call the history is the viewer's

@@ -292,6 +292,8 @@ class ViewSession:
                 fork.advance(intent.at_ms)
                 fork._apply(intent)
             fork.advance(at_ms)
+            # whatever changed the cluster outside the viewer's intents (a direct call) would be lost: refuse
+            same_history(cluster, self.cluster.events, at_ms)
         except BaseException:
             cluster.close()
             raise
