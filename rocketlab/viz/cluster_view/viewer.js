@@ -181,6 +181,19 @@ class Film {
 }
 
 // ---------------------------------------------------------------------------------------- layout
+// a message's class by shape as well as colour (the second cue): vote diamond, heartbeat circle, push
+// square, client triangle, HA square outline, transfer triangle outline
+function messageMark(x, y, cls, color, parent) {
+  const attrs = { class: "rl-msg rl-msg-" + cls, fill: color };
+  if (cls === "heartbeat" || cls === "other") return svg("circle", { ...attrs, cx: x, cy: y, r: 5 }, parent);
+  if (cls === "push") return svg("rect", { ...attrs, x: x - 4.5, y: y - 4.5, width: 9, height: 9 }, parent);
+  if (cls === "ha") return svg("rect", { ...attrs, x: x - 4.5, y: y - 4.5, width: 9, height: 9, fill: "none", style: "stroke: " + color }, parent);
+  if (cls === "vote") return svg("path", { ...attrs, d: `M${x},${y - 6}L${x + 6},${y}L${x},${y + 6}L${x - 6},${y}Z` }, parent);
+  const tri = `M${x},${y - 6}L${x + 6},${y + 5}L${x - 6},${y + 5}Z`;
+  if (cls === "transfer") return svg("path", { ...attrs, d: tri, fill: "none", style: "stroke: " + color }, parent);
+  return svg("path", { ...attrs, d: tri }, parent);
+}
+
 function ringPositions(ids, cx, cy, r) {
   const pos = {};
   if (ids.length === 1) { pos[ids[0]] = [cx, cy]; return pos; }
@@ -419,7 +432,8 @@ class Viewer {
         const d = 5;
         svg("path", { d: `M${x - d},${y - d}L${x + d},${y + d}M${x - d},${y + d}L${x + d},${y - d}`, class: "rl-drop", stroke: color }, g);
       } else {
-        const dot = svg("circle", { cx: x, cy: y, r: 5, fill: color, class: "rl-msg", "data-msg": m.msg }, g);
+        const dot = messageMark(x, y, m.cls, color, g);
+        dot.setAttribute("data-msg", m.msg);
         svg("title", {}, dot).textContent = m.msg + " " + m.src + " -> " + m.dst;
       }
     }
