@@ -71,9 +71,12 @@ def _load_submission(lab: str, submission: str | Path | None) -> Any:
     return module
 
 
-def replay(test: str, seed: int, submission: str | Path | None = None, *, reference: bool = False) -> Any:
+def replay(test: str, seed: int, submission: str | Path | None = None, *, reference: bool = False,
+           at_ms: int | None = None) -> Any:
     """Run scenario ``test`` for ``seed`` in this process with the submission's function plugged in,
-    and return the cluster it built (failure or not), e.g. for ``ClusterView(replay(...))``.
+    and return the cluster it built (failure or not), e.g. for ``ClusterView(replay(...))``: the viewer
+    opens where the test failed, the failure marked. ``at_ms`` stops the run at that instant (how the
+    viewer goes back in it).
 
     The function stays plugged in (``rocketlab.plugs.install``) so the viewer's forks run the same code;
     ``rocketlab.plugs.clear()`` puts the kit's own back. Runs in this process: no time limit."""
@@ -85,12 +88,51 @@ def replay(test: str, seed: int, submission: str | Path | None = None, *, refere
     exercise = registry.EXERCISES[spec.exercise]
     impl = exercise.reference() if reference else getattr(_load_submission(lab, submission), exercise.attribute)
     plugs.install({exercise.id: impl})
+    if at_ms is not None:
+        return _replay_to(spec.fn, impl, seed, at_ms)
     ctx = registry.Ctx(impl, seed)
+    failure: str | None = None
     try:
         spec.fn(ctx)
         print(f"{test} seed {seed}: passed")
     except AssertionError as e:
-        print(f"{test} seed {seed}: {e}")
+        failure = str(e)
+    except Exception as e:  # noqa: BLE001 - the learner's code may fail any way: show where, in the viewer
+        failure = registry.learner_terms(e, exercise.id, exercise.attribute)
+    if failure is not None:
+        print(f"{test} seed {seed}: {failure}")
     if not ctx.clusters:
         raise RocketlabError(f"replay: {test} kept no cluster to show")
-    return ctx.clusters[-1]
+    cluster = ctx.clusters[-1]
+    if failure is not None:  # the viewer opens here, the moment marked
+        cluster.failure = {"t": cluster.now_ms, "text": failure}
+    where = f", submission={str(submission)!r}" if submission is not None else ""
+    where += ", reference=True" if reference else ""
+    cluster.rebuild = lambda t: replay(test, seed, submission, reference=reference, at_ms=t)
+    cluster.rebuild_code = lambda t: (f"from rocketlab.grading import replay\n\n"
+                                      f"cluster = replay({test!r}, seed={seed}{where}, at_ms={t})")
+    return cluster
+
+
+def _replay_to(fn: Any, impl: Any, seed: int, at_ms: int) -> Any:
+    """Run a graded test again and stop the last cluster it keeps at ``at_ms`` (kernel horizon)."""
+    from rocketlab.sim.kernel import HorizonReached
+    from rocketlab.sim.replay import stop_at
+
+    kept: list[Any] = []
+
+    class StoppingCtx(registry.Ctx):
+        def keep(self, cluster: Any) -> Any:
+            kept.append(cluster)
+            cluster.scheduler.horizon_ms = at_ms
+            return super().keep(cluster)
+
+    try:
+        fn(StoppingCtx(impl, seed))
+    except (HorizonReached, Exception):  # noqa: BLE001, S110 - the horizon, or the failure the first run ended with
+        pass
+    if not kept:
+        raise RocketlabError("replay: the test kept no cluster to show")
+    for other in kept[:-1]:
+        other.scheduler.horizon_ms = None
+    return stop_at(kept[-1], at_ms)

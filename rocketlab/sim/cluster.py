@@ -11,6 +11,7 @@ every event; a violation is recorded as a ``violation`` event and raised as
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import os
@@ -49,13 +50,26 @@ class Recipe:
     kwargs: dict[str, Any] = field(default_factory=dict)
 
     def build(self) -> Cluster:
-        kwargs = {k: v for k, v in self.kwargs.items() if k != "data_dir"}
+        # a deep copy: checkers and configs keep state, and every build must start from the pristine ones
+        kwargs = _pristine({k: v for k, v in self.kwargs.items() if k != "data_dir"})
         return getattr(Cluster, self.constructor)(**kwargs)
 
     def code(self) -> str:
         """The Python expression that builds the cluster: ``Cluster.dledger(nodes=5, seed=7)``."""
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items() if k != "data_dir")
         return f"Cluster.{self.constructor}({args})"
+
+
+def _pristine(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of constructor arguments (stateful checkers start afresh in every build); an argument
+    that cannot be copied (an open file, say) is shared as it is."""
+    out = {}
+    for key, value in kwargs.items():
+        try:
+            out[key] = copy.deepcopy(value)
+        except Exception:  # noqa: BLE001 - not copyable: the same object, as before recipes copied
+            out[key] = value
+    return out
 
 
 def _remember_recipe(constructor: Callable[..., Cluster]) -> Callable[..., Cluster]:
@@ -67,11 +81,62 @@ def _remember_recipe(constructor: Callable[..., Cluster]) -> Callable[..., Clust
         bound = signature.bind(cls, *args, **kwargs)
         given = {k: v for k, v in bound.arguments.items() if k != "cls"}
         given.update(given.pop("kwargs", {}))
+        pristine = _pristine({k: v for k, v in given.items() if k != "data_dir"})
+        if "data_dir" in given:
+            pristine["data_dir"] = given["data_dir"]
         cluster = constructor(cls, *args, **kwargs)
-        cluster.recipe = Recipe(constructor.__name__, given)
+        cluster.recipe = Recipe(constructor.__name__, pristine)
+        cluster.calls.clear()  # what the constructor itself did, a rebuild does again
         return cluster
 
     return build
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call made on a Cluster from outside the simulation: where in the run it came (kernel events
+    run before it, the clock, and whether every event due at that instant had run: ``drained``) and what
+    it was. :attr:`Cluster.calls` keeps them, so that a cluster that has run can be rebuilt to any
+    instant (the cluster viewer's forks)."""
+
+    at_ms: int
+    events_run: int
+    drained: bool
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def code(self) -> str:
+        words = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"cluster.{self.method}({', '.join(words)})"
+
+
+def _journaled(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Record a call made from outside the simulation in ``cluster.calls`` (not one made by another
+    journaled call, nor one a kernel event makes): the calls and the seed rebuild the run."""
+
+    @functools.wraps(method)
+    def call(self: Cluster, *args: Any, **kwargs: Any) -> Any:
+        if self._call_depth:
+            return method(self, *args, **kwargs)
+        scheduler = self.scheduler
+        next_time = scheduler.next_time()
+        entry = Call(scheduler.now_ms, scheduler.events_run, next_time is None or next_time > scheduler.now_ms,
+                     method.__name__, copy.deepcopy(args), copy.deepcopy(kwargs))
+        self._call_depth += 1
+        try:
+            out = method(self, *args, **kwargs)
+        except RocketlabError:
+            raise  # refused before it changed anything: nothing to replay
+        except BaseException:
+            self.calls.append(entry)  # it may have run the simulation: replay it as it came
+            raise
+        finally:
+            self._call_depth -= 1
+        self.calls.append(entry)
+        return out
+
+    return call
 
 
 class Checker(Protocol):
@@ -126,6 +191,14 @@ class Cluster:
         self.raise_on_violation = raise_on_violation
         self.violations: list[Event] = []
         self.recipe: Recipe | None = None  # set by the constructors below
+        self.calls: list[Call] = []
+        """The journaled calls made on this cluster since it was built (see :class:`Call`)."""
+        self._call_depth = 0
+        # set by code that can rebuild this run (rocketlab.grading.replay): the viewer uses them to go back
+        self.rebuild: Callable[[int], Cluster] | None = None
+        self.rebuild_code: Callable[[int], str] | None = None
+        self.failure: dict[str, Any] | None = None  # where a graded test failed: {"t", "text"}
+        self._ends_before_loss: dict[str, int] = {}
         self._put_handler: Callable[..., Any] | None = None
         self.leader_candidates: frozenset[str] | None = None
         """Nodes :meth:`leader` looks at (None: all); controller mode leaves its controllers out."""
@@ -284,10 +357,13 @@ class Cluster:
         leader = self.leader()
         return [n for n in self.live_nodes() if n != leader]
 
+    @_journaled
     def put(self, body: bytes, topic: str = "TopicTest", *, wait: bool = True, **kwargs: Any) -> Any:
         """Put a message through the current leader or master (systems with a store install this) and
         run the simulation until it is answered; with ``wait=False`` return the pending handle at once
-        (the answer comes in a later event, as for a producer sending asynchronously)."""
+        (the answer comes in a later event, as for a producer sending asynchronously). ``via=NODE`` sends
+        it to that node whatever its role (a client with a stale route: a deposed leader that has not
+        noticed yet still takes it, as in Raft's Figure 8)."""
         if self._put_handler is None:
             raise RocketlabError("this cluster's system takes no puts (it has no message store)")
         return self._put_handler(self, body, topic, wait=wait, **kwargs)
@@ -302,6 +378,7 @@ class Cluster:
     def _fault(self, action: str, targets: Sequence[str]) -> None:
         self.recorder.emit(self.now_ms, None, "fault", {"action": action, "targets": list(targets)})
 
+    @_journaled
     def crash(self, *node_ids: str, lose_unflushed: bool = False) -> None:
         """Crash processes: volatile state is lost; with ``lose_unflushed`` unflushed writes are too. The
         kernel closes a dead process's connections, so every node that talked with it is told at once
@@ -310,8 +387,10 @@ class Cluster:
             self.runtime.get(node_id)
         self._fault("crash", node_ids)
         for node_id in node_ids:
+            self._remember_end(node_id, lose_unflushed)
             self.runtime.crash(node_id, lose_unflushed)
 
+    @_journaled
     def host_down(self, *node_ids: str, lose_unflushed: bool = True) -> None:
         """Fail the nodes' hosts (power loss, a kernel panic): the process is gone as in :meth:`crash`,
         but nothing closes its connections or streams, so peers notice only by their timeouts; what the
@@ -320,8 +399,20 @@ class Cluster:
             self.runtime.get(node_id)
         self._fault("host_down", node_ids)
         for node_id in node_ids:
+            self._remember_end(node_id, lose_unflushed)
             self.runtime.host_down(node_id, lose_unflushed)
 
+    def _remember_end(self, node_id: str, lose_unflushed: bool) -> None:
+        """Before a crash that loses unflushed writes: the member's log end, to tell at restart what
+        was lost (a ``lost`` fault event, so the viewer crosses those entries out)."""
+        core = self.runtime.get(node_id).core
+        end = getattr(core, "ledger_end_index", None) if core is not None else None
+        if lose_unflushed and isinstance(end, int):
+            self._ends_before_loss[node_id] = end
+        else:
+            self._ends_before_loss.pop(node_id, None)
+
+    @_journaled
     def restart(self, *node_ids: str) -> None:
         for node_id in node_ids:
             if self.runtime.get(node_id).alive:
@@ -330,38 +421,50 @@ class Cluster:
         for node_id in node_ids:
             self.runtime.boot(node_id)
         for node_id in node_ids:
+            before = self._ends_before_loss.pop(node_id, None)
+            end = getattr(self.node(node_id), "ledger_end_index", None)
+            if before is not None and isinstance(end, int) and end < before:
+                self._fault("lost", [node_id, str(end + 1), str(before)])
+        for node_id in node_ids:
             self.runtime.kick_off(node_id)
 
+    @_journaled
     def partition(self, *groups: Sequence[str]) -> None:
         """Cut links between groups: ``c.partition(["n0"], ["n1", "n2"])``; unnamed nodes group together."""
         self.runtime.partition([list(g) for g in groups])
         self._fault("partition", [",".join(g) for g in groups])
 
+    @_journaled
     def isolate(self, node_id: str) -> None:
         self.partition([node_id])
 
+    @_journaled
     def heal(self) -> None:
         """End the partition and every one-way cut."""
         self._fault("heal", [])
         self.runtime.heal()
 
+    @_journaled
     def cut_link(self, src: str, dst: str) -> None:
         """Cut one direction of one link: ``src``'s messages to ``dst`` are lost, stream bytes held
         (``dst`` still reaches ``src``). Undo with :meth:`heal_link` or :meth:`heal`."""
         self.runtime.cut_link(src, dst)
         self._fault("cut_link", [src, dst])
 
+    @_journaled
     def heal_link(self, src: str, dst: str) -> None:
         """Heal the direction ``src`` -> ``dst`` cut by :meth:`cut_link`."""
         self.runtime.heal_link(src, dst)
         self._fault("heal_link", [src, dst])
 
+    @_journaled
     def set_network(self, mode: str, latency: str | Latency | None = None) -> None:
         """Switch the network model from now on (messages already in flight keep their delays)."""
         model = NetworkModel.named(mode, latency)
         self.model = self.runtime.model = model
         self._fault("network", [model.mode, str(model.latency)])
 
+    @_journaled
     def time_out(self, node_id: str) -> None:
         """Make a DLedger member's election timer expire now (RaftScope's "time out"): a follower
         becomes a candidate, a candidate starts its next vote round; a leader refuses. An addition of
@@ -372,6 +475,7 @@ class Cluster:
         self._fault("timeout", [node_id])
         self.runtime.call(node_id, lambda core, now: core.time_out_now(now))
 
+    @_journaled
     def transfer_leadership(self, to: str) -> None:
         """Ask the current leader to hand over to ``to`` (DLedger's LeadershipTransferRequest, as
         ``preferredLeaderIds`` or an admin would); the transfer itself runs in the simulation."""
@@ -392,6 +496,7 @@ class Cluster:
             raise RocketlabError(f"{node_id} cannot {what}: its system has no leader election")
         return node.core
 
+    @_journaled
     def pause(self, *node_ids: str) -> None:
         for node_id in node_ids:
             self.runtime.get(node_id)
@@ -399,6 +504,7 @@ class Cluster:
         for node_id in node_ids:
             self.runtime.pause(node_id)
 
+    @_journaled
     def resume(self, *node_ids: str) -> None:
         for node_id in node_ids:
             self.runtime.get(node_id)
@@ -406,6 +512,7 @@ class Cluster:
         for node_id in node_ids:
             self.runtime.resume(node_id)
 
+    @_journaled
     def drop_next(self, src: str | None = None, dst: str | None = None, msg: str | None = None,
                   count: int = 1, code: str | None = None) -> None:
         """Drop the next ``count`` messages from ``src`` to ``dst`` of type ``msg`` whose ``code`` (a
@@ -416,11 +523,13 @@ class Cluster:
         self.runtime.drop_rules.append(DropRule(src, dst, msg, count, code))
         self._fault("drop", [src or "*", dst or "*", *(w for w in (msg, code) if w)])
 
+    @_journaled
     def drop(self, msg_id: int) -> None:
         """Drop the message in flight with this ``msg_id`` (from its ``msg_send`` event)."""
         self.runtime.doomed.add(msg_id)
         self._fault("drop", [str(msg_id)])
 
+    @_journaled
     def apply(self, fault: Fault) -> None:
         """Carry out one fault now."""
         if fault.action in ("crash", "crash!"):
@@ -441,6 +550,7 @@ class Cluster:
             src, dst, msg, code = (None if t == "*" else t for t in (*fault.targets, None, None)[:4])
             self.drop_next(src, dst, msg, code=code)
 
+    @_journaled
     def apply_schedule(self, schedule: FaultSchedule | str) -> None:
         """Schedule every fault of a schedule (or its text) at its time, relative to time 0."""
         faults = FaultSchedule.parse(schedule) if isinstance(schedule, str) else schedule
@@ -449,7 +559,14 @@ class Cluster:
                 if node_id != "*":
                     self.runtime.get(node_id)
         for fault in faults:
-            self.scheduler.at(max(fault.at_ms, self.now_ms), self.apply, fault)
+            self.scheduler.at(max(fault.at_ms, self.now_ms), self._apply_scheduled, fault)
+
+    def _apply_scheduled(self, fault: Fault) -> None:
+        self._call_depth += 1
+        try:
+            self.apply(fault)
+        finally:
+            self._call_depth -= 1
 
     # --- checks and output -------------------------------------------------------------------
     def _check(self, event: Event) -> None:
@@ -592,10 +709,17 @@ class Cluster:
 
 
 def _call_leader_and_wait(cluster: Cluster, call: Callable[[Any, int], tuple[Any, Any]], missing: str,
-                          timeout_ms: Callable[[Any], int], wait: bool = True) -> Any:
-    """Call ``call(core, now_ms) -> (pending, Output)`` on the leader/master, then (``wait``) run the
+                          timeout_ms: Callable[[Any], int], wait: bool = True, via: str | None = None) -> Any:
+    """Call ``call(core, now_ms) -> (pending, Output)`` on the leader/master (or on ``via``, a client
+    that still believes ``via`` leads: a stale leader answers as its code does), then (``wait``) run the
     simulation until ``pending.done`` or ``timeout_ms(core)`` passes; returns ``pending``."""
-    leader = cluster.leader()
+    if via is not None:
+        node = cluster.runtime.get(via)
+        if not node.alive or node.paused:
+            raise RocketlabError(f"cannot send to {via}: it is {'paused' if node.paused else 'down'}")
+        leader: str | None = via
+    else:
+        leader = cluster.leader()
     if leader is None:
         raise RocketlabError(missing)
     results = []
@@ -613,25 +737,26 @@ def _call_leader_and_wait(cluster: Cluster, call: Callable[[Any, int], tuple[Any
 
 
 def _broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, tags: str | None = None,
-                keys: str | None = None, properties: dict[str, str] | None = None, wait: bool = True) -> Any:
+                keys: str | None = None, properties: dict[str, str] | None = None, wait: bool = True,
+                via: str | None = None) -> Any:
     """Put through the master and run the simulation until the put is answered."""
     from rocketlab.store import Message
 
     msg = Message(topic=topic, body=body, queue_id=queue_id, tags=tags, keys=keys, properties=properties or {})
     return _call_leader_and_wait(cluster, lambda core, now: core.put_message(msg, now),
                                  "no master is up to take the put",
-                                 lambda core: core.config.ha.slave_timeout + 1000, wait)
+                                 lambda core: core.config.ha.slave_timeout + 1000, wait, via)
 
 
 def _controller_mode_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, wait: bool = True,
-                         **_: Any) -> Any:
+                         via: str | None = None, **_: Any) -> Any:
     """Put through the master broker (the one whose role is MASTER with the highest epoch)."""
     from rocketlab.store import Message
 
     msg = Message(topic=topic, body=body, queue_id=queue_id)
     return _call_leader_and_wait(cluster, lambda core, now: core.put_message(msg, now),
                                  "no master broker is up to take the put",
-                                 lambda core: core.config.ha.slave_timeout + 1000, wait)
+                                 lambda core: core.config.ha.slave_timeout + 1000, wait, via)
 
 
 def _controller_mode_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:
@@ -658,7 +783,8 @@ def _broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_m
     return cluster.node(live[0][1]).pull_message(PullMessageRequest(topic, queue_id, offset, max_msg_nums))
 
 
-def _dledger_append(cluster: Cluster, body: bytes, topic: str, *, wait: bool = True, **_: Any) -> Any:
+def _dledger_append(cluster: Cluster, body: bytes, topic: str, *, wait: bool = True, via: str | None = None,
+                    **_: Any) -> Any:
     """Append ``body`` through the leader and run until the append completes (or 10 s pass).
 
     ``topic`` is unused by a bare DLedger group (the broker on DLedger puts RocketMQ records instead).
@@ -667,12 +793,12 @@ def _dledger_append(cluster: Cluster, body: bytes, topic: str, *, wait: bool = T
     return _call_leader_and_wait(
         cluster, lambda core, now: core.append(body, now),
         "no leader to append to: run until one is elected (c.run_until(...leader()...))", lambda core: 10_000,
-        wait)
+        wait, via)
 
 
 def _dledger_broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: int = 0, tags: str | None = None,
                         keys: str | None = None, properties: dict[str, str] | None = None,
-                        wait: bool = True) -> Any:
+                        wait: bool = True, via: str | None = None) -> Any:
     """Put through the current master (the broker whose DLedger member leads and has caught up) and run
     until the put is answered: PUT_OK once a majority has it, or an error status (at the latest after
     the broker's ``put_timeout_ms``)."""
@@ -682,7 +808,7 @@ def _dledger_broker_put(cluster: Cluster, body: bytes, topic: str, *, queue_id: 
     return _call_leader_and_wait(
         cluster, lambda core, now: core.put_message(msg, now),
         "no master is up to take the put: run until one is (c.run_until(lambda c: c.leader()))",
-        lambda core: core.config.put_timeout_ms + 1, wait)
+        lambda core: core.config.put_timeout_ms + 1, wait, via)
 
 
 def _dledger_broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: int, max_msg_nums: int) -> Any:

@@ -14,16 +14,22 @@ from typing import Any
 from rocketlab.errors import LocalProtocolError
 
 
+class HorizonReached(BaseException):  # noqa: N818 - a signal, not an error: no ``except Exception`` may swallow it
+    """Raised by :class:`Scheduler` instead of running an event past ``horizon_ms``: the run stops there,
+    with every event due at or before the horizon run (how a fork rebuilds a recorded run to an instant)."""
+
+
 class Scheduler:
     """Virtual clock plus a heap of ``(time_ms, seq, fn, args)``; ``step`` runs the earliest event."""
 
-    __slots__ = ("now_ms", "_queue", "_seq", "events_run")
+    __slots__ = ("now_ms", "_queue", "_seq", "events_run", "horizon_ms")
 
     def __init__(self) -> None:
         self.now_ms = 0
         self._queue: list[tuple[int, int, Callable[..., Any], tuple[Any, ...]]] = []
         self._seq = 0
         self.events_run = 0
+        self.horizon_ms: int | None = None  # when set, running past it raises HorizonReached
 
     def at(self, time_ms: int, fn: Callable[..., Any], *args: Any) -> None:
         """Run ``fn(*args)`` at virtual time ``time_ms`` (never in the past)."""
@@ -42,6 +48,8 @@ class Scheduler:
         """Run the earliest event; False when the queue is empty."""
         if not self._queue:
             return False
+        if self.horizon_ms is not None and self._queue[0][0] > self.horizon_ms:
+            self._stop_at_horizon()
         time_ms, _, fn, args = heapq.heappop(self._queue)
         self.now_ms = time_ms
         self.events_run += 1
@@ -52,6 +60,10 @@ class Scheduler:
         """Run every event due at or before ``end_ms``, then set the clock to ``end_ms``."""
         queue = self._queue
         pop = heapq.heappop
+        horizon = self.horizon_ms
+        beyond = horizon is not None and end_ms > horizon
+        if beyond:
+            end_ms = horizon
         while queue and queue[0][0] <= end_ms:
             time_ms, _, fn, args = pop(queue)
             self.now_ms = time_ms
@@ -59,6 +71,13 @@ class Scheduler:
             fn(*args)
         if end_ms > self.now_ms:
             self.now_ms = end_ms
+        if beyond:
+            self._stop_at_horizon()
+
+    def _stop_at_horizon(self) -> None:
+        assert self.horizon_ms is not None
+        self.now_ms = max(self.now_ms, self.horizon_ms)
+        raise HorizonReached(self.horizon_ms)
 
     def __len__(self) -> int:
         return len(self._queue)

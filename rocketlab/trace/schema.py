@@ -77,7 +77,10 @@ FAULT_ACTIONS = ("crash", "restart", "partition", "heal", "drop", "pause", "resu
                  # timer expired by hand, a leadership transfer (targets: leader, transferee)
                  "cut_link", "heal_link", "network", "timeout", "transfer",
                  # what a chaos campaign on real processes adds: an interface down, disk pressure
-                 "isolate", "disk")
+                 "isolate", "disk",
+                 # a member that restarts after a crash that lost unflushed writes (crash!, host_down):
+                 # targets node, first lost index, last lost index (the viewer crosses them out)
+                 "lost")
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "long": (int,), "double": (int, float), "string": (str,), "bool": (bool,), "strings": (list, tuple),

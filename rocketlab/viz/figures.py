@@ -18,6 +18,7 @@ from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import (
     GRANTED_COLOR,
     NO_ANSWER_COLOR,
+    PAGE_TEXT,
     PALETTE,
     TIME_AXIS_TITLE,
     base_layout,
@@ -28,6 +29,7 @@ from rocketlab.viz.style import (
     role_color,
     series_colors,
     shade_partitions,
+    text_color_on,
     whole_number_ticks,
 )
 from rocketlab.viz.timeline import (
@@ -52,11 +54,15 @@ FAULT_ROW = "faults"
 ROLE_ORDER = ("LEADER", "CANDIDATE", "FOLLOWER", "MASTER", "SLAVE")
 STATE_NAMES = {UP: "up (role unknown)", DOWN: "down (crashed)"}
 WRITTEN_STATUSES = ("PUT_OK", "FLUSH_DISK_TIMEOUT", "FLUSH_SLAVE_TIMEOUT", "SLAVE_NOT_AVAILABLE")
-ROUND_COLORS = {"PASSED": GRANTED_COLOR, "WAIT_TO_REVOTE": "#ff7f0e", "REVOTE_IMMEDIATELY": "#9467bd",
-                "WAIT_TO_VOTE_NEXT": "#d62728"}
-REJECTION_PALETTE = ("#d62728", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf", "#1f77b4")
-STATUS_COLORS = {"PUT_OK": GRANTED_COLOR, "FLUSH_SLAVE_TIMEOUT": "#ff7f0e", "SLAVE_NOT_AVAILABLE": "#d62728",
-                 "FLUSH_DISK_TIMEOUT": "#9467bd"}
+ROUND_COLORS = {"PASSED": GRANTED_COLOR, "WAIT_TO_REVOTE": "#E69F00", "REVOTE_IMMEDIATELY": "#CC79A7",
+                "WAIT_TO_VOTE_NEXT": "#D55E00"}
+REJECTION_PALETTE = ("#D55E00", "#E69F00", "#CC79A7", "#0072B2", "#F0E442", "#56B4E9", "#7a7a7a", "#000000")
+# the second cue beside the colour (Okabe-Ito alone is not enough for every eye): a hatch per role
+ROLE_PATTERNS = {"LEADER": "/", "CANDIDATE": ".", "MASTER": "x", "SLAVE": "\\", "FOLLOWER": ""}
+STATUS_COLORS = {"PUT_OK": GRANTED_COLOR, "FLUSH_SLAVE_TIMEOUT": "#E69F00", "SLAVE_NOT_AVAILABLE": "#D55E00",
+                 "FLUSH_DISK_TIMEOUT": "#CC79A7"}
+STATUS_SYMBOLS = {"PUT_OK": "circle", "FLUSH_SLAVE_TIMEOUT": "triangle-up", "SLAVE_NOT_AVAILABLE": "x",
+                  "FLUSH_DISK_TIMEOUT": "diamond"}  # the second cue: a failed put never looks like PUT_OK
 
 
 # --- roles and terms ------------------------------------------------------------------------------
@@ -117,9 +123,10 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
         fig.add_trace(go.Bar(
             orientation="h", name=STATE_NAMES.get(state, state), y=[s.node for s in segs],
             base=[s.start_ms for s in segs], x=[s.end_ms - s.start_ms for s in segs],
-            marker=dict(color=role_color(state), line=dict(width=0.5, color="white")),
+            marker=dict(color=role_color(state), line=dict(width=0.5, color="white"),
+                        pattern=dict(shape=ROLE_PATTERNS.get(state, ""), fgopacity=0.35)),
             text=[_term_label(s) for s in segs],
-            textposition="inside", insidetextanchor="middle", textfont=dict(color="white"),
+            textposition="inside", insidetextanchor="middle", textfont=dict(color=text_color_on(role_color(state))),
             customdata=[[s.end_ms, "-" if s.term is None else s.term, s.leader or "-"] for s in segs],
             hovertemplate=(f"%{{y}} {state}<br>term %{{customdata[1]}}, leader %{{customdata[2]}}"
                            "<br>%{base} → %{customdata[0]} ms<extra></extra>"),
@@ -239,7 +246,8 @@ def _add_answer_bars(fig: go.Figure, responses: Sequence[Event], row: int) -> No
         color = colors.get(result, NO_ANSWER_COLOR)
         fig.add_trace(go.Bar(
             x=[t for t, _ in cells], y=[len(who) for _, who in cells], name=_result_label(result),
-            marker_color=color, customdata=[", ".join(who) for _, who in cells],
+            marker=dict(color=color, pattern=dict(shape="" if result == "ACCEPT" else "/", fgopacity=0.4)),
+            customdata=[", ".join(who) for _, who in cells],
             hovertemplate=f"term %{{x}}: %{{y}} × {result}<br>%{{customdata}}<extra></extra>",
         ), row=row, col=1)
 
@@ -252,7 +260,7 @@ def _add_request_marks(fig: go.Figure, requests: Sequence[Event], row: int) -> N
     terms = sorted(per_term)
     fig.add_trace(go.Scatter(
         x=terms, y=[len(per_term[t]) for t in terms], mode="markers", name="requests sent",
-        marker=dict(symbol="diamond", size=10, color="#222"),
+        marker=dict(symbol="diamond", size=10, color=PAGE_TEXT),
         customdata=[", ".join(sorted(set(per_term[t]))) for t in terms],
         hovertemplate="term %{x}: %{y} requests<br>candidates %{customdata}<extra></extra>",
     ), row=row, col=1)
@@ -268,7 +276,8 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
         items = sorted((t, who) for (t, r), who in cells.items() if r == verdict and t is not None)
         fig.add_trace(go.Bar(
             x=[t for t, _ in items], y=[len(who) for _, who in items], name=f"round: {verdict}",
-            marker_color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR),
+            marker=dict(color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR),
+                        pattern=dict(shape="" if verdict == "PASSED" else "x", fgopacity=0.4)),
             customdata=["<br>".join(who) for _, who in items],
             hovertemplate=f"term %{{x}}: %{{y}} × {verdict}<br>%{{customdata}}<extra></extra>",
         ), row=row, col=1)
@@ -476,7 +485,9 @@ def _add_status_traces(fig: go.Figure, status: str, puts: Sequence[Event], color
     latencies = [float(e["latency_ms"]) for e in puts]
     fig.add_trace(go.Scatter(
         x=[e["t"] for e in puts], y=latencies, mode="markers", name=f"{status} ({len(puts)})",
-        legendgroup=status, marker=dict(color=color, size=6, opacity=0.75), cliponaxis=False,
+        legendgroup=status, cliponaxis=False,
+        marker=dict(color=color, size=6 if status == "PUT_OK" else 8, opacity=0.75,
+                    symbol=STATUS_SYMBOLS.get(status, "square")),
         customdata=[[e.get("node") or "-", e.get("phy_offset", "-")] for e in puts],
         hovertemplate=(f"{status} on %{{customdata[0]}}<br>t=%{{x}} ms, %{{y}} ms"
                        "<br>phy_offset %{customdata[1]}<extra></extra>"),

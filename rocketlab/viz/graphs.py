@@ -127,7 +127,8 @@ def vote_graph_figure(events: Events, term: int | None = None) -> go.Figure:
             _add_vote_arrow(fig, pos, u, v, data, reverse=graph.has_edge(v, u))
     _add_vote_nodes(fig, graph, pos)
     for name, color in (("granted", GRANTED_COLOR), ("rejected", REJECTED_COLOR), ("no answer", NO_ANSWER_COLOR)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=name, line=dict(color=color, width=3)))
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"{name} (arrow labelled)",
+                                 line=dict(color=color, width=3)))
     _square_axes(fig)
     return base_layout(fig, _vote_title(graph), 440, legend="bottom")
 
@@ -168,7 +169,7 @@ def _add_vote_nodes(fig: go.Figure, graph: nx.DiGraph, pos: dict[str, Position])
     attrs = [graph.nodes[n] for n in nodes]
     fig.add_trace(go.Scatter(
         x=[pos[n][0] for n in nodes], y=[pos[n][1] for n in nodes], mode="markers+text", showlegend=False,
-        text=[f"<b>{n}</b>" for n in nodes], textposition="middle center", textfont=dict(color="white", size=12),
+        text=[f"<b>{n}</b>" for n in nodes], textposition="middle center", textfont=dict(color=[text_color_on(_vote_role_color(a["role"])) for a in attrs], size=12),
         cliponaxis=False,
         marker=dict(size=46, color=[_vote_role_color(a["role"]) for a in attrs],
                     line=dict(width=[5 if a["elected"] else 1 for a in attrs],

@@ -1,4 +1,9 @@
-"""Colours and small plotly helpers shared by every figure: one look across figures, report and widget."""
+"""Colours and small plotly helpers shared by every figure: one look across figures, report and widget.
+
+The palette is Okabe & Ito's (2008), safe for the common colour-vision deficiencies; where two states
+differ by colour a second cue tells them apart too (a label, a dash, a marker). Figures force no light
+template: transparent backgrounds and mid-grey text and grid read on JupyterLab's light and dark themes
+alike (the kernel cannot know which the page shows)."""
 
 from __future__ import annotations
 
@@ -6,22 +11,53 @@ from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from rocketlab.viz.timeline import DOWN, UP, Event, Span, fault_line
 
-ROLE_COLORS: dict[str, str] = {
-    "LEADER": "#d62728", "FOLLOWER": "#1f77b4", "CANDIDATE": "#ff7f0e",
-    "MASTER": "#8c1c13", "SLAVE": "#17becf", UP: "#b8dcb0", DOWN: "#8c8c8c",
+OKABE_ITO: dict[str, str] = {
+    "orange": "#E69F00", "sky_blue": "#56B4E9", "bluish_green": "#009E73", "yellow": "#F0E442",
+    "blue": "#0072B2", "vermillion": "#D55E00", "reddish_purple": "#CC79A7", "black": "#000000",
 }
-OTHER_ROLE_COLOR = "#9467bd"
-GRANTED_COLOR = "#2ca02c"
-REJECTED_COLOR = "#d62728"
+ROLE_COLORS: dict[str, str] = {
+    "LEADER": OKABE_ITO["vermillion"], "FOLLOWER": OKABE_ITO["sky_blue"], "CANDIDATE": OKABE_ITO["orange"],
+    "MASTER": OKABE_ITO["reddish_purple"], "SLAVE": OKABE_ITO["bluish_green"], UP: "#b8dcb0", DOWN: "#8c8c8c",
+}
+OTHER_ROLE_COLOR = OKABE_ITO["yellow"]
+GRANTED_COLOR = OKABE_ITO["bluish_green"]
+REJECTED_COLOR = OKABE_ITO["vermillion"]
 NO_ANSWER_COLOR = "#9e9e9e"
-PARTITION_FILL = "rgba(214, 39, 40, 0.08)"
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-           "#bcbd22", "#17becf")
-FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=12)
+GRANTED_DASH, REJECTED_DASH, NO_ANSWER_DASH = "solid", "dash", "dot"  # the second cue beside the colour
+PARTITION_FILL = "rgba(213, 94, 0, 0.10)"
+PALETTE = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"], OKABE_ITO["vermillion"],
+           OKABE_ITO["reddish_purple"], OKABE_ITO["sky_blue"], OKABE_ITO["yellow"], "#7a7a7a")
+PAGE_TEXT = "#7a7a7a"  # about 4.3:1 on white and on JupyterLab Dark's #111: readable on either theme
+GRID = "rgba(128, 128, 128, 0.3)"
+FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=12, color=PAGE_TEXT)
 TIME_AXIS_TITLE = "t (ms)"
+
+
+EXPORT_RENDERER = "plotly_mimetype+notebook"
+
+
+def export_friendly_figures() -> bool:
+    """In a Jupyter kernel, show figures with plotly's mimetype (interactive in JupyterLab) *and* HTML
+    (what ``jupyter nbconvert --to html`` and repository previews show, offline: the ``notebook``
+    renderer embeds plotly.js once, in the output of the cell that first loads the kit's figures).
+    Outside a kernel nothing changes. True when the renderer was set."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with every Jupyter install
+        return False
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "kernel"):
+        return False
+    if pio.renderers.default != EXPORT_RENDERER:
+        pio.renderers.default = EXPORT_RENDERER
+    return True
+
+
+export_friendly_figures()
 
 
 def role_color(role: str | None) -> str:
@@ -43,9 +79,12 @@ def base_layout(fig: go.Figure, title: str, height: int, legend: str = "right") 
         place = dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01)
     fig.update_layout(
         title=dict(text=title, x=0.01, xanchor="left", font=dict(size=15)),
-        height=height, template="plotly_white", font=FONT, margin=dict(l=70, r=30, t=80, b=50),
-        legend=dict(traceorder="normal", **place),
+        height=height, template="none", font=FONT, margin=dict(l=70, r=30, t=80, b=50),
+        paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
+        legend=dict(traceorder="normal", bgcolor="rgba(0,0,0,0)", **place),
     )
+    fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID)
+    fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID)
     return fig
 
 
@@ -53,7 +92,7 @@ def note_figure(title: str, text: str) -> go.Figure:
     """A figure holding only a centred note (no axes)."""
     fig = go.Figure()
     fig.add_annotation(text=text, x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
-                       font=dict(size=15, color="#555"))
+                       font=dict(size=15, color=PAGE_TEXT))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     return base_layout(fig, title, 230)
@@ -74,7 +113,7 @@ def shade_partitions(fig: go.Figure, spans: Sequence[Span], label: bool = True, 
     """A light red band over every partition, labelled with its groups (``where``: row/col of subplots)."""
     for span in spans:
         text = dict(annotation_text=f"partition {span.label}", annotation_position="top left",
-                    annotation_font=dict(size=10, color="#a33")) if label else {}
+                    annotation_font=dict(size=10, color=REJECTED_COLOR)) if label else {}
         fig.add_vrect(x0=span.start_ms, x1=span.end_ms, fillcolor=PARTITION_FILL, line_width=0, layer="below",
                       **text, **where)
 
@@ -98,10 +137,10 @@ def mark_faults(fig: go.Figure, faults: Sequence[Event], limit: int = 40, **wher
         if e.get("action") not in ("partition", "heal"):
             by_time.setdefault(e["t"], []).append(fault_line(e))
     for i, t in enumerate(sorted(by_time)[:limit]):
-        fig.add_vline(x=t, line=dict(color="#777", width=1, dash="dot"), **where)
+        fig.add_vline(x=t, line=dict(color=PAGE_TEXT, width=1, dash="dot"), **where)
         fig.add_annotation(x=t, y=1.0, xref="x", yref="y domain", yanchor="top", xanchor="left", xshift=2,
                            yshift=-14 * (1 + i % 2), showarrow=False, text="; ".join(by_time[t]),
-                           font=dict(size=10, color="#555"), bgcolor="rgba(255,255,255,0.7)")
+                           font=dict(size=10, color=PAGE_TEXT), bgcolor="rgba(128,128,128,0.12)")
 
 
 def whole_number_ticks(fig: go.Figure, highest: int, **where: Any) -> None:
@@ -111,5 +150,5 @@ def whole_number_ticks(fig: go.Figure, highest: int, **where: Any) -> None:
 
 
 def text_color_on(fill: str) -> str:
-    """White text on the strong role colours, dark text on the pale ones."""
-    return "#222" if fill in (ROLE_COLORS[UP], NO_ANSWER_COLOR) else "white"
+    """Black text on the Okabe-Ito colours (each above 4.5:1 with black), white only on blue."""
+    return "white" if fill == OKABE_ITO["blue"] else "#000"

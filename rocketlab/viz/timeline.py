@@ -261,5 +261,7 @@ def fault_line(event: Mapping[str, Any]) -> str:
     """A fault in a few words: ``crash n1``, ``partition n0 | n1,n2``, ``heal``."""
     targets = event.get("targets") or ()
     action = event.get("action")
+    if action == "lost" and len(targets) == 3:
+        return f"{targets[0]} lost entries {targets[1]}..{targets[2]} (unflushed at the crash)"
     joiner = " | " if action == "partition" else " -> " if action in ("cut_link", "heal_link", "transfer") else ","
     return f"{event.get('action')} {joiner.join(str(t) for t in targets)}".strip()

@@ -1,6 +1,8 @@
 """The cluster viewer: a RaftScope-style widget in JupyterLab and the same viewer, read-only, in HTML.
 
-* :class:`ClusterView` (``widget.py``) - the anywidget; the Python side owns the simulator.
+* :class:`ClusterView` (``widget.py``) - the anywidget; the Python side owns the simulator. It opens any
+  run: a fresh or a run cluster (``ClusterView(cluster)``, at the present), ``ClusterView.schedule(name)``
+  (Figure 8, #247, #251), ``ClusterView.open_run(run_dir)``, a grader's ``replay(...)`` (at the failure).
 * :class:`ViewSession` (``session.py``) - intents, forks and replay code, without any widget.
 * ``film.py`` - what is drawn, as data; ``offline.py`` - the viewer in a page with no kernel.
 * ``viewer.js`` / ``viewer.css`` - the one renderer both use.

@@ -68,9 +68,9 @@ MESSAGE_CLASSES: dict[str, str] = {
     "AppendEntryRequest": "client", "AppendEntryResponse": "client",
     "LeadershipTransferRequest": "transfer", "LeadershipTransferResponse": "transfer",
 }
-MESSAGE_COLORS: dict[str, str] = {
-    "vote": "#ff7f0e", "heartbeat": "#1f77b4", "push": "#2ca02c", "client": "#9467bd", "ha": "#17becf",
-    "transfer": "#e377c2", "other": "#7f7f7f",
+MESSAGE_COLORS: dict[str, str] = {  # Okabe-Ito; the dot's tooltip names the message as the second cue
+    "vote": "#E69F00", "heartbeat": "#56B4E9", "push": "#009E73", "client": "#CC79A7", "ha": "#0072B2",
+    "transfer": "#D55E00", "other": "#999999",
 }
 
 

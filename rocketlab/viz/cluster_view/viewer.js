@@ -13,8 +13,9 @@ const NOTABLE = new Set(["role", "term", "vote_request", "vote_response", "vote_
   "commit", "truncate", "push_state", "put", "ha_report", "ha_transfer", "fault", "violation", "msg_drop"]);
 const TERM_COLORS = ["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#d9d9d9", "#f7b6d2", "#dbdb8d",
   "#9edae5", "#e7cb94"];
-const NODE_ACTIONS = [["crash", "crash"], ["restart", "restart"], ["pause", "pause"], ["resume", "resume"],
-  ["time_out", "time out now"], ["isolate", "isolate"], ["transfer_leadership", "make leader (transfer)"]];
+const NODE_ACTIONS = [["crash", "crash"], ["host_down", "power failure (loses unflushed writes)"],
+  ["restart", "restart"], ["pause", "pause"], ["resume", "resume"], ["time_out", "time out now"],
+  ["isolate", "isolate"], ["transfer_leadership", "make leader (transfer)"], ["put", "client put through this node"]];
 
 function svg(tag, attrs, parent) {
   const node = document.createElementNS(SVGNS, tag);
@@ -54,7 +55,7 @@ function applyEvent(s, e) {
   switch (e.kind) {
     case "fault": {
       const targets = e.targets || [];
-      if (e.action === "crash") targets.forEach((t) => { const m = s.nodes[t]; if (m) { m.alive = false; m.paused = false; m.role = null; } });
+      if (e.action === "crash" || e.action === "host_down") targets.forEach((t) => { const m = s.nodes[t]; if (m) { m.alive = false; m.paused = false; m.role = null; } });
       else if (e.action === "restart") targets.forEach((t) => { const m = s.nodes[t]; if (m) { m.alive = true; m.role = null; } });
       else if (e.action === "pause") targets.forEach((t) => { if (s.nodes[t]) s.nodes[t].paused = true; });
       else if (e.action === "resume") targets.forEach((t) => { if (s.nodes[t]) s.nodes[t].paused = false; });
@@ -63,6 +64,15 @@ function applyEvent(s, e) {
       else if (e.action === "cut_link") s.cuts.add(targets[0] + ">" + targets[1]);
       else if (e.action === "heal_link") s.cuts.delete(targets[0] + ">" + targets[1]);
       else if (e.action === "network") s.network = targets.join(" ");
+      else if (e.action === "lost") {  // a power failure took unflushed entries: cross them out
+        const m = s.nodes[targets[0]]; const from = Number(targets[1]); const to = Number(targets[2]);
+        if (m) {
+          for (let i = from; i <= to; i++) if (m.log[i] !== undefined) m.crossed.push([i, m.log[i]]);
+          if (m.crossed.length > 64) m.crossed.splice(0, m.crossed.length - 64);
+          if (from < m.log.length) m.log.length = from;
+          if (m.committed >= from) m.committed = from - 1;
+        }
+      }
       break;
     }
     case "role": if (n) { n.role = e.role; n.term = e.term; n.leader = e.leader; } break;
@@ -171,6 +181,19 @@ class Film {
 }
 
 // ---------------------------------------------------------------------------------------- layout
+// a message's class by shape as well as colour (the second cue): vote diamond, heartbeat circle, push
+// square, client triangle, HA square outline, transfer triangle outline
+function messageMark(x, y, cls, color, parent) {
+  const attrs = { class: "rl-msg rl-msg-" + cls, fill: color };
+  if (cls === "heartbeat" || cls === "other") return svg("circle", { ...attrs, cx: x, cy: y, r: 5 }, parent);
+  if (cls === "push") return svg("rect", { ...attrs, x: x - 4.5, y: y - 4.5, width: 9, height: 9 }, parent);
+  if (cls === "ha") return svg("rect", { ...attrs, x: x - 4.5, y: y - 4.5, width: 9, height: 9, fill: "none", style: "stroke: " + color }, parent);
+  if (cls === "vote") return svg("path", { ...attrs, d: `M${x},${y - 6}L${x + 6},${y}L${x},${y + 6}L${x - 6},${y}Z` }, parent);
+  const tri = `M${x},${y - 6}L${x + 6},${y + 5}L${x - 6},${y + 5}Z`;
+  if (cls === "transfer") return svg("path", { ...attrs, d: tri, fill: "none", style: "stroke: " + color }, parent);
+  return svg("path", { ...attrs, d: tri }, parent);
+}
+
 function ringPositions(ids, cx, cy, r) {
   const pos = {};
   if (ids.length === 1) { pos[ids[0]] = [cx, cy]; return pos; }
@@ -217,33 +240,40 @@ class Viewer {
     r.classList.add("rl-viewer");
     this.head = html("div", { class: "rl-head" }, r);
     const bar = html("div", { class: "rl-bar" }, r);
-    this.playBtn = html("button", { class: "rl-play", title: "play / pause" }, bar, "play");
+    this.playBtn = html("button", { class: "rl-play", title: "play / pause", "aria-label": "play or pause" }, bar, "play");
     this.playBtn.onclick = () => this.setPlaying(!this.playing);
-    this.stepBtn = html("button", { class: "rl-step", title: "go to the next event" }, bar, "step");
+    this.stepBtn = html("button", { class: "rl-step", title: "go to the next event", "aria-label": "step to the next event" }, bar, "step");
     this.stepBtn.onclick = () => this.stepEvent();
     html("span", { class: "rl-label" }, bar, "speed");
-    this.speedSel = html("select", { class: "rl-speed" }, bar);
+    this.speedSel = html("select", { class: "rl-speed", "aria-label": "playback speed" }, bar);
     SPEEDS.forEach((v) => { const o = html("option", { value: String(v) }, this.speedSel, v + "x"); if (v === this.speed) o.selected = true; });
     this.speedSel.onchange = () => { this.speed = Number(this.speedSel.value); };
-    this.slider = html("input", { type: "range", class: "rl-slider", min: "0", max: "0", step: "1", value: "0" }, bar);
+    this.slider = html("input", { type: "range", class: "rl-slider", min: "0", max: "0", step: "1", value: "0",
+      "aria-label": "virtual time (ms)" }, bar);
     this.slider.oninput = () => { this.setPlaying(false); this.goto(Number(this.slider.value)); };
-    this.clock = html("span", { class: "rl-clock" }, bar);
+    this.clock = html("span", { class: "rl-clock", "aria-live": "polite" }, bar);
     this.liveBar = html("div", { class: "rl-bar rl-live" }, r);
     const put = html("button", { class: "rl-put" }, this.liveBar, "client put");
     put.onclick = () => this.act("put", {});
     const heal = html("button", { class: "rl-heal" }, this.liveBar, "heal all links");
     heal.onclick = () => this.act("heal", {});
+    this.sides = html("input", { class: "rl-sides", size: "14", placeholder: "n0 n1 | n2 n3 n4",
+      "aria-label": "partition sides, separated by |", title: "the sides of a partition: node ids, sides separated by |" }, this.liveBar);
+    const part = html("button", { class: "rl-partition" }, this.liveBar, "partition");
+    part.onclick = () => this.act("partition", { groups: this.sides.value });
     html("span", { class: "rl-label" }, this.liveBar, "network");
-    this.netSel = html("select", { class: "rl-net" }, this.liveBar);
+    this.netSel = html("select", { class: "rl-net", "aria-label": "network mode" }, this.liveBar);
     NETWORK_MODES.forEach((m) => html("option", { value: m }, this.netSel, m));
-    this.latency = html("input", { class: "rl-latency", value: "uniform:10:40", size: "14", title: "constant:MS, uniform:LO:HI or exponential:MEAN" }, this.liveBar);
+    this.latency = html("input", { class: "rl-latency", value: "", size: "14", "aria-label": "latency",
+      title: "constant:MS, uniform:LO:HI or exponential:MEAN" }, this.liveBar);
     const setNet = html("button", { class: "rl-setnet" }, this.liveBar, "apply");
     setNet.onclick = () => this.act("set_network", { mode: this.netSel.value, latency: this.latency.value });
     const code = html("button", { class: "rl-code-btn" }, this.liveBar, "replay code");
-    code.onclick = () => this.host.send({ type: "replay_code" });
-    this.message = html("div", { class: "rl-message" }, r);
+    code.onclick = () => { this.codeOpen = true; this.host.send({ type: "replay_code" }); };
+    this.message = html("div", { class: "rl-message", role: "status", "aria-live": "polite" }, r);
     const stage = html("div", { class: "rl-stage" }, r);
-    this.svg = svg("svg", { class: "rl-ring", viewBox: "0 0 660 440", width: "660", height: "440" }, stage);
+    this.svg = svg("svg", { class: "rl-ring", viewBox: "0 0 660 440", width: "660", height: "440", role: "group",
+      "aria-label": "the cluster: nodes and links (Tab to a node or link, Enter for its actions)" }, stage);
     this.side = html("div", { class: "rl-side" }, stage);
     this.why = html("div", { class: "rl-why" }, this.side);
     const opts = html("label", { class: "rl-opt" }, this.side);
@@ -261,6 +291,7 @@ class Viewer {
     this.liveBar.style.display = data.live ? "" : "none";
     const net = data.network || {};
     if (net.mode) this.netSel.value = net.mode;
+    if (net.latency) this.latency.value = String(net.latency);
     const where = [data.system, data.profile, data.seed != null ? "seed " + data.seed : null,
       data.scenario ? "scenario " + data.scenario : null].filter(Boolean).join(" - ");
     this.head.textContent = where + (data.live ? " (live)" : " (recorded)");
@@ -321,7 +352,9 @@ class Viewer {
   stepEvent() {
     this.setPlaying(false);
     const f = this.film;
-    const i = f.upper(this.T);
+    let i = f.upper(this.T);
+    // several events can share a millisecond: after the selected one, the next is the one after it
+    if (this.selected !== null && this.selected < f.events.length && f.events[this.selected].t === this.T) i = this.selected + 1;
     for (let j = i; j < f.events.length; j++) {
       if (this.visible(f.events[j])) { this.T = f.events[j].t; this.selected = j; this.render(); return; }
     }
@@ -355,6 +388,12 @@ class Viewer {
     }
     this.root.dataset.leader = leader;
     this.root.dataset.term = leader ? String(leaderTerm) : "";
+    if (s.network && s.network !== this.shownNetwork && document.activeElement !== this.latency) {
+      const [mode, latency] = s.network.split(" ");
+      if (mode) this.netSel.value = mode;
+      if (latency) this.latency.value = latency;
+      this.shownNetwork = s.network;
+    }
     this.drawRing(s, T);
     this.drawSide(s, T);
     this.drawLogs(s);
@@ -362,6 +401,7 @@ class Viewer {
 
   drawRing(s, T) {
     const f = this.film; const g = this.svg;
+    if (g.contains(document.activeElement)) this.refocus = this.focusKey;  // redrawn: keep the keyboard's place
     while (g.firstChild) g.removeChild(g.firstChild);
     const cx = 330; const cy = 222;
     const pos = ringPositions(f.nodes, cx, cy, f.nodes.length > 6 ? 172 : 158);
@@ -376,6 +416,7 @@ class Viewer {
       const hit = svg("line", { x1, y1, x2, y2, class: "rl-link-hit", "data-src": a, "data-dst": b }, g);
       const title = svg("title", {}, hit); title.textContent = a + " -> " + b + (open ? "" : " (cut)");
       hit.onclick = (ev) => this.linkMenu(ev, a, b, open);
+      if (this.host.live) this.focusable(hit, "link " + a + " to " + b + (open ? ", open" : ", cut"));
     }
     // messages in flight
     for (const m of f.inFlight(T)) {
@@ -391,7 +432,8 @@ class Viewer {
         const d = 5;
         svg("path", { d: `M${x - d},${y - d}L${x + d},${y + d}M${x - d},${y + d}L${x + d},${y - d}`, class: "rl-drop", stroke: color }, g);
       } else {
-        const dot = svg("circle", { cx: x, cy: y, r: 5, fill: color, class: "rl-msg", "data-msg": m.msg }, g);
+        const dot = messageMark(x, y, m.cls, color, g);
+        dot.setAttribute("data-msg", m.msg);
         svg("title", {}, dot).textContent = m.msg + " " + m.src + " -> " + m.dst;
       }
     }
@@ -431,8 +473,13 @@ class Viewer {
         svg("text", { x: tx, y: ty + 13 * i, class: "rl-node-info", "text-anchor": anchor }, grp).textContent = text;
       });
       grp.onclick = (ev) => this.nodeMenu(ev, id, n);
+      this.focusable(grp, id + ", " + role.toLowerCase() + (termless || !n.alive ? "" : ", term " + n.term) +
+        (n.paused ? ", paused" : ""));
     }
-    if (s.violations) svg("text", { x: 10, y: 430, class: "rl-violation" }, g).textContent = s.violations + " invariant violation(s) so far";
+    if (s.violations) svg("text", { x: 10, y: 430, class: "rl-violation" }, g).textContent = "\u26a0 " + s.violations + " invariant violation(s) so far";
+    for (const mark of f.data.marks || []) {
+      if (T >= mark.t) svg("text", { x: 10, y: 16, class: "rl-violation rl-mark" }, g).textContent = "\u26a0 test failed at t = " + mark.t + " ms";
+    }
     if (s.network) svg("text", { x: 650, y: 430, class: "rl-network" }, g).textContent = "network: " + s.network;
   }
 
@@ -465,6 +512,7 @@ class Viewer {
     for (const id of f.nodes) maxIndex = Math.max(maxIndex, s.nodes[id].log.length - 1,
       ...s.nodes[id].crossed.map((c) => c[0]));
     this.logs.textContent = "";
+    if (f.data.system === "master_slave") { this.drawOffsets(s); return; }
     if (maxIndex < 0) { html("div", { class: "rl-logs-empty" }, this.logs, "no log entries yet"); return; }
     const width = 30; const first = Math.max(0, maxIndex - width + 1);
     const table = html("table", { class: "rl-log" }, this.logs);
@@ -496,19 +544,57 @@ class Viewer {
     }
   }
 
+  drawOffsets(s) {  // classic HA: no entries or terms, the CommitLog's bytes: the master's end, each slave's ack
+    const f = this.film;
+    const table = html("table", { class: "rl-log rl-offsets" }, this.logs);
+    const head = html("tr", {}, table);
+    ["node", "role", "max offset", "acked by slaves (lag)"].forEach((t) => html("th", {}, head, t));
+    for (const id of f.nodes) {
+      const n = s.nodes[id];
+      const row = html("tr", { "data-node": id }, table);
+      html("th", {}, row, id);
+      html("td", { class: "rl-log-tail" }, row, !n.alive ? "down" : (n.role || "up"));
+      html("td", { class: "rl-log-tail" }, row, n.putOffset != null ? String(n.putOffset) : "no put yet");
+      const acks = Object.entries(n.acked).map(([slave, off]) => slave + " " + off +
+        (n.putOffset != null ? " (" + Math.max(0, n.putOffset - off) + " B)" : ""));
+      html("td", { class: "rl-log-tail" }, row, acks.join(", "));
+    }
+  }
+
+  // ------------------------------------------------------------------------------------ keyboard
+  focusable(node, label) {
+    node.setAttribute("tabindex", "0");
+    node.setAttribute("role", "button");
+    node.setAttribute("aria-label", label);
+    const key = node.getAttribute("data-node") || (node.getAttribute("data-src") + ">" + node.getAttribute("data-dst"));
+    node.onkeydown = (ev) => {
+      if (ev.key !== "Enter" && ev.key !== " ") return;
+      ev.preventDefault();
+      const box = node.getBoundingClientRect();
+      node.onclick({ clientX: box.left + box.width / 2, clientY: box.top + box.height / 2, stopPropagation() {} });
+      const first = this.menu && this.menu.querySelector("button");
+      if (first) first.focus();
+    };
+    node.onfocus = () => { this.focusKey = key; };
+    if (this.refocus === key) { this.refocus = null; node.focus(); }
+  }
+
   // ------------------------------------------------------------------------------------ menus
-  closeMenu() { if (this.menu) { this.menu.remove(); this.menu = null; } }
+  closeMenu() {
+    if (this.menu) { this.menu.remove(); this.menu = null; this.refocus = this.focusKey; }
+  }
 
   openMenu(ev, title, items) {
     this.closeMenu();
     if (!this.host.live) return;
     const box = this.root.getBoundingClientRect();
-    const menu = html("div", { class: "rl-menu" }, this.root);
+    const menu = html("div", { class: "rl-menu", role: "menu", "aria-label": title }, this.root);
+    menu.onkeydown = (e) => { if (e.key === "Escape") { this.closeMenu(); this.render(); } };
     menu.style.left = (ev.clientX - box.left + 8) + "px";
     menu.style.top = (ev.clientY - box.top + 8) + "px";
     html("div", { class: "rl-menu-title" }, menu, title);
     for (const [label, fn] of items) {
-      const b = html("button", { "data-action": label }, menu, label);
+      const b = html("button", { "data-action": label, role: "menuitem" }, menu, label);
       b.onclick = (e) => { e.stopPropagation(); fn(); };
     }
     const close = html("button", { class: "rl-menu-close" }, menu, "close");
@@ -519,12 +605,12 @@ class Viewer {
   nodeMenu(ev, id, n) {
     ev.stopPropagation();
     const items = NODE_ACTIONS.filter(([action]) => {
-      if (action === "crash") return n.alive;
+      if (action === "crash" || action === "host_down") return n.alive;
       if (action === "restart") return !n.alive;
       if (action === "pause") return n.alive && !n.paused;
       if (action === "resume") return n.alive && n.paused;
       return n.alive;
-    }).map(([action, label]) => [label, () => this.act(action, { node: id })]);
+    }).map(([action, label]) => [label, () => this.act(action, action === "put" ? { via: id } : { node: id })]);
     this.openMenu(ev, id + " at t = " + Math.round(this.T) + " ms", items);
   }
 
@@ -546,6 +632,7 @@ class Viewer {
     else if (msg.type === "message") this.say(msg.text, msg.level);
     else if (msg.type === "code") { this.code.style.display = ""; this.code.textContent = msg.text; }
     if (msg.say !== undefined) this.say(msg.say, msg.level);
+    if ((msg.type === "film" || msg.type === "more") && this.codeOpen && this.host.live) this.host.send({ type: "replay_code" });
   }
 }
 

@@ -17,6 +17,8 @@ the same entry point for tests and scripts; it returns the answers it sent.
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,8 @@ import anywidget
 import traitlets
 
 from rocketlab.errors import RocketlabError
-from rocketlab.sim.cluster import Cluster
+from rocketlab.sim.cluster import TEMPORARY_PREFIX, Cluster
+from rocketlab.sim.replay import Producer
 from rocketlab.viz.cluster_view.session import ViewSession
 
 HERE = Path(__file__).parent
@@ -39,11 +42,19 @@ class ClusterView(anywidget.AnyWidget):
     _css = HERE / "viewer.css"
     speed = traitlets.Float(0.1).tag(sync=True)
 
-    def __init__(self, cluster: Cluster, *, speed: float = 0.1, **kwargs: Any) -> None:
+    def __init__(self, cluster: Cluster, *, speed: float = 0.1, producer: Producer | None = None,
+                 base_code: Callable[[int], str] | None = None, **kwargs: Any) -> None:
+        """Open ``cluster`` as it stands: fresh, or after it has run (the view opens at the present, the
+        past is a film to scrub; acting in the past rebuilds the run to that instant, with ``producer``
+        (the code that drove it) or from the calls made on it)."""
         if not SPEED_RANGE[0] <= speed <= SPEED_RANGE[1]:
             raise RocketlabError(f"speed {speed} is out of range: {SPEED_RANGE[0]}x to {SPEED_RANGE[1]:g}x real time")
-        self.session = ViewSession(cluster)
+        self.session = ViewSession(cluster, producer=producer, base_code=base_code)
+        failure = getattr(cluster, "failure", None)  # set by rocketlab.grading.replay when the test failed
+        if isinstance(failure, dict):
+            self.session.marks.append({"t": int(failure.get("t", cluster.now_ms)), "text": str(failure.get("text"))})
         super().__init__(speed=speed, **kwargs)
+        self._greeted = False
         self._sent_events = 0
         self._sent_timers = 0
         self.replies: list[dict[str, Any]] = []  # the last intent's answers (tests read them)
@@ -76,7 +87,75 @@ class ClusterView(anywidget.AnyWidget):
         kwargs.setdefault("raise_on_violation", False)
         return cls(Cluster.master_slave(role=role, slaves=slaves, seed=seed, latency=latency, **kwargs), speed=speed)
 
+    @classmethod
+    def schedule(cls, name: str, profile: str = "dledger-0.3.1.2", seed: int = 1, *, speed: float = 0.1,
+                 **kwargs: Any) -> ClusterView:
+        """One of DLedger's known schedules, played to its end: ``"figure8"`` (Raft's Figure 8),
+        ``"issue247"`` or ``"issue251"`` under ``profile``. Scrub it, step it, fork it anywhere."""
+        _check_seed(seed)
+        from rocketlab.scenarios import dledger_schedules as ds
+
+        makers: dict[str, tuple[str, str, Callable[..., Cluster], Producer]] = {
+            "figure8": ("figure8_cluster", "run_figure8", ds.figure8_cluster, ds.run_figure8),
+            "issue247": ("issue247_cluster", "run_issue247", ds.issue247_cluster, ds.run_issue247),
+            "issue251": ("issue251_cluster", "run_issue251", ds.issue251_cluster, ds.run_issue251),
+        }
+        if name not in makers:
+            raise RocketlabError(f"unknown schedule {name!r}: one of {', '.join(makers)}")
+        make_name, run_name, make, run = makers[name]
+        args: dict[str, Any] = {"seed": seed, "profile": profile}
+        if name == "issue251":  # a power loss needs file stores: a directory the cluster removes when closed
+            args["data_dir"] = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX + "view-")
+        cluster = make(**args)
+        run(cluster)
+        shown = ", ".join(f"{k}={v!r}" for k, v in args.items() if k != "data_dir")
+        if name == "issue251":
+            shown += ", data_dir=tempfile.mkdtemp()"
+
+        def base_code(at_ms: int) -> str:
+            return "\n".join([
+                *(["import tempfile"] if name == "issue251" else []),
+                f"from rocketlab.scenarios.dledger_schedules import {make_name}, {run_name}", "",
+                f"cluster = run_to({make_name}({shown}), {run_name}, {at_ms})"])
+
+        return cls(cluster, speed=speed, producer=run, base_code=base_code, **kwargs)
+
+    @classmethod
+    def open_run(cls, run_dir: str | Path, *, speed: float = 0.1, **kwargs: Any) -> ClusterView:
+        """A saved run (``Cluster.save``, ``rocketlab run``, the ``data/`` runs; ``open`` is the widget's own): a run of one of the named
+        schedules is rebuilt live when the rebuild repeats its trace event for event (then "fork here"
+        works); any other run opens as a recorded film (scrub, step, play)."""
+        from rocketlab.trace.rundir import iter_events, read_meta
+        from rocketlab.viz.cluster_view.offline import run_film
+
+        film = run_film(run_dir)
+        meta = read_meta(run_dir)
+        names = {"dledger-figure8": "figure8", "dledger-247": "issue247", "dledger-251": "issue251"}
+        name = names.get(str(meta.get("scenario")))
+        if name is not None and isinstance(meta.get("seed"), int) and meta.get("profile"):
+            view = cls.schedule(name, profile=meta["profile"], seed=meta["seed"], speed=speed, **kwargs)
+            saved = [(e["t"], e["kind"], e.get("node")) for e in iter_events(run_dir)]
+            rebuilt = [(e["t"], e["kind"], e.get("node")) for e in view.cluster.events]
+            if saved == rebuilt:
+                return view
+            view.cluster.close()
+        return RecordedView(film, speed=speed, **kwargs)
+
     # --- intents ----------------------------------------------------------------------------
+    @property
+    def open_at(self) -> int:
+        """Where the view opens: the marked moment (a grader's failure), else the present."""
+        return self.session.marks[0]["t"] if self.session.marks else self.session.now_ms
+
+    def _opening_words(self) -> str | None:
+        if self.session.marks:
+            mark = self.session.marks[0]
+            return f"opened at t = {mark['t']} ms, where the test failed: {mark['text']}"
+        if self.session.now_ms:
+            return (f"opened at the present (t = {self.session.now_ms} ms): scrub back to see the past; "
+                    "acting in the past forks it")
+        return None
+
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
         self.intent(content)
 
@@ -97,12 +176,16 @@ class ClusterView(anywidget.AnyWidget):
         if not isinstance(content, dict) or not isinstance(content.get("type"), str):
             raise RocketlabError(f"an intent is an object with a 'type', got {content!r}")
         kind = content["type"]
-        if kind == "hello":
-            self._send_film()
+        if kind == "hello":  # the first view opens at the present (or the failing moment); later ones keep their place
+            first, self._greeted = not self._greeted, True
+            self._send_film(goto=self.open_at if first else None, say=self._opening_words() if first else None)
             return
-        if kind == "replay_code":
+        if kind == "replay_code" and self.session is not None:
             self._reply({"type": "code", "text": self.replay_code()})
             return
+        if self.session is None:
+            raise RocketlabError("this run is recorded: scrub, step and play it; to act in it, open it from the "
+                                 "code that made it (ClusterView(cluster) or ClusterView.schedule(...))")
         if kind not in ("advance", "step", "act"):
             raise RocketlabError(f"unknown intent type {kind!r}: hello, advance, step, act or replay_code")
         if content.get("generation") != self.session.generation:
@@ -143,6 +226,8 @@ class ClusterView(anywidget.AnyWidget):
         self._reply(message)
 
     def _send_more(self, goto: int | None = None) -> None:
+        if self.session is None:
+            return
         events = self.session.film_events(self._sent_events)
         timers = self.session.timers[self._sent_timers:]
         message = {"type": "more", "generation": self.session.generation, "start": self._sent_events,
@@ -203,3 +288,38 @@ def _whole_ms(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise RocketlabError(f"{what} must be a whole number of ms >= 0, got {value!r}")
     return value
+
+
+class RecordedView(ClusterView):
+    """A recorded film in the widget: scrub, step and play; no simulation behind it to act on."""
+
+    def __init__(self, film: dict[str, Any], *, speed: float = 0.1, **kwargs: Any) -> None:
+        if not SPEED_RANGE[0] <= speed <= SPEED_RANGE[1]:
+            raise RocketlabError(f"speed {speed} is out of range: {SPEED_RANGE[0]}x to {SPEED_RANGE[1]:g}x real time")
+        self.session = None  # type: ignore[assignment]
+        self.recorded = {**film, "live": False}
+        violation = next((e for e in film["events"] if e["kind"] == "violation"), None)
+        self._open_at = violation["t"] if violation is not None else 0
+        anywidget.AnyWidget.__init__(self, speed=speed, **kwargs)
+        self._greeted = False
+        self._sent_events = self._sent_timers = 0
+        self.replies = []
+        self.on_msg(self._on_custom_msg)
+
+    @property
+    def open_at(self) -> int:
+        return self._open_at
+
+    def _opening_words(self) -> str | None:
+        return "a recorded run: scrub, step and play it" + (
+            f" (opened at the first invariant violation, t = {self.open_at} ms)" if self.open_at else "")
+
+    def _send_film(self, goto: int | None = None, say: str | None = None) -> None:
+        message: dict[str, Any] = {"type": "film", "film": self.recorded, "goto": goto}
+        if say is not None:
+            message["say"] = say
+        self._reply(message)
+
+    @property
+    def cluster(self) -> Cluster:
+        raise RocketlabError("a recorded run has no cluster behind it")

@@ -1,0 +1,87 @@
+"""Every learner can read the figures: the palette stays apart under simulated colour-vision deficiencies
+(Machado, Oliveira & Fernandes 2009, severity 1.0; CIE76 in CIELAB), a second cue tells apart what colour
+does, and no figure forces a light template."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from rocketlab.viz import put_latency, role_timeline, votes_per_term
+from rocketlab.viz.style import GRANTED_COLOR, REJECTED_COLOR, ROLE_COLORS, base_layout
+from tests.viz.sample_traces import dledger_failover
+
+MACHADO = {  # linear RGB -> what the viewer with the deficiency sees
+    "protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216), (-0.003882, -0.048116, 1.051998)),
+    "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413), (-0.011820, 0.042940, 0.968881)),
+    "tritanopia": ((1.255528, -0.076749, -0.178779), (-0.078411, 0.930809, 0.147602), (0.004733, 0.691367, 0.303900)),
+}
+
+
+def _linear(hex_color: str) -> list[float]:
+    out = []
+    for i in (1, 3, 5):
+        v = int(hex_color[i:i + 2], 16) / 255
+        out.append(v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4)
+    return out
+
+
+def _lab(rgb: list[float]) -> tuple[float, float, float]:
+    r, g, b = (min(1.0, max(0.0, v)) for v in rgb)
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def delta_e(a: str, b: str, deficiency: str | None = None) -> float:
+    ra, rb = _linear(a), _linear(b)
+    if deficiency:
+        m = MACHADO[deficiency]
+        ra, rb = ([sum(m[i][j] * c[j] for j in range(3)) for i in range(3)] for c in (ra, rb))
+    return sum((p - q) ** 2 for p, q in zip(_lab(ra), _lab(rb), strict=True)) ** 0.5
+
+
+@pytest.mark.parametrize("deficiency", [None, *MACHADO])
+def test_the_pairs_the_issue_names_stay_apart(deficiency):
+    """GRANTED vs REJECTED (also PUT_OK vs failures) was dE 7.3 under deuteranopia; LEADER vs MASTER 14 under
+    protanopia. Now each pair is at least 20 apart for every deficiency."""
+    for a, b in [(GRANTED_COLOR, REJECTED_COLOR), (ROLE_COLORS["LEADER"], ROLE_COLORS["MASTER"])]:
+        assert delta_e(a, b, deficiency) >= 20, (a, b, deficiency, round(delta_e(a, b, deficiency), 1))
+
+
+def test_the_roles_of_one_system_stay_apart_for_every_eye():
+    for deficiency in (None, *MACHADO):
+        for roles in (("LEADER", "FOLLOWER", "CANDIDATE"), ("MASTER", "SLAVE")):
+            for a, b in itertools.combinations(roles, 2):
+                d = delta_e(ROLE_COLORS[a], ROLE_COLORS[b], deficiency)
+                assert d >= 10, (a, b, deficiency, round(d, 1))
+
+
+def test_figures_force_no_light_template_and_draw_on_the_page():
+    import plotly.graph_objects as go
+
+    fig = base_layout(go.Figure(), "t", 300)
+    assert fig.layout.template.layout.paper_bgcolor is None  # the "none" template: no white background
+    assert fig.layout.paper_bgcolor == "rgba(0,0,0,0)" and fig.layout.plot_bgcolor == "rgba(0,0,0,0)"
+
+
+def test_a_second_cue_beside_the_colour():
+    events = dledger_failover()
+    roles = {t.name: t.marker.pattern.shape for t in role_timeline(events).data if t.type == "bar"}
+    leader = next(v for k, v in roles.items() if k == "LEADER")
+    follower = next(v for k, v in roles.items() if k == "FOLLOWER")
+    assert leader != follower, roles
+    shapes = {t.name: t.marker.pattern.shape or "" for t in votes_per_term(events).data if t.type == "bar"}
+    assert any(name.startswith("rejected") for name in shapes), shapes
+    for name, shape in shapes.items():
+        assert shape == ("/" if name.startswith("rejected") else "" if name.startswith("granted") else shape), shapes
+    puts = [dict(t=i * 10, node="n0", kind="put", topic="T", queue_id=0, queue_offset=i, phy_offset=i * 100,
+                 size=100, status="PUT_OK" if i % 2 else "FLUSH_SLAVE_TIMEOUT", latency_ms=5.0 + i) for i in range(8)]
+    symbols = {t.name.split(" ")[0]: t.marker.symbol for t in put_latency(puts).data if t.type == "scatter"}
+    assert symbols["PUT_OK"] != symbols["FLUSH_SLAVE_TIMEOUT"], symbols

@@ -1,0 +1,183 @@
+"""The viewer for every learner, in JupyterLab Dark (Playwright + Debian's Chromium): a grader's replay
+opened at the failing moment and scrubbed, Figure 8 stepped to the loss, the contrast of the viewer's
+text and buttons measured in the page (WCAG, at least 4.5:1), and the controls reached with Tab alone.
+``browser`` tests: skipped without Chromium, failed without it under CI."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.test_lab_browser import (
+    ROCKETLAB,
+    _require_chromium,
+    _run_all_cells,
+    _wait_for_kernel,
+    _wait_for_server,
+    free_port,
+)
+from tests.viz.test_cluster_view_browser import _wait_until_idle, opened
+
+pytestmark = pytest.mark.browser
+ROOT = Path(__file__).resolve().parents[2]
+
+BROKEN = "\n\ndef decide_compare(*args, **kwargs):\n    raise ValueError('not yet')\n"
+
+CONTRAST_JS = """root => {
+  const parse = (c) => { const m = c.match(/[\\d.]+/g); return m ? m.map(Number) : [0, 0, 0, 0]; };
+  const lum = ([r, g, b]) => { const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const background = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = parse(getComputedStyle(e).backgroundColor);
+      if (c.length < 4 || c[3] > 0.5) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const out = [];
+  const pick = (sel, colorOf) => root.querySelectorAll(sel).forEach((el) => {
+    if (!el.getClientRects().length) return;
+    const bg = background(el);
+    const c = parse(colorOf(getComputedStyle(el)));
+    const a = c.length > 3 ? c[3] : 1;  // a translucent colour is seen blended with what is behind it
+    const fg = [0, 1, 2].map((i) => a * c[i] + (1 - a) * bg[i]);
+    out.push({ what: sel, text: (el.textContent || '').slice(0, 30), ratio: ratio(fg, bg) });
+  });
+  pick('.rl-head, .rl-clock, .rl-label, .rl-message, .rl-why-text, .rl-why-reason, .rl-event, .rl-log th', (s) => s.color);
+  pick('button, select, input.rl-latency, input.rl-sides', (s) => s.color);
+  pick('.rl-node-info, .rl-network', (s) => s.fill);
+  return out;
+}"""
+
+
+def _dark_settings(state: Path) -> None:
+    """User settings that open JupyterLab in its Dark theme (as a learner who chose it)."""
+    themes = state / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
+    themes.parent.mkdir(parents=True, exist_ok=True)
+    themes.write_text(json.dumps({"theme": "JupyterLab Dark"}))
+
+
+def _notebook(labs: Path) -> None:
+    source = (ROOT / "labs" / "exercises" / "lab04_dledger_replication.py").read_text(encoding="utf-8")
+    (labs / "broken_lab04.py").write_text(source + BROKEN, encoding="utf-8")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [  # Figure 8 first: replay() leaves the learner's (broken) decide_compare plugged in
+        nbformat.v4.new_code_cell("from rocketlab.viz.cluster_view import ClusterView\n"
+                                  "figure8 = ClusterView.schedule('figure8', profile='dledger-0.3.1.2')\nfigure8"),
+        nbformat.v4.new_code_cell("from rocketlab.grading import replay\nfrom rocketlab.viz import ClusterView\n"
+                                  "graded = ClusterView(replay('lab04.decide_compare/backup', seed=0, "
+                                  "submission='broken_lab04.py'))\ngraded"),
+        nbformat.v4.new_code_cell("import json\nfrom rocketlab import plugs\nplugs.clear()  # the kit's decide_compare again\n"
+                                  "loss = next(e for e in figure8.cluster.events if e['kind'] == 'violation')\n"
+                                  "print(json.dumps({'failed_at': graded.cluster.failure['t'], 'loss': loss['t'], "
+                                  "'latency': str(figure8.cluster.model.latency)}))"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, labs / "viewer.ipynb")
+
+
+def test_the_viewer_in_jupyterlab_dark_for_every_learner(tmp_path):
+    _require_chromium()
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    _notebook(labs)
+    _dark_settings(tmp_path / ".jupyter")
+    port, token = free_port(), secrets.token_hex(16)
+    err_log = tmp_path / "lab.err"
+    with open(tmp_path / "lab.out", "w") as out, open(err_log, "w") as err:
+        proc = subprocess.Popen([str(ROCKETLAB), "lab", "--dir", str(labs), "--port", str(port), "--token", token,
+                                 "--no-browser"], stdout=out, stderr=err,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=labs)
+    try:
+        _wait_for_server(proc, f"http://127.0.0.1:{port}/api/status?token={token}", err_log)
+        with opened(f"http://127.0.0.1:{port}/lab/tree/viewer.ipynb?token={token}", 1400, 1400) as page:
+            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+            _wait_for_kernel(f"http://127.0.0.1:{port}", token, "viewer.ipynb")
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            _run_all_cells(page)
+            _wait_until_idle(f"http://127.0.0.1:{port}", token, "viewer.ipynb", timeout=300)
+            try:
+                _check(page, tmp_path)
+            except Exception as e:
+                page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+                pytest.fail(f"{e}\nscreenshot: {tmp_path / 'failure.png'}\nserver log:\n{err_log.read_text()[-2000:]}")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def _check(page, tmp_path: Path) -> None:
+    assert page.evaluate("() => document.body.dataset.jpThemeLight") == "false", "JupyterLab Dark is on"
+    page.wait_for_function("() => document.querySelectorAll('.rl-viewer .rl-ring').length === 2", timeout=60_000)
+    said = json.loads(page.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output").last.inner_text()
+                      .strip().splitlines()[-1])
+    figure8, graded = page.locator(".rl-viewer").nth(0), page.locator(".rl-viewer").nth(1)
+    # the grader's replay opens where the test failed, the failure marked; scrubbing works
+    assert graded.get_attribute("data-t") == str(said["failed_at"])
+    assert "where the test failed" in graded.locator(".rl-message").inner_text()
+    assert graded.locator(".rl-mark").count() == 1
+    graded.locator(".rl-slider").evaluate("(s, ms) => { s.value = String(ms); s.dispatchEvent(new Event('input')); }",
+                                          said["failed_at"] // 2)
+    assert graded.get_attribute("data-t") == str(said["failed_at"] // 2) and graded.locator(".rl-mark").count() == 0
+    # Figure 8: from just before the loss, step until the violation is the selected event
+    figure8.locator(".rl-slider").evaluate("(s, ms) => { s.value = String(ms); s.dispatchEvent(new Event('input')); }",
+                                           said["loss"] - 30)
+    for _ in range(300):
+        if figure8.locator(".rl-event.rl-selected.rl-bad").count():
+            break
+        figure8.locator(".rl-step").click()
+    else:
+        raise AssertionError("stepping never reached the violation")
+    assert figure8.get_attribute("data-t") == str(said["loss"])
+    why = figure8.locator(".rl-why").inner_text()
+    assert "INVARIANT VIOLATED" in why and "leader_completeness" in why, why
+    # contrast of the viewer's text and buttons, measured in the page
+    for viewer in (graded, figure8):
+        measured = viewer.evaluate(CONTRAST_JS)
+        assert len(measured) > 20
+        poor = [m for m in measured if m["ratio"] < 4.5]
+        assert not poor, poor[:5]
+    # Tab alone reaches every control, the nodes and links; Enter opens a node's menu, Escape closes it
+    figure8.locator(".rl-play").focus()
+    reached = []
+    for _ in range(60):
+        reached.append(page.evaluate("() => { const e = document.activeElement; return (e.getAttribute('aria-label') "
+                                     "|| e.className.baseVal || e.className || e.tagName) + ''; }"))
+        page.keyboard.press("Tab")
+    joined = " / ".join(reached)
+    for label in ("play or pause", "step to the next event", "playback speed", "virtual time (ms)", "partition sides",
+                  "network mode", "latency"):
+        assert label in joined, joined
+    assert any(r.startswith("n0, ") for r in reached) and any(r.startswith("link n0 to n1") for r in reached), joined
+    node = figure8.locator(".rl-node[data-node='n0']")
+    node.focus()
+    page.keyboard.press("Enter")
+    menu = figure8.locator(".rl-menu")
+    menu.wait_for(timeout=5_000)
+    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "menuitem"
+    page.keyboard.press("Escape")
+    assert menu.count() == 0
+    # the latency field shows the network's own; the replay code panel follows a fork
+    assert figure8.locator(".rl-latency").input_value() == said["latency"]
+    figure8.locator(".rl-code-btn").click()
+    code = figure8.locator(".rl-code")
+    page.wait_for_function("el => el.textContent.includes('run_to(figure8_cluster(')", arg=code.element_handle(),
+                           timeout=30_000)
+    alive = figure8.locator(".rl-node[data-alive='1']").first.get_attribute("data-node")
+    figure8.locator(f".rl-node[data-node='{alive}'] .rl-node-body").click()
+    figure8.locator(".rl-menu button[data-action='crash']").click()
+    page.wait_for_function(f"el => el.textContent.includes(\"cluster.crash('{alive}')\")", arg=code.element_handle(),
+                           timeout=60_000)
+    assert figure8.get_attribute("data-generation") == "1"
+    page.screenshot(path=str(tmp_path / "dark.png"), full_page=True)
