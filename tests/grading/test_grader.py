@@ -164,13 +164,16 @@ def test_a_submission_that_exits_the_interpreter_fails_that_test_only(tmp_path):
     assert other.passed
 
 
-def test_monkey_patching_the_kit_fails_with_what_was_changed(tmp_path):
-    report = grade("lab03", _write(tmp_path, "lab03", PATCH_AT_IMPORT), only=["lab03.handle_vote/decision_table"])
-    assert "monkey-patching" in report.tests[0].message and "election_safety" in report.tests[0].message
-    report = grade("lab05", _write(tmp_path, "lab05", PATCH_IN_CALL),
+def test_monkey_patching_the_kit_changes_nothing_the_judge_sees(tmp_path):
+    """The patches land in the sandbox's copy of the kit: the judge's invariants and checkers still run."""
+    report = grade("lab03", _write(tmp_path, "lab03", PATCH_AT_IMPORT.replace(
+        "from tests.grading.solutions.lab03_dledger_election import handle_vote, parse_vote_result\n",
+        "def handle_vote(view, request, is_self):\n    return None\n")), only=["lab03.handle_vote/decision_table"])
+    assert not report.tests[0].passed and "cases wrong" in report.tests[0].message
+    report = grade("lab05", _write(tmp_path, "lab05", PATCH_IN_CALL.replace("entry_pos + 48", "entry_pos")),
                    only=["lab05.phy_offset/offset_table", "lab05.which_log/log_table"])
     patched, other = report.tests
-    assert not patched.passed and "rocketlab.grading.suites._common.expect" in patched.message
+    assert not patched.passed and "cases wrong" in patched.message
     assert other.passed
 
 
