@@ -175,11 +175,29 @@ def _bulk(args: argparse.Namespace) -> int:
             bar.advance()
     rows = [done[e.name] for e in entries]
     summary = write_summary_csv([(e.name, r, e.note) for e, r in rows], out / "summary.csv")
+    _similarity_csv(args.lab, [e for e, r in rows if r is not None], out / "similarity.csv")
     for entry, report in rows:
         print(f"{entry.name}: " + (f"{report.score:g}/{report.max_score:g}" if report else "-")
               + (f" ({entry.note})" if entry.note else ""))
     print(f"summary: {summary}")
     return 0 if all(r is not None for _, r in rows) else 1
+
+
+def _similarity_csv(lab: str, entries: list[Entry], path: Path) -> None:
+    """The instructor's plagiarism pointer: each graded submission's exercises against the kit's references
+    (normalised AST similarity, 0..1; see docs/grading-trust.md)."""
+    import csv
+
+    from rocketlab.grading.sandbox_static import similarity
+
+    exercises = [e for e in registry.EXERCISES if e.startswith(lab + ".")]
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["submission", *exercises])
+        for entry in entries:
+            assert entry.path is not None
+            source = entry.path.read_text(errors="replace")
+            w.writerow([entry.name, *("" if (v := similarity(source, e)) is None else f"{v:.3f}" for e in exercises)])
 
 
 def _folder(name: str) -> str:

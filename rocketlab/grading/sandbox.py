@@ -213,6 +213,14 @@ class Sandbox:
         """Send one request; answer callbacks until its reply; the reply's value, decoded."""
         if self.broken:
             raise SandboxError(self.broken, protocol=True)
+        try:
+            return self._request(message)
+        except SandboxError as e:
+            if e.protocol:  # a channel out of step is never trusted again: the judge starts a fresh sandbox
+                self.broken = self.broken or e.text
+            raise
+
+    def _request(self, message: dict[str, Any]) -> Any:
         self._send(message)
         while True:
             reply = self._receive()
@@ -247,7 +255,7 @@ class Sandbox:
     def _raise(self, info: Any) -> None:
         if type(info) is not dict:
             raise SandboxError("garbage on the grader's channel: a malformed error", protocol=True)
-        text = str(info.get("text", ""))[:MAX_TEXT]
+        text = str(info.get("text", ""))[:MAX_TEXT + 400]
         if info.get("not_implemented") is True:
             raise NotImplementedError(text)
         kit = info.get("kit_class")
