@@ -121,6 +121,7 @@ class Sandbox:
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
         os.set_blocking(self.output_fd, False)
+        self.output_open = True
         self.buffer = b""
         self.kept, self.total = bytearray(), 0
         self.poller = select.poll()
@@ -168,7 +169,9 @@ class Sandbox:
             except OSError:
                 return
             if not chunk:
-                self.poller.unregister(self.output_fd)
+                if self.output_open:
+                    self.output_open = False
+                    self.poller.unregister(self.output_fd)
                 return
             room = OUTPUT_KEEP * 4 - len(self.kept)
             if room > 0:
