@@ -6,7 +6,9 @@ the real cluster in place of the learner's functions; every call crosses a pipe 
 (:mod:`rocketlab.grading.sandbox_codec`), so the submission changes a score only through what its
 functions return. The sandbox process:
 
-* runs in new PID and mount namespaces (``unshare``; a user namespace too when not root): the judge kills
+* runs in new PID, mount and network namespaces (``unshare``; a user namespace too when not root; the
+  network one has its own loopback only, so no grader, no other submission's sandbox and no other host
+  can be reached): the judge kills
   the namespace's first process and the kernel kills every process in it, including one that called
   ``setsid`` or double-forked; ``/proc`` shows only the sandbox's own processes;
 * mounts an empty ``tmpfs`` over ``/tmp`` and over every path it must not read (the submissions
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import linecache
 import os
 import resource
 import select
@@ -80,7 +83,7 @@ def namespaces_available() -> bool:
 
 def _unshare_prefix() -> list[str]:
     user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-    return ["unshare", *user, "--pid", "--fork", "--kill-child", "--mount", "--mount-proc"]
+    return ["unshare", *user, "--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "--net"]
 
 
 def _pdeathsig() -> None:
@@ -419,6 +422,7 @@ def _confine(config: dict[str, Any]) -> str:
     """Mounts, limits, and (as root) the switch to ``nobody``; returns the working directory."""
     work = "/tmp/work"
     if config.get("isolated"):
+        _loopback_up()
         _mount("none", "/tmp", "tmpfs", 0, "size=512m,mode=1777")
         as_root_outside = os.geteuid() == 0 and _outer_uid() == 0
         if as_root_outside:
@@ -451,6 +455,17 @@ def _confine(config: dict[str, Any]) -> str:
     _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     os.chdir(work)
     return work
+
+
+def _loopback_up() -> None:
+    """The network namespace's own loopback up (Spark's driver and executors talk on 127.0.0.1); it has
+    no other interface, so nothing outside the sandbox can be reached."""
+    import fcntl
+    import socket
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        fcntl.ioctl(s, 0x8914, struct.pack("16sH", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: UP|LOOPBACK|RUNNING
 
 
 def _outer_uid() -> int:
@@ -595,7 +610,9 @@ def main(argv: list[str]) -> int:
         try:
             if op == "load":
                 filename = str(message["filename"])
-                code = compile(message["source"], filename, "exec")
+                source = str(message["source"])
+                linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+                code = compile(source, filename, "exec")
                 module_globals = {"__name__": "submission", "__file__": filename, "__builtins__": __builtins__}
                 sys.modules["submission"] = type(sys)("submission")
                 exec(code, module_globals)  # noqa: S102 - this process exists to run it

@@ -214,10 +214,15 @@ def test_the_sandbox_cannot_read_hidden_tests_other_submissions_or_results(tmp_p
     results.parent.mkdir()
     results.write_text("RESULTS = 1\n")
     secret = "|".join(str(p) for p in (hidden / "extra.py", other, results, "/root/.bashrc"))
-    report = grade("lab05", submission(tmp_path, "snoop", SECRET=secret), only=[FAST[0]], tests_dir=hidden,
-                   hide=[results.parent])
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:  # the grader's side of the machine's loopback
+        port = str(server.getsockname()[1])
+        report = grade("lab05", submission(tmp_path, "snoop", SECRET=secret, PORT=port), only=[FAST[0]],
+                       tests_dir=hidden, hide=[results.parent])
     message = report.tests[0].message
-    assert "READ" not in message and message.count("DENIED") == 4, message
+    assert "NET DENIED" in message, message
+    assert "READ" not in message and message.count("DENIED FileNotFoundError") == 4, message
     assert "ROCKETLAB" not in message and "PIDS " in message
     pids = int(message.split("PIDS ")[1].split()[0])
     assert pids <= 3, message  # its own namespace: itself (and at most the first process)

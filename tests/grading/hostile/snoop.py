@@ -12,6 +12,13 @@ for path in "@SECRET@".split("|"):
 found.append("ENV " + ",".join(sorted(os.environ)))
 found.append("PIDS " + str(sum(1 for p in os.listdir("/proc") if p.isdigit())))
 found.append("UID " + str(os.getuid()))
+try:
+    import socket
+
+    socket.create_connection(("127.0.0.1", int("@PORT@")), timeout=2).close()
+    found.append("NET CONNECTED")
+except OSError as e:
+    found.append(f"NET DENIED {type(e).__name__}")
 
 
 def phy_offset(entry_pos):
