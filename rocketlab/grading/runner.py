@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import select
 import signal
 import subprocess
@@ -164,10 +165,12 @@ class _Worker:
         return event
 
     def stderr_tail(self, limit: int = 1500) -> str:
+        """The end of the judge's stderr, without directories (a learner reads it: no grader's paths)."""
         self.stderr.seek(0, os.SEEK_END)
         size = self.stderr.tell()
         self.stderr.seek(max(0, size - limit))
-        return self.stderr.read().decode(errors="replace").strip()
+        text = self.stderr.read().decode(errors="replace").strip()
+        return re.sub(r"(?:/[^/\s'\"]+)+/", "", text)
 
     def stop(self) -> int | None:
         if self.proc.poll() is None:

@@ -19,7 +19,7 @@ functions return. The sandbox process:
 * has an empty working directory and a scrubbed environment; its output (descriptors 1 and 2) goes to a
   pipe the judge drains and caps.
 
-Where ``unshare`` cannot create namespaces the sandbox is a new session with the same limits, killed by
+Where ``unshare`` cannot create namespaces (or ``ROCKETLAB_SANDBOX=plain`` says not to) the sandbox is a new session with the same limits, killed by
 process group and by a scan of ``/proc`` for its session; what still holds then is said in
 ``docs/grading-trust.md``. rocketlab's own addition.
 """
@@ -72,7 +72,7 @@ class SandboxError(Exception):
 @cache
 def namespaces_available() -> bool:
     """Whether ``unshare`` can make PID and mount namespaces here (checked once per process)."""
-    if shutil.which("unshare") is None:
+    if os.environ.get("ROCKETLAB_SANDBOX") == "plain" or shutil.which("unshare") is None:
         return False
     try:
         run = subprocess.run([*_unshare_prefix(), "true"], capture_output=True, timeout=10)
@@ -442,7 +442,7 @@ def _confine(config: dict[str, Any]) -> str:
                          ("fsize", resource.RLIMIT_FSIZE), ("nofile", resource.RLIMIT_NOFILE)):
         resource.setrlimit(rlimit, (limits[name], limits[name]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    if os.geteuid() == 0 and _outer_uid() == 0:
+    if os.geteuid() == 0 and _outer_uid() == 0 and (config.get("isolated") or _open_to_others(config.get("expose", []))):
         os.chown(work, NOBODY, NOBODY)
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
         os.setgroups([])
@@ -455,6 +455,19 @@ def _confine(config: dict[str, Any]) -> str:
     _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     os.chdir(work)
     return work
+
+
+def _open_to_others(paths: list[str]) -> bool:
+    """Whether a user other than the owner can enter every directory on the way to ``paths``."""
+    for path in paths:
+        p = Path(path)
+        for a in [*reversed(p.parents), p]:
+            try:
+                if not os.stat(a).st_mode & 0o001:
+                    return False
+            except OSError:
+                return False
+    return True
 
 
 def _loopback_up() -> None:

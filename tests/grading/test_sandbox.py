@@ -284,3 +284,15 @@ def far_offsets(ctx):
     assert data["output"].startswith("lab05: public tests: 2/2 points, 1/1 tests passed")
     assert "far_offsets" not in data["output"] and data["extra_data"]["max_score"] == 2
     assert [t["visibility"] for t in data["tests"]] == ["visible", "after_published"]
+
+
+def test_without_namespaces_the_sandbox_still_grades_and_kills_its_session(tmp_path, monkeypatch):
+    """``ROCKETLAB_SANDBOX=plain``: what runs where the kernel refuses namespaces (a new session, the same
+    limits): a complete solution gets full marks, garbage and exits fail their test only."""
+    monkeypatch.setenv("ROCKETLAB_SANDBOX", "plain")
+    report = grade("lab05", SOLUTIONS / LABS["lab05"][0], only=FAST)
+    assert report.all_passed, report.tests
+    report = grade("lab05", submission(tmp_path, "garbage_channel"), only=FAST)
+    assert [t.passed for t in report.tests] == [False, True]
+    report = grade("lab05", submission(tmp_path, "memory_bomb"), only=FAST)
+    assert "MemoryError" in report.tests[0].message and report.tests[1].passed
