@@ -88,8 +88,9 @@ def _unshare_prefix() -> list[str]:
 
 def _pdeathsig() -> None:
     """In the child before exec: die with the judge."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def kit_root() -> Path:
@@ -440,21 +441,34 @@ def _confine(config: dict[str, Any]) -> str:
     limits = config["limits"]
     for name, rlimit in (("as", resource.RLIMIT_AS), ("cpu", resource.RLIMIT_CPU),
                          ("fsize", resource.RLIMIT_FSIZE), ("nofile", resource.RLIMIT_NOFILE)):
-        resource.setrlimit(rlimit, (limits[name], limits[name]))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        _setrlimit(rlimit, limits[name])
+    _setrlimit(resource.RLIMIT_CORE, 0)
     if os.geteuid() == 0 and _outer_uid() == 0 and (config.get("isolated") or _open_to_others(config.get("expose", []))):
         os.chown(work, NOBODY, NOBODY)
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
+        _setrlimit(resource.RLIMIT_NPROC, limits["nproc"])
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)
     else:  # NPROC counts every process of the real user: leave room for those already running
         running = sum(1 for e in Path("/proc").iterdir() if e.name.isdigit())
-        n = limits["nproc"] + running
-        resource.setrlimit(resource.RLIMIT_NPROC, (n, n))
-    _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+        _setrlimit(resource.RLIMIT_NPROC, limits["nproc"] + running)
+    if sys.platform.startswith("linux"):
+        _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     os.chdir(work)
     return work
+
+
+def _setrlimit(which: int, value: int) -> None:
+    """Lower a limit to ``value`` (never above the hard limit already set; some systems refuse some)."""
+    soft, hard = resource.getrlimit(which)
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    try:
+        resource.setrlimit(which, (value, value))
+    except (ValueError, OSError):
+        try:  # macOS refuses some hard limits: lower the soft one only
+            resource.setrlimit(which, (min(value, soft) if soft != resource.RLIM_INFINITY else value, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def _open_to_others(paths: list[str]) -> bool:
