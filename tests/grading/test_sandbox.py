@@ -243,16 +243,24 @@ def test_bulk_mode_grades_everyone_in_parallel_and_accounts_for_every_entry(tmp_
     (subs / "carol" / "lab5.py").write_text(good)
     (subs / "dave.txt").write_text(good)
     (subs / "erin.py").write_text((HOSTILE / "garbage_channel.py").read_text())
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "extra.py").write_text(HIDDEN_TEST.replace("+ 47", "+ 48"))
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "rocketlab.cli", "grade", "lab05", "--submissions", str(subs), "--out",
-                          str(out), "--jobs", "2", "--only", FAST[0], "--only", FAST[1]], capture_output=True,
-                         text=True, cwd=ROOT, timeout=600)
+                          str(out), "--jobs", "2", "--only", FAST[0], "--only", FAST[1], "--tests", str(hidden),
+                          "--only", "lab05.phy_offset/far_offsets"], capture_output=True, text=True, cwd=ROOT,
+                         timeout=600)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr  # carol and dave: not graded
     import csv
 
     rows = {r["submission"]: r for r in csv.DictReader((out / "summary.csv").open())}
     assert set(rows) == {"alice.py", "alice/", "bob", "carol", "dave.txt", "erin"}
-    assert rows["alice.py"]["score"] == "5" and "name clash" in rows["alice.py"]["note"]
+    assert rows["alice.py"]["score"] == "10" and "name clash" in rows["alice.py"]["note"]
+    assert rows["alice.py"]["lab05.phy_offset/far_offsets"] == "5"  # the instructor's summary: hidden included
+    alice = json.loads((out / "alice.py" / "results.json").read_text())
+    assert "score" not in alice and "far_offsets" not in alice["output"]
+    assert [t["visibility"] for t in alice["tests"]] == ["visible", "visible", "after_published"]
     assert rows["alice/"]["score"] == "0" and "name clash" in rows["alice/"]["note"]
     assert rows["bob"]["score"] == "0"
     assert rows["erin"]["score"] == "3"  # which_log right, phy_offset's garbage failed
@@ -263,10 +271,7 @@ def test_bulk_mode_grades_everyone_in_parallel_and_accounts_for_every_entry(tmp_
         assert validate(json.loads(text)) == [] and str(tmp_path) not in text, folder
 
 
-def test_hidden_tests_stay_invisible_until_published(tmp_path):
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
-    (hidden / "extra.py").write_text('''
+HIDDEN_TEST = '''
 from rocketlab.grading import graded
 
 
@@ -274,7 +279,13 @@ from rocketlab.grading import graded
 def far_offsets(ctx):
     """Offsets beyond 4 GiB."""
     assert ctx.impl(2**33) == 2**33 + 47, "wrong beyond 4 GiB"
-''')
+'''
+
+
+def test_hidden_tests_stay_invisible_until_published(tmp_path):
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "extra.py").write_text(HIDDEN_TEST)
     report = grade("lab05", SOLUTIONS / LABS["lab05"][0], only=[FAST[0], "lab05.phy_offset/far_offsets"],
                    tests_dir=hidden)
     hidden_test = [t for t in report.tests if t.hidden]
