@@ -43,8 +43,19 @@ print(json.dumps({{"wall_s": time.perf_counter() - t0, "score": report.score, "m
 """
 
 
+def _with_kit_files(pkg: Path | None) -> Path | None:
+    """The archived package sees this checkout's kit files (``data/``, ``labs/``), as a checkout would."""
+    if pkg is None:
+        return None
+    for name in ("pyproject.toml", "labs", "data"):
+        link = pkg / name
+        if not link.exists():
+            link.symlink_to(REPO_ROOT / name)
+    return pkg
+
+
 def per_lab(labs: list[str]) -> tuple[dict, list]:
-    before_pkg = package_at(BEFORE)
+    before_pkg = _with_kit_files(package_at(BEFORE))
     results, summary = {}, []
     for lab in labs:
         path = str(SOLUTIONS / LABS[lab][0])
