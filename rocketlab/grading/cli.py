@@ -85,7 +85,7 @@ def run_grade(args: argparse.Namespace) -> int:
         writable_file(Path(args.json), "--json")
     report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
                    tests_dir=args.tests, time_limit_s=args.time_limit, progress=lambda lab, t: print(_line(lab, t), flush=True),
-                   hide=[args.json] if args.json else None)
+                   hide=[args.json, Path(args.json).resolve().parent] if args.json else None)
     _print_report(report)
     if args.json:
         print(f"results: {write_results(report, args.json)}")

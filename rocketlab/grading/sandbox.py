@@ -428,15 +428,13 @@ def _confine(config: dict[str, Any]) -> str:
         as_root_outside = os.geteuid() == 0 and _outer_uid() == 0
         if as_root_outside:
             _expose(config.get("expose", []))
+        needed = [Path(e) for e in config.get("expose", [])]
         for path in config.get("hide", []):
             p = Path(path)
-            try:
-                if p.is_dir():
-                    _mount("none", str(p), "tmpfs", 0, "size=1m,mode=000")
-                elif p.exists():
-                    _mount("/dev/null", str(p), None, MS_BIND, None)
-            except OSError:
-                continue
+            if p.is_dir() and not any(n == p or p in n.parents for n in needed):
+                _mount("none", str(p), "tmpfs", 0, "size=1m,mode=000")
+            elif p.is_file():  # a file, or a directory holding the kit: its files were listed one by one
+                _mount("/dev/null", str(p), None, MS_BIND, None)
     os.makedirs(work, exist_ok=True)
     limits = config["limits"]
     for name, rlimit in (("as", resource.RLIMIT_AS), ("cpu", resource.RLIMIT_CPU),
