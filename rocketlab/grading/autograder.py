@@ -263,7 +263,7 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
     print(proc.stdout[-OUTPUT_CAP:], flush=True)
     try:
         written = json.loads(results.read_text())
-        if isinstance(written, dict) and "score" in written:
+        if isinstance(written, dict) and ("score" in written or "tests" in written):  # no "score": hidden tests
             return written
     except (OSError, ValueError):
         pass

@@ -1,12 +1,14 @@
 """``rocketlab grade``: grade a lab's exercises, one submission or a directory of them.
 
 Exit codes: 0 every test passed (bulk mode: every submission was graded and the summary written);
-1 some test failed; 2 bad usage (unknown lab or test, missing file), with one line on stderr.
+1 some test failed (bulk mode: some entry could not be graded; the summary says why); 2 bad usage (unknown lab or test, missing file), with one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from rocketlab.cli import writable_dir, writable_file
 from rocketlab.console import progress
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
-from rocketlab.grading.results import write_results, write_summary_csv
+from rocketlab.grading.results import write_results, write_summary_csv, write_ungraded
 from rocketlab.grading.runner import GradeReport, TestResult, grade
 
 
@@ -34,6 +36,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--time-limit", type=float, metavar="S", help="at most S seconds per test (default: each test's own)")
     p.add_argument("--submissions", metavar="DIR", help="bulk mode: grade every submission in DIR")
     p.add_argument("--out", metavar="DIR", help="bulk mode: one results.json per submission and summary.csv")
+    p.add_argument("--jobs", type=int, default=1, metavar="N", help="bulk mode: grade N submissions at once (default 1)")
     p.set_defaults(func=run_grade)
 
 
@@ -81,7 +84,8 @@ def run_grade(args: argparse.Namespace) -> int:
     if args.json:
         writable_file(Path(args.json), "--json")
     report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
-                   tests_dir=args.tests, time_limit_s=args.time_limit, progress=lambda lab, t: print(_line(lab, t), flush=True))
+                   tests_dir=args.tests, time_limit_s=args.time_limit, progress=lambda lab, t: print(_line(lab, t), flush=True),
+                   hide=[args.json, Path(args.json).resolve().parent] if args.json else None)
     _print_report(report)
     if args.json:
         print(f"results: {write_results(report, args.json)}")
@@ -99,31 +103,102 @@ def _check_submission(path: Path) -> None:
                              "exercise module, e.g. labs/exercises/lab03_dledger_election.py")
 
 
-def _submissions(lab: str, root: Path) -> list[tuple[str, Path]]:
-    """``DIR/name.py`` files, or ``DIR/name/<the lab's exercise file>`` directories."""
+@dataclass
+class Entry:
+    """One thing found in ``--submissions DIR``: a submission to grade (``path``) or why it cannot be."""
+
+    name: str
+    path: Path | None
+    note: str = ""
+
+
+def _submissions(lab: str, root: Path) -> list[Entry]:
+    """Every entry of ``DIR``: ``name.py`` files and ``name/<the lab's exercise file>`` directories are
+    graded; anything else is listed with the reason it was not (a summary accounts for every learner)."""
     if not root.is_dir():
         raise RocketlabError(f"--submissions {root}: not a directory")
-    found = [(p.stem, p) for p in sorted(root.glob("*.py"))]
-    found += [(d.name, d / registry.LABS[lab][0]) for d in sorted(root.iterdir())
-              if d.is_dir() and (d / registry.LABS[lab][0]).is_file()]
-    if not found:
-        raise RocketlabError(f"--submissions {root}: no *.py files and no */{registry.LABS[lab][0]}")
-    return found
+    wanted = registry.LABS[lab][0]
+    children = sorted(p for p in root.iterdir() if not p.name.startswith("."))
+    if not children:
+        raise RocketlabError(f"--submissions {root}: empty (expected *.py files or */{wanted})")
+    stems = [p.stem for p in children if p.is_file() and p.suffix == ".py"]
+    dirs = {p.name for p in children if p.is_dir()}
+    entries = []
+    for p in children:
+        if p.is_file() and p.suffix == ".py":
+            clash = p.stem in dirs
+            entries.append(Entry(p.name if clash else p.stem, p,
+                                 f"name clash: {p.name} and {p.stem}/ are both here; both graded" if clash else ""))
+        elif p.is_dir():
+            clash = p.name in stems
+            name = f"{p.name}/" if clash else p.name
+            note = f"name clash: {p.name}.py and {p.name}/ are both here; both graded" if clash else ""
+            if (p / wanted).is_file():
+                entries.append(Entry(name, p / wanted, note))
+            else:
+                inside = sorted(q.name for q in p.iterdir())[:5]
+                entries.append(Entry(name, None, f"not graded: no {wanted} in {p.name}/ (it holds: "
+                                                 f"{', '.join(inside) or 'nothing'}){'; ' + note if note else ''}"))
+        else:
+            entries.append(Entry(p.name, None, f"not graded: {p.name} is not a Python file (.py) or a directory"))
+    return entries
+
+
+def _grade_one(args: argparse.Namespace, entry: Entry, out: Path) -> tuple[Entry, GradeReport | None]:
+    if entry.path is None:
+        return entry, None
+    try:
+        report = grade(args.lab, entry.path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
+                       time_limit_s=args.time_limit, hide=[out, Path(args.submissions)])
+    except Exception as e:  # noqa: BLE001 - one submission's trouble never stops the class's grading
+        entry.note = f"not graded: {type(e).__name__}: {str(e)[:300]}"
+        return entry, None
+    return entry, report
 
 
 def _bulk(args: argparse.Namespace) -> int:
-    subs = _submissions(args.lab, Path(args.submissions))
+    if args.jobs < 1:
+        raise RocketlabError(f"--jobs must be >= 1, got {args.jobs}")
+    entries = _submissions(args.lab, Path(args.submissions))
     out = writable_dir(Path(args.out), "--out")
-    rows: list[tuple[str, GradeReport]] = []
-    with progress(f"grading {args.lab}", len(subs)) as bar:
-        for name, path in subs:
-            report = grade(args.lab, path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
-                           time_limit_s=args.time_limit)
-            write_results(report, out / name / "results.json")
-            rows.append((name, report))
+    done: dict[str, tuple[Entry, GradeReport | None]] = {}
+    with progress(f"grading {args.lab}", len(entries)) as bar, \
+            ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for future in as_completed([pool.submit(_grade_one, args, e, out) for e in entries]):
+            entry, report = future.result()
+            done[entry.name] = (entry, report)
+            folder = out / _folder(entry.name)
+            if report is not None:
+                write_results(report, folder / "results.json")
+            else:
+                write_ungraded(args.lab, entry.note, folder / "results.json")
             bar.advance()
-    summary = write_summary_csv(rows, out / "summary.csv")
-    for name, report in rows:
-        print(f"{name}: {report.score:g}/{report.max_score:g}")
+    rows = [done[e.name] for e in entries]
+    summary = write_summary_csv([(e.name, r, e.note) for e, r in rows], out / "summary.csv")
+    _similarity_csv(args.lab, [e for e, r in rows if r is not None], out / "similarity.csv")
+    for entry, report in rows:
+        print(f"{entry.name}: " + (f"{report.score:g}/{report.max_score:g}" if report else "-")
+              + (f" ({entry.note})" if entry.note else ""))
     print(f"summary: {summary}")
-    return 0
+    return 0 if all(r is not None for _, r in rows) else 1
+
+
+def _similarity_csv(lab: str, entries: list[Entry], path: Path) -> None:
+    """The instructor's plagiarism pointer: each graded submission's exercises against the kit's references
+    (normalised AST similarity, 0..1; see docs/grading-trust.md)."""
+    import csv
+
+    from rocketlab.grading.sandbox_static import similarity
+
+    exercises = [e for e in registry.EXERCISES if e.startswith(lab + ".")]
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["submission", *exercises])
+        for entry in entries:
+            assert entry.path is not None
+            source = entry.path.read_text(errors="replace")
+            w.writerow([entry.name, *("" if (v := similarity(source, e)) is None else f"{v:.3f}" for e in exercises)])
+
+
+def _folder(name: str) -> str:
+    return name.rstrip("/")

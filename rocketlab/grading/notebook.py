@@ -1,7 +1,7 @@
 """The grader inside a notebook: ``check("lab03.handle_vote")`` and ``replay(test, seed)``.
 
 :func:`check` is otter-grader's ``grader.check``: it grades one exercise's public tests on the
-learner's file (in a worker process, so an endless loop only costs the time limit) and shows a compact
+learner's file (its code in a sandbox process, so an endless loop only costs the time limit) and shows a compact
 table, green for passed and red for failed, with the learner-terms explanation and, for a failed
 scenario, the seed and the line that replays it.
 """

@@ -4,6 +4,9 @@ Gradescope's autograder reads ``/autograder/results/results.json``: a top-level 
 ``execution_time``, and ``tests[]`` each with ``name``, ``score``, ``max_score``, ``status``, ``output``
 and ``visibility``. Built-in tests are ``visible``; an instructor's hidden tests (``--tests DIR``) are
 ``after_published``, so learners see them only once grades are published and never see their code.
+With hidden tests, what a learner sees at once says nothing of them: the summary line and
+``extra_data`` count the public tests only, and the top-level ``score`` is left out (Gradescope then
+totals the tests). Nothing of the grader's paths is written: the submission is named by its file name.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "Gradescope autograder results (the fields rocketlab writes)",
     "type": "object",
-    "required": ["score", "execution_time", "output", "visibility", "tests"],
+    "required": ["execution_time", "output", "visibility", "tests"],
     "properties": {
         "score": {"type": "number", "minimum": 0},
         "execution_time": {"type": "number", "minimum": 0},
@@ -61,12 +64,33 @@ def gradescope(report: GradeReport) -> dict[str, Any]:
                       "visibility": "after_published" if t.hidden else "visible",
                       "tags": [t.exercise, t.kind],
                       "extra_data": {"seed": t.seed, "seeds_run": t.seeds_run, "duration_s": t.duration_s}})
-    passed = sum(t.passed for t in report.tests)
-    summary = (f"{report.lab}: {report.score:g}/{report.max_score:g} points, {passed}/{len(report.tests)} tests passed "
-               f"({report.submission})")
-    return {"score": report.score, "execution_time": report.execution_time_s, "output": summary,
-            "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden",
-            "extra_data": {"lab": report.lab, "max_score": report.max_score}, "tests": tests}
+    public = [t for t in report.tests if not t.hidden]
+    score = round(sum(t.score for t in public), 6)
+    max_score = round(sum(t.max_score for t in public), 6)
+    passed = sum(t.passed for t in public)
+    name = Path(report.submission).name if report.submission != "reference" else "reference"
+    what = "public tests: " if len(public) < len(report.tests) else ""
+    summary = (f"{report.lab}: {what}{score:g}/{max_score:g} points, {passed}/{len(public)} tests passed ({name})")
+    data: dict[str, Any] = {"execution_time": report.execution_time_s, "output": summary,
+                            "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden",
+                            "extra_data": {"lab": report.lab, "max_score": max_score}, "tests": tests}
+    if len(public) == len(report.tests):
+        data = {"score": report.score, **data}
+    return data
+
+
+def ungraded(lab: str, why: str) -> dict[str, Any]:
+    """The results.json of a submission that could not be graded: zero, saying why."""
+    return {"score": 0, "execution_time": 0, "output": f"{lab}: not graded: {why}", "output_format": "text",
+            "visibility": "visible", "stdout_visibility": "hidden", "extra_data": {"lab": lab, "max_score": 0},
+            "tests": []}
+
+
+def write_ungraded(lab: str, why: str, path: str | Path) -> Path:
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(ungraded(lab, why), indent=2) + "\n")
+    return out
 
 
 def validate(results: dict[str, Any]) -> list[str]:
@@ -91,19 +115,25 @@ def write_results(report: GradeReport, path: str | Path) -> Path:
     return out
 
 
-def write_summary_csv(rows: list[tuple[str, GradeReport]], path: str | Path) -> Path:
-    """One row per submission: its name, score, max score, tests passed, then one column per test."""
+def write_summary_csv(rows: list[tuple[str, GradeReport | None, str]] | list[tuple[str, GradeReport]],
+                      path: str | Path) -> Path:
+    """One row per submission (the instructor's file: hidden tests included): its name, score, max score,
+    tests passed, then one column per test, then ``note`` (why it was not graded, a name clash)."""
     out = Path(path)
+    full = [(r[0], r[1], r[2] if len(r) > 2 else "") for r in rows]  # type: ignore[misc]
     names: list[str] = []
-    for _, report in rows:
-        for t in report.tests:
+    for _, report, _ in full:
+        for t in (report.tests if report else []):
             if t.name not in names:
                 names.append(t.name)
     with out.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["submission", "score", "max_score", "passed", "tests", *names])
-        for who, report in rows:
+        w.writerow(["submission", "score", "max_score", "passed", "tests", *names, "note"])
+        for who, report, note in full:
+            if report is None:
+                w.writerow([who, "0", "", 0, 0, *("" for _ in names), note])
+                continue
             scores = {t.name: t.score for t in report.tests}
             w.writerow([who, f"{report.score:g}", f"{report.max_score:g}", sum(t.passed for t in report.tests),
-                        len(report.tests), *(f"{scores[n]:g}" if n in scores else "" for n in names)])
+                        len(report.tests), *(f"{scores[n]:g}" if n in scores else "" for n in names), note])
     return out

@@ -1,10 +1,11 @@
-"""Grade a submission: run a lab's graded tests in a worker process, with a time limit per test.
+"""Grade a submission: run a lab's graded tests in a judge process, with a time limit per test.
 
-:func:`grade` starts :mod:`rocketlab.grading.worker`, hands it the tests and reads its events. A test
-that passes its time limit gets the worker killed (its process group, by PID) and is failed as
-"stopped"; a worker that dies fails the test it was running; either way a fresh worker grades the tests
-left. A submission that does not import fails every test with the reason and is otherwise graded as
-usual (all zero), so a results file is always written.
+:func:`grade` starts :mod:`rocketlab.grading.worker` (the judge, which runs the submission in a
+sandbox of its own), hands it the tests and reads its events. A test that passes its time limit gets
+the judge killed (its process group, by PID; the sandbox's namespace dies with it) and is failed as
+"stopped"; a judge that dies or says something out of step fails the test it was running; either way
+a fresh judge grades the tests left. A submission that does not import fails every test with the
+reason and is otherwise graded as usual (all zero), so a results file is always written.
 
 rocketlab's own addition (Gradescope and otter-grader grade the same way: one process per submission).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import select
 import signal
 import subprocess
@@ -93,9 +95,15 @@ class GradeReport:
 
 
 def _replay_lines(test: registry.GradedTest, seed: int, submission: str | None, lab: str) -> tuple[str, str]:
-    sub = f" --submission {submission}" if submission else " --reference"
+    """The command and the notebook line that replay a failure: the learner's own file by its name only
+    (never the grader's paths); the lab's exercise file is the default, so it is left out."""
+    name = None if submission is None else Path(submission).name
+    if name == registry.LABS[lab][0]:
+        sub, where = "", ""
+    else:
+        sub = f" --submission {name}" if name else " --reference"
+        where = f", submission={name!r}" if name else ", reference=True"
     command = f"rocketlab grade {lab} --only {test.name} --seed {seed}{sub}"
-    where = f", submission={submission!r}" if submission else ", reference=True"
     viewer = (f"from rocketlab.grading import replay; from rocketlab.viz import ClusterView; "
               f"ClusterView(replay({test.name!r}, seed={seed}{where}))")
     return command, viewer
@@ -108,6 +116,7 @@ class _Worker:
         self.read_fd, write_fd = os.pipe()
         self.stderr = tempfile.TemporaryFile()
         env = {**os.environ, "ROCKETLAB_GRADER_FD": str(write_fd), "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("PYTHONSTARTUP", None)
         self.proc = subprocess.Popen([sys.executable, "-m", "rocketlab.grading.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.DEVNULL, stderr=self.stderr, pass_fds=(write_fd,), env=env,
                                      start_new_session=True)
@@ -147,13 +156,21 @@ class _Worker:
                 return None
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
+        try:
+            event = json.loads(line)
+        except ValueError:
+            event = None
+        if type(event) is not dict:
+            return {"event": "garbage", "line": line[:120].decode(errors="replace")}
+        return event
 
     def stderr_tail(self, limit: int = 1500) -> str:
+        """The end of the judge's stderr, without directories (a learner reads it: no grader's paths)."""
         self.stderr.seek(0, os.SEEK_END)
         size = self.stderr.tell()
         self.stderr.seek(max(0, size - limit))
-        return self.stderr.read().decode(errors="replace").strip()
+        text = self.stderr.read().decode(errors="replace").strip()
+        return re.sub(r"(?:/[^/\s'\"]+)+/", "", text)
 
     def stop(self) -> int | None:
         if self.proc.poll() is None:
@@ -170,10 +187,12 @@ class _Worker:
 def grade(lab: str, submission: str | Path | None = None, *, reference: bool = False,
           only: list[str] | None = None, seed: int | None = None, tests_dir: str | Path | None = None,
           public_only: bool = False, time_limit_s: float | None = None,
-          progress: Callable[[str, TestResult], None] | None = None) -> GradeReport:
+          progress: Callable[[str, TestResult], None] | None = None,
+          hide: list[str | Path] | None = None, import_time_limit_s: float = IMPORT_TIME_LIMIT_S) -> GradeReport:
     """Run ``lab``'s graded tests on ``submission`` (the learner's exercise file; default the repo's
     ``labs/exercises/labNN_*.py``) or, with ``reference``, on the kit's own functions. ``time_limit_s``
-    lowers every test's own limit to at most that."""
+    lowers every test's own limit to at most that. ``hide``: more paths the submission must not read
+    (results files, other submissions); its own directory and ``tests_dir`` are always hidden."""
     registry.load_builtin(lab)
     if tests_dir is not None:
         registry.load_hidden(tests_dir)
@@ -189,21 +208,25 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
     report = GradeReport(lab, shown)
     started = time.monotonic()
     todo = list(tests)
-    sub_arg = None if path is None else str(path)
+    sub_arg = None if path is None else str(path.resolve())
+    hidden_paths = sorted({str(Path(p).resolve()) for p in [*(hide or []), *([] if tests_dir is None else [tests_dir]),
+                                                           *([] if path is None else [path, path.parent])]})
     while todo:
-        request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed,
+        request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed, "hide": hidden_paths,
                    "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo]}
         worker = _Worker(request)
         try:
-            first = worker.next_event(time.monotonic() + IMPORT_TIME_LIMIT_S)
-            if first is None or first.get("event") == "import_error":
+            first = worker.next_event(time.monotonic() + import_time_limit_s)
+            if first is None or first.get("event") != "ready":
                 if first is None:
                     code = worker.exit_code()
-                    why = (f"your file did not finish importing within {IMPORT_TIME_LIMIT_S:.0f} s"
+                    why = (f"your file did not finish importing within {import_time_limit_s:g} s"
                            if code is None else f"the grader's worker exited ({code}) while importing your file: "
                            f"{worker.stderr_tail()}")
+                elif first.get("event") == "import_error":
+                    why = str(first.get("message", ""))[:4000]
                 else:
-                    why = first["message"]
+                    why = f"the grader's judge process did not start ({_said(first)})"
                 for t in todo:
                     report.tests.append(_failed(t, why))
                     if progress:
@@ -212,26 +235,32 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
                 break
             while todo:
                 test = todo[0]
-                event = worker.next_event(time.monotonic() + 10)
+                event = worker.next_event(time.monotonic() + 30)
                 if event is None or event.get("event") != "start" or event.get("test") != test.name:
-                    raise RocketlabError(f"grader worker out of step: expected the start of {test.name}, got "
-                                         f"{event}; {worker.stderr_tail()}")
+                    todo.pop(0)
+                    report.tests.append(_failed(test, "the grader's judge process went out of step before this test "
+                                                      f"({_said(event)}); the tests left are graded by a fresh one"))
+                    if progress:
+                        progress(lab, report.tests[-1])
+                    break
                 t0 = time.monotonic()
                 limit = test.time_limit_s if time_limit_s is None else min(test.time_limit_s, time_limit_s)
                 event = worker.next_event(t0 + limit)
                 todo.pop(0)
-                if event is None:
-                    code = worker.exit_code()
-                    if code is None:
+                if event is None or event.get("event") != "result" or event.get("test") != test.name:
+                    code = worker.exit_code() if event is None else "out of step"
+                    if event is not None:
+                        why = f"the grader's judge process went out of step ({_said(event)})"
+                    elif code is None:
                         why = (f"stopped after {limit:g} s, this test's time limit: does your code "
                                f"loop forever or sleep?")
                     else:
-                        why = (f"the grader's worker process ended (exit code {code}) while running this test: "
-                               f"does your code call os._exit or crash the interpreter? {worker.stderr_tail(300)}")
+                        why = (f"the grader's judge process ended (exit code {code}) while running this test: "
+                               f"{worker.stderr_tail(300)}")
                     report.tests.append(_failed(test, why, duration=time.monotonic() - t0))
                     if progress:
                         progress(lab, report.tests[-1])
-                    break  # a fresh worker for the rest
+                    break  # a fresh judge for the rest
                 report.tests.append(_from_event(test, event, sub_arg, lab))
                 if progress:
                     progress(lab, report.tests[-1])
@@ -241,13 +270,19 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
     return report
 
 
+def _said(event: dict[str, Any] | None) -> str:
+    if event is None:
+        return "it said nothing"
+    return f"it said {json.dumps(event)[:160]}"
+
+
 def _failed(test: registry.GradedTest, why: str, duration: float = 0.0) -> TestResult:
     return TestResult(test.name, test.exercise, test.kind, test.points, 0.0, False, why, test.about, test.hidden,
                       duration_s=round(duration, 3))
 
 
 def _from_event(test: registry.GradedTest, event: dict[str, Any], submission: str | None, lab: str) -> TestResult:
-    passed = bool(event["passed"])
+    passed = event.get("passed") is True
     result = TestResult(test.name, test.exercise, test.kind, test.points, test.points if passed else 0.0, passed,
                         str(event.get("message", "")), test.about, test.hidden, event.get("seed"),
                         int(event.get("seeds_run", 0)), float(event.get("duration_s", 0.0)),

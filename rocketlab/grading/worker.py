@@ -1,79 +1,30 @@
-"""The grader's worker process: imports one submission and runs graded tests on it, one at a time.
+"""The grader's judge process: runs graded tests, with the submission's functions across a boundary.
 
 Started by :mod:`rocketlab.grading.runner` as ``python -m rocketlab.grading.worker``; reads one JSON
 request on stdin and writes one JSON line per event to the file descriptor named by
-``ROCKETLAB_GRADER_FD`` (``ready`` or ``import_error``, then ``start`` and ``result`` per test). The
-submission's code only ever runs here, so a test that loops, sleeps, exits or crashes costs this
-process, never the grader: the runner kills it at the time limit and starts another for the rest.
+``ROCKETLAB_GRADER_FD`` (``ready`` or ``import_error``, then ``start`` and ``result`` per test).
 
-Guards: what the submission prints is counted and cut (sys.stdout and sys.stderr are replaced during
-each test); the kit's functions and classes are fingerprinted before the submission is imported and
-after every test, and a submission that replaced one (monkey-patching the grader, the checkers or the
-cluster) fails with the name of what it changed. This stops mistakes and casual tricks, not a
-determined attacker with the same interpreter (no in-process guard can).
+The judge never imports the submission. It reads its source, checks statically that no exercise is
+delegated to the kit's own reference (:mod:`rocketlab.grading.sandbox_static`), and starts a
+:class:`~rocketlab.grading.sandbox.Sandbox` that runs it; the tests, the simulated cluster, the
+comparisons and the verdicts all run here, with proxies that call the learner's functions in the
+sandbox and get plain data back. A test that loops or sleeps costs the time limit (the runner kills
+this process, and the sandbox's namespace dies with it); a sandbox that dies or talks garbage fails the
+test it was in, and a fresh one serves the rest.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import io
 import json
 import logging
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 PRINT_LIMIT = 2_000
-
-
-class CappedWriter(io.TextIOBase):
-    """A text stream keeping the first ``limit`` characters and counting the rest."""
-
-    def __init__(self, limit: int = PRINT_LIMIT) -> None:
-        self.limit, self.kept, self.total = limit, [], 0
-
-    def write(self, s: str) -> int:
-        if not isinstance(s, str):
-            s = str(s)
-        room = self.limit - min(self.total, self.limit)
-        if room > 0:
-            self.kept.append(s[:room])
-        self.total += len(s)
-        return len(s)
-
-    def writable(self) -> bool:
-        return True
-
-    def text(self) -> str:
-        return "".join(self.kept)
-
-
-def fingerprint() -> dict[str, int]:
-    """id() of every function and class of the kit's (and the hidden tests') modules, and of the
-    methods of the classes they define."""
-    out: dict[str, int] = {}
-    for name, mod in list(sys.modules.items()):
-        if mod is None or not (name == "rocketlab" or name.startswith(("rocketlab.", "rocketlab_hidden_tests"))):
-            continue
-        for attr, value in list(vars(mod).items()):
-            if not (callable(value) or isinstance(value, type)):
-                continue
-            out[f"{name}.{attr}"] = id(value)
-            if isinstance(value, type) and value.__module__ == name:
-                for a, v in list(vars(value).items()):
-                    if callable(v) or isinstance(v, (staticmethod, classmethod, property)):
-                        out[f"{name}.{attr}.{a}"] = id(v)
-    return out
-
-
-def tampered(before: dict[str, int]) -> list[str]:
-    """What of ``before`` is now missing or a different object."""
-    now = fingerprint()
-    return sorted(k for k, v in before.items() if now.get(k) != v)
 
 
 def signature_problem(impl: Any, reference: Any, attribute: str) -> str | None:
@@ -101,14 +52,103 @@ def _close(cluster: Any) -> None:
         pass
 
 
+def _signature(params: Any) -> inspect.Signature | None:
+    """The signature the sandbox described (``[[name, kind, has_default], ...]``)."""
+    if type(params) is not list:
+        return None
+    try:
+        return inspect.Signature([inspect.Parameter(str(n), inspect._ParameterKind(int(k)),
+                                                    default=None if d else inspect.Parameter.empty)
+                                  for n, k, d in params])
+    except (TypeError, ValueError):
+        return None
+
+
+def signature_problem_of(params: Any, reference: Any, attribute: str, is_class: bool) -> str | None:
+    """:func:`signature_problem` for a function described by the sandbox."""
+    mine = _signature(params)
+    if mine is None:
+        return None
+    try:
+        ref = inspect.signature(reference)
+    except (TypeError, ValueError):
+        return None
+    wanted = [p for p in ref.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if is_class:
+        wanted = [p for p in wanted if p.name != "self"]
+        mine = mine.replace(parameters=[p for p in mine.parameters.values() if p.name != "self"])
+    try:
+        mine.bind(*[None] * len(wanted))
+        mine.bind(*[None] * len([p for p in wanted if p.default is p.empty]))
+    except TypeError:
+        return f"{attribute} must take ({', '.join(p.name for p in wanted)}); yours takes {mine}"
+    return None
+
+
+class Judge:
+    """The submission's side of the grading, seen from here: a sandbox that has loaded it."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        from rocketlab.grading.sandbox_static import delegations
+
+        self.lab = request["lab"]
+        self.path = Path(request["submission"])
+        self.source = self.path.read_text(errors="replace")
+        self.filename = self.path.name
+        self.hide = list(request.get("hide") or [])
+        self.delegated = delegations(self.source, self.lab)
+        self.sandbox: Any = None
+        self.names: dict[str, Any] = {}
+
+    def start(self) -> None:
+        """A fresh sandbox with the submission loaded (SandboxError if it does not import)."""
+        from rocketlab.grading.sandbox import Sandbox
+
+        if self.sandbox is not None:
+            self.sandbox.stop()
+        self.sandbox = Sandbox(self.lab, hide=self.hide)
+        names = self.sandbox.load(self.source, self.filename)
+        self.names = names if type(names) is dict else {}
+
+    def impl(self, exercise: Any, reference: Any) -> tuple[Any, str | None]:
+        """The proxy for ``exercise``, or why the exercise cannot be graded."""
+        from rocketlab.grading.sandbox import RemoteClass, RemoteFunction
+
+        if exercise.id in self.delegated:
+            return None, self.delegated[exercise.id]
+        info = self.names.get(exercise.attribute)
+        if type(info) is not dict:
+            return None, f"your file has no {exercise.attribute} (the exercise {exercise.id} needs it)"
+        kind = info.get("kind")
+        if kind not in ("function", "class"):
+            return None, f"{exercise.attribute} must be a function or class, not a plain value"
+        is_class = isinstance(reference, type)
+        problem = signature_problem_of(info.get("params"), reference, exercise.attribute, is_class)
+        if problem:
+            return None, problem
+        if is_class:
+            return RemoteClass(self.sandbox, exercise.attribute), None
+        return RemoteFunction(self.sandbox, exercise.attribute), None
+
+    def output(self) -> tuple[str, int]:
+        return self.sandbox.take_output() if self.sandbox is not None else ("", 0)
+
+    def broken(self) -> bool:
+        return self.sandbox is not None and self.sandbox.broken is not None
+
+    def stop(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.stop()
+            self.sandbox = None
+
+
 def main() -> int:
     out_fd = int(os.environ["ROCKETLAB_GRADER_FD"])
-    write, dumps = os.write, json.dumps  # bound before any submission code runs
 
     def emit(**event: Any) -> None:
-        data = (dumps(event, default=str) + "\n").encode()
+        data = (json.dumps(event, default=str) + "\n").encode()
         while data:
-            data = data[write(out_fd, data):]
+            data = data[os.write(out_fd, data):]
 
     request = json.loads(sys.stdin.readline())
     # the kit's own log (a broker's recovery warnings) is not the learner's output: without a handler Python
@@ -117,6 +157,7 @@ def main() -> int:
     from rocketlab import plugs
     from rocketlab.grading import registry
     from rocketlab.grading.registry import learner_terms
+    from rocketlab.grading.sandbox import SandboxError
 
     registry.load_builtin(request["lab"])
     if request.get("tests_dir"):
@@ -125,96 +166,82 @@ def main() -> int:
     for name in request["tests"]:
         if name not in tests:
             raise SystemExit(f"worker: unknown test {name}")
-    before = fingerprint()
-    module = None
-    if not request.get("reference"):
-        path = Path(request["submission"])
-        registry.submission_file = str(path)
-        printed = CappedWriter()
-        saved = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = printed
+    judge = None if request.get("reference") else Judge(request)
+    if judge is not None:
         try:
-            spec = importlib.util.spec_from_file_location(f"submission_{request['lab']}", path)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        except BaseException as e:  # noqa: BLE001 - SyntaxError, SystemExit, anything at import
-            sys.stdout, sys.stderr = saved
-            detail = "".join(traceback.format_exception_only(type(e), e)).strip()
-            emit(event="import_error", message=f"your file {path.name} did not import: {detail}")
+            judge.start()
+        except SandboxError as e:
+            text, _ = judge.output()
+            detail = e.text if not text.strip() else f"{e.text}; it printed: {text.strip()[-500:]}"
+            emit(event="import_error", message=f"your file {judge.filename} did not import: {detail}")
+            judge.stop()
             return 0
-        finally:
-            sys.stdout, sys.stderr = saved
-        changed = tampered(before)
-        if changed:
-            emit(event="import_error", message="your file changed the kit while it was imported "
-                 f"(monkey-patching is not allowed): {', '.join(changed[:5])}")
-            return 0
+        judge.output()  # what it printed while importing is not a test's
     emit(event="ready")
     seed_override = request.get("seed")
-    for name in request["tests"]:
-        test = tests[name]
-        exercise = registry.EXERCISES[test.exercise]
-        emit(event="start", test=name)
-        started = time.perf_counter()
-        result: dict[str, Any] = {"event": "result", "test": name, "passed": False, "seed": None}
-        printed = CappedWriter()
-        saved = sys.stdout, sys.stderr
-        try:
-            reference = exercise.reference()
-            impl = reference if module is None else getattr(module, exercise.attribute, None)
-            problem = None
-            if impl is None:
-                problem = f"your file has no {exercise.attribute} (the exercise {exercise.id} needs it)"
-            elif not callable(impl):
-                problem = f"{exercise.attribute} must be a function or class, not {type(impl).__name__}"
-            else:
-                problem = signature_problem(impl, reference, exercise.attribute)
-            if problem:
-                result["message"] = problem
-            else:
-                seeds = (None,) if test.seeds is None else \
-                    ((seed_override,) if seed_override is not None else test.seeds)
-                sys.stdout = sys.stderr = printed
-                failure = None
-                for seed in seeds:
-                    ctx = registry.Ctx(impl, seed if seed is not None else 0)
-                    try:
-                        with plugs.plugged({exercise.id: impl}):
-                            test.fn(ctx)
-                    except AssertionError as e:
-                        failure = (seed, str(e) or "assertion failed")
-                    except BaseException as e:  # noqa: BLE001 - the learner's code may raise anything
-                        # a template is not a failing scenario: no seed, nothing to replay
-                        failure = (None if isinstance(e, NotImplementedError) else seed,
-                                   learner_terms(e, exercise.id, exercise.attribute))
-                    finally:
-                        for cluster in ctx.clusters:
-                            _close(cluster)
-                    if failure:
-                        break
-                sys.stdout, sys.stderr = saved
-                if failure:
-                    result["seed"], result["message"] = failure
-                    result["kept_cluster"] = bool(ctx.clusters)
-                else:
-                    result["passed"] = True
-                    result["message"] = "passed" if test.seeds is None else f"passed for {len(seeds)} seed(s)"
-                result["seeds_run"] = len(seeds)
-        finally:
-            sys.stdout, sys.stderr = saved
-        changed = tampered(before)
-        if changed:
-            result["passed"] = False
-            result["message"] = ("your code changed the kit during this test (monkey-patching is not allowed): "
-                                 f"{', '.join(changed[:5])}")
-            before = fingerprint()
-        result["printed_chars"] = printed.total
-        result["printed"] = printed.text()
-        result["duration_s"] = round(time.perf_counter() - started, 3)
-        emit(**result)
+    try:
+        for name in request["tests"]:
+            emit(event="start", test=name)
+            emit(**run_test(tests[name], judge, seed_override, registry, plugs, learner_terms, SandboxError))
+    finally:
+        if judge is not None:
+            judge.stop()
     emit(event="done")
     return 0
+
+
+def run_test(test: Any, judge: Judge | None, seed_override: int | None, registry: Any, plugs: Any,
+             learner_terms: Any, SandboxError: type) -> dict[str, Any]:  # noqa: N803
+    """One graded test: its result event."""
+    exercise = registry.EXERCISES[test.exercise]
+    started = time.perf_counter()
+    result: dict[str, Any] = {"event": "result", "test": test.name, "passed": False, "seed": None}
+    reference = exercise.reference()
+    if judge is not None and judge.broken():
+        try:
+            judge.start()
+        except SandboxError as e:
+            result.update(message=f"your file could not be loaded again after the last test: {e.text}", seeds_run=0)
+            return result
+    impl, problem = (reference, None) if judge is None else judge.impl(exercise, reference)
+    seeds: tuple[Any, ...] = (None,) if test.seeds is None else \
+        ((seed_override,) if seed_override is not None else test.seeds)
+    kept = False
+    if problem:
+        result["message"] = problem
+        seeds = ()
+    else:
+        failure = None
+        for seed in seeds:
+            ctx = registry.Ctx(impl, seed if seed is not None else 0)
+            try:
+                with plugs.plugged({exercise.id: impl}):
+                    test.fn(ctx)
+            except AssertionError as e:
+                failure = (seed, str(e)[:4000] or "assertion failed")
+            except SandboxError as e:
+                failure = (None if e.protocol else seed, e.text)
+            except BaseException as e:  # noqa: BLE001 - the learner's answer may break the kit anywhere
+                failure = (None if isinstance(e, NotImplementedError) else seed,
+                           learner_terms(e, exercise.id, exercise.attribute))
+            finally:
+                for cluster in ctx.clusters:
+                    _close(cluster)
+            kept = bool(ctx.clusters)
+            if failure:
+                break
+        if failure:
+            result["seed"], result["message"] = failure
+            result["kept_cluster"] = kept
+        else:
+            result["passed"] = True
+            result["message"] = "passed" if test.seeds is None else f"passed for {len(seeds)} seed(s)"
+    printed, total = judge.output() if judge is not None else ("", 0)
+    result["seeds_run"] = len(seeds)
+    result["printed_chars"] = total
+    result["printed"] = printed[:PRINT_LIMIT]
+    result["duration_s"] = round(time.perf_counter() - started, 3)
+    return result
 
 
 if __name__ == "__main__":

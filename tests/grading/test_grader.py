@@ -20,6 +20,12 @@ from tests.grading.mutants import MUTANTS, SOLUTIONS, grade_mutant, mutant_sourc
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# Lab 07 grades through two Spark sessions (the judge's and the sandbox's): 1-2 minutes per grading on this
+# machine. One lab 07 grading stays in the default run (a learner's complete solution, across the boundary);
+# the others are ``slow``.
+SLOW_LAB07 = [pytest.param(lab, marks=pytest.mark.slow) if lab == "lab07" else lab for lab in LABS]
+
+
 def solution(lab: str) -> Path:
     return SOLUTIONS / LABS[lab][0]
 
@@ -34,7 +40,7 @@ def assert_results_valid(data: dict) -> None:
     jsonschema.validate(data, SCHEMA)
 
 
-@pytest.mark.parametrize("lab", list(LABS))
+@pytest.mark.parametrize("lab", SLOW_LAB07)
 def test_reference_gets_full_marks(lab):
     report = grade(lab, reference=True)
     assert report.all_passed, [(t.name, t.message) for t in report.tests if not t.passed]
@@ -49,7 +55,7 @@ def test_a_learners_complete_solution_gets_full_marks(lab):
     assert report.all_passed, [(t.name, t.message) for t in report.tests if not t.passed]
 
 
-@pytest.mark.parametrize("lab", list(LABS))
+@pytest.mark.parametrize("lab", SLOW_LAB07)
 def test_the_unchanged_template_scores_zero_with_a_helpful_message(lab):
     report = grade(lab, exercise_file(lab))
     assert report.score == 0 and report.tests
@@ -58,7 +64,9 @@ def test_the_unchanged_template_scores_zero_with_a_helpful_message(lab):
         assert not t.replay  # nothing to replay for a template
 
 
-@pytest.mark.parametrize("exercise,mistake,old,new", MUTANTS, ids=[f"{m[0]}:{m[1]}" for m in MUTANTS])
+@pytest.mark.parametrize("exercise,mistake,old,new", [
+    pytest.param(*m, marks=pytest.mark.slow) if m[0].startswith("lab07.") else m for m in MUTANTS],
+    ids=[f"{m[0]}:{m[1]}" for m in MUTANTS])
 def test_each_mutant_loses_points(exercise, mistake, old, new, tmp_path):
     lab = exercise.split(".")[0]
     path = tmp_path / LABS[lab][0]
@@ -88,7 +96,9 @@ def test_a_failing_scenario_names_its_seed_and_replays_in_the_viewer(tmp_path):
     report = grade("lab03", path, only=["lab03.handle_vote/elections"])
     t = report.tests[0]
     assert not t.passed and t.seed is not None and t.message.startswith(f"seed {t.seed}:")
-    assert t.replay == f"rocketlab grade lab03 --only lab03.handle_vote/elections --seed {t.seed} --submission {path}"
+    # the learner's own file is the default in their workspace: no grader's path in what they read
+    assert t.replay == f"rocketlab grade lab03 --only lab03.handle_vote/elections --seed {t.seed}"
+    assert str(tmp_path) not in t.replay + t.viewer
     assert "ClusterView(replay('lab03.handle_vote/elections'" in t.viewer
     again = cli("lab03", "--only", "lab03.handle_vote/elections", "--seed", str(t.seed), "--submission", str(path))
     assert again.returncode == 1 and f"seed {t.seed}:" in again.stdout
@@ -164,13 +174,16 @@ def test_a_submission_that_exits_the_interpreter_fails_that_test_only(tmp_path):
     assert other.passed
 
 
-def test_monkey_patching_the_kit_fails_with_what_was_changed(tmp_path):
-    report = grade("lab03", _write(tmp_path, "lab03", PATCH_AT_IMPORT), only=["lab03.handle_vote/decision_table"])
-    assert "monkey-patching" in report.tests[0].message and "election_safety" in report.tests[0].message
-    report = grade("lab05", _write(tmp_path, "lab05", PATCH_IN_CALL),
+def test_monkey_patching_the_kit_changes_nothing_the_judge_sees(tmp_path):
+    """The patches land in the sandbox's copy of the kit: the judge's invariants and checkers still run."""
+    report = grade("lab03", _write(tmp_path, "lab03", PATCH_AT_IMPORT.replace(
+        "from tests.grading.solutions.lab03_dledger_election import handle_vote, parse_vote_result\n",
+        "def handle_vote(view, request, is_self):\n    return None\n")), only=["lab03.handle_vote/decision_table"])
+    assert not report.tests[0].passed and "cases wrong" in report.tests[0].message
+    report = grade("lab05", _write(tmp_path, "lab05", PATCH_IN_CALL.replace("entry_pos + 48", "entry_pos")),
                    only=["lab05.phy_offset/offset_table", "lab05.which_log/log_table"])
     patched, other = report.tests
-    assert not patched.passed and "rocketlab.grading.suites._common.expect" in patched.message
+    assert not patched.passed and "cases wrong" in patched.message
     assert other.passed
 
 

@@ -1,0 +1,303 @@
+"""Values across the grader's trust boundary: plain JSON data, never objects of the submission's classes.
+
+Both sides use :func:`encode`; the judge decodes what the sandbox sends with :func:`decode`, which only
+ever builds plain Python values (``None``, bool, int, float, str, bytes, tuple, list, dict, set) and
+instances of the kit's own data classes and enums, rebuilt field by field with the kit's constructors.
+Anything else a learner's function returns arrives as a :class:`Returned` (its public attributes, as
+data). So an ``__eq__`` that always answers True, a subclass of ``int`` or a forged kit object cannot
+reach a verdict: equality is the kit's. Callables in arguments (``term_of``, ``is_valid``) cross as
+handles the other side calls back; Spark DataFrames (lab 07) cross as their schema and collected rows.
+
+rocketlab's own addition (no counterpart in RocketMQ).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import importlib
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+MAX_DEPTH = 40
+MAX_ITEMS = 2_000_000
+# kit modules a value may be rebuilt from; the grader's own modules never
+_FORBIDDEN = ("rocketlab.grading", "rocketlab.plugs", "rocketlab.oracle")
+
+
+class CodecError(ValueError):
+    """A value that cannot cross the boundary (raised on the side that meets it)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Returned:
+    """An object of a class of the submission's own, as data: its class name and public attributes."""
+
+    type_name: str
+    attributes: tuple[tuple[str, Any], ...]
+
+    def __getattr__(self, name: str) -> Any:
+        for key, value in object.__getattribute__(self, "attributes"):
+            if key == name:
+                return value
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.attributes)
+        return f"{self.type_name}({inner})"
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _kit_class(cls: type) -> bool:
+    mod = getattr(cls, "__module__", "") or ""
+    return (mod == "rocketlab" or mod.startswith("rocketlab.")) and not mod.startswith(_FORBIDDEN)
+
+
+def _module_constant(value: Any) -> str | None:
+    """``module:name`` when ``value`` is a module-level constant of a kit module (``NEED_DATA``)."""
+    mod = sys.modules.get(type(value).__module__)
+    if mod is None or not _kit_class(type(value)):
+        return None
+    for name, v in vars(mod).items():
+        if v is value and not name.startswith("__"):
+            return f"{mod.__name__}:{name}"
+    return None
+
+
+def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None = None,
+           frames: Callable[[Any], Any] | None = None, depth: int = 0) -> Any:
+    """``value`` as JSON-able data. ``callables`` registers a function argument and returns its handle;
+    ``frames`` turns a Spark DataFrame into data (lab 07)."""
+    if depth > MAX_DEPTH:
+        raise CodecError("a value nested more than 40 levels deep")
+    kw = {"callables": callables, "frames": frames, "depth": depth + 1}
+    t = type(value)
+    if value is None or t in (bool, str):
+        return value
+    if t is int:
+        return value if -(2**62) < value < 2**62 else {"$int": str(value)}
+    if t is float:
+        return value if math.isfinite(value) else {"$float": repr(value)}
+    if isinstance(value, enum.Enum):
+        if _kit_class(t):
+            return {"$enum": _qualified(t), "name": value.name}
+        return {"$obj": t.__name__, "f": {"name": value.name, "value": encode(value.value, **kw)}}
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return encode(int(value), **kw)
+    if isinstance(value, float):
+        return encode(float(value), **kw)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"$b": base64.b64encode(bytes(value)).decode()}
+    if t is list:
+        return [encode(v, **kw) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return {"$t": [encode(v, **kw) for v in value]}
+    if isinstance(value, (set, frozenset)):
+        return {"$s": [encode(v, **kw) for v in value], "frozen": isinstance(value, frozenset)}
+    if isinstance(value, dict):
+        return {"$d": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
+    if isinstance(value, list):
+        return [encode(v, **kw) for v in value]
+    if frames is not None and hasattr(value, "schema") and hasattr(value, "collect") and hasattr(value, "columns"):
+        return {"$df": frames(value)}
+    const = _module_constant(value)
+    if const is not None:
+        return {"$const": const}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: encode(getattr(value, f.name), **kw) for f in dataclasses.fields(value)}
+        if _kit_class(t):
+            return {"$dc": _qualified(t), "f": fields}
+        return {"$obj": t.__name__, "f": fields}
+    if isinstance(value, tuple):  # a namedtuple
+        if _kit_class(t):
+            return {"$nt": _qualified(t), "v": [encode(v, **kw) for v in value]}
+        return {"$obj": t.__name__, "f": {k: encode(getattr(value, k), **kw) for k in value._fields}}
+    if callable(value) and callables is not None:
+        return {"$fn": callables(value)}
+    slots = [n for k in t.__mro__ for n in getattr(k, "__slots__", ()) if isinstance(n, str) and n != "__weakref__"]
+    if _kit_class(t) and slots and not isinstance(value, type) and not callable(value):
+        state = {n: getattr(value, n) for n in slots if n != "__dict__" and hasattr(value, n)}
+        state.update(getattr(value, "__dict__", {}))
+        return {"$kit": _qualified(t), "f": {k: encode(v, **kw) for k, v in state.items()}}
+    if hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
+        fields = {k: encode(v, **kw) for k, v in vars(value).items() if not k.startswith("_")}
+        if _kit_class(t):
+            return {"$kit": _qualified(t), "f": {k: encode(v, **kw) for k, v in vars(value).items()}}
+        return {"$obj": t.__name__, "f": fields}
+    raise CodecError(f"a {t.__name__} cannot cross to the grader (return plain values: numbers, strings, bytes, "
+                     f"lists, tuples, dicts, or the kit's classes)")
+
+
+def _kit_type(name: Any) -> type:
+    if not isinstance(name, str) or ":" not in name:
+        raise CodecError(f"bad class name {str(name)[:80]!r}")
+    module, qual = name.split(":", 1)
+    if not (module == "rocketlab" or module.startswith("rocketlab.")) or module.startswith(_FORBIDDEN):
+        raise CodecError(f"{name[:80]} is not one of the kit's data classes")
+    obj: Any = importlib.import_module(module)
+    for part in qual.split("."):
+        obj = getattr(obj, part, None)
+    if not isinstance(obj, type) or not _kit_class(obj):
+        raise CodecError(f"{name[:80]} is not one of the kit's classes")
+    return obj
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_ITEMS
+
+    def take(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise CodecError("a value of more than 2,000,000 items")
+
+
+def decode(data: Any, *, callable_of: Callable[[int], Any] | None = None,
+           frame_of: Callable[[Any], Any] | None = None, depth: int = 0, budget: _Budget | None = None) -> Any:
+    """What :func:`encode` made, rebuilt from plain data only (see the module docstring)."""
+    budget = budget or _Budget()
+    budget.take()
+    if depth > MAX_DEPTH:
+        raise CodecError("a value nested more than 40 levels deep")
+    kw = {"callable_of": callable_of, "frame_of": frame_of, "depth": depth + 1, "budget": budget}
+    t = type(data)
+    if data is None or t in (bool, int, float, str):
+        return data
+    if t is list:
+        return [decode(v, **kw) for v in data]
+    if t is not dict or len(data) == 0:
+        raise CodecError(f"unexpected {t.__name__} on the channel")
+    try:
+        if "$int" in data:
+            return int(str(data["$int"])[:400])
+        if "$float" in data:
+            return float(str(data["$float"])[:40])
+        if "$b" in data:
+            return base64.b64decode(str(data["$b"]), validate=True)
+        if "$t" in data:
+            return tuple(decode(v, **kw) for v in _list(data["$t"]))
+        if "$s" in data:
+            items = [decode(v, **kw) for v in _list(data["$s"])]
+            return frozenset(items) if data.get("frozen") is True else set(items)
+        if "$d" in data:
+            return {decode(k, **kw): decode(v, **kw) for k, v in (_pair(p) for p in _list(data["$d"]))}
+        if "$enum" in data:
+            cls = _kit_type(data["$enum"])
+            if not issubclass(cls, enum.Enum):
+                raise CodecError(f"{data['$enum']} is not an enum")
+            return cls[str(data["name"])]
+        if "$const" in data:
+            module, name = str(data["$const"]).split(":", 1)
+            value = getattr(importlib.import_module(module), name, None) if module.startswith("rocketlab.") \
+                and not module.startswith(_FORBIDDEN) else None
+            if value is None or callable(value) or not _kit_class(type(value)):
+                raise CodecError(f"{str(data['$const'])[:80]} is not one of the kit's constants")
+            return value
+        if "$dc" in data:
+            cls = _kit_type(data["$dc"])
+            if not dataclasses.is_dataclass(cls):
+                raise CodecError(f"{data['$dc']} is not a data class")
+            fields = {str(k): decode(v, **kw) for k, v in _dict(data["f"]).items()}
+            known = {f.name: f for f in dataclasses.fields(cls)}
+            if set(fields) != set(known):
+                raise CodecError(f"{data['$dc']}: fields {sorted(fields)} are not {sorted(known)}")
+            obj = cls(**{k: v for k, v in fields.items() if known[k].init})
+            for k, v in fields.items():
+                if not known[k].init:
+                    object.__setattr__(obj, k, v)
+            return obj
+        if "$nt" in data:
+            cls = _kit_type(data["$nt"])
+            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+                raise CodecError(f"{data['$nt']} is not a named tuple")
+            return cls(*[decode(v, **kw) for v in _list(data["v"])])
+        if "$kit" in data:
+            cls = _kit_type(data["$kit"])
+            if dataclasses.is_dataclass(cls) or issubclass(cls, (BaseException, enum.Enum, tuple)):
+                raise CodecError(f"{data['$kit']} cannot be rebuilt from attributes")
+            obj = object.__new__(cls)
+            for k, v in _dict(data["f"]).items():
+                object.__setattr__(obj, str(k), decode(v, **kw))
+            return obj
+        if "$obj" in data:
+            attrs = tuple((str(k), decode(v, **kw)) for k, v in _dict(data["f"]).items())
+            return Returned(str(data["$obj"])[:80], attrs)
+        if "$fn" in data and callable_of is not None:
+            return callable_of(int(data["$fn"]))
+        if "$df" in data and frame_of is not None:
+            return frame_of(data["$df"])
+    except CodecError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever the channel carried: one clear line
+        raise CodecError(f"a malformed value on the channel ({type(e).__name__}: {str(e)[:200]})") from None
+    raise CodecError(f"an unknown value on the channel: keys {sorted(map(str, data))[:5]}")
+
+
+def _list(v: Any) -> list[Any]:
+    if type(v) is not list:
+        raise CodecError("expected a list")
+    return v
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    if type(v) is not dict:
+        raise CodecError("expected an object")
+    return v
+
+
+def _pair(v: Any) -> tuple[Any, Any]:
+    if type(v) is not list or len(v) != 2:
+        raise CodecError("expected a key-value pair")
+    return v[0], v[1]
+
+
+def frame_to_data(frame: Any, limit: int = 200_000) -> dict[str, Any]:
+    """A Spark DataFrame as ``{"schema": json, "columns": [...], "rows": [...]}`` (rows collected)."""
+    rows = frame.limit(limit + 1).collect()
+    if len(rows) > limit:
+        raise CodecError(f"a DataFrame of more than {limit:,} rows cannot cross to the grader")
+    return {"schema": frame.schema.json(), "columns": list(frame.columns), "rows": [_plain_row(r) for r in rows]}
+
+
+def _plain_row(value: Any) -> Any:
+    if isinstance(value, tuple):  # pyspark Row
+        return {"$t": [_plain_row(v) for v in value]}
+    if isinstance(value, list):
+        return [_plain_row(v) for v in value]
+    if isinstance(value, dict):
+        return {"$d": [[_plain_row(k), _plain_row(v)] for k, v in value.items()]}
+    if isinstance(value, (bytes, bytearray)):
+        return {"$b": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"$float": repr(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise CodecError(f"a {type(value).__name__} column value cannot cross to the grader")
+
+
+def data_to_frame(spark: Any, data: Any) -> Any:
+    """The DataFrame :func:`frame_to_data` described, in ``spark`` (schema and rows checked)."""
+    from pyspark.sql.types import StructType
+
+    try:
+        schema = StructType.fromJson(__import__("json").loads(str(data["schema"])))
+        rows = [decode(r) for r in _list(data["rows"])]
+        frame = spark.createDataFrame(rows, schema, verifySchema=True)
+    except CodecError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a malformed frame from the other side
+        raise CodecError(f"a malformed DataFrame on the channel ({type(e).__name__}: {str(e)[:200]})") from None
+    return frame
+
+
+__all__ = ["CodecError", "Returned", "data_to_frame", "decode", "encode", "frame_to_data"]
