@@ -121,6 +121,7 @@ def spark_conf(master: str, app_name: str = "rocketlab", **conf: Any) -> dict[st
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.python.filterPushdown.enabled": "true",
         "spark.driver.extraJavaOptions": f"{JVM_OPTIONS} -Dlog4j.configurationFile=file:{LOG4J_FILE}",
     }
     if is_local(master):
