@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def run_analyze(args: argparse.Namespace) -> int:
     """Handler of ``rocketlab analyze``: prints the summary, returns the exit code."""
-    summaries = analyze(args.run_dirs, master=args.master)
+    summaries = analyze(args.run_dirs, master=args.master, say=lambda text: print(text, file=sys.stderr, flush=True))
     if args.json:
         for summary in summaries:
             print(json.dumps(summary, separators=(",", ":")))
@@ -105,27 +106,52 @@ def run_analyze(args: argparse.Namespace) -> int:
     return 1 if any(s["violations"] for s in summaries) else 0
 
 
-def analyze(run_dirs: Sequence[str | Path], master: str | None = None) -> list[dict[str, Any]]:
-    """Summaries (one dict per run, in argument order) computed with Spark.
-
-    Uses the SparkSession already running in this process if there is one (and leaves it running);
-    otherwise starts one for ``master`` and stops it afterwards. Bad input raises RocketlabError before
-    Spark starts where it can (missing directory, no events, duplicate run names).
-    """
-    from rocketlab.analysis import analyses
-    from rocketlab.analysis.readers import read_events
-    from rocketlab.analysis.session import active_session, get_spark
+def check_inputs(run_dirs: Sequence[str | Path]) -> dict[str, str]:
+    """Every run directory's name -> path, after checking each the way Spark will read it: events present,
+    every JSON line an event (RunDirError naming the file and line), Parquet footers readable, no two runs
+    of the same name. Runs without Spark, so bad input is one line before Spark starts."""
+    from rocketlab.analysis.readers import _check_parquet_footer
+    from rocketlab.trace.rundir import iter_events
 
     names: dict[str, str] = {}
     for run_dir in run_dirs:
-        event_files(run_dir)  # RunDirError for a missing directory or one without events
+        files = event_files(run_dir)  # RunDirError for a missing directory or one without events
         name = Path(os.path.abspath(run_dir)).name
         if name in names:
             raise RocketlabError(f"run directories {names[name]} and {run_dir} have the same name {name!r}; "
                                  "analyze tells runs apart by directory name")
         names[name] = str(run_dir)
+        if any(f.suffix == ".parquet" for f in files):  # read_events reads the Parquet when there is some
+            for f in files:
+                if f.suffix == ".parquet":
+                    _check_parquet_footer(str(f))
+        else:
+            for _event in iter_events(run_dir):
+                pass
+    return names
 
+
+def analyze(run_dirs: Sequence[str | Path], master: str | None = None, *, say=None) -> list[dict[str, Any]]:
+    """Summaries (one dict per run, in argument order) computed with Spark.
+
+    Uses the SparkSession already running in this process if there is one (and leaves it running);
+    otherwise checks a ``spark://`` master answers (one error at once, as ``sweep`` does), says so
+    through ``say`` (a callable given one line; the CLI prints it to stderr), starts one for ``master``
+    and stops it afterwards. Bad input raises RocketlabError before Spark starts (missing directory, no
+    events, a corrupt event or Parquet file, duplicate run names).
+    """
+    from rocketlab.analysis import analyses
+    from rocketlab.analysis.readers import read_events
+    from rocketlab.analysis.session import active_session, get_spark, resolve_master
+    from rocketlab.analysis.sweep import check_master_reachable
+
+    names = check_inputs(run_dirs)
     started = active_session() is None
+    if started:
+        master = resolve_master(master)
+        check_master_reachable(master)
+        if say is not None:
+            say(f"analyze: starting Spark ({master}) for {len(names)} run(s)")
     spark = get_spark(master=master, app_name="rocketlab-analyze")
     try:
         events = read_events(spark, list(run_dirs))

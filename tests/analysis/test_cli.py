@@ -83,3 +83,46 @@ def test_main_cli_corrupt_file_exit_2(spark, tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1
     assert err[0].startswith(f"rocketlab: {run / 'events.jsonl'}: corrupt event at line 2: ")
+
+
+def _rocketlab(*argv: str) -> tuple[int, str, str, float]:
+    """``rocketlab ARGV`` in its own process (no Spark session of the tests' to reuse)."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("SPARK_MASTER", None)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", "import sys; from rocketlab.cli import main; sys.exit(main(sys.argv[1:]))", *argv], capture_output=True, text=True, env=env,
+                          timeout=600)
+    return proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start
+
+
+def test_an_unreachable_master_is_one_line_at_once(jsonl_run):
+    code, out, err, seconds = _rocketlab("analyze", str(jsonl_run), "--master", "spark://127.0.0.1:1")
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["rocketlab: cannot reach the Spark master at spark://127.0.0.1:1: Connection refused"]
+    assert seconds < 60  # Spark started would retry for over a minute (72 s measured); this is imports
+
+
+def test_a_corrupt_events_file_is_refused_before_spark_starts(tmp_path):
+    run = tmp_path / "torn"
+    run.mkdir()
+    (run / "events.jsonl").write_text('{"t":0,"seq":0,"node":null,"kind":"heal"}\n{"t":1,"seq":1,"no\n')
+    code, out, err, seconds = _rocketlab("analyze", str(run), "--master", "local[1]")
+    assert code == 2 and out == "" and "starting Spark" not in err
+    (line,) = err.splitlines()
+    assert line.startswith(f"rocketlab: {run / 'events.jsonl'}: corrupt event at line 2: ")
+    assert seconds < 60
+    with pytest.raises(RunDirError, match="corrupt event at line 2"):
+        cli.check_inputs([run])
+
+
+def test_analyze_says_when_it_starts_spark(jsonl_run):
+    code, out, err, _seconds = _rocketlab("analyze", str(jsonl_run), "--master", "local[1]", "--json")
+    assert code == 0 and json.loads(out)["run"] == "alpha"
+    assert "analyze: starting Spark (local[1]) for 1 run(s)" in err.splitlines()
