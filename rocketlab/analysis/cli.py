@@ -2,11 +2,15 @@
 simulator trials as Spark tasks (:mod:`rocketlab.analysis.sweep`)::
 
     rocketlab analyze RUN_DIR... [--master URL] [--json]
+    rocketlab analyze --store STORE_DIR [--store ...] [--master URL] [--json]
     rocketlab sweep SCENARIO --seeds A..B [--param k=v1,v2 ...] [--master URL] --out DIR
 
 For each run: events, time span, nodes, then events per kind and node, the faults and any invariant
-violations. ``--json`` prints one JSON object per run and line. Exit codes: 0, 1 when a run recorded an
-invariant violation, 2 (a :class:`RocketlabError` raised here, printed by the main CLI) on bad input.
+violations. For each ``--store`` (a broker's store directory or a copy): records, offsets, bytes and
+store-time span per topic and queue, consume-queue units, corrupt records (the ``rocketmq-*`` data
+sources). ``--json`` prints one JSON object per run (store) and line. Exit codes: 0, 1 when a run recorded an
+invariant violation (a store holds a corrupt record), 2 (a :class:`RocketlabError` raised here, printed by
+the main CLI) on bad input.
 """
 
 from __future__ import annotations
@@ -30,7 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "analyze", help="Spark analysis of run directories",
         description="Summarise run directories with Spark: events per kind and node, time span, faults. "
                     "Exit 1 if a run recorded an invariant violation.")
-    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directory (meta.json + events)")
+    parser.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="run directory (meta.json + events)")
+    parser.add_argument("--store", action="append", default=[], metavar="DIR",
+                        help="a broker's store directory (or a copy of one; repeatable): its commit log and "
+                             "consume queues summarised per topic and queue")
     parser.add_argument("--master", default=None, metavar="URL",
                         help="Spark master URL (default: $SPARK_MASTER or local[*])")
     parser.add_argument("--json", action="store_true", help="one JSON object per run and line")
@@ -97,7 +104,17 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def run_analyze(args: argparse.Namespace) -> int:
     """Handler of ``rocketlab analyze``: prints the summary, returns the exit code."""
-    summaries = analyze(args.run_dirs, master=args.master, say=lambda text: print(text, file=sys.stderr, flush=True))
+    say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    if not args.run_dirs and not args.store:
+        raise RocketlabError("analyze: give run directories, or a store with --store DIR")
+    if args.store:
+        if args.run_dirs:
+            raise RocketlabError("analyze: give run directories or --store, not both")
+        stores = analyze_stores(args.store, master=args.master, say=say)
+        for summary in stores:
+            print(json.dumps(summary, separators=(",", ":")) if args.json else format_store(summary))
+        return 1 if any(s["corrupt"] for s in stores) else 0
+    summaries = analyze(args.run_dirs, master=args.master, say=say)
     if args.json:
         for summary in summaries:
             print(json.dumps(summary, separators=(",", ":")))
@@ -165,6 +182,81 @@ def analyze(run_dirs: Sequence[str | Path], master: str | None = None, *, say=No
         if started:
             spark.stop()
     return [_summary(name, per_kind_node, notable) for name in names]
+
+
+STORE_COLUMNS = ["node", "file", "topic", "queue_id", "queue_offset", "store_timestamp", "total_size", "corrupt"]
+
+
+def analyze_stores(stores: Sequence[str | Path], master: str | None = None, *, say=None) -> list[dict[str, Any]]:
+    """Per store directory (a broker's ``store/``, a copy of one, a run directory, a DLedger data
+    directory): records, bytes and store-time span per node, topic and queue, the consume-queue units per
+    queue, and the corrupt records (exit 1 when there are some). The files are found and checked before
+    Spark starts (RocketlabError naming the path); a ``spark://`` master is checked at once."""
+    from pyspark.sql import functions as F
+
+    from rocketlab.analysis import store_files
+    from rocketlab.analysis.datasources import read_store
+    from rocketlab.analysis.session import active_session, get_spark, resolve_master
+    from rocketlab.analysis.sweep import check_master_reachable
+
+    found = []
+    for store in stores:
+        logs = store_files.find_commit_logs(store)
+        try:
+            queues = bool(store_files.find_consume_queues(store))
+        except RocketlabError:
+            queues = False
+        found.append((str(store), logs, queues))
+    started = active_session() is None
+    if started:
+        master = resolve_master(master)
+        check_master_reachable(master)
+        if say is not None:
+            say(f"analyze: starting Spark ({master}) for {len(found)} store(s)")
+    spark = get_spark(master=master, app_name="rocketlab-analyze")
+    out = []
+    try:
+        for store, logs, queues in found:
+            records = read_store(spark, "rocketmq-commitlog", store, columns=STORE_COLUMNS)
+            per_queue = [r.asDict() for r in records.where(F.col("topic").isNotNull())
+                         .groupBy("node", "topic", "queue_id")
+                         .agg(F.count("*").alias("records"), F.min("queue_offset").alias("first_offset"),
+                              F.max("queue_offset").alias("last_offset"), F.sum("total_size").alias("bytes"),
+                              F.min("store_timestamp").alias("first_store_ms"),
+                              F.max("store_timestamp").alias("last_store_ms"))
+                         .orderBy("node", "topic", "queue_id").collect()]
+            corrupt = [r.asDict() for r in records.where(F.col("corrupt").isNotNull())
+                       .select("node", "file", "corrupt").orderBy("node", "file").collect()]
+            units: dict[tuple, int] = {}
+            if queues:
+                cq = read_store(spark, "rocketmq-consumequeue", store, columns=["node", "topic", "queue_id"])
+                units = {(r.node, r.topic, r.queue_id): r["count"] for r in
+                         cq.groupBy("node", "topic", "queue_id").count().collect()}
+            for r in per_queue:
+                r["cq_units"] = units.get((r["node"], r["topic"], r["queue_id"]))
+            out.append({"store": store, "files": len(logs), "kind": sorted({f.kind for f in logs}),
+                        "records": sum(r["records"] for r in per_queue), "per_queue": per_queue,
+                        "corrupt": corrupt})
+    finally:
+        if started:
+            spark.stop()
+    return out
+
+
+def format_store(s: dict[str, Any]) -> str:
+    """One store's summary for people."""
+    from rocketlab.console import render_table
+
+    lines = [f"store {s['store']}: {s['records']} records in {s['files']} commit-log file(s) "
+             f"({', '.join(s['kind'])}), {len(s['corrupt'])} corrupt"]
+    rows = [(r["node"] or "-", r["topic"], r["queue_id"], r["records"], r["first_offset"], r["last_offset"],
+             r["bytes"], "-" if r["cq_units"] is None else r["cq_units"]) for r in s["per_queue"]]
+    lines.append(render_table(rows, ("node", "topic", "queue", "records", "first_offset", "last_offset", "bytes",
+                                     "cq_units"),
+                              right=("queue", "records", "first_offset", "last_offset", "bytes", "cq_units"),
+                              rule=False, indent=2))
+    lines += [f"  corrupt: {c['file']}: {c['corrupt']}" for c in s["corrupt"]]
+    return "\n".join(lines)
 
 
 def _summary(run: str, per_kind_node: list[dict[str, Any]], notable: list[dict[str, Any]]) -> dict[str, Any]:

@@ -126,3 +126,37 @@ def test_analyze_says_when_it_starts_spark(jsonl_run):
     code, out, err, _seconds = _rocketlab("analyze", str(jsonl_run), "--master", "local[1]", "--json")
     assert code == 0 and json.loads(out)["run"] == "alpha"
     assert "analyze: starting Spark (local[1]) for 1 run(s)" in err.splitlines()
+
+
+def test_analyze_a_store_per_topic_and_queue(spark, tmp_path, capsys):
+    """``--store``: a broker's store directory summarised per topic and queue with the data sources; a
+    corrupted copy exits 1 and names the file."""
+    import shutil
+
+    from rocketlab.store import Message, MessageStore
+
+    root = tmp_path / "store"
+    with MessageStore.open(root, threads=False, mapped_file_size_commit_log=4096) as store:
+        for i in range(40):
+            store.put_message(Message("TopicA" if i % 4 else "TopicB", b"x" * (10 + i), i % 2))
+        store.reput()
+    args = _parse(["analyze", "--store", str(root), "--json"])
+    assert args.func(args) == 0
+    (summary,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert summary["records"] == 40 and summary["corrupt"] == [] and summary["kind"] == ["classic"]
+    per = {(r["topic"], r["queue_id"]): r for r in summary["per_queue"]}
+    assert {k: (r["records"], r["first_offset"], r["last_offset"], r["cq_units"]) for k, r in per.items()} == {
+        ("TopicA", 0): (10, 0, 9, 10), ("TopicA", 1): (20, 0, 19, 20), ("TopicB", 0): (10, 0, 9, 10)}
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    first = sorted((copy / "commitlog").iterdir())[1]
+    data = bytearray(first.read_bytes())
+    data[4:8] = b"\xde\xad\xbe\xef"
+    first.write_bytes(bytes(data))
+    args = _parse(["analyze", "--store", str(copy)])
+    assert args.func(args) == 1
+    out = capsys.readouterr().out
+    assert f"corrupt: {first.name}: {first.name} at phy offset {int(first.name)}: " in out and "1 corrupt" in out
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RocketlabError, match="no commit log here"):
+        cli.analyze_stores([tmp_path / "empty"])
