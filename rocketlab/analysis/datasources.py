@@ -1,17 +1,33 @@
 """RocketMQ's store files as Spark tables, with Spark 4's Python data source API.
 
-    spark.read.format("rocketmq-commitlog").load(run_dir)       # every record of every commit log below
-    spark.read.format("rocketmq-consumequeue").load(run_dir)    # every consume-queue unit
-    spark.read.format("rocketmq-index").load(run_dir)           # every index-file entry
+    spark.read.format("rocketmq-commitlog").load(store)       # every record of every commit log below
+    spark.read.format("rocketmq-consumequeue").load(store)    # every consume-queue unit
+    spark.read.format("rocketmq-index").load(store)           # every index-file entry
 
-:func:`register_data_sources` makes the three formats known to a session (``get_spark`` calls it). Each
-reads one partition per mapped file, with an explicit schema (:mod:`rocketlab.analysis.store_files` has
-the columns and the decoding). Options: ``mappedFileSize`` (commit logs: refuse files of another size),
-``mode`` ``PERMISSIVE`` (default: a record that does not decode is a row whose ``corrupt`` column names
-the file and offset, and its file is read no further) or ``FAILFAST`` (the query fails there);
-``hashSlotNum`` (index files: the store's ``maxHashSlotNum``; by default what the file size implies at
-RocketMQ's 4 entries per slot, see :func:`~rocketlab.analysis.store_files.index_slot_count`).
-rocketlab's own addition.
+:func:`register_data_sources` makes the three formats known to a session (``get_spark`` calls it) and
+turns on Spark's filter pushdown for Python data sources (``spark.sql.python.filterPushdown.enabled``,
+Spark >= 4.1). ``store`` is a broker's store root (``commitlog/``, ``consumequeue/``, ``index/``), a
+DLedger commit log's data directory, a run directory, or one of those directories.
+
+The readers yield Arrow record batches decoded in bulk (:mod:`rocketlab.analysis.store_arrow`), rows
+identical to the record-at-a-time decoders of :mod:`rocketlab.analysis.store_files`:
+
+* **columns**: a user schema naming some of the columns (``.schema("topic string, queue_id int")``, each
+  with its type) or the option ``columns`` (``"topic,queue_id"``) builds only those: Python data sources
+  have no pruning hook, so without one every column is built and crosses into the JVM;
+* **pushdown**: filters on ``topic`` (``=``, ``IN``), on queue id, queue offset, physical offset, store and
+  born timestamps (``=``, ``<``, ``<=``, ``>``, ``>=``, ``IN``), and for DLedger logs on the entry's index
+  and term, are evaluated while decoding (the variable-width columns are built only for the rows kept);
+  ``phy_offset`` ranges skip whole commit-log files, topic and queue filters whole consume-queue files;
+* **partitions**: about one per core (the option ``partitions``; by default the session's default
+  parallelism through :func:`read_store`, else the driver's cores), of equal bytes: small files grouped,
+  big files cut at record boundaries (found on the driver by a pass over the size fields).
+
+Other options: ``mappedFileSize`` (commit logs: refuse files of another size), ``mode`` ``PERMISSIVE``
+(default: a record that does not decode is a row whose ``corrupt`` column names the file and offset, and
+its file is read no further) or ``FAILFAST`` (the query fails there); ``hashSlotNum`` (index files: the
+store's ``maxHashSlotNum``; by default what the file size implies at RocketMQ's 4 entries per slot, see
+:func:`~rocketlab.analysis.store_files.index_slot_count`). rocketlab's own addition.
 """
 
 from __future__ import annotations
