@@ -23,6 +23,12 @@ identical to the record-at-a-time decoders of :mod:`rocketlab.analysis.store_fil
   parallelism through :func:`read_store`, else the driver's cores), of equal bytes: small files grouped,
   big files cut at record boundaries (found on the driver by a pass over the size fields).
 
+A limitation of Spark 4.1-4.3 to know: a DataFrame remembers the reader planned for its first query
+with pushed filters (``PythonDataSourceV2`` caches its read plan), so a later query on the *same*
+DataFrame object without such filters still gets the earlier filters' rows. Build the DataFrame again
+(``spark.read...load``) for each filtered query, or give ``pushdown=false`` (Spark then filters, and the
+reader decodes every row).
+
 Other options: ``mappedFileSize`` (commit logs: refuse files of another size), ``mode`` ``PERMISSIVE``
 (default: a record that does not decode is a row whose ``corrupt`` column names the file and offset, and
 its file is read no further) or ``FAILFAST`` (the query fails there); ``hashSlotNum`` (index files: the
@@ -137,18 +143,22 @@ class _StoreReader(DataSourceReader):
     per core, pushed filters evaluated while decoding, only the projected columns built."""
 
     def __init__(self, source: str, files: list[StoreFile], columns: list[tuple[str, str]], mode: str, parts: int,
-                 hash_slot_num: int | None = None) -> None:
+                 hash_slot_num: int | None = None, pushdown: bool = True) -> None:
         self.source, self.files, self.columns, self.mode, self.parts = source, files, columns, mode, parts
+        self.pushdown = pushdown
         self.hash_slot_num = hash_slot_num
         self.predicates: list[Predicate] = []
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:  # noqa: N802 (Spark's name)
+        """Keep the filters this reader evaluates (replacing any of an earlier planning); return the rest."""
+        self.predicates, rest = [], []
         for f in filters:
-            p = predicate(f, self.source, self.columns)
+            p = predicate(f, self.source, self.columns) if self.pushdown else None
             if p is None:
-                yield f
+                rest.append(f)
             else:
                 self.predicates.append(p)
+        return rest
 
     def _wanted(self, f: StoreFile) -> bool:
         """Whether a file can hold a row the pushed filters admit."""
@@ -208,8 +218,11 @@ class _StoreDataSource(DataSource):
 
     def _reader(self, files: list[StoreFile], schema: Any, **extra: Any) -> _StoreReader:
         columns = projection(self.columns, schema, self.options.get("columns"), self.name())
+        pushdown = str(self.options.get("pushdown", "true")).lower()
+        if pushdown not in ("true", "false"):
+            raise RocketlabError(f"{self.name()}: pushdown {pushdown!r} is not true or false")
         return _StoreReader(self.name(), files, columns, self._mode(), partitions_option(self.options.get("partitions")),
-                            **extra)
+                            pushdown=pushdown == "true", **extra)
 
 
 class CommitLogDataSource(_StoreDataSource):
