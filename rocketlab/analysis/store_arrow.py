@@ -287,18 +287,34 @@ def _views(buf: pa.Buffer, u8: np.ndarray, at: np.ndarray, length: np.ndarray) -
     """A ``binary`` array of the slices ``[at, at + length)`` of ``buf``: Arrow binary views over the file
     (no copy per slice), then one cast that copies them into a ``binary`` array."""
     n = len(at)
-    views = np.zeros((n, 16), dtype=np.uint8)
-    views[:, 0:4] = length.astype("<i4").view(np.uint8).reshape(n, 4)
+    views = np.zeros((n, 4), dtype="<i4")
+    views[:, 0] = length
     short = length <= 12
-    inline = _gather(u8, at, 12)
-    inline[np.arange(12)[None, :] >= length[:, None]] = 0
-    views[short, 4:16] = inline[short]
+    raw = views.view(np.uint8)
+    if short.any():
+        inline = _gather(u8, at[short], 12)
+        inline[np.arange(12)[None, :] >= length[short][:, None]] = 0
+        raw[short, 4:16] = inline
     long_ = ~short
-    views[long_, 4:8] = inline[long_, 0:4]
-    views[long_, 8:12] = 0
-    views[long_, 12:16] = at[long_].astype("<i4").view(np.uint8).reshape(-1, 4)
+    if long_.any():
+        raw[long_, 4:8] = _gather(u8, at[long_], 4)
+        views[long_, 3] = at[long_]
     array = pa.Array.from_buffers(pa.binary_view(), n, [None, pa.py_buffer(views), buf])
     return array.cast(pa.binary())
+
+
+def _slices(buf: pa.Buffer, u8: np.ndarray, at: np.ndarray, length: np.ndarray) -> pa.Array:
+    """A ``binary`` array of the slices ``[at, at + length)``: short ones (topics, properties) gathered
+    into one buffer with numpy, long ones (bodies) through :func:`_views`."""
+    n = len(at)
+    total = int(length.sum()) if n else 0
+    if n == 0 or total > 64 * n:
+        return _views(buf, u8, at, length)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    idx = np.arange(total, dtype=np.int64) + np.repeat(at - offsets[:-1], length)
+    data = u8[idx]
+    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
 
 
 def _text(binary: pa.Array) -> pa.Array | None:
@@ -310,9 +326,10 @@ def _text(binary: pa.Array) -> pa.Array | None:
         return None
 
 
-def _properties(text: pa.Array) -> pa.Array | None:
+def _properties(text: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array] | None:
     """``MessageDecoder.string2messageProperties`` over a ``string`` array: a ``map<string,string>``
-    array; None when a row names a property twice (the reference keeps the last: the caller falls back)."""
+    array, and the ``TAGS`` and ``KEYS`` values (null where absent); None when a row names a property
+    twice (the reference keeps the last: the caller falls back)."""
     n = len(text)
     parts = pc.split_pattern(text, "\x02")
     flat = parts.flatten()
@@ -325,14 +342,24 @@ def _properties(text: pa.Array) -> pa.Array | None:
     keep = (has_sep & (np.asarray(pc.utf8_length(flat)) >= 3) & (np.asarray(pc.utf8_length(name)) > 0)
             & (np.asarray(pc.utf8_length(value)) > 0))
     rows = parent[keep]
-    keys, items = name.filter(pa.array(keep)), value.filter(pa.array(keep))
+    mask = pa.array(keep)
+    keys, items = name.filter(mask), value.filter(mask)
     if len(rows) > 1:
-        pairs = pa.table({"r": rows, "k": keys})
-        if pairs.group_by(["r", "k"]).aggregate([]).num_rows != len(rows):
+        codes = pc.dictionary_encode(keys)
+        combined = rows.astype(np.int64) * max(1, len(codes.dictionary)) + np.asarray(codes.indices)
+        if len(np.unique(combined)) != len(rows):
             return None
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.bincount(rows, minlength=n), out=offsets[1:])
-    return pa.MapArray.from_arrays(pa.array(offsets), keys, items)
+    props = pa.MapArray.from_arrays(pa.array(offsets), keys, items)
+
+    def lookup(key: str) -> pa.Array:
+        hit = np.asarray(pc.fill_null(pc.equal(keys, key), False))
+        order = np.full(n, -1, dtype=np.int64)
+        order[rows[hit]] = np.arange(int(hit.sum()))
+        return items.filter(pa.array(hit)).take(pa.array(order, mask=order < 0))
+
+    return props, lookup("TAGS"), lookup("KEYS")
 
 
 _HEX = np.frombuffer(b"".join(b"%02X" % i for i in range(256)), dtype=np.uint8).reshape(256, 2)
@@ -461,20 +488,21 @@ def _record_column(name: str, buf: pa.Buffer, u8: np.ndarray, lay: Layout, base:
     if name == "body_crc_ok":
         return pa.array(_crc_ok(buf, lay.body_at, lay.body_len, _int(u8, s + 8, 4).astype(np.int64)))
     if name == "topic":
-        text = _text(_views(buf, u8, lay.topic_at, lay.topic_len))
+        text = _text(_slices(buf, u8, lay.topic_at, lay.topic_len))
         if text is None:
             raise _Unusual
         return text
     if name == "properties":
-        text = _text(_views(buf, u8, lay.props_at, lay.props_len))
+        text = _text(_slices(buf, u8, lay.props_at, lay.props_len))
         props = None if text is None else _properties(text)
         if props is None:
             raise _Unusual
-        return props
+        cache["tags"], cache["keys"] = props[1], props[2]
+        return props[0]
     if name in ("tags", "keys"):
         if "properties" not in cache:
             cache["properties"] = _record_column("properties", buf, u8, lay, base, phy, cache)
-        return pc.map_lookup(cache["properties"], "TAGS" if name == "tags" else "KEYS", "first")
+        return cache[name]
     raise KeyError(name)
 
 
