@@ -133,6 +133,9 @@ def predicate(f: Filter, source: str, columns: list[tuple[str, str]]) -> Predica
     values = f.value if op == "In" else (f.value,)
     if any(type(v) is not wanted for v in values):
         return None
+    bits = {"int": 31, "bigint": 63}.get(types[name])
+    if bits is not None and any(not -(2**bits) <= v < 2**bits for v in values):
+        return None  # a literal outside the column's type: Spark compares it
     if wanted is str and op not in ("EqualTo", "In"):
         return None
     return Predicate(name, op, tuple(f.value) if op == "In" else f.value)

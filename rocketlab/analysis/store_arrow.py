@@ -11,7 +11,7 @@ built column by column instead:
 * consume-queue units (``ConsumeQueue``'s 20-byte ``CQ_STORE_UNIT``) and index entries (``IndexFile``'s
   20-byte entries) as numpy views of the whole file.
 
-Only the columns asked for are built (:class:`Scan` ``columns``) and rows failing the pushed filters are
+Only the columns asked for are built and rows failing the pushed filters are
 dropped before the variable-width columns are built. Anything unusual (a record that does not decode,
 text that is not UTF-8, a repeated property name) goes to the reference decoder from that record on, so
 the rows stay identical. A :class:`Segment` is a byte range of one file starting at a record boundary;
@@ -51,7 +51,6 @@ BATCH = 8192
 """Records per Arrow batch."""
 MIN_RECORD = cal_msg_length(0, 0, 0, 0)
 _HEAD = struct.Struct(">ii")
-_ENTRY_HEAD = struct.Struct(">ii")
 _I32 = struct.Struct(">i")
 _ENTRY_HEADER = struct.Struct(">iiqqqiiii")
 _BORN_V6, _STORE_V6 = 0x10, 0x20
@@ -134,16 +133,6 @@ class Segment:
     file: StoreFile
     start: int = 0
     end: int | None = None
-
-
-@dataclass
-class Scan:
-    """What one partition reads: its segments, the columns, the pushed filters, the mode's corrupt check."""
-
-    segments: list[Segment]
-    columns: list[tuple[str, str]]
-    predicates: list[Predicate] = field(default_factory=list)
-    hash_slot_num: int | None = None
 
 
 def _mapped(path: str) -> tuple[pa.Buffer, np.ndarray] | None:

@@ -210,3 +210,38 @@ def test_batches_have_the_declared_arrow_types(tmp_path):
     (batch, *_) = store_arrow.commit_log_batches(Segment(store_files.find_commit_logs(root)[0]), COMMIT_LOG_COLUMNS)
     assert batch.schema == store_arrow.arrow_schema(COMMIT_LOG_COLUMNS)
     assert batch.schema.field("body").type == pa.binary()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_consume_queue_splits_at_unit_boundaries(tmp_path, seed):
+    """Consume-queue files cut at random unit boundaries (some after the queue's end, past the first
+    empty unit): the units of the whole file, each once."""
+    root = random_store(tmp_path / "store", seed)
+    rng = random.Random(seed)
+    files = store_files.find_consume_queues(root)
+    want = reference(files, store_files.consume_queue_rows, CONSUME_QUEUE_COLUMNS)
+
+    def split_at(f):
+        size = os.path.getsize(f.path)
+        cuts = sorted({store_arrow.consume_queue_split(f, rng.randrange(1, size)) for _ in range(rng.randrange(4))}
+                      - {0, size})
+        edges = [0, *cuts]
+        return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+    assert bulk(files, CONSUME_QUEUE_COLUMNS, kind="consumequeue", split_at=split_at) == want, f"seed {seed}"
+    plan = store_arrow.plan_partitions(files, rng.randrange(1, 7), store_arrow.consume_queue_split)
+    got = [r for p in plan for seg in p for r in arrow_rows(store_arrow.consume_queue_batches(seg, CONSUME_QUEUE_COLUMNS))]
+    assert got == want, f"seed {seed}"
+
+
+def test_pushed_filters_outside_the_column_type_stay_with_spark():
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, LessThan
+
+    from rocketlab.analysis.datasources import predicate
+
+    cols = COMMIT_LOG_COLUMNS
+    assert predicate(EqualTo(("queue_id",), 2**40), "rocketmq-commitlog", cols) is None
+    assert predicate(GreaterThan(("queue_id",), 1.5), "rocketmq-commitlog", cols) is None
+    assert predicate(LessThan(("topic",), "T"), "rocketmq-commitlog", cols) is None  # only = and IN on text
+    assert predicate(EqualTo(("body",), b"x"), "rocketmq-commitlog", cols) is None
+    assert predicate(In(("topic",), ("A", "B")), "rocketmq-commitlog", cols) == Predicate("topic", "In", ("A", "B"))
+    assert predicate(GreaterThan(("phy_offset",), 7), "rocketmq-commitlog", [("topic", "string")]) is None
