@@ -21,6 +21,7 @@ record boundaries. rocketlab's own addition.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import struct
@@ -48,7 +49,10 @@ from rocketlab.store.index_file import HASH_SLOT_SIZE, INDEX_HEADER_SIZE, INDEX_
 from rocketlab.store.message_codec import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, cal_msg_length
 
 BATCH = 8192
-"""Records per Arrow batch."""
+"""Records per Arrow batch (at most)."""
+BATCH_BYTES = 64 * 2**20
+"""Record bytes per Arrow batch (at most, unless one record is bigger): a ``binary`` column's offsets
+are 32-bit, and RocketMQ's records reach 4 MiB."""
 MIN_RECORD = cal_msg_length(0, 0, 0, 0)
 _HEAD = struct.Struct(">ii")
 _I32 = struct.Struct(">i")
@@ -202,6 +206,19 @@ def scan_dledger(buf: Any, base: int, start: int, end: int | None, size: int) ->
         out.record.append(body_size >= 8 and head(buf, body_at)[1] in RECORD_MAGICS)
         pos += total
     return out
+
+
+def batch_edges(sizes: np.ndarray) -> list[int]:
+    """Where to cut records of ``sizes`` bytes into batches of at most :data:`BATCH` records and
+    :data:`BATCH_BYTES` bytes (a bigger record is a batch of its own)."""
+    ends = np.cumsum(sizes, dtype=np.int64)
+    edges = [0]
+    while edges[-1] < len(sizes):
+        lo = edges[-1]
+        before = int(ends[lo - 1]) if lo else 0
+        fits = int(np.searchsorted(ends, before + BATCH_BYTES, side="right"))
+        edges.append(max(lo + 1, min(len(sizes), lo + BATCH, fits)))
+    return edges
 
 
 def _gather(u8: np.ndarray, at: np.ndarray, width: int) -> np.ndarray:
@@ -537,8 +554,8 @@ def commit_log_batches(seg: Segment, columns: Sequence[tuple[str, str]], predica
     first_bad = lay.first_bad()
     good = len(start) if first_bad is None else first_bad
     resume = bad if first_bad is None else int(start[first_bad])
-    for lo in range(0, good, BATCH):
-        hi = min(good, lo + BATCH)
+    edges = batch_edges(lay.total[:good])
+    for lo, hi in itertools.pairwise(edges):
         part = Layout(*(getattr(lay, k)[lo:hi] for k in Layout.__dataclass_fields__))
         try:
             yield _classic_batch(buf, u8, part, base, common, columns, schema, wanted, predicates)
@@ -593,8 +610,8 @@ def _dledger_batches(seg, buf, u8, base, common, columns, wanted, predicates, on
     schema = arrow_schema(columns)
     entry_cols = {"dledger_index": np.asarray(ent.index, np.int64), "dledger_term": np.asarray(ent.term, np.int64),
                   "dledger_pos": np.asarray(ent.pos, np.int64), "phy_offset": base + body_at}
-    for lo in range(0, n_good, BATCH):
-        hi = min(n_good, lo + BATCH)
+    edges = batch_edges((body_end - body_at)[:n_good])
+    for lo, hi in itertools.pairwise(edges):
         try:
             yield _dledger_batch(buf, u8, lay, rec_idx, record, body_at, body_end, entry_cols, lo, hi, base, common,
                                  columns, schema, wanted, predicates)

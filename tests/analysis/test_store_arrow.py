@@ -5,6 +5,7 @@ Randomised over many seeds; each failure names its seed. No Spark here (see test
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import shutil
@@ -245,3 +246,14 @@ def test_pushed_filters_outside_the_column_type_stay_with_spark():
     assert predicate(EqualTo(("body",), b"x"), "rocketmq-commitlog", cols) is None
     assert predicate(In(("topic",), ("A", "B")), "rocketmq-commitlog", cols) == Predicate("topic", "In", ("A", "B"))
     assert predicate(GreaterThan(("phy_offset",), 7), "rocketmq-commitlog", [("topic", "string")]) is None
+
+
+def test_batches_stay_under_the_byte_limit():
+    import numpy as np
+
+    sizes = np.array([10] * 20000 + [5 * 2**20] * 30 + [100 * 2**20] + [1] * 3, dtype=np.int64)
+    edges = store_arrow.batch_edges(sizes)
+    assert edges[0] == 0 and edges[-1] == len(sizes) and all(b > a for a, b in itertools.pairwise(edges))
+    for a, b in itertools.pairwise(edges):
+        assert b - a <= store_arrow.BATCH and (sizes[a:b].sum() <= store_arrow.BATCH_BYTES or b - a == 1)
+    assert store_arrow.batch_edges(np.array([], dtype=np.int64)) == [0]
