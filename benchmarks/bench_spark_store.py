@@ -1,6 +1,7 @@
 """Spark over RocketMQ's files (issue 34) and simulator sweeps on Spark (issue 13), local[2].
 
-1. The store data sources, Arrow batches, on ``local[2]`` with the session started before timing and the
+1. The store data sources, Arrow batches, on ``local[2]`` (``get_spark(jit="full")``: the JVM's full JIT,
+   2-3x Spark's intake of Arrow batches over the quick-start default) with the session started before timing and the
    files in page cache; each query is ``spark.read.format(...).load(store)`` (or with a user schema naming
    the columns), then a count and sums over the columns read; best of two runs. A store of 1 KiB messages,
    1.25 GiB in RocketMQ's 1 GiB mapped files (so the 1 GiB file is split across the cores); ``--quick``
@@ -10,7 +11,9 @@
    (what the data sources ran before, in one Python process over 100,000 records). Queries: all columns;
    the small columns (topic, queue id, queue offset, physical offset, store timestamp); consume queues
    (100 files of RocketMQ's 300,000 units, 600 MB, written with numpy; ``--quick`` 20) read for queue id,
-   offsets and size, beside a raw read of those files.
+   offsets and size, beside a raw read of those files. One more baseline: Spark's intake of prebuilt
+   Arrow batches of the small columns' shape from a Python data source that decodes nothing (the ceiling
+   of any Python data source here).
 2. Raft Figure 16 as a sweep: 1,000 trials of 150-300 ms (100 with --quick) as Spark tasks on local[2]
    (target: at most 60 s wall); trials per second per core; the simulator's speed inside these trials
    (kernel events per wall second per core) beside its speed on the plain heartbeat mesh (``bench_sim``).
@@ -254,7 +257,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     trials = 100 if args.quick else 1000
-    spark = get_spark(master="local[2]", app_name="bench-spark-store")
+    spark = get_spark(master="local[2]", app_name="bench-spark-store", jit="full")
     cores = 2
     results: dict[str, object] = {"master": "local[2]", "quick": args.quick}
     with tempfile.TemporaryDirectory(prefix="bench-spark-store-") as tmp:
