@@ -2,11 +2,15 @@
 simulator trials as Spark tasks (:mod:`rocketlab.analysis.sweep`)::
 
     rocketlab analyze RUN_DIR... [--master URL] [--json]
+    rocketlab analyze --store STORE_DIR [--store ...] [--master URL] [--json]
     rocketlab sweep SCENARIO --seeds A..B [--param k=v1,v2 ...] [--master URL] --out DIR
 
 For each run: events, time span, nodes, then events per kind and node, the faults and any invariant
-violations. ``--json`` prints one JSON object per run and line. Exit codes: 0, 1 when a run recorded an
-invariant violation, 2 (a :class:`RocketlabError` raised here, printed by the main CLI) on bad input.
+violations. For each ``--store`` (a broker's store directory or a copy): records, offsets, bytes and
+store-time span per topic and queue, consume-queue units, corrupt records (the ``rocketmq-*`` data
+sources). ``--json`` prints one JSON object per run (store) and line. Exit codes: 0, 1 when a run recorded an
+invariant violation (a store holds a corrupt record), 2 (a :class:`RocketlabError` raised here, printed by
+the main CLI) on bad input.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "analyze", help="Spark analysis of run directories",
         description="Summarise run directories with Spark: events per kind and node, time span, faults. "
                     "Exit 1 if a run recorded an invariant violation.")
-    parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directory (meta.json + events)")
+    parser.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="run directory (meta.json + events)")
+    parser.add_argument("--store", action="append", default=[], metavar="DIR",
+                        help="a broker's store directory (or a copy of one; repeatable): its commit log and "
+                             "consume queues summarised per topic and queue")
     parser.add_argument("--master", default=None, metavar="URL",
                         help="Spark master URL (default: $SPARK_MASTER or local[*])")
     parser.add_argument("--json", action="store_true", help="one JSON object per run and line")
@@ -96,7 +104,17 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def run_analyze(args: argparse.Namespace) -> int:
     """Handler of ``rocketlab analyze``: prints the summary, returns the exit code."""
-    summaries = analyze(args.run_dirs, master=args.master)
+    say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+    if not args.run_dirs and not args.store:
+        raise RocketlabError("analyze: give run directories, or a store with --store DIR")
+    if args.store:
+        if args.run_dirs:
+            raise RocketlabError("analyze: give run directories or --store, not both")
+        stores = analyze_stores(args.store, master=args.master, say=say)
+        for summary in stores:
+            print(json.dumps(summary, separators=(",", ":")) if args.json else format_store(summary))
+        return 1 if any(s["corrupt"] for s in stores) else 0
+    summaries = analyze(args.run_dirs, master=args.master, say=say)
     if args.json:
         for summary in summaries:
             print(json.dumps(summary, separators=(",", ":")))
@@ -105,27 +123,52 @@ def run_analyze(args: argparse.Namespace) -> int:
     return 1 if any(s["violations"] for s in summaries) else 0
 
 
-def analyze(run_dirs: Sequence[str | Path], master: str | None = None) -> list[dict[str, Any]]:
-    """Summaries (one dict per run, in argument order) computed with Spark.
-
-    Uses the SparkSession already running in this process if there is one (and leaves it running);
-    otherwise starts one for ``master`` and stops it afterwards. Bad input raises RocketlabError before
-    Spark starts where it can (missing directory, no events, duplicate run names).
-    """
-    from rocketlab.analysis import analyses
-    from rocketlab.analysis.readers import read_events
-    from rocketlab.analysis.session import active_session, get_spark
+def check_inputs(run_dirs: Sequence[str | Path]) -> dict[str, str]:
+    """Every run directory's name -> path, after checking each the way Spark will read it: events present,
+    every JSON line an event (RunDirError naming the file and line), Parquet footers readable, no two runs
+    of the same name. Runs without Spark, so bad input is one line before Spark starts."""
+    from rocketlab.analysis.readers import _check_parquet_footer
+    from rocketlab.trace.rundir import iter_events
 
     names: dict[str, str] = {}
     for run_dir in run_dirs:
-        event_files(run_dir)  # RunDirError for a missing directory or one without events
+        files = event_files(run_dir)  # RunDirError for a missing directory or one without events
         name = Path(os.path.abspath(run_dir)).name
         if name in names:
             raise RocketlabError(f"run directories {names[name]} and {run_dir} have the same name {name!r}; "
                                  "analyze tells runs apart by directory name")
         names[name] = str(run_dir)
+        if any(f.suffix == ".parquet" for f in files):  # read_events reads the Parquet when there is some
+            for f in files:
+                if f.suffix == ".parquet":
+                    _check_parquet_footer(str(f))
+        else:
+            for _event in iter_events(run_dir):
+                pass
+    return names
 
+
+def analyze(run_dirs: Sequence[str | Path], master: str | None = None, *, say=None) -> list[dict[str, Any]]:
+    """Summaries (one dict per run, in argument order) computed with Spark.
+
+    Uses the SparkSession already running in this process if there is one (and leaves it running);
+    otherwise checks a ``spark://`` master answers (one error at once, as ``sweep`` does), says so
+    through ``say`` (a callable given one line; the CLI prints it to stderr), starts one for ``master``
+    and stops it afterwards. Bad input raises RocketlabError before Spark starts (missing directory, no
+    events, a corrupt event or Parquet file, duplicate run names).
+    """
+    from rocketlab.analysis import analyses
+    from rocketlab.analysis.readers import read_events
+    from rocketlab.analysis.session import active_session, get_spark, resolve_master
+    from rocketlab.analysis.sweep import check_master_reachable
+
+    names = check_inputs(run_dirs)
     started = active_session() is None
+    if started:
+        master = resolve_master(master)
+        check_master_reachable(master)
+        if say is not None:
+            say(f"analyze: starting Spark ({master}) for {len(names)} run(s)")
     spark = get_spark(master=master, app_name="rocketlab-analyze")
     try:
         events = read_events(spark, list(run_dirs))
@@ -139,6 +182,81 @@ def analyze(run_dirs: Sequence[str | Path], master: str | None = None) -> list[d
         if started:
             spark.stop()
     return [_summary(name, per_kind_node, notable) for name in names]
+
+
+STORE_COLUMNS = ["node", "file", "topic", "queue_id", "queue_offset", "store_timestamp", "total_size", "corrupt"]
+
+
+def analyze_stores(stores: Sequence[str | Path], master: str | None = None, *, say=None) -> list[dict[str, Any]]:
+    """Per store directory (a broker's ``store/``, a copy of one, a run directory, a DLedger data
+    directory): records, bytes and store-time span per node, topic and queue, the consume-queue units per
+    queue, and the corrupt records (exit 1 when there are some). The files are found and checked before
+    Spark starts (RocketlabError naming the path); a ``spark://`` master is checked at once."""
+    from pyspark.sql import functions as F
+
+    from rocketlab.analysis import store_files
+    from rocketlab.analysis.datasources import read_store
+    from rocketlab.analysis.session import active_session, get_spark, resolve_master
+    from rocketlab.analysis.sweep import check_master_reachable
+
+    found = []
+    for store in stores:
+        logs = store_files.find_commit_logs(store)
+        try:
+            queues = bool(store_files.find_consume_queues(store))
+        except RocketlabError:
+            queues = False
+        found.append((str(store), logs, queues))
+    started = active_session() is None
+    if started:
+        master = resolve_master(master)
+        check_master_reachable(master)
+        if say is not None:
+            say(f"analyze: starting Spark ({master}) for {len(found)} store(s)")
+    spark = get_spark(master=master, app_name="rocketlab-analyze")
+    out = []
+    try:
+        for store, logs, queues in found:
+            records = read_store(spark, "rocketmq-commitlog", store, columns=STORE_COLUMNS)
+            per_queue = [r.asDict() for r in records.where(F.col("topic").isNotNull())
+                         .groupBy("node", "topic", "queue_id")
+                         .agg(F.count("*").alias("records"), F.min("queue_offset").alias("first_offset"),
+                              F.max("queue_offset").alias("last_offset"), F.sum("total_size").alias("bytes"),
+                              F.min("store_timestamp").alias("first_store_ms"),
+                              F.max("store_timestamp").alias("last_store_ms"))
+                         .orderBy("node", "topic", "queue_id").collect()]
+            corrupt = [r.asDict() for r in records.where(F.col("corrupt").isNotNull())
+                       .select("node", "file", "corrupt").orderBy("node", "file").collect()]
+            units: dict[tuple, int] = {}
+            if queues:
+                cq = read_store(spark, "rocketmq-consumequeue", store, columns=["node", "topic", "queue_id"])
+                units = {(r.node, r.topic, r.queue_id): r["count"] for r in
+                         cq.groupBy("node", "topic", "queue_id").count().collect()}
+            for r in per_queue:
+                r["cq_units"] = units.get((r["node"], r["topic"], r["queue_id"]))
+            out.append({"store": store, "files": len(logs), "kind": sorted({f.kind for f in logs}),
+                        "records": sum(r["records"] for r in per_queue), "per_queue": per_queue,
+                        "corrupt": corrupt})
+    finally:
+        if started:
+            spark.stop()
+    return out
+
+
+def format_store(s: dict[str, Any]) -> str:
+    """One store's summary for people."""
+    from rocketlab.console import render_table
+
+    lines = [f"store {s['store']}: {s['records']} records in {s['files']} commit-log file(s) "
+             f"({', '.join(s['kind'])}), {len(s['corrupt'])} corrupt"]
+    rows = [(r["node"] or "-", r["topic"], r["queue_id"], r["records"], r["first_offset"], r["last_offset"],
+             r["bytes"], "-" if r["cq_units"] is None else r["cq_units"]) for r in s["per_queue"]]
+    lines.append(render_table(rows, ("node", "topic", "queue", "records", "first_offset", "last_offset", "bytes",
+                                     "cq_units"),
+                              right=("queue", "records", "first_offset", "last_offset", "bytes", "cq_units"),
+                              rule=False, indent=2))
+    lines += [f"  corrupt: {c['file']}: {c['corrupt']}" for c in s["corrupt"]]
+    return "\n".join(lines)
 
 
 def _summary(run: str, per_kind_node: list[dict[str, Any]], notable: list[dict[str, Any]]) -> dict[str, Any]:

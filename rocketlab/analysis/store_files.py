@@ -266,8 +266,9 @@ def _row(columns: list[tuple[str, str]], values: dict[str, Any]) -> tuple:
     return tuple(values.get(name) for name, _ in columns)
 
 
-def commit_log_rows(f: StoreFile) -> Iterator[tuple]:
-    """The rows of one commit-log file (columns :data:`COMMIT_LOG_COLUMNS`)."""
+def commit_log_rows(f: StoreFile, start: int = 0, end: int | None = None) -> Iterator[tuple]:
+    """The rows of one commit-log file (columns :data:`COMMIT_LOG_COLUMNS`); from the record (entry) at
+    ``start``, up to the one at ``end`` when given (a part of the file split at record boundaries)."""
     base = int(os.path.basename(f.path))
     common = {"run": f.run, "store": f.store, "node": f.node, "kind": f.kind, "file": os.path.basename(f.path)}
     mm = _mapped(f.path)
@@ -275,10 +276,10 @@ def commit_log_rows(f: StoreFile) -> Iterator[tuple]:
         return
     try:
         if f.kind == "dledger":
-            yield from _dledger_rows(mm, base, common)
+            yield from _dledger_rows(mm, base, common, start, end)
             return
-        pos, size = 0, len(mm)
-        while pos + 8 <= size:
+        pos, size = start, len(mm)
+        while pos + 8 <= size and (end is None or pos < end):
             total, magic = _HEAD.unpack_from(mm, pos)
             if (total, magic) == (0, 0) or magic == BLANK_MAGIC_CODE:
                 return  # the end of the written data / the END_OF_FILE blank
@@ -294,9 +295,10 @@ def commit_log_rows(f: StoreFile) -> Iterator[tuple]:
         mm.close()
 
 
-def _dledger_rows(mm: mmap.mmap, base: int, common: dict[str, Any]) -> Iterator[tuple]:
-    pos, size = 0, len(mm)
-    while pos + 4 <= size:
+def _dledger_rows(mm: mmap.mmap, base: int, common: dict[str, Any], start: int = 0,
+                  end: int | None = None) -> Iterator[tuple]:
+    pos, size = start, len(mm)
+    while pos + 4 <= size and (end is None or pos < end):
         if struct.unpack_from(">i", mm, pos)[0] == DLEDGER_BLANK:
             return
         where = f"{common['file']} at pos {base + pos}"

@@ -83,3 +83,80 @@ def test_main_cli_corrupt_file_exit_2(spark, tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1
     assert err[0].startswith(f"rocketlab: {run / 'events.jsonl'}: corrupt event at line 2: ")
+
+
+def _rocketlab(*argv: str) -> tuple[int, str, str, float]:
+    """``rocketlab ARGV`` in its own process (no Spark session of the tests' to reuse)."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("SPARK_MASTER", None)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", "import sys; from rocketlab.cli import main; sys.exit(main(sys.argv[1:]))", *argv], capture_output=True, text=True, env=env,
+                          timeout=600)
+    return proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start
+
+
+def test_an_unreachable_master_is_one_line_at_once(jsonl_run):
+    code, out, err, seconds = _rocketlab("analyze", str(jsonl_run), "--master", "spark://127.0.0.1:1")
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["rocketlab: cannot reach the Spark master at spark://127.0.0.1:1: Connection refused"]
+    assert seconds < 60  # Spark started would retry for over a minute (72 s measured); this is imports
+
+
+def test_a_corrupt_events_file_is_refused_before_spark_starts(tmp_path):
+    run = tmp_path / "torn"
+    run.mkdir()
+    (run / "events.jsonl").write_text('{"t":0,"seq":0,"node":null,"kind":"heal"}\n{"t":1,"seq":1,"no\n')
+    code, out, err, seconds = _rocketlab("analyze", str(run), "--master", "local[1]")
+    assert code == 2 and out == "" and "starting Spark" not in err
+    (line,) = err.splitlines()
+    assert line.startswith(f"rocketlab: {run / 'events.jsonl'}: corrupt event at line 2: ")
+    assert seconds < 60
+    with pytest.raises(RunDirError, match="corrupt event at line 2"):
+        cli.check_inputs([run])
+
+
+def test_analyze_says_when_it_starts_spark(jsonl_run):
+    code, out, err, _seconds = _rocketlab("analyze", str(jsonl_run), "--master", "local[1]", "--json")
+    assert code == 0 and json.loads(out)["run"] == "alpha"
+    assert "analyze: starting Spark (local[1]) for 1 run(s)" in err.splitlines()
+
+
+def test_analyze_a_store_per_topic_and_queue(spark, tmp_path, capsys):
+    """``--store``: a broker's store directory summarised per topic and queue with the data sources; a
+    corrupted copy exits 1 and names the file."""
+    import shutil
+
+    from rocketlab.store import Message, MessageStore
+
+    root = tmp_path / "store"
+    with MessageStore.open(root, threads=False, mapped_file_size_commit_log=4096) as store:
+        for i in range(40):
+            store.put_message(Message("TopicA" if i % 4 else "TopicB", b"x" * (10 + i), i % 2))
+        store.reput()
+    args = _parse(["analyze", "--store", str(root), "--json"])
+    assert args.func(args) == 0
+    (summary,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert summary["records"] == 40 and summary["corrupt"] == [] and summary["kind"] == ["classic"]
+    per = {(r["topic"], r["queue_id"]): r for r in summary["per_queue"]}
+    assert {k: (r["records"], r["first_offset"], r["last_offset"], r["cq_units"]) for k, r in per.items()} == {
+        ("TopicA", 0): (10, 0, 9, 10), ("TopicA", 1): (20, 0, 19, 20), ("TopicB", 0): (10, 0, 9, 10)}
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    first = sorted((copy / "commitlog").iterdir())[1]
+    data = bytearray(first.read_bytes())
+    data[4:8] = b"\xde\xad\xbe\xef"
+    first.write_bytes(bytes(data))
+    args = _parse(["analyze", "--store", str(copy)])
+    assert args.func(args) == 1
+    out = capsys.readouterr().out
+    assert f"corrupt: {first.name}: {first.name} at phy offset {int(first.name)}: " in out and "1 corrupt" in out
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RocketlabError, match="no commit log here"):
+        cli.analyze_stores([tmp_path / "empty"])

@@ -70,6 +70,13 @@ def test_spark_conf_local_and_cluster():
     assert cluster["spark.ui.enabled"] == "false"
     assert S.local_threads("local[*]") == (os.cpu_count() or 2)
     assert S.local_threads("local") == 1
+    assert local["spark.sql.python.filterPushdown.enabled"] == "true"  # the store sources push filters
+    assert local["spark.driver.extraJavaOptions"].startswith(S.JVM_OPTIONS + " ")
+    full = S.spark_conf("local[2]", jit="full")
+    assert full["spark.driver.extraJavaOptions"].startswith(S.THROUGHPUT_JVM_OPTIONS + " ")
+    assert "TieredStopAtLevel" not in full["spark.driver.extraJavaOptions"]
+    with pytest.raises(RocketlabError, match="jit must be 'quick' or 'full'"):
+        S.spark_conf("local[2]", jit="fast")
 
 
 def test_find_java_on_this_machine():

@@ -1,0 +1,259 @@
+"""The bulk (Arrow) decoders give exactly the reference decoders' rows (:mod:`rocketlab.analysis.store_files`,
+record at a time) on random stores: every column, corrupted and truncated files, any subset of columns,
+pushed filters, and any split of a file at record boundaries (never a record cut or read twice).
+Randomised over many seeds; each failure names its seed. No Spark here (see test_datasources)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from rocketlab.analysis import store_arrow, store_files
+from rocketlab.analysis.store_arrow import Predicate, Segment
+from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS, CONSUME_QUEUE_COLUMNS, INDEX_COLUMNS
+from rocketlab.sim import Cluster
+from rocketlab.store import Message, MessageStore
+
+FILE = 8192
+SEEDS = range(40)
+
+
+def random_store(root: Path, seed: int, count: int | None = None) -> Path:
+    """A store of 8 KiB files: random topics (some non-ASCII), bodies of 0..300 bytes, properties, IPv4
+    and IPv6 born hosts, several queues."""
+    rng = random.Random(seed)
+    with MessageStore.open(root, threads=False, mapped_file_size_commit_log=FILE, max_hash_slot_num=64,
+                           max_index_num=256) as store:
+        for i in range(count if count is not None else rng.randrange(20, 120)):
+            host = ("::1", 40000 + i) if rng.random() < 0.2 else (f"10.0.{rng.randrange(3)}.{i % 250}", 5000)
+            props = {"KEYS": f"key-{i}"} if rng.random() < 0.7 else {}
+            if rng.random() < 0.6:
+                props["TAGS"] = rng.choice(["a", "b", "tag\u00e9"])
+            if rng.random() < 0.3:
+                props["x"] = "v" * rng.randrange(1, 30)
+            msg = Message(rng.choice(["TopicA", "TopicB", "Topic_C"]), rng.randbytes(rng.randrange(0, 300)),
+                          rng.randrange(4), properties=props, born_host=host)
+            assert store.put_message(msg).status.name == "PUT_OK"
+        store.reput()
+    return root
+
+
+def dicts(rows: list[tuple] | list[dict], columns) -> list[dict]:
+    names = [n for n, _ in columns]
+    return [dict(zip(names, r, strict=True)) if isinstance(r, tuple) else r for r in rows]
+
+
+def arrow_rows(batches) -> list[dict]:
+    out = []
+    for b in batches:
+        for r in b.to_pylist():
+            if isinstance(r.get("properties"), list):
+                r["properties"] = dict(r["properties"])
+            out.append(r)
+    return out
+
+
+def reference(files, rows_of, columns) -> list[dict]:
+    return [r for f in files for r in dicts(list(rows_of(f)), columns)]
+
+
+def bulk(files, columns, predicates=(), kind="commitlog", split_at=None) -> list[dict]:
+    fn = {"commitlog": store_arrow.commit_log_batches, "consumequeue": store_arrow.consume_queue_batches,
+          "index": store_arrow.index_batches}[kind]
+    out = []
+    for f in files:
+        for seg in (split_at(f) if split_at else [Segment(f)]):
+            out += arrow_rows(fn(seg, columns, predicates))
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_commit_log_rows_equal_the_reference_decoder(tmp_path, seed):
+    root = random_store(tmp_path / "store", seed)
+    files = store_files.find_commit_logs(root)
+    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    assert want and bulk(files, COMMIT_LOG_COLUMNS) == want, f"seed {seed}"
+    rng = random.Random(seed)
+    columns = rng.sample(COMMIT_LOG_COLUMNS, rng.randrange(1, 8))
+    assert bulk(files, columns) == [{n: r[n] for n, _ in columns} for r in want], f"seed {seed}"
+
+
+def corrupt(root: Path, seed: int) -> None:
+    """Overwrite a few random bytes of one commit-log file, or cut it short."""
+    rng = random.Random(seed)
+    files = sorted((root / "commitlog").iterdir())
+    victim = rng.choice(files)
+    data = bytearray(victim.read_bytes())
+    if rng.random() < 0.3:
+        victim.write_bytes(bytes(data[:rng.randrange(1, len(data))]))
+        return
+    for _ in range(rng.randrange(1, 4)):
+        at = rng.randrange(0, min(len(data), 2000))
+        data[at:at + 4] = rng.randbytes(4)
+    victim.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_corrupted_and_truncated_files_give_the_reference_rows(tmp_path, seed):
+    root = random_store(tmp_path / "store", seed)
+    corrupt(root, seed)
+    files = [store_files.StoreFile(str(p), str(root), None, "classic") for p in sorted((root / "commitlog").iterdir())]
+    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    assert bulk(files, COMMIT_LOG_COLUMNS) == want, f"seed {seed}"
+
+
+def splits(seed: int):
+    """Split every file at random record boundaries (or at random bytes, snapped to the next record)."""
+    rng = random.Random(seed)
+
+    def split_at(f):
+        starts = store_arrow.record_starts(f)
+        cuts = sorted(set(rng.sample(starts[1:], min(len(starts) - 1, rng.randrange(0, 5))))) if starts else []
+        edges = [0, *cuts]
+        return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+    return split_at
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_splits_at_record_boundaries_never_cut_or_repeat_a_record(tmp_path, seed):
+    root = random_store(tmp_path / "store", seed)
+    if seed % 2:
+        corrupt(root, seed)
+    files = [store_files.StoreFile(str(p), str(root), None, "classic") for p in sorted((root / "commitlog").iterdir())]
+    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    assert bulk(files, COMMIT_LOG_COLUMNS, split_at=splits(seed)) == want, f"seed {seed}"
+    # the planner: any number of partitions, every record once, in order
+    parts = random.Random(seed).randrange(1, 9)
+    plan = store_arrow.plan_partitions(files, parts, store_arrow.commit_log_split)
+    got = [r for p in plan for seg in p for r in arrow_rows(store_arrow.commit_log_batches(seg, COMMIT_LOG_COLUMNS))]
+    assert got == want and len(plan) <= parts, f"seed {seed}"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pushed_filters_give_the_rows_of_a_full_read_then_the_filter(tmp_path, seed):
+    root = random_store(tmp_path / "store", seed)
+    files = store_files.find_commit_logs(root)
+    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    rng = random.Random(seed)
+    offsets = sorted(r["phy_offset"] for r in want)
+    times = sorted(r["store_timestamp"] for r in want)
+    preds = [Predicate("topic", "EqualTo", rng.choice(["TopicA", "Topic_C"])),
+             Predicate("queue_id", "In", (rng.randrange(4), rng.randrange(4))),
+             Predicate("phy_offset", "GreaterThanOrEqual", rng.choice(offsets)),
+             Predicate("store_timestamp", "LessThan", rng.choice(times) + 1)]
+    chosen = rng.sample(preds, rng.randrange(1, 5))
+    expect = [r for r in want if all(p.admits(r[p.column]) for p in chosen)]
+    assert bulk(files, COMMIT_LOG_COLUMNS, chosen) == expect, (seed, chosen)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_consume_queue_and_index_equal_the_reference(tmp_path, seed):
+    root = random_store(tmp_path / "store", seed)
+    cq = store_files.find_consume_queues(root)
+    assert bulk(cq, CONSUME_QUEUE_COLUMNS, kind="consumequeue") == \
+        reference(cq, store_files.consume_queue_rows, CONSUME_QUEUE_COLUMNS)
+    index = store_files.find_index_files(root)
+    assert bulk(index, INDEX_COLUMNS, kind="index") == reference(index, store_files.index_rows, INDEX_COLUMNS)
+    for f in index:  # a torn index file: the reference's row
+        shutil.copy(f.path, tmp_path / "torn")
+        with open(tmp_path / "torn", "r+b") as fh:
+            fh.truncate(os.path.getsize(f.path) // 2)
+        torn = store_files.StoreFile(str(tmp_path / "torn"), f.store, None, "index")
+        assert bulk([torn], INDEX_COLUMNS, kind="index") == reference([torn], store_files.index_rows, INDEX_COLUMNS)
+
+
+@pytest.fixture(scope="module")
+def dledger_run(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("dledger") / "run"
+    c = Cluster.dledger_brokers(nodes=3, seed=3, data_dir=root)
+    c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000)
+    for i in range(40):
+        assert c.put(b"dl-%d" % i * (i % 7)).status == "PUT_OK"
+    c.run_for(5_000)
+    c.close()
+    bare = Cluster.dledger(nodes=3, seed=4, data_dir=root / "bare",
+                           config={"mapped_file_size_for_entry_data": 65536})  # bare payloads, no records
+    bare.run_until(lambda c: c.leader() is not None, timeout_ms=60_000)
+    for i in range(15):
+        bare.put(b"p" * (i * 3))
+    bare.run_for(3_000)
+    bare.close()
+    return root
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_dledger_entries_equal_the_reference(dledger_run, tmp_path, seed):
+    files = store_files.find_commit_logs(dledger_run)
+    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    assert any(r["dledger_index"] is not None and r["topic"] is None for r in want)  # no-op entries too
+    assert bulk(files, COMMIT_LOG_COLUMNS, split_at=splits(seed)) == want
+    # a corrupted copy
+    rng = random.Random(seed)
+    victim = rng.choice(files)
+    with open(victim.path, "rb") as fh:
+        data = bytearray(fh.read(65536))  # the written part (and a torn copy of a big file)
+    at = rng.randrange(0, min(len(data), 3000))
+    data[at:at + 4] = rng.randbytes(4)
+    copy = tmp_path / os.path.basename(victim.path)
+    copy.write_bytes(bytes(data))
+    bad = store_files.StoreFile(str(copy), victim.store, victim.node, "dledger")
+    assert bulk([bad], COMMIT_LOG_COLUMNS) == reference([bad], store_files.commit_log_rows, COMMIT_LOG_COLUMNS), seed
+
+
+def test_batches_have_the_declared_arrow_types(tmp_path):
+    root = random_store(tmp_path / "store", 1, count=30)
+    (batch, *_) = store_arrow.commit_log_batches(Segment(store_files.find_commit_logs(root)[0]), COMMIT_LOG_COLUMNS)
+    assert batch.schema == store_arrow.arrow_schema(COMMIT_LOG_COLUMNS)
+    assert batch.schema.field("body").type == pa.binary()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_consume_queue_splits_at_unit_boundaries(tmp_path, seed):
+    """Consume-queue files cut at random unit boundaries (some after the queue's end, past the first
+    empty unit): the units of the whole file, each once."""
+    root = random_store(tmp_path / "store", seed)
+    rng = random.Random(seed)
+    files = store_files.find_consume_queues(root)
+    want = reference(files, store_files.consume_queue_rows, CONSUME_QUEUE_COLUMNS)
+
+    def split_at(f):
+        size = os.path.getsize(f.path)
+        cuts = sorted({store_arrow.consume_queue_split(f, rng.randrange(1, size)) for _ in range(rng.randrange(4))}
+                      - {0, size})
+        edges = [0, *cuts]
+        return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+    assert bulk(files, CONSUME_QUEUE_COLUMNS, kind="consumequeue", split_at=split_at) == want, f"seed {seed}"
+    plan = store_arrow.plan_partitions(files, rng.randrange(1, 7), store_arrow.consume_queue_split)
+    got = [r for p in plan for seg in p for r in arrow_rows(store_arrow.consume_queue_batches(seg, CONSUME_QUEUE_COLUMNS))]
+    assert got == want, f"seed {seed}"
+
+
+def test_pushed_filters_outside_the_column_type_stay_with_spark():
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, LessThan
+
+    from rocketlab.analysis.datasources import predicate
+
+    cols = COMMIT_LOG_COLUMNS
+    assert predicate(EqualTo(("queue_id",), 2**40), "rocketmq-commitlog", cols) is None
+    assert predicate(GreaterThan(("queue_id",), 1.5), "rocketmq-commitlog", cols) is None
+    assert predicate(LessThan(("topic",), "T"), "rocketmq-commitlog", cols) is None  # only = and IN on text
+    assert predicate(EqualTo(("body",), b"x"), "rocketmq-commitlog", cols) is None
+    assert predicate(In(("topic",), ("A", "B")), "rocketmq-commitlog", cols) == Predicate("topic", "In", ("A", "B"))
+    assert predicate(GreaterThan(("phy_offset",), 7), "rocketmq-commitlog", [("topic", "string")]) is None
+
+
+def test_batches_stay_under_the_byte_limit():
+    import numpy as np
+
+    sizes = np.array([10] * 20000 + [5 * 2**20] * 30 + [100 * 2**20] + [1] * 3, dtype=np.int64)
+    edges = store_arrow.batch_edges(sizes)
+    assert edges[0] == 0 and edges[-1] == len(sizes) and all(b > a for a, b in itertools.pairwise(edges))
+    for a, b in itertools.pairwise(edges):
+        assert b - a <= store_arrow.BATCH and (sizes[a:b].sum() <= store_arrow.BATCH_BYTES or b - a == 1)
+    assert store_arrow.batch_edges(np.array([], dtype=np.int64)) == [0]
