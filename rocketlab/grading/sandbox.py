@@ -425,7 +425,9 @@ def _confine(config: dict[str, Any]) -> str:
     work = "/tmp/work"
     if config.get("isolated"):
         _loopback_up()
+        carried = _detach_under_tmp(config.get("expose", []))
         _mount("none", "/tmp", "tmpfs", 0, "size=512m,mode=1777")
+        _attach(carried)
         as_root_outside = os.geteuid() == 0 and _outer_uid() == 0
         if as_root_outside:
             _expose(config.get("expose", []))
@@ -455,6 +457,35 @@ def _confine(config: dict[str, Any]) -> str:
         _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     os.chdir(work)
     return work
+
+
+OPEN_TREE_CLONE, AT_RECURSIVE, AT_FDCWD, MOVE_MOUNT_F_EMPTY_PATH = 1, 0x8000, -100, 0x4
+SYS_OPEN_TREE, SYS_MOVE_MOUNT = 428, 429  # the same number on every architecture (added in Linux 5.2)
+
+
+def _detach_under_tmp(paths: list[str]) -> list[tuple[int, str]]:
+    """Detached copies of the mounts at ``paths`` that lie under ``/tmp`` (a kit or a venv there: the
+    interpreter must stay reachable once an empty tmpfs covers ``/tmp``); :func:`_attach` puts them back."""
+    under = sorted({str(Path(p)) for p in paths if Path(p).is_relative_to("/tmp") and Path(p) != Path("/tmp")})
+    outermost = [p for p in under if not any(p != q and Path(p).is_relative_to(q) for q in under)]
+    libc, carried = _libc(), []
+    for path in outermost:
+        fd = libc.syscall(SYS_OPEN_TREE, AT_FDCWD, path.encode(), OPEN_TREE_CLONE | AT_RECURSIVE | os.O_CLOEXEC)
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"open_tree {path}: {os.strerror(err)}")
+        carried.append((fd, path))
+    return carried
+
+
+def _attach(carried: list[tuple[int, str]]) -> None:
+    libc = _libc()
+    for fd, path in carried:
+        os.makedirs(path, mode=0o755, exist_ok=True)
+        if libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, path.encode(), MOVE_MOUNT_F_EMPTY_PATH) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"move_mount {path}: {os.strerror(err)}")
+        os.close(fd)
 
 
 def _setrlimit(which: int, value: int) -> None:
