@@ -1,6 +1,6 @@
 """The trust boundary under attack: each submission of ``tests/grading/hostile/`` with its expected outcome.
 
-The submissions are lab 05's (fast: two pure functions, 13 points) unless named otherwise. Where the
+The submissions are lab 05's (fast: two pure functions) unless named otherwise. Where the
 kernel refuses namespaces the tests that rely on them skip with the reason (and fail under ``CI=true``).
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rocketlab.grading import LABS, grade
+from rocketlab.grading import LABS, grade, registry
 from rocketlab.grading.results import gradescope, validate
 from rocketlab.grading.sandbox import namespaces_available
 from rocketlab.grading.sandbox_codec import CodecError, Returned, decode, encode
@@ -60,7 +60,7 @@ def processes_naming(marker: str) -> list[int]:
 # ---------------------------------------------------------------------- full marks without working code
 def test_forged_events_and_an_exit_at_import_score_nothing(tmp_path):
     report = grade("lab05", submission(tmp_path, "forged_events"))
-    assert report.score == 0 and len(report.tests) == 4
+    assert report.score == 0 and len(report.tests) == len(registry.tests_of("lab05", None)) > 0
     assert all("did not import" in t.message for t in report.tests), [t.message for t in report.tests]
 
 
