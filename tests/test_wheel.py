@@ -105,7 +105,7 @@ def test_init_demo_view_and_grade_in_a_fresh_workspace(installed):
 
     grade = env.run("rocketlab", "grade", "lab05", "--reference", "--json", "results.json", cwd=ws, check=True)
     assert "lab05: 15/15 points" in grade.stdout
-    assert json.loads((ws / "results.json").read_text())["score"] == 13
+    assert json.loads((ws / "results.json").read_text())["score"] == 15
     template = env.run("rocketlab", "grade", "lab05", "--only", "lab05.which_log", cwd=ws)
     assert template.returncode == 1 and str(ws / "labs" / "exercises" / "lab05_rocketmq_on_dledger.py") in template.stdout
 

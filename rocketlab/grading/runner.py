@@ -197,7 +197,7 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
     if tests_dir is not None:
         registry.load_hidden(tests_dir)
     tests = registry.tests_of(lab, only)
-    if public_only:
+    if public_only or tests_dir is None:  # hidden tests only with their directory (one loaded earlier stays registered)
         tests = [t for t in tests if not t.hidden]
     if not tests:
         raise RocketlabError(f"{lab}: no tests selected")
