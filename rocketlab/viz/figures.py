@@ -8,6 +8,7 @@ exception. Field names are the trace contract's (docs/trace.md).
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
@@ -185,9 +186,20 @@ def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> bool:
     ))
     first = violations[0]
     fig.add_vline(x=first["t"], line=dict(color="#b00020", width=2),
-                  annotation_text=f"first violation: {first.get('invariant')}",
+                  annotation_text=f"first violation: {', '.join(violated_invariants(first))}",
                   annotation_font=dict(color="#b00020"))
     return any(not e.get("node") for e in violations)
+
+
+def violated_invariants(event: Event) -> list[str]:
+    """The invariants a ``violation`` event reports broken, by name.
+
+    A checker that watches several invariants (``DLedgerChecker``, named ``dledger``) records itself as
+    the ``invariant`` and each broken one in the detail as ``name: what was seen``, joined by ``; ``:
+    those names are returned, in order; otherwise the ``invariant`` field itself."""
+    named = re.findall(r"(?:^|; )([a-z][a-z0-9_]*): ", str(event.get("detail") or ""))
+    unique = list(dict.fromkeys(named))
+    return unique or [str(event.get("invariant"))]
 
 
 # --- votes ----------------------------------------------------------------------------------------
@@ -284,10 +296,14 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
 
 
 # --- log and offsets ------------------------------------------------------------------------------
-def commit_progress(events: Events) -> go.Figure:
+def commit_progress(events: Events, *, highlight: str | None = None) -> go.Figure:
     """Replication progress: per node the DLedger append index (dashed) and commit index (solid), with
     truncations marked; for classic HA the master's max offset after each put and each slave's
-    acknowledged offset (``ha_report``) and pushed offset (``ha_transfer``). One panel per system found."""
+    acknowledged offset (``ha_report``) and pushed offset (``ha_transfer``). One panel per system found.
+
+    Every line is carried on to the end of the run at its last value, so a member that stopped
+    appending (cut off, crashed) stays visible as a flat line. ``highlight`` names a node whose lines
+    are drawn last, wide and with markers, on top of the others'."""
     records = as_records(events)
     log = of_kind(records, "append", "commit", "truncate")
     ha = of_kind(records, "put", "ha_report", "ha_transfer")
@@ -299,17 +315,28 @@ def commit_progress(events: Events) -> go.Figure:
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.14,
                         subplot_titles=[titles[p] for p in panels])
     colors = series_colors(node_ids(records))
+    until = end_ms(records)
     if "log" in panels:
-        _add_log_lines(fig, log, colors, row=1)
+        _add_log_lines(fig, log, colors, row=1, until=until)
         fig.update_yaxes(title="entry index", row=1, col=1)
     if "ha" in panels:
-        _add_offset_lines(fig, ha, colors, row=len(panels))
+        _add_offset_lines(fig, ha, colors, row=len(panels), until=until)
         fig.update_yaxes(title="byte offset", row=len(panels), col=1)
     shade_partitions(fig, partition_spans(records), row="all", col=1)
     mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
     fig.update_xaxes(range=run_range(records))
     fig.update_xaxes(title=TIME_AXIS_TITLE, row=len(panels), col=1)
+    if highlight is not None:
+        _bring_to_front(fig, highlight)
     return base_layout(fig, _progress_title(log, ha), 200 + 260 * len(panels))
+
+
+def _bring_to_front(fig: go.Figure, node: str) -> None:
+    """``node``'s lines last (on top), wide and with markers, so they show over lines that coincide."""
+    mine = [tr for tr in fig.data if tr.legendgroup == node and tr.mode == "lines"]
+    for tr in mine:
+        tr.mode, tr.line.width = "lines+markers", 4
+    fig.data = tuple(tr for tr in fig.data if tr not in mine) + tuple(mine)
 
 
 def _progress_title(log: Sequence[Event], ha: Sequence[Event]) -> str:
@@ -327,7 +354,10 @@ def _progress_title(log: Sequence[Event], ha: Sequence[Event]) -> str:
 
 
 def _step_line(fig: go.Figure, points: list[tuple[int, int]], name: str, color: str, row: int,
-               dash: str = "solid", width: float = 2.0, group: str | None = None) -> None:
+               dash: str = "solid", width: float = 2.0, group: str | None = None, until: int | None = None) -> None:
+    """A step line through ``points``, carried on at its last value to ``until`` (the run's end)."""
+    if until is not None and points and points[-1][0] < until:
+        points = [*points, (until, points[-1][1])]
     fig.add_trace(go.Scatter(
         x=[t for t, _ in points], y=[v for _, v in points], mode="lines", name=name,
         line=dict(shape="hv", color=color, dash=dash, width=width),
@@ -335,7 +365,7 @@ def _step_line(fig: go.Figure, points: list[tuple[int, int]], name: str, color: 
     ), row=row, col=1)
 
 
-def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str], row: int) -> None:
+def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str], row: int, until: int) -> None:
     """Commit lines get thinner node by node, so nodes that agree show as stacked stripes."""
     nodes = node_ids(log)
     for i, node in enumerate(nodes):
@@ -345,10 +375,11 @@ def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str],
         appended.sort(key=lambda p: p[0])
         committed = [(e["t"], e["index"]) for e in mine if e["kind"] == "commit" and e.get("index") is not None]
         if appended:
-            _step_line(fig, appended, f"{node} append", colors[node], row, dash="dash", width=1.5, group=node)
+            _step_line(fig, appended, f"{node} append", colors[node], row, dash="dash", width=1.5, group=node,
+                       until=until)
         if committed:
             width = 2 + 2.5 * (len(nodes) - 1 - i)
-            _step_line(fig, committed, f"{node} commit", colors[node], row, width=width, group=node)
+            _step_line(fig, committed, f"{node} commit", colors[node], row, width=width, group=node, until=until)
         cuts = [e for e in mine if e["kind"] == "truncate" and e.get("index") is not None]
         if cuts:
             fig.add_trace(go.Scatter(
@@ -366,14 +397,15 @@ def _put_end(put: Event) -> int | None:
     return offset + (put.get("size") or 0)
 
 
-def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str], row: int) -> None:
+def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str], row: int, until: int) -> None:
     masters = node_ids([e for e in ha if e.get("node")])
     prefix = (lambda node: f"{node} ") if len(masters) > 1 else (lambda node: "")
     for node in masters:
         mine = [e for e in ha if e.get("node") == node]
         ends = [(e["t"], _put_end(e)) for e in mine if e["kind"] == "put" and _put_end(e) is not None]
         if ends:
-            _step_line(fig, ends, f"{prefix(node)}master max offset ({node})", colors[node], row, width=2.5)
+            _step_line(fig, ends, f"{prefix(node)}master max offset ({node})", colors[node], row, width=2.5,
+                       group=node, until=until)
         slaves = sorted({str(e.get("slave")) for e in mine if e["kind"] in ("ha_report", "ha_transfer")})
         for i, slave in enumerate(slaves):
             color = colors.get(slave, PALETTE[(len(colors) + i) % len(PALETTE)])
@@ -382,9 +414,11 @@ def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str
             pushed = [(e["t"], e["offset"] + (e.get("size") or 0)) for e in mine if e["kind"] == "ha_transfer"
                       and str(e.get("slave")) == slave and e.get("offset") is not None]
             if pushed:
-                _step_line(fig, pushed, f"{prefix(node)}pushed to {slave}", color, row, dash="dot", width=1.5)
+                _step_line(fig, pushed, f"{prefix(node)}pushed to {slave}", color, row, dash="dot", width=1.5,
+                           group=slave, until=until)
             if acked:
-                _step_line(fig, acked, f"{prefix(node)}acked by {slave}", color, row, width=2)
+                _step_line(fig, acked, f"{prefix(node)}acked by {slave}", color, row, width=2, group=slave,
+                           until=until)
 
 
 # --- messages ----------------------------------------------------------------------------------------

@@ -58,6 +58,17 @@ def test_role_timeline_of_a_pingpong_run_shows_liveness_and_says_it_has_no_roles
                                               "resume n2"]
 
 
+def test_a_checkers_violation_is_annotated_with_the_invariants_it_names():
+    b = TraceBuilder().role(0, "n0", "LEADER", 1, "n0")
+    b.emit(5, "n0", "violation", invariant="dledger",
+           detail="leader_completeness: leader n0 (term 2) lacks committed index 3; "
+                  "committed_entries_stable: n1 committed index 3 as b'x', now b'y'")
+    fig = role_timeline(b.done())
+    texts = [a.text or "" for a in fig.layout.annotations]
+    assert "first violation: leader_completeness, committed_entries_stable" in texts
+    assert not any("dledger" in t for t in texts)
+
+
 def test_role_timeline_marks_violations():
     b = TraceBuilder().role(0, "n0", "LEADER", 1, "n0").role(0, "n1", "LEADER", 1, "n1")
     b.emit(0, "n1", "violation", invariant="election_safety", detail="two leaders in term 1")
@@ -97,7 +108,8 @@ def test_commit_progress_draws_append_commit_and_truncation_per_node(dledger_eve
     assert {"n0 append", "n0 commit", "n1 append", "n1 commit", "n2 append", "n2 commit", "n1 truncate"} <= names
     n1_append = trace(fig, "n1 append")
     assert (2540, 3) in list(zip(n1_append.x, n1_append.y, strict=True))  # truncate at index 4: end is 3
-    assert list(trace(fig, "n1 commit").y) == [0, 1, 2, 3, 6, 7]
+    assert list(trace(fig, "n1 commit").y) == [0, 1, 2, 3, 6, 7, 7]  # the last carried on to the end
+    assert list(trace(fig, "n1 commit").x)[-1] == max(e["t"] for e in dledger_events)
     assert list(trace(fig, "n1 truncate").y) == [4]
     assert "highest commit index 7" in fig.layout.title.text
 
@@ -107,9 +119,30 @@ def test_commit_progress_draws_master_offset_and_slave_acks(ha_events):
     master = trace(fig, "master max offset (m0)")
     assert list(master.y)[-1] == 3400  # 17 written puts of 200 bytes; MESSAGE_ILLEGAL wrote nothing
     acked = trace(fig, "acked by s1")
-    assert list(acked.y)[-1] == 2400 and max(acked.x) < 800  # no ack after the slave crashed
+    end = max(e["t"] for e in ha_events)
+    assert list(acked.y)[-1] == 2400 and sorted(acked.x)[-2] < 800  # no ack after the slave crashed...
+    assert list(acked.x)[-1] == end and list(acked.y)[-2:] == [2400, 2400]  # ...its last ack carried on
     assert list(trace(fig, "pushed to s1").y)[0] == 200
     assert "master max offset 3400, highest slave ack 2400" in fig.layout.title.text
+
+
+def test_commit_progress_carries_a_cut_off_followers_lines_to_the_end_and_can_bring_them_on_top():
+    b = TraceBuilder()
+    for n in ("n0", "n1", "n2"):
+        b.emit(1, n, "append", index=0, term=1, pos=0, size=64).emit(1, n, "commit", index=0, pos=0)
+    for i in range(3):
+        for n in ("n0", "n1"):
+            b.emit(50 + i, n, "append", index=i + 1, term=1, pos=64 * (i + 1), size=64)
+            b.emit(50 + i, n, "commit", index=i + 1, pos=64 * (i + 1))
+    events = b.done()
+    plain = commit_progress(events)
+    for name in ("n2 append", "n2 commit"):  # n2 stopped at t=1: its lines still reach the run's end
+        assert (list(trace(plain, name).x), list(trace(plain, name).y)) == ([1, 52], [0, 0])
+    assert list(trace(plain, "n0 commit").x)[-1] == 52  # a line whose last event ends the run is not padded
+    top = commit_progress(events, highlight="n2")
+    assert [tr.name for tr in top.data[-2:]] == ["n2 append", "n2 commit"]
+    assert all(tr.mode == "lines+markers" and tr.line.width == 4 for tr in top.data[-2:])
+    assert len(top.data) == len(plain.data)
 
 
 def test_commit_progress_with_both_systems_has_two_panels(dledger_events, ha_events):
