@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -81,11 +82,15 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
     fig = go.Figure()
     _add_segment_bars(fig, role_segments(records, until_ms))
     _add_paused_bars(fig, paused_spans(records, until_ms))
-    has_marks = _add_fault_marks(fig, records) | _add_violation_marks(fig, records)
-    shade_partitions(fig, partition_spans(records, until_ms), label=not has_marks)
-    rows = ([FAULT_ROW] if has_marks else []) + nodes
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows, autorange="reversed")
-    fig.update_xaxes(title=TIME_AXIS_TITLE, range=run_range(records, until_ms))
+    x_range = run_range(records, until_ms)
+    lanes = _add_fault_marks(fig, records, x_range)
+    lanes = max(lanes, 1 if _add_violation_marks(fig, records) else 0)
+    shade_partitions(fig, partition_spans(records, until_ms), label=not lanes)
+    fault_rows = fault_lane_rows(lanes) if lanes else []
+    rows = fault_rows + nodes
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows, autorange="reversed",
+                     tickmode="array", tickvals=rows, ticktext=[r if r not in fault_rows[1:] else "" for r in rows])
+    fig.update_xaxes(title=TIME_AXIS_TITLE, range=x_range)
     fig.update_layout(barmode="overlay", bargap=0.25, uniformtext=dict(minsize=9, mode="hide"))
     if not of_kind(records, "role"):
         fig.add_annotation(text="no role events in this run: bars show only up / down / paused", x=0.5,
@@ -154,24 +159,81 @@ def _add_paused_bars(fig: go.Figure, spans: dict[str, list[Span]]) -> None:
     ))
 
 
-def _add_fault_marks(fig: go.Figure, records: Sequence[Event]) -> bool:
-    """One marker per fault time on the top row (simultaneous faults share a label), plus a dotted line."""
+# fault labels are laid out for a plot area at least this wide (plotly's default figure is 700 px wide,
+# 600 between the margins; JupyterLab's cells are wider), in Open Sans / Arial at FAULT_FONT_PX
+FAULT_LABEL_PLOT_PX = 600
+FAULT_FONT_PX = 10
+FAULT_CHAR_PX = 0.62 * FAULT_FONT_PX  # a generous average glyph width: boxes err on the wide side
+FAULT_LABEL_GAP_PX = 8
+
+
+@dataclass(frozen=True)
+class LabelBox:
+    """Where a fault label goes: its lane (0 = the top ``faults`` row), its text anchor and its extent in
+    pixels from the plot area's left edge."""
+
+    lane: int
+    position: str
+    left_px: float
+    right_px: float
+
+
+def label_width_px(text: str) -> float:
+    return len(text) * FAULT_CHAR_PX
+
+
+def fault_label_boxes(times: Sequence[int], labels: Sequence[str], x_range: Sequence[int],
+                      plot_px: int = FAULT_LABEL_PLOT_PX) -> list[LabelBox]:
+    """Lanes for the labels so that no two in a lane overlap: each label, in time order, takes the first
+    lane whose last label ends (plus a gap) before it starts. A label is centred on its time, or starts
+    (ends) there when centring would push it past the plot's left (right) edge."""
+    x0, x1 = x_range
+    scale = plot_px / max(x1 - x0, 1)
+    lane_ends: list[float] = []
+    boxes = []
+    for t, text in zip(times, labels, strict=True):
+        at, width = (t - x0) * scale, label_width_px(text)
+        if at - width / 2 < 0:
+            position, left = "top right", at
+        elif at + width / 2 > plot_px:
+            position, left = "top left", at - width
+        else:
+            position, left = "top center", at - width / 2
+        lane = next((i for i, end in enumerate(lane_ends) if end + FAULT_LABEL_GAP_PX <= left), len(lane_ends))
+        if lane == len(lane_ends):
+            lane_ends.append(left + width)
+        else:
+            lane_ends[lane] = left + width
+        boxes.append(LabelBox(lane, position, left, left + width))
+    return boxes
+
+
+def fault_lane_rows(lanes: int) -> list[str]:
+    """The y categories of the fault lanes: ``faults``, then ``faults 2``, ``faults 3`` ... (unlabelled)."""
+    return [FAULT_ROW] + [f"{FAULT_ROW} {k}" for k in range(2, lanes + 1)]
+
+
+def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence[int]) -> int:
+    """One marker per fault time (simultaneous faults share a label) and a dotted line; the labels laid
+    out in as many lanes as it takes for none to overlap. Returns the number of lanes (0: no faults)."""
     by_time: dict[int, list[str]] = defaultdict(list)
     for e in of_kind(records, "fault"):
         by_time[e["t"]].append(fault_line(e))
     if not by_time:
-        return False
+        return 0
     times = sorted(by_time)
     labels = ["; ".join(by_time[t]) for t in times]
+    boxes = fault_label_boxes(times, labels, x_range)
+    rows = fault_lane_rows(1 + max(b.lane for b in boxes))
     fig.add_trace(go.Scatter(
-        x=times, y=[FAULT_ROW] * len(times), mode="markers+text", name="fault", cliponaxis=False,
-        text=labels, textposition=["bottom center" if i % 2 == 0 else "top center" for i in range(len(times))],
-        textfont=dict(size=10, color="#444"), marker=dict(symbol="triangle-down", size=11, color="#444"),
+        x=times, y=[rows[b.lane] for b in boxes], mode="markers+text", name="fault", cliponaxis=False,
+        text=labels, textposition=[b.position for b in boxes],
+        textfont=dict(size=FAULT_FONT_PX, color="#444"), marker=dict(symbol="triangle-down", size=11, color="#444"),
         hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
     ))
     for t in times[:60]:
         fig.add_vline(x=t, line=dict(color="#999", width=1, dash="dot"), layer="below")
-    return True
+    return len(rows)
 
 
 def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> bool:

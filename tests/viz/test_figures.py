@@ -6,6 +6,8 @@ import pytest
 
 from rocketlab.trace.rundir import load_events, write_run
 from rocketlab.viz.figures import (
+    FAULT_FONT_PX,
+    FAULT_LABEL_PLOT_PX,
     commit_progress,
     message_flow,
     percentile,
@@ -38,15 +40,63 @@ def annotation_texts(fig):
 # --- role_timeline ------------------------------------------------------------------------------
 def test_role_timeline_has_a_row_per_node_and_the_role_segments(dledger_events):
     fig = role_timeline(dledger_events)
-    assert list(fig.layout.yaxis.categoryarray) == ["faults", "n0", "n1", "n2"]
+    assert list(fig.layout.yaxis.categoryarray) == ["faults", "faults 2", "n0", "n1", "n2"]
+    assert list(fig.layout.yaxis.ticktext) == ["faults", "", "n0", "n1", "n2"]
     assert bars_of(fig, "LEADER") == [("n1", 160, 1000, "T1"), ("n2", 1506, 3800, "T3")]
     assert ("n1", 1000, 2500, "") in bars_of(fig, "down (crashed)")
     assert ("n0", 1508, 3800, "T3") in bars_of(fig, "FOLLOWER")
     faults = trace(fig, "fault")
     assert list(faults.x) == [1000, 2500, 3000, 3500]
     assert list(faults.text) == ["crash n1", "restart n1", "partition n2 | n0,n1", "heal"]
+    assert list(faults.y) == ["faults", "faults", "faults 2", "faults"]  # the partition's label needs a lane
     assert [(s.x0, s.x1) for s in fig.layout.shapes if s.type == "rect"] == [(3000, 3500)]
     assert "last term 3" in fig.layout.title.text
+
+
+def label_boxes(fig, plot_px=FAULT_LABEL_PLOT_PX):
+    """Each fault label's (row, left px, right px) in a plot area ``plot_px`` wide, from the drawn trace."""
+    faults = trace(fig, "fault")
+    x0, x1 = fig.layout.xaxis.range
+    boxes = []
+    for t, row, text, position in zip(faults.x, faults.y, faults.text, faults.textposition, strict=True):
+        at, width = (t - x0) * plot_px / (x1 - x0), len(text) * 0.6 * FAULT_FONT_PX
+        left = {"top center": at - width / 2, "top right": at, "top left": at - width}[position]
+        assert -1 <= left and left + width <= plot_px + 1, (text, position)  # inside the plot's width
+        boxes.append((row, left, left + width, text))
+    return boxes
+
+
+def assert_no_label_collides(fig):
+    for plot_px in (FAULT_LABEL_PLOT_PX, 2 * FAULT_LABEL_PLOT_PX):  # a wider cell only spreads them out
+        boxes = label_boxes(fig, plot_px)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert a[0] != b[0] or a[2] <= b[1] or b[2] <= a[1], f"{a} collides with {b}"
+
+
+def test_fault_labels_never_overlap_however_close_the_faults():
+    b = TraceBuilder().role(0, "n0", "LEADER", 1, "n0")
+    times = [5, 10, 15, 300, 320, 5000, 9000, 9990, 9995]
+    for i, t in enumerate(times):
+        b.fault(t, "partition", f"n{i % 3}", "n3,n4") if i % 2 else b.fault(t, "crash", f"n{i % 5}")
+    b.emit(10_000, "n0", "role", term=2, role="FOLLOWER", leader=None)
+    fig = role_timeline(b.done())
+    assert_no_label_collides(fig)
+    lanes = {r for r, *_ in label_boxes(fig)}
+    assert 3 <= len(lanes) and "faults" in lanes
+    rows = list(fig.layout.yaxis.categoryarray)
+    assert rows[:len(lanes)] == ["faults"] + [f"faults {k}" for k in range(2, len(lanes) + 1)]
+
+
+def test_lab04_figure8_fault_labels_do_not_overlap(tmp_path):
+    from rocketlab.scenarios.dledger_schedules import figure8_cluster, run_figure8
+
+    fc = figure8_cluster(1, "dledger-0.3.1.2", tmp_path)
+    run_figure8(fc)
+    fig = role_timeline(fc.events)
+    assert len(trace(fig, "fault").x) == 8
+    assert_no_label_collides(fig)
+    assert "first violation: leader_completeness" in annotation_texts(fig)
 
 
 def test_role_timeline_of_a_pingpong_run_shows_liveness_and_says_it_has_no_roles(pingpong_run):
