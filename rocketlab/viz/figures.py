@@ -84,19 +84,24 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
     _add_paused_bars(fig, paused_spans(records, until_ms))
     x_range = run_range(records, until_ms)
     lanes = _add_fault_marks(fig, records, x_range)
-    lanes = max(lanes, 1 if _add_violation_marks(fig, records) else 0)
+    _add_violation_marks(fig, records)
     shade_partitions(fig, partition_spans(records, until_ms), label=not lanes)
-    fault_rows = fault_lane_rows(lanes) if lanes else []
-    rows = fault_rows + nodes
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows, autorange="reversed",
-                     tickmode="array", tickvals=rows, ticktext=[r if r not in fault_rows[1:] else "" for r in rows])
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=nodes, autorange="reversed")
     fig.update_xaxes(title=TIME_AXIS_TITLE, range=x_range)
     fig.update_layout(barmode="overlay", bargap=0.25, uniformtext=dict(minsize=9, mode="hide"))
+    nodes_px, lanes_px = 48 * len(nodes), FAULT_LANE_PX * lanes
+    if lanes:  # the fault lanes: an axis of their own above the nodes' rows, each lane a short row
+        rows = fault_lane_rows(lanes)
+        split = nodes_px / (nodes_px + lanes_px)
+        fig.update_layout(yaxis=dict(domain=[0, split]), yaxis2=dict(
+            domain=[split, 1], anchor="x", type="category", categoryorder="array", categoryarray=rows,
+            autorange="reversed", tickmode="array", tickvals=rows, ticktext=[FAULT_ROW] + [""] * (lanes - 1),
+            showgrid=False))
     if not of_kind(records, "role"):
         fig.add_annotation(text="no role events in this run: bars show only up / down / paused", x=0.5,
-                           y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False,
+                           y=-0.02, xref="paper", yref="paper", yanchor="top", yshift=-40, showarrow=False,
                            font=dict(color="#555"))
-    return base_layout(fig, _timeline_title(records), 150 + 48 * len(rows), legend="top")
+    return base_layout(fig, _timeline_title(records), 170 + nodes_px + lanes_px, legend="top")
 
 
 def run_range(records: Sequence[Event], until_ms: int | None = None) -> list[int]:
@@ -165,6 +170,8 @@ FAULT_LABEL_PLOT_PX = 600
 FAULT_FONT_PX = 10
 FAULT_CHAR_PX = 0.62 * FAULT_FONT_PX  # a generous average glyph width: boxes err on the wide side
 FAULT_LABEL_GAP_PX = 8
+FAULT_LANE_PX = 30  # a lane holds a marker (11 px) with its label above it
+VIOLATION_COLOR = "#b00020"
 
 
 @dataclass(frozen=True)
@@ -214,43 +221,64 @@ def fault_lane_rows(lanes: int) -> list[str]:
 
 
 def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence[int]) -> int:
-    """One marker per fault time (simultaneous faults share a label) and a dotted line; the labels laid
-    out in as many lanes as it takes for none to overlap. Returns the number of lanes (0: no faults)."""
+    """The fault lanes: one marker per fault time (simultaneous faults share a label) and a dotted line,
+    and the first invariant violation's name; the labels laid out in as many lanes as it takes for none
+    to overlap. Returns the number of lanes (0: no faults, no violation)."""
     by_time: dict[int, list[str]] = defaultdict(list)
     for e in of_kind(records, "fault"):
         by_time[e["t"]].append(fault_line(e))
-    if not by_time:
+    violations = of_kind(records, "violation")
+    if not by_time and not violations:
         return 0
     times = sorted(by_time)
     labels = ["; ".join(by_time[t]) for t in times]
-    boxes = fault_label_boxes(times, labels, x_range)
-    rows = fault_lane_rows(1 + max(b.lane for b in boxes))
-    fig.add_trace(go.Scatter(
-        x=times, y=[rows[b.lane] for b in boxes], mode="markers+text", name="fault", cliponaxis=False,
-        text=labels, textposition=[b.position for b in boxes],
-        textfont=dict(size=FAULT_FONT_PX, color="#444"), marker=dict(symbol="triangle-down", size=11, color="#444"),
-        hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
-    ))
-    for t in times[:60]:
+    if violations:  # laid out with the faults, so it never covers one
+        times.append(violations[0]["t"])
+        labels.append(f"first violation: {', '.join(violated_invariants(violations[0]))}")
+    order = sorted(range(len(times)), key=lambda i: times[i])
+    boxes = dict(zip(order, fault_label_boxes([times[i] for i in order], [labels[i] for i in order], x_range),
+                     strict=True))
+    rows = fault_lane_rows(1 + max(b.lane for b in boxes.values()))
+    faults = range(len(by_time))
+    if by_time:
+        fig.add_trace(go.Scatter(
+            x=[times[i] for i in faults], y=[rows[boxes[i].lane] for i in faults], yaxis="y2",
+            mode="markers+text", name="fault", cliponaxis=False, text=[labels[i] for i in faults],
+            textposition=[boxes[i].position for i in faults], textfont=dict(size=FAULT_FONT_PX, color="#444"),
+            marker=dict(symbol="triangle-down", size=11, color="#444"),
+            hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
+        ))
+    if violations:
+        last = len(times) - 1
+        fig.add_trace(go.Scatter(
+            x=[times[last]], y=[rows[boxes[last].lane]], yaxis="y2", mode="markers+text", name="first violation",
+            cliponaxis=False, text=[labels[last]], textposition=[boxes[last].position],
+            textfont=dict(size=FAULT_FONT_PX, color=VIOLATION_COLOR),
+            marker=dict(symbol="x-thin", size=11, color=VIOLATION_COLOR, line=dict(width=2, color=VIOLATION_COLOR)),
+            showlegend=False, hovertemplate="%{text}<extra></extra>",
+        ))
+    for t in sorted(by_time)[:60]:
         fig.add_vline(x=t, line=dict(color="#999", width=1, dash="dot"), layer="below")
     return len(rows)
 
 
-def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> bool:
+def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> None:
+    """A cross on the node's row (or in the top fault lane) at each violation, a red line at the first."""
     violations = of_kind(records, "violation")
     if not violations:
-        return False
-    fig.add_trace(go.Scatter(
-        x=[e["t"] for e in violations], y=[e.get("node") or FAULT_ROW for e in violations],
-        mode="markers", name="violation", text=[describe(e) for e in violations],
-        marker=dict(symbol="x", size=14, color="#b00020", line=dict(width=2, color="#b00020")),
-        hovertemplate="%{text}<extra></extra>",
-    ))
-    first = violations[0]
-    fig.add_vline(x=first["t"], line=dict(color="#b00020", width=2),
-                  annotation_text=f"first violation: {', '.join(violated_invariants(first))}",
-                  annotation_font=dict(color="#b00020"))
-    return any(not e.get("node") for e in violations)
+        return
+    on_node = [e for e in violations if e.get("node")]
+    elsewhere = [e for e in violations if not e.get("node")]
+    for group, axis in ((on_node, "y"), (elsewhere, "y2")):
+        if group:
+            fig.add_trace(go.Scatter(
+                x=[e["t"] for e in group], y=[e.get("node") or FAULT_ROW for e in group], yaxis=axis,
+                mode="markers", name="violation", text=[describe(e) for e in group], legendgroup="violation",
+                showlegend=group is (on_node or elsewhere),
+                marker=dict(symbol="x", size=14, color=VIOLATION_COLOR, line=dict(width=2, color=VIOLATION_COLOR)),
+                hovertemplate="%{text}<extra></extra>",
+            ))
+    fig.add_vline(x=violations[0]["t"], line=dict(color=VIOLATION_COLOR, width=2))
 
 
 def violated_invariants(event: Event) -> list[str]:
