@@ -286,8 +286,9 @@ def violated_invariants(event: Event) -> list[str]:
 
     A checker that watches several invariants (``DLedgerChecker``, named ``dledger``) records itself as
     the ``invariant`` and each broken one in the detail as ``name: what was seen``, joined by ``; ``:
-    those names are returned, in order; otherwise the ``invariant`` field itself."""
-    named = re.findall(r"(?:^|; )([a-z][a-z0-9_]*): ", str(event.get("detail") or ""))
+    those names (snake_case, so a node id like ``n1:`` is not one) are returned, in order; otherwise the
+    ``invariant`` field itself."""
+    named = re.findall(r"(?:^|; )([a-z][a-z0-9]*(?:_[a-z0-9]+)+): ", str(event.get("detail") or ""))
     unique = list(dict.fromkeys(named))
     return unique or [str(event.get("invariant"))]
 

@@ -13,6 +13,7 @@ from rocketlab.viz.figures import (
     percentile,
     put_latency,
     role_timeline,
+    violated_invariants,
     votes_per_term,
 )
 from rocketlab.viz.style import is_empty_figure, nice_bin_ms
@@ -119,6 +120,8 @@ def test_a_checkers_violation_is_annotated_with_the_invariants_it_names():
     fig = role_timeline(b.done())
     (label,) = trace(fig, "first violation").text
     assert label == "first violation: leader_completeness, committed_entries_stable"
+    assert violated_invariants({"invariant": "election_safety", "detail": "n1: leader of term 2 twice"}) == [
+        "election_safety"]  # a detail that does not name invariants leaves the event's own
 
 
 def test_role_timeline_marks_violations():
