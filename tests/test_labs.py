@@ -365,15 +365,15 @@ def test_figure16_ranges_keep_their_style_in_both_graphs():
 
 
 def test_a_cut_off_followers_progress_lines_reach_the_end_on_top():
-    from rocketlab.labs_support.dledger_replication import commit_progress_showing
+    from rocketlab.viz import commit_progress
 
     events = [{"t": 1, "seq": i, "node": n, "kind": k, "index": 0} for i, (n, k) in
               enumerate((n, k) for n in ("n0", "n1", "n2") for k in ("append", "commit"))]
     events += [{"t": 50 + i, "seq": 10 + i, "node": n, "kind": k, "index": i + 1}
                for i in range(3) for n in ("n0", "n1") for k in ("append", "commit")]
-    fig = commit_progress_showing(events, "n2")
+    fig = commit_progress(events, highlight="n2")
     last = fig.data[-2:]
-    assert [tr.name for tr in last] == ["n2 append (cut off)", "n2 commit (cut off)"]
+    assert [tr.name for tr in last] == ["n2 append", "n2 commit"]
     assert all(tr.x[-1] == 52 and tr.y[-1] == 0 for tr in last)
 
 

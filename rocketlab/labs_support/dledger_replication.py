@@ -36,7 +36,7 @@ from rocketlab.sim import Cluster
 from rocketlab.trace.rundir import fresh_dir
 
 __all__ = [
-    "ENTRY_HEADER", "commit_progress_showing", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -103,24 +103,6 @@ def water_marks(c: Cluster) -> dict[str, int]:
         return {}
     core = c.node(leader)
     return dict(sorted(core.pusher.peer_water_marks_by_term.get(core.term, {}).items()))
-
-
-def commit_progress_showing(events: Sequence[dict[str, Any]], node: str) -> Any:
-    """:func:`rocketlab.viz.commit_progress` with ``node``'s two lines carried on to the end of the run and
-    drawn last, wide and with markers: a member that stopped appending (cut off) would otherwise end its
-    lines where its last event was, under the others' along the bottom."""
-    from rocketlab.viz import commit_progress
-
-    fig = commit_progress(events)
-    end = max(e["t"] for e in events)
-    mine = [tr for tr in fig.data if tr.name in (f"{node} append", f"{node} commit")]
-    for tr in mine:
-        if tr.x and tr.x[-1] < end:
-            tr.x, tr.y = (*tr.x, end), (*tr.y, tr.y[-1])
-        tr.mode, tr.line.width = "lines+markers", 4
-        tr.name = f"{tr.name} (cut off)"
-    fig.data = tuple(tr for tr in fig.data if tr not in mine) + tuple(mine)
-    return fig
 
 
 def median_commit_index(marks: Mapping[str, int]) -> int:

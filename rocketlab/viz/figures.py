@@ -8,8 +8,10 @@ exception. Field names are the trace contract's (docs/trace.md).
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -80,17 +82,26 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
     fig = go.Figure()
     _add_segment_bars(fig, role_segments(records, until_ms))
     _add_paused_bars(fig, paused_spans(records, until_ms))
-    has_marks = _add_fault_marks(fig, records) | _add_violation_marks(fig, records)
-    shade_partitions(fig, partition_spans(records, until_ms), label=not has_marks)
-    rows = ([FAULT_ROW] if has_marks else []) + nodes
-    fig.update_yaxes(type="category", categoryorder="array", categoryarray=rows, autorange="reversed")
-    fig.update_xaxes(title=TIME_AXIS_TITLE, range=run_range(records, until_ms))
+    x_range = run_range(records, until_ms)
+    lanes = _add_fault_marks(fig, records, x_range)
+    _add_violation_marks(fig, records)
+    shade_partitions(fig, partition_spans(records, until_ms), label=not lanes)
+    fig.update_yaxes(type="category", categoryorder="array", categoryarray=nodes, autorange="reversed")
+    fig.update_xaxes(title=TIME_AXIS_TITLE, range=x_range)
     fig.update_layout(barmode="overlay", bargap=0.25, uniformtext=dict(minsize=9, mode="hide"))
+    nodes_px, lanes_px = 48 * len(nodes), FAULT_LANE_PX * lanes
+    if lanes:  # the fault lanes: an axis of their own above the nodes' rows, each lane a short row
+        rows = fault_lane_rows(lanes)
+        split = nodes_px / (nodes_px + lanes_px)
+        fig.update_layout(yaxis=dict(domain=[0, split]), yaxis2=dict(
+            domain=[split, 1], anchor="x", type="category", categoryorder="array", categoryarray=rows,
+            autorange="reversed", tickmode="array", tickvals=rows, ticktext=[FAULT_ROW] + [""] * (lanes - 1),
+            showgrid=False))
     if not of_kind(records, "role"):
         fig.add_annotation(text="no role events in this run: bars show only up / down / paused", x=0.5,
-                           y=1.0, xref="paper", yref="paper", yanchor="bottom", showarrow=False,
+                           y=-0.02, xref="paper", yref="paper", yanchor="top", yshift=-40, showarrow=False,
                            font=dict(color="#555"))
-    return base_layout(fig, _timeline_title(records), 150 + 48 * len(rows), legend="top")
+    return base_layout(fig, _timeline_title(records), 170 + nodes_px + lanes_px, legend="top")
 
 
 def run_range(records: Sequence[Event], until_ms: int | None = None) -> list[int]:
@@ -153,41 +164,133 @@ def _add_paused_bars(fig: go.Figure, spans: dict[str, list[Span]]) -> None:
     ))
 
 
-def _add_fault_marks(fig: go.Figure, records: Sequence[Event]) -> bool:
-    """One marker per fault time on the top row (simultaneous faults share a label), plus a dotted line."""
+# fault labels are laid out for a plot area at least this wide (plotly's default figure is 700 px wide,
+# 600 between the margins; JupyterLab's cells are wider), in Open Sans / Arial at FAULT_FONT_PX
+FAULT_LABEL_PLOT_PX = 600
+FAULT_FONT_PX = 10
+FAULT_CHAR_PX = 0.62 * FAULT_FONT_PX  # a generous average glyph width: boxes err on the wide side
+FAULT_LABEL_GAP_PX = 8
+FAULT_LANE_PX = 30  # a lane holds a marker (11 px) with its label above it
+VIOLATION_COLOR = "#b00020"
+
+
+@dataclass(frozen=True)
+class LabelBox:
+    """Where a fault label goes: its lane (0 = the top ``faults`` row), its text anchor and its extent in
+    pixels from the plot area's left edge."""
+
+    lane: int
+    position: str
+    left_px: float
+    right_px: float
+
+
+def label_width_px(text: str) -> float:
+    return len(text) * FAULT_CHAR_PX
+
+
+def fault_label_boxes(times: Sequence[int], labels: Sequence[str], x_range: Sequence[int],
+                      plot_px: int = FAULT_LABEL_PLOT_PX) -> list[LabelBox]:
+    """Lanes for the labels so that no two in a lane overlap: each label, in time order, takes the first
+    lane whose last label ends (plus a gap) before it starts. A label is centred on its time, or starts
+    (ends) there when centring would push it past the plot's left (right) edge."""
+    x0, x1 = x_range
+    scale = plot_px / max(x1 - x0, 1)
+    lane_ends: list[float] = []
+    boxes = []
+    for t, text in zip(times, labels, strict=True):
+        at, width = (t - x0) * scale, label_width_px(text)
+        if at - width / 2 < 0:
+            position, left = "top right", at
+        elif at + width / 2 > plot_px:
+            position, left = "top left", at - width
+        else:
+            position, left = "top center", at - width / 2
+        lane = next((i for i, end in enumerate(lane_ends) if end + FAULT_LABEL_GAP_PX <= left), len(lane_ends))
+        if lane == len(lane_ends):
+            lane_ends.append(left + width)
+        else:
+            lane_ends[lane] = left + width
+        boxes.append(LabelBox(lane, position, left, left + width))
+    return boxes
+
+
+def fault_lane_rows(lanes: int) -> list[str]:
+    """The y categories of the fault lanes: ``faults``, then ``faults 2``, ``faults 3`` ... (unlabelled)."""
+    return [FAULT_ROW] + [f"{FAULT_ROW} {k}" for k in range(2, lanes + 1)]
+
+
+def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence[int]) -> int:
+    """The fault lanes: one marker per fault time (simultaneous faults share a label) and a dotted line,
+    and the first invariant violation's name; the labels laid out in as many lanes as it takes for none
+    to overlap. Returns the number of lanes (0: no faults, no violation)."""
     by_time: dict[int, list[str]] = defaultdict(list)
     for e in of_kind(records, "fault"):
         by_time[e["t"]].append(fault_line(e))
-    if not by_time:
-        return False
+    violations = of_kind(records, "violation")
+    if not by_time and not violations:
+        return 0
     times = sorted(by_time)
     labels = ["; ".join(by_time[t]) for t in times]
-    fig.add_trace(go.Scatter(
-        x=times, y=[FAULT_ROW] * len(times), mode="markers+text", name="fault", cliponaxis=False,
-        text=labels, textposition=["bottom center" if i % 2 == 0 else "top center" for i in range(len(times))],
-        textfont=dict(size=10, color="#444"), marker=dict(symbol="triangle-down", size=11, color="#444"),
-        hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
-    ))
-    for t in times[:60]:
+    if violations:  # laid out with the faults, so it never covers one
+        times.append(violations[0]["t"])
+        labels.append(f"first violation: {', '.join(violated_invariants(violations[0]))}")
+    order = sorted(range(len(times)), key=lambda i: times[i])
+    boxes = dict(zip(order, fault_label_boxes([times[i] for i in order], [labels[i] for i in order], x_range),
+                     strict=True))
+    rows = fault_lane_rows(1 + max(b.lane for b in boxes.values()))
+    faults = range(len(by_time))
+    if by_time:
+        fig.add_trace(go.Scatter(
+            x=[times[i] for i in faults], y=[rows[boxes[i].lane] for i in faults], yaxis="y2",
+            mode="markers+text", name="fault", cliponaxis=False, text=[labels[i] for i in faults],
+            textposition=[boxes[i].position for i in faults], textfont=dict(size=FAULT_FONT_PX, color="#444"),
+            marker=dict(symbol="triangle-down", size=11, color="#444"),
+            hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
+        ))
+    if violations:
+        last = len(times) - 1
+        fig.add_trace(go.Scatter(
+            x=[times[last]], y=[rows[boxes[last].lane]], yaxis="y2", mode="markers+text", name="first violation",
+            cliponaxis=False, text=[labels[last]], textposition=[boxes[last].position],
+            textfont=dict(size=FAULT_FONT_PX, color=VIOLATION_COLOR),
+            marker=dict(symbol="x-thin", size=11, color=VIOLATION_COLOR, line=dict(width=2, color=VIOLATION_COLOR)),
+            showlegend=False, hovertemplate="%{text}<extra></extra>",
+        ))
+    for t in sorted(by_time)[:60]:
         fig.add_vline(x=t, line=dict(color="#999", width=1, dash="dot"), layer="below")
-    return True
+    return len(rows)
 
 
-def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> bool:
+def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> None:
+    """A cross on the node's row (or in the top fault lane) at each violation, a red line at the first."""
     violations = of_kind(records, "violation")
     if not violations:
-        return False
-    fig.add_trace(go.Scatter(
-        x=[e["t"] for e in violations], y=[e.get("node") or FAULT_ROW for e in violations],
-        mode="markers", name="violation", text=[describe(e) for e in violations],
-        marker=dict(symbol="x", size=14, color="#b00020", line=dict(width=2, color="#b00020")),
-        hovertemplate="%{text}<extra></extra>",
-    ))
-    first = violations[0]
-    fig.add_vline(x=first["t"], line=dict(color="#b00020", width=2),
-                  annotation_text=f"first violation: {first.get('invariant')}",
-                  annotation_font=dict(color="#b00020"))
-    return any(not e.get("node") for e in violations)
+        return
+    on_node = [e for e in violations if e.get("node")]
+    elsewhere = [e for e in violations if not e.get("node")]
+    for group, axis in ((on_node, "y"), (elsewhere, "y2")):
+        if group:
+            fig.add_trace(go.Scatter(
+                x=[e["t"] for e in group], y=[e.get("node") or FAULT_ROW for e in group], yaxis=axis,
+                mode="markers", name="violation", text=[describe(e) for e in group], legendgroup="violation",
+                showlegend=group is (on_node or elsewhere),
+                marker=dict(symbol="x", size=14, color=VIOLATION_COLOR, line=dict(width=2, color=VIOLATION_COLOR)),
+                hovertemplate="%{text}<extra></extra>",
+            ))
+    fig.add_vline(x=violations[0]["t"], line=dict(color=VIOLATION_COLOR, width=2))
+
+
+def violated_invariants(event: Event) -> list[str]:
+    """The invariants a ``violation`` event reports broken, by name.
+
+    A checker that watches several invariants (``DLedgerChecker``, named ``dledger``) records itself as
+    the ``invariant`` and each broken one in the detail as ``name: what was seen``, joined by ``; ``:
+    those names (snake_case, so a node id like ``n1:`` is not one) are returned, in order; otherwise the
+    ``invariant`` field itself."""
+    named = re.findall(r"(?:^|; )([a-z][a-z0-9]*(?:_[a-z0-9]+)+): ", str(event.get("detail") or ""))
+    unique = list(dict.fromkeys(named))
+    return unique or [str(event.get("invariant"))]
 
 
 # --- votes ----------------------------------------------------------------------------------------
@@ -284,10 +387,14 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
 
 
 # --- log and offsets ------------------------------------------------------------------------------
-def commit_progress(events: Events) -> go.Figure:
+def commit_progress(events: Events, *, highlight: str | None = None) -> go.Figure:
     """Replication progress: per node the DLedger append index (dashed) and commit index (solid), with
     truncations marked; for classic HA the master's max offset after each put and each slave's
-    acknowledged offset (``ha_report``) and pushed offset (``ha_transfer``). One panel per system found."""
+    acknowledged offset (``ha_report``) and pushed offset (``ha_transfer``). One panel per system found.
+
+    Every line is carried on to the end of the run at its last value, so a member that stopped
+    appending (cut off, crashed) stays visible as a flat line. ``highlight`` names a node whose lines
+    are drawn last, wide and with markers, on top of the others'."""
     records = as_records(events)
     log = of_kind(records, "append", "commit", "truncate")
     ha = of_kind(records, "put", "ha_report", "ha_transfer")
@@ -299,17 +406,28 @@ def commit_progress(events: Events) -> go.Figure:
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.14,
                         subplot_titles=[titles[p] for p in panels])
     colors = series_colors(node_ids(records))
+    until = end_ms(records)
     if "log" in panels:
-        _add_log_lines(fig, log, colors, row=1)
+        _add_log_lines(fig, log, colors, row=1, until=until)
         fig.update_yaxes(title="entry index", row=1, col=1)
     if "ha" in panels:
-        _add_offset_lines(fig, ha, colors, row=len(panels))
+        _add_offset_lines(fig, ha, colors, row=len(panels), until=until)
         fig.update_yaxes(title="byte offset", row=len(panels), col=1)
     shade_partitions(fig, partition_spans(records), row="all", col=1)
     mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
     fig.update_xaxes(range=run_range(records))
     fig.update_xaxes(title=TIME_AXIS_TITLE, row=len(panels), col=1)
+    if highlight is not None:
+        _bring_to_front(fig, highlight)
     return base_layout(fig, _progress_title(log, ha), 200 + 260 * len(panels))
+
+
+def _bring_to_front(fig: go.Figure, node: str) -> None:
+    """``node``'s lines last (on top), wide and with markers, so they show over lines that coincide."""
+    mine = [tr for tr in fig.data if tr.legendgroup == node and tr.mode == "lines"]
+    for tr in mine:
+        tr.mode, tr.line.width = "lines+markers", 4
+    fig.data = tuple(tr for tr in fig.data if tr not in mine) + tuple(mine)
 
 
 def _progress_title(log: Sequence[Event], ha: Sequence[Event]) -> str:
@@ -327,7 +445,10 @@ def _progress_title(log: Sequence[Event], ha: Sequence[Event]) -> str:
 
 
 def _step_line(fig: go.Figure, points: list[tuple[int, int]], name: str, color: str, row: int,
-               dash: str = "solid", width: float = 2.0, group: str | None = None) -> None:
+               dash: str = "solid", width: float = 2.0, group: str | None = None, until: int | None = None) -> None:
+    """A step line through ``points``, carried on at its last value to ``until`` (the run's end)."""
+    if until is not None and points and points[-1][0] < until:
+        points = [*points, (until, points[-1][1])]
     fig.add_trace(go.Scatter(
         x=[t for t, _ in points], y=[v for _, v in points], mode="lines", name=name,
         line=dict(shape="hv", color=color, dash=dash, width=width),
@@ -335,7 +456,7 @@ def _step_line(fig: go.Figure, points: list[tuple[int, int]], name: str, color: 
     ), row=row, col=1)
 
 
-def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str], row: int) -> None:
+def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str], row: int, until: int) -> None:
     """Commit lines get thinner node by node, so nodes that agree show as stacked stripes."""
     nodes = node_ids(log)
     for i, node in enumerate(nodes):
@@ -345,10 +466,11 @@ def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str],
         appended.sort(key=lambda p: p[0])
         committed = [(e["t"], e["index"]) for e in mine if e["kind"] == "commit" and e.get("index") is not None]
         if appended:
-            _step_line(fig, appended, f"{node} append", colors[node], row, dash="dash", width=1.5, group=node)
+            _step_line(fig, appended, f"{node} append", colors[node], row, dash="dash", width=1.5, group=node,
+                       until=until)
         if committed:
             width = 2 + 2.5 * (len(nodes) - 1 - i)
-            _step_line(fig, committed, f"{node} commit", colors[node], row, width=width, group=node)
+            _step_line(fig, committed, f"{node} commit", colors[node], row, width=width, group=node, until=until)
         cuts = [e for e in mine if e["kind"] == "truncate" and e.get("index") is not None]
         if cuts:
             fig.add_trace(go.Scatter(
@@ -366,14 +488,15 @@ def _put_end(put: Event) -> int | None:
     return offset + (put.get("size") or 0)
 
 
-def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str], row: int) -> None:
+def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str], row: int, until: int) -> None:
     masters = node_ids([e for e in ha if e.get("node")])
     prefix = (lambda node: f"{node} ") if len(masters) > 1 else (lambda node: "")
     for node in masters:
         mine = [e for e in ha if e.get("node") == node]
         ends = [(e["t"], _put_end(e)) for e in mine if e["kind"] == "put" and _put_end(e) is not None]
         if ends:
-            _step_line(fig, ends, f"{prefix(node)}master max offset ({node})", colors[node], row, width=2.5)
+            _step_line(fig, ends, f"{prefix(node)}master max offset ({node})", colors[node], row, width=2.5,
+                       group=node, until=until)
         slaves = sorted({str(e.get("slave")) for e in mine if e["kind"] in ("ha_report", "ha_transfer")})
         for i, slave in enumerate(slaves):
             color = colors.get(slave, PALETTE[(len(colors) + i) % len(PALETTE)])
@@ -382,9 +505,11 @@ def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str
             pushed = [(e["t"], e["offset"] + (e.get("size") or 0)) for e in mine if e["kind"] == "ha_transfer"
                       and str(e.get("slave")) == slave and e.get("offset") is not None]
             if pushed:
-                _step_line(fig, pushed, f"{prefix(node)}pushed to {slave}", color, row, dash="dot", width=1.5)
+                _step_line(fig, pushed, f"{prefix(node)}pushed to {slave}", color, row, dash="dot", width=1.5,
+                           group=slave, until=until)
             if acked:
-                _step_line(fig, acked, f"{prefix(node)}acked by {slave}", color, row, width=2)
+                _step_line(fig, acked, f"{prefix(node)}acked by {slave}", color, row, width=2, group=slave,
+                           until=until)
 
 
 # --- messages ----------------------------------------------------------------------------------------

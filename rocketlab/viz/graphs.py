@@ -61,19 +61,23 @@ def vote_graph(events: Events, term: int | None = None) -> nx.DiGraph:
 
     Edge ``candidate → voter`` (a self-loop for the candidate's own vote) with ``result`` (the last
     VoteResponse result name, or ``NO_ANSWER``), ``results`` (all of them: DLedger re-votes within a
-    term), ``requests`` and ``granted`` (any ACCEPT). Nodes carry ``role`` (their last role event in that
-    term, or None), ``candidate`` (asked for votes), ``grants`` (votes received) and ``elected``.
-    Graph attributes: ``term`` (None if the run has no votes) and ``terms``.
+    term), ``answers`` (``(round, result)`` per request, ``NO_ANSWER`` where none came), ``requests`` and
+    ``granted`` (any ACCEPT). A candidate's *round* is one batch of requests (DLedgerLeaderElector's
+    ``maintainAsCandidate`` asks every member at one instant); round 1 is its first in the term. Nodes
+    carry ``role`` (their last role event in that term, or None), ``candidate`` (asked for votes),
+    ``rounds`` (how many), ``grants`` (votes received) and ``elected``. Graph attributes: ``term`` (None
+    if the run has no votes), ``terms`` and ``rounds`` (candidate → rounds in the term).
     """
     records = as_records(events)
     terms = vote_terms(records)
     chosen = term if term is not None else (terms[-1] if terms else None)
-    graph = nx.DiGraph(term=chosen, terms=terms)
+    graph = nx.DiGraph(term=chosen, terms=terms, rounds={}, later_requests=0)
     for node in node_ids(records):
         graph.add_node(node, role=None, candidate=False, grants=0, elected=False)
     for e in of_kind(records, "vote_request", "vote_response"):
         if e.get("term") == chosen:
             _add_vote(graph, e)
+    _number_rounds(graph, [e for e in of_kind(records, "vote_request", "vote_response") if e.get("term") == chosen])
     for _, _, data in graph.edges(data=True):
         data["result"] = data["results"][-1] if data["results"] else NO_ANSWER
         data["granted"] = "ACCEPT" in data["results"]
@@ -93,10 +97,40 @@ def _add_roles_in_term(graph: nx.DiGraph, records: Sequence[Event], term: int | 
     for e in of_kind(records, "role"):
         if e.get("term") == term and e.get("role") == "LEADER" and e.get("node") in graph:
             graph.nodes[e["node"]]["elected"] = True
+            graph.graph.setdefault("elected_at", e["t"])
+    elected_at = graph.graph.get("elected_at")
+    graph.graph["later_requests"] = 0 if elected_at is None else sum(
+        1 for e in votes if e["kind"] == "vote_request" and e["t"] > elected_at)
     for node, attrs in graph.nodes(data=True):
         down = node in states and not states[node].alive
         attrs["role"] = ("LEADER" if attrs["elected"] else "CANDIDATE" if attrs["candidate"]
                          else DOWN if down else VOTER)
+
+
+def _number_rounds(graph: nx.DiGraph, votes: Sequence[Event]) -> None:
+    """Each request's round (its candidate's n-th request instant in the term) and the answer it got
+    (the first response after it and before the next request on that edge)."""
+    instants: dict[str, list[int]] = {}
+    for e in votes:
+        if e["kind"] == "vote_request":
+            seen = instants.setdefault(str(e.get("candidate")), [])
+            if e["t"] not in seen:
+                seen.append(e["t"])
+    for node, attrs in graph.nodes(data=True):
+        attrs["rounds"] = len(instants.get(node, ()))
+    graph.graph["rounds"] = {n: len(ts) for n, ts in sorted(instants.items(), key=lambda kv: natural_key(kv[0]))}
+    for (u, v), data in graph.edges.items():
+        answers: list[list] = []
+        for e in votes:
+            if (str(e.get("candidate")), str(e.get("voter"))) != (u, v):
+                continue
+            if e["kind"] == "vote_request":
+                answers.append([instants[u].index(e["t"]) + 1, NO_ANSWER])
+            elif answers and answers[-1][1] == NO_ANSWER:
+                answers[-1][1] = str(e.get("result"))
+            else:  # an answer with no request seen (the trace starts mid-term)
+                answers.append([0, str(e.get("result"))])
+        data["answers"] = [tuple(a) for a in answers]
 
 
 def _add_vote(graph: nx.DiGraph, e: Event) -> None:
@@ -115,26 +149,41 @@ def _add_vote(graph: nx.DiGraph, e: Event) -> None:
 
 
 def vote_graph_figure(events: Events, term: int | None = None) -> go.Figure:
-    """Draw :func:`vote_graph`: arrows candidate → voter, green granted, red rejected (labelled with the
-    reason), grey unanswered; nodes coloured by their role in that term, the elected leader ringed."""
+    """Draw :func:`vote_graph`: arrows candidate → voter, green granted, red rejected, grey unanswered,
+    each labelled with every answer of the term in order (``r1 NOT_READY, then r2 ACCEPT`` where
+    the candidate ran several rounds); nodes coloured by their role in that term, the elected leader
+    ringed. Labels are placed so that none overlaps another, a node or a node's note."""
     graph = vote_graph(events, term)
     if graph.graph["term"] is None:
         return empty_figure("Votes", ["vote_request", "vote_response"])
     pos = circular_layout(list(graph.nodes))
     fig = go.Figure()
-    for (u, v), data in sorted(graph.edges.items()):
+    arrows = []
+    for (u, v), data in sorted(graph.edges.items(), key=lambda kv: (natural_key(kv[0][0]), natural_key(kv[0][1]))):
         if u != v:
-            _add_vote_arrow(fig, pos, u, v, data, reverse=graph.has_edge(v, u))
+            start, tip = _add_vote_arrow(fig, pos, u, v, data, reverse=graph.has_edge(v, u))
+            arrows.append((u, v, data, start, tip, vote_label(data, graph.nodes[u]["rounds"] > 1)))
+    placed = _node_boxes(graph, pos)
+    for u, v, data, start, tip, text in sorted(arrows, key=lambda a: -_area(text_box(0, 0, a[5]))):
+        _add_vote_label(fig, u, v, _edge_color(data), text, _label_spots(start, tip), placed)
     _add_vote_nodes(fig, graph, pos)
     for name, color in (("granted", GRANTED_COLOR), ("rejected", REJECTED_COLOR), ("no answer", NO_ANSWER_COLOR)):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"{name} (arrow labelled)",
                                  line=dict(color=color, width=3)))
+    several = {n: r for n, r in graph.graph["rounds"].items() if r > 1}
+    if several:
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(opacity=0), name=(
+            "rN: the candidate's N-th vote round in this term ("
+            + ", ".join(f"{n} ran {r}" for n, r in several.items()) + ")")))
     _square_axes(fig)
-    return base_layout(fig, _vote_title(graph), 440, legend="bottom")
+    return base_layout(fig, _vote_title(graph), VOTE_FIGURE_HEIGHT, legend="bottom")
 
 
 def _short_result(result: str) -> str:
-    return "no answer" if result in (NO_ANSWER, "UNKNOWN") else result.removeprefix("REJECT_")
+    """``ACCEPT``, ``ALREADY_VOTED``, ``NOT_READY`` (REJECT_TERM_NOT_READY), ``no answer``."""
+    if result in (NO_ANSWER, "UNKNOWN"):
+        return "no answer"
+    return result.removeprefix("REJECT_").removeprefix("TERM_")
 
 
 def _edge_color(data: dict) -> str:
@@ -153,15 +202,87 @@ def _shortened(a: Position, b: Position, reverse: bool, trim: float = 0.17) -> t
     return (a[0] + ux * trim + ox, a[1] + uy * trim + oy), (b[0] - ux * trim + ox, b[1] - uy * trim + oy)
 
 
-def _add_vote_arrow(fig: go.Figure, pos: dict[str, Position], u: str, v: str, data: dict, reverse: bool) -> None:
+# label geometry: the figure is VOTE_FIGURE_HEIGHT px tall with 130 px of margins for a y range of 2.75
+# (x follows at the same scale), so one data unit is ~ VOTE_PX_PER_UNIT px however wide the cell
+VOTE_FIGURE_HEIGHT = 600
+VOTE_PX_PER_UNIT = (VOTE_FIGURE_HEIGHT - 130) / 2.75
+LABEL_FONT_PX = 10
+LABEL_CHAR_PX = 0.62 * LABEL_FONT_PX
+LABEL_LINE_PX = 1.35 * LABEL_FONT_PX
+NODE_RADIUS_PX = 23
+
+
+def note_yshift_px(note: str) -> float:
+    """How far below its node's centre a node's note is centred: just under the disc (ring included)."""
+    lines = note.count("<br>") + 1
+    return -(NODE_RADIUS_PX + 4 + (lines * LABEL_LINE_PX + 6) / 2)
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in data units
+
+
+def text_box(x: float, y: float, text: str, *, yshift_px: float = 0.0, pad_px: float = 3.0) -> Box:
+    """The box a centred text annotation covers, in data units (lines split at ``<br>``)."""
+    lines = text.split("<br>")
+    w = (max(len(line) for line in lines) * LABEL_CHAR_PX + 2 * pad_px) / VOTE_PX_PER_UNIT
+    h = (len(lines) * LABEL_LINE_PX + 2 * pad_px) / VOTE_PX_PER_UNIT
+    cy = y + yshift_px / VOTE_PX_PER_UNIT
+    return x - w / 2, cy - h / 2, x + w / 2, cy + h / 2
+
+
+def boxes_overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _node_boxes(graph: nx.DiGraph, pos: dict[str, Position]) -> list[Box]:
+    """What labels must keep off: each node's disc and the note written under it."""
+    r = NODE_RADIUS_PX / VOTE_PX_PER_UNIT
+    boxes = []
+    for n in graph.nodes:
+        x, y = pos[n]
+        boxes += [(x - r, y - r, x + r, y + r), text_box(x, y, note := _node_note(n, graph), yshift_px=note_yshift_px(note))]
+    return boxes
+
+
+def vote_label(data: dict, several_rounds: bool) -> str:
+    """Every answer on the edge in order: ``ACCEPT``; ``NOT_READY,<br>then ACCEPT``; with round
+    numbers (``r1 ...``) when the candidate ran more than one round in the term."""
+    answers = data.get("answers") or [(0, data["result"])]
+    parts = [(f"r{r} " if several_rounds and r else "") + _short_result(result) for r, result in answers]
+    return ",<br>then ".join(parts)
+
+
+def _label_spots(start: Position, tip: Position) -> list[Position]:
+    """Where an edge's label may go, best first: on the edge 40 % of the way from the candidate, then
+    along it and off to its sides, nearest first."""
+    dx, dy = tip[0] - start[0], tip[1] - start[1]
+    length = math.hypot(dx, dy) or 1.0
+    nx_, ny_ = -dy / length, dx / length
+    grid = [(frac / 20, side / 20) for frac in range(3, 18) for side in range(-14, 15)]
+    grid.sort(key=lambda fs: (abs(fs[0] - 0.4) * length) ** 2 + fs[1] ** 2)
+    return [(start[0] + f * dx + s * nx_, start[1] + f * dy + s * ny_) for f, s in grid]
+
+
+def _area(box: Box) -> float:
+    return (box[2] - box[0]) * (box[3] - box[1])
+
+
+def _add_vote_arrow(fig: go.Figure, pos: dict[str, Position], u: str, v: str, data: dict,
+                    reverse: bool) -> tuple[Position, Position]:
     start, tip = _shortened(pos[u], pos[v], reverse)
-    color = _edge_color(data)
     fig.add_annotation(x=tip[0], y=tip[1], ax=start[0], ay=start[1], xref="x", yref="y", axref="x", ayref="y",
-                       showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.5, arrowcolor=color, text="")
-    at = (start[0] + 0.4 * (tip[0] - start[0]), start[1] + 0.4 * (tip[1] - start[1]))  # nearer the candidate
-    tries = f" ×{data['requests']}" if data["requests"] > 1 else ""
-    fig.add_annotation(x=at[0], y=at[1], xref="x", yref="y", showarrow=False, font=dict(size=10, color=color),
-                       text=f"{_short_result(data['result'])}{tries}", bgcolor="rgba(255,255,255,0.85)")
+                       showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=2.5, arrowcolor=_edge_color(data),
+                       text="")
+    return start, tip
+
+
+def _add_vote_label(fig: go.Figure, u: str, v: str, color: str, text: str, spots: Sequence[Position],
+                    placed: list[Box]) -> None:
+    """The label at the first spot where it overlaps nothing placed yet (largest labels go first)."""
+    at = next((p for p in spots if not any(boxes_overlap(text_box(*p, text), b) for b in placed)), None)
+    if at is None:  # nowhere free: the spot that overlaps the fewest
+        at = min(spots, key=lambda p: sum(boxes_overlap(text_box(*p, text), b) for b in placed))
+    placed.append(text_box(*at, text))
+    fig.add_annotation(x=at[0], y=at[1], xref="x", yref="y", showarrow=False, text=text, name=f"vote {u}->{v}",
+                       font=dict(size=LABEL_FONT_PX, color=color), bgcolor="rgba(255,255,255,0.85)")
 
 
 def _add_vote_nodes(fig: go.Figure, graph: nx.DiGraph, pos: dict[str, Position]) -> None:
@@ -179,7 +300,8 @@ def _add_vote_nodes(fig: go.Figure, graph: nx.DiGraph, pos: dict[str, Position])
                       "<extra></extra>",
     ))
     for n in nodes:
-        fig.add_annotation(x=pos[n][0], y=pos[n][1], yshift=-31, showarrow=False, text=_node_note(n, graph),
+        note = _node_note(n, graph)
+        fig.add_annotation(x=pos[n][0], y=pos[n][1], yshift=note_yshift_px(note), showarrow=False, text=note,
                            font=dict(size=10, color="#333"), bgcolor="rgba(255,255,255,0.8)")
 
 
@@ -192,13 +314,18 @@ def _node_note(node: str, graph: nx.DiGraph) -> str:
     role = (attrs["role"] or "").lower()
     if not attrs["candidate"]:
         return role
-    own = graph.edges[node, node]["result"] if graph.has_edge(node, node) else None
-    self_vote = f", self-vote {_short_result(own)}" if own else ""
+    own = graph.edges[node, node] if graph.has_edge(node, node) else None
+    self_vote = f"<br>self-vote {_short_result(own['result'])}" if own else ""
     return f"{role}: {attrs['grants']} vote{'s' if attrs['grants'] != 1 else ''}{self_vote}"
 
 
 def _vote_title(graph: nx.DiGraph) -> str:
     term, members = graph.graph["term"], graph.number_of_nodes()
+    rounds = graph.graph["rounds"]
+    if any(r > 1 for r in rounds.values()) or graph.graph.get("later_requests"):
+        said = ", ".join(f"{n} {r}" for n, r in rounds.items())
+        later = ", some after the election" if graph.graph.get("later_requests") else ""
+        term = f"{term} (several rounds{later}: {said})"
     elected = [n for n, a in graph.nodes(data=True) if a["elected"]]
     if elected:
         return f"Votes in term {term}: {elected[0]} elected with {graph.nodes[elected[0]]['grants']} of {members}"
@@ -208,7 +335,7 @@ def _vote_title(graph: nx.DiGraph) -> str:
 
 
 def _square_axes(fig: go.Figure) -> None:
-    fig.update_xaxes(visible=False, range=[-1.5, 1.5])
+    fig.update_xaxes(visible=False, range=[-1.5, 1.5], constrain="domain")
     fig.update_yaxes(visible=False, range=[-1.45, 1.3], scaleanchor="x", scaleratio=1)
 
 

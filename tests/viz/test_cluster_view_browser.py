@@ -131,10 +131,14 @@ LAB_03 = Path(__file__).resolve().parents[2] / "labs" / "03_dledger_election.ipy
 
 
 def _notebook(path: Path) -> None:
-    """Lab 03 as shipped, plus one empty code cell at the end where the test types its questions."""
+    """Lab 03 as shipped, then what its text invites a learner to do with ``view`` (run 2 s, crash the
+    leader, 12 s more: the lab itself runs its numbers on a group of its own), then one empty code cell
+    where the test types its questions."""
     import nbformat
 
     nb = nbformat.read(LAB_03, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell('view.run_for(2_000)\nview.act("crash", node=view.cluster.leader())\n'
+                                              "view.run_for(12_000)"))
     nb.cells.append(nbformat.v4.new_code_cell(""))
     nbformat.write(nb, path)
 
@@ -206,7 +210,7 @@ def test_lab_03_in_jupyterlab_crashes_forks_and_agrees_with_the_kernel(tmp_path)
 
 
 def _drive_the_widget(page, tmp_path: Path) -> None:
-    """Lab 03's viewer: the lab ran 14 s with one crash (n0 at 2 s); crash the new leader by clicking,
+    """Lab 03's viewer: the learner ran 14 s with one crash (n0 at 2 s); crash the new leader by clicking,
     play until a third leader shows, compare with the kernel, then fork before the lab's crash."""
     page.wait_for_selector(".rl-viewer .rl-node", timeout=60_000)
     page.wait_for_function("() => document.querySelector('.rl-viewer').dataset.end === '14000'", timeout=30_000)

@@ -6,11 +6,14 @@ import pytest
 
 from rocketlab.trace.rundir import load_events, write_run
 from rocketlab.viz.figures import (
+    FAULT_FONT_PX,
+    FAULT_LABEL_PLOT_PX,
     commit_progress,
     message_flow,
     percentile,
     put_latency,
     role_timeline,
+    violated_invariants,
     votes_per_term,
 )
 from rocketlab.viz.style import is_empty_figure, nice_bin_ms
@@ -38,15 +41,66 @@ def annotation_texts(fig):
 # --- role_timeline ------------------------------------------------------------------------------
 def test_role_timeline_has_a_row_per_node_and_the_role_segments(dledger_events):
     fig = role_timeline(dledger_events)
-    assert list(fig.layout.yaxis.categoryarray) == ["faults", "n0", "n1", "n2"]
+    assert list(fig.layout.yaxis.categoryarray) == ["n0", "n1", "n2"]
+    assert list(fig.layout.yaxis2.categoryarray) == ["faults", "faults 2"]  # lanes of their own, above
+    assert list(fig.layout.yaxis2.ticktext) == ["faults", ""]
+    assert fig.layout.yaxis2.domain[0] == fig.layout.yaxis.domain[1]
     assert bars_of(fig, "LEADER") == [("n1", 160, 1000, "T1"), ("n2", 1506, 3800, "T3")]
     assert ("n1", 1000, 2500, "") in bars_of(fig, "down (crashed)")
     assert ("n0", 1508, 3800, "T3") in bars_of(fig, "FOLLOWER")
     faults = trace(fig, "fault")
     assert list(faults.x) == [1000, 2500, 3000, 3500]
     assert list(faults.text) == ["crash n1", "restart n1", "partition n2 | n0,n1", "heal"]
+    assert list(faults.y) == ["faults", "faults", "faults 2", "faults"]  # the partition's label needs a lane
     assert [(s.x0, s.x1) for s in fig.layout.shapes if s.type == "rect"] == [(3000, 3500)]
     assert "last term 3" in fig.layout.title.text
+
+
+def label_boxes(fig, plot_px=FAULT_LABEL_PLOT_PX):
+    """Each fault label's (row, left px, right px) in a plot area ``plot_px`` wide, from the drawn trace."""
+    x0, x1 = fig.layout.xaxis.range
+    boxes = []
+    labelled = [t for t in fig.data if t.name in ("fault", "first violation")]
+    for t, row, text, position in ((t, r, x, p) for tr in labelled
+                                   for t, r, x, p in zip(tr.x, tr.y, tr.text, tr.textposition, strict=True)):
+        at, width = (t - x0) * plot_px / (x1 - x0), len(text) * 0.6 * FAULT_FONT_PX
+        left = {"top center": at - width / 2, "top right": at, "top left": at - width}[position]
+        assert -1 <= left and left + width <= plot_px + 1, (text, position)  # inside the plot's width
+        boxes.append((row, left, left + width, text))
+    return boxes
+
+
+def assert_no_label_collides(fig):
+    for plot_px in (FAULT_LABEL_PLOT_PX, 2 * FAULT_LABEL_PLOT_PX):  # a wider cell only spreads them out
+        boxes = label_boxes(fig, plot_px)
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                assert a[0] != b[0] or a[2] <= b[1] or b[2] <= a[1], f"{a} collides with {b}"
+
+
+def test_fault_labels_never_overlap_however_close_the_faults():
+    b = TraceBuilder().role(0, "n0", "LEADER", 1, "n0")
+    times = [5, 10, 15, 300, 320, 5000, 9000, 9990, 9995]
+    for i, t in enumerate(times):
+        b.fault(t, "partition", f"n{i % 3}", "n3,n4") if i % 2 else b.fault(t, "crash", f"n{i % 5}")
+    b.emit(10_000, "n0", "role", term=2, role="FOLLOWER", leader=None)
+    fig = role_timeline(b.done())
+    assert_no_label_collides(fig)
+    lanes = {r for r, *_ in label_boxes(fig)}
+    assert 3 <= len(lanes) and "faults" in lanes
+    rows = list(fig.layout.yaxis2.categoryarray)
+    assert rows == ["faults"] + [f"faults {k}" for k in range(2, len(lanes) + 1)]
+
+
+def test_lab04_figure8_fault_labels_do_not_overlap(tmp_path):
+    from rocketlab.scenarios.dledger_schedules import figure8_cluster, run_figure8
+
+    fc = figure8_cluster(1, "dledger-0.3.1.2", tmp_path)
+    run_figure8(fc)
+    fig = role_timeline(fc.events)
+    assert len(trace(fig, "fault").x) == 8
+    assert_no_label_collides(fig)
+    assert list(trace(fig, "first violation").text) == ["first violation: leader_completeness"]
 
 
 def test_role_timeline_of_a_pingpong_run_shows_liveness_and_says_it_has_no_roles(pingpong_run):
@@ -58,13 +112,25 @@ def test_role_timeline_of_a_pingpong_run_shows_liveness_and_says_it_has_no_roles
                                               "resume n2"]
 
 
+def test_a_checkers_violation_is_annotated_with_the_invariants_it_names():
+    b = TraceBuilder().role(0, "n0", "LEADER", 1, "n0")
+    b.emit(5, "n0", "violation", invariant="dledger",
+           detail="leader_completeness: leader n0 (term 2) lacks committed index 3; "
+                  "committed_entries_stable: n1 committed index 3 as b'x', now b'y'")
+    fig = role_timeline(b.done())
+    (label,) = trace(fig, "first violation").text
+    assert label == "first violation: leader_completeness, committed_entries_stable"
+    assert violated_invariants({"invariant": "election_safety", "detail": "n1: leader of term 2 twice"}) == [
+        "election_safety"]  # a detail that does not name invariants leaves the event's own
+
+
 def test_role_timeline_marks_violations():
     b = TraceBuilder().role(0, "n0", "LEADER", 1, "n0").role(0, "n1", "LEADER", 1, "n1")
     b.emit(0, "n1", "violation", invariant="election_safety", detail="two leaders in term 1")
     fig = role_timeline(b.done())
     marks = trace(fig, "violation")
     assert list(marks.y) == ["n1"] and "election_safety" in marks.text[0]
-    assert any("first violation: election_safety" in (a.text or "") for a in fig.layout.annotations)
+    assert list(trace(fig, "first violation").text) == ["first violation: election_safety"]
 
 
 def test_role_timeline_reads_a_dataframe_like_a_list(tmp_path, dledger_events):
@@ -97,7 +163,8 @@ def test_commit_progress_draws_append_commit_and_truncation_per_node(dledger_eve
     assert {"n0 append", "n0 commit", "n1 append", "n1 commit", "n2 append", "n2 commit", "n1 truncate"} <= names
     n1_append = trace(fig, "n1 append")
     assert (2540, 3) in list(zip(n1_append.x, n1_append.y, strict=True))  # truncate at index 4: end is 3
-    assert list(trace(fig, "n1 commit").y) == [0, 1, 2, 3, 6, 7]
+    assert list(trace(fig, "n1 commit").y) == [0, 1, 2, 3, 6, 7, 7]  # the last carried on to the end
+    assert list(trace(fig, "n1 commit").x)[-1] == max(e["t"] for e in dledger_events)
     assert list(trace(fig, "n1 truncate").y) == [4]
     assert "highest commit index 7" in fig.layout.title.text
 
@@ -107,9 +174,30 @@ def test_commit_progress_draws_master_offset_and_slave_acks(ha_events):
     master = trace(fig, "master max offset (m0)")
     assert list(master.y)[-1] == 3400  # 17 written puts of 200 bytes; MESSAGE_ILLEGAL wrote nothing
     acked = trace(fig, "acked by s1")
-    assert list(acked.y)[-1] == 2400 and max(acked.x) < 800  # no ack after the slave crashed
+    end = max(e["t"] for e in ha_events)
+    assert list(acked.y)[-1] == 2400 and sorted(acked.x)[-2] < 800  # no ack after the slave crashed...
+    assert list(acked.x)[-1] == end and list(acked.y)[-2:] == [2400, 2400]  # ...its last ack carried on
     assert list(trace(fig, "pushed to s1").y)[0] == 200
     assert "master max offset 3400, highest slave ack 2400" in fig.layout.title.text
+
+
+def test_commit_progress_carries_a_cut_off_followers_lines_to_the_end_and_can_bring_them_on_top():
+    b = TraceBuilder()
+    for n in ("n0", "n1", "n2"):
+        b.emit(1, n, "append", index=0, term=1, pos=0, size=64).emit(1, n, "commit", index=0, pos=0)
+    for i in range(3):
+        for n in ("n0", "n1"):
+            b.emit(50 + i, n, "append", index=i + 1, term=1, pos=64 * (i + 1), size=64)
+            b.emit(50 + i, n, "commit", index=i + 1, pos=64 * (i + 1))
+    events = b.done()
+    plain = commit_progress(events)
+    for name in ("n2 append", "n2 commit"):  # n2 stopped at t=1: its lines still reach the run's end
+        assert (list(trace(plain, name).x), list(trace(plain, name).y)) == ([1, 52], [0, 0])
+    assert list(trace(plain, "n0 commit").x)[-1] == 52  # a line whose last event ends the run is not padded
+    top = commit_progress(events, highlight="n2")
+    assert [tr.name for tr in top.data[-2:]] == ["n2 append", "n2 commit"]
+    assert all(tr.mode == "lines+markers" and tr.line.width == 4 for tr in top.data[-2:])
+    assert len(top.data) == len(plain.data)
 
 
 def test_commit_progress_with_both_systems_has_two_panels(dledger_events, ha_events):

@@ -8,9 +8,13 @@ import networkx as nx
 
 from rocketlab.viz.graphs import (
     NO_ANSWER,
+    NODE_RADIUS_PX,
+    VOTE_PX_PER_UNIT,
+    boxes_overlap,
     circular_layout,
     cluster_graph,
     cluster_graph_figure,
+    text_box,
     vote_graph,
     vote_graph_figure,
     vote_terms,
@@ -62,11 +66,71 @@ def test_vote_graph_figure_draws_one_coloured_arrow_per_vote(dledger_events):
     colors = sorted(a.arrowcolor for a in arrows)
     assert colors == sorted([REJECTED_COLOR, REJECTED_COLOR, NO_ANSWER_COLOR, NO_ANSWER_COLOR])
     notes = [a.text for a in fig.layout.annotations if not a.showarrow]
-    assert "candidate: 1 vote, self-vote ACCEPT" in notes and "down" in notes
-    assert fig.layout.title.text == "Votes in term 2: nobody elected (n0 got 1, n2 got 1 of 3)"
+    assert "candidate: 1 vote<br>self-vote ACCEPT" in notes and "down" in notes
+    assert fig.layout.title.text == "Votes in term 2: nobody elected (n0 got 1, n2 got 1 of 3)"  # one round each
     won = vote_graph_figure(dledger_events, term=1)
     assert {a.arrowcolor for a in won.layout.annotations if a.showarrow} == {GRANTED_COLOR}
     assert won.layout.title.text == "Votes in term 1: n1 elected with 3 of 3"
+
+
+def label_boxes(fig):
+    """Every label of a vote graph (arrow labels and node notes) and every node disc, as boxes."""
+    r = NODE_RADIUS_PX / VOTE_PX_PER_UNIT
+    nodes = [t for t in fig.data if t.mode == "markers+text"][0]
+    boxes = [(f"node {n}", (x - r, y - r, x + r, y + r)) for n, x, y in zip(nodes.text, nodes.x, nodes.y, strict=True)]
+    for a in fig.layout.annotations:
+        if not a.showarrow:
+            boxes.append((a.text, text_box(a.x, a.y, a.text, yshift_px=a.yshift or 0)))
+    return boxes
+
+
+def assert_no_label_overlaps(fig):
+    boxes = label_boxes(fig)
+    for i, (name_a, a) in enumerate(boxes):
+        for name_b, b in boxes[i + 1:]:
+            if not (name_a.startswith("node") and name_b.startswith("node")):
+                assert not boxes_overlap(a, b), f"{name_a!r} at {a} overlaps {name_b!r} at {b}"
+
+
+def test_every_answer_of_a_round_shows_with_its_round_number():
+    b = TraceBuilder()
+    for t in (0, 50):  # n0 asks twice in term 4: everyone answers NOT_READY, then ACCEPT
+        for voter in ("n0", "n1", "n2"):
+            b.emit(t, "n0", "vote_request", term=4, candidate="n0", voter=voter, ledger_end_index=2,
+                   ledger_end_term=1)
+        for voter in ("n0", "n1", "n2"):
+            b.emit(t + 1, "n0", "vote_response", term=4, candidate="n0", voter=voter,
+                   result="ACCEPT" if t or voter == "n0" else "REJECT_TERM_NOT_READY")
+    b.role(52, "n0", "LEADER", 4, "n0")
+    g = vote_graph(b.done())
+    assert g.edges["n0", "n1"]["answers"] == [(1, "REJECT_TERM_NOT_READY"), (2, "ACCEPT")]
+    assert g.nodes["n0"]["rounds"] == 2 and g.graph["rounds"] == {"n0": 2}
+    fig = vote_graph_figure(b.done())
+    labels = [a.text for a in fig.layout.annotations if not a.showarrow and a.text.startswith("r1")]
+    assert labels == ["r1 NOT_READY,<br>then r2 ACCEPT"] * 2
+    assert fig.layout.title.text.startswith("Votes in term 4 (several rounds: n0 2): n0 elected")
+    assert any("N-th vote round" in (t.name or "") for t in fig.data)
+    assert_no_label_overlaps(fig)
+
+
+def test_lab03_vote_graphs_show_every_round_and_no_label_overlaps():
+    """Lab 03's group (seed 7, five members, the first leader crashed at 2 s): term 1 holds n0's two
+    rounds (each voter NOT_READY, then ACCEPT) and the survivors' rounds after n0 was elected."""
+    from rocketlab.viz import ClusterView
+
+    group = ClusterView.dledger(nodes=5, seed=7)
+    group.run_for(2_000)
+    group.act("crash", node=group.cluster.leader())
+    group.run_for(12_000)
+    events = group.cluster.events
+    terms = vote_terms(events)
+    for term in terms:
+        assert_no_label_overlaps(vote_graph_figure(events, term))
+    one = vote_graph_figure(events, 1)
+    assert "several rounds, some after the election" in one.layout.title.text
+    texts = [a.text for a in one.layout.annotations if not a.showarrow]
+    assert texts.count("r1 NOT_READY,<br>then r2 ACCEPT") == 4
+    assert not any("×" in t for t in texts)
 
 
 def test_vote_graph_layout_is_circular_sorted_and_deterministic():

@@ -9,6 +9,7 @@ import json
 import os
 import secrets
 import subprocess
+from contextlib import contextmanager
 from pathlib import Path
 
 import nbformat
@@ -83,11 +84,11 @@ def _notebook(labs: Path) -> None:
     nbformat.write(nb, labs / "viewer.ipynb")
 
 
-def test_the_viewer_in_jupyterlab_dark_for_every_learner(tmp_path):
+@contextmanager
+def dark_lab(tmp_path: Path, labs: Path, notebook: str):
+    """JupyterLab Dark serving ``labs`` (``rocketlab lab``), ``notebook`` opened and Run All done: yields
+    the page; a failure inside saves a screenshot and shows the server's log."""
     _require_chromium()
-    labs = tmp_path / "labs"
-    labs.mkdir()
-    _notebook(labs)
     _dark_settings(tmp_path / ".jupyter")
     port, token = free_port(), secrets.token_hex(16)
     err_log = tmp_path / "lab.err"
@@ -97,14 +98,14 @@ def test_the_viewer_in_jupyterlab_dark_for_every_learner(tmp_path):
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=labs)
     try:
         _wait_for_server(proc, f"http://127.0.0.1:{port}/api/status?token={token}", err_log)
-        with opened(f"http://127.0.0.1:{port}/lab/tree/viewer.ipynb?token={token}", 1400, 1400) as page:
+        with opened(f"http://127.0.0.1:{port}/lab/tree/{notebook}?token={token}", 1400, 1400) as page:
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-            _wait_for_kernel(f"http://127.0.0.1:{port}", token, "viewer.ipynb")
+            _wait_for_kernel(f"http://127.0.0.1:{port}", token, notebook)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
             _run_all_cells(page)
-            _wait_until_idle(f"http://127.0.0.1:{port}", token, "viewer.ipynb", timeout=300)
+            _wait_until_idle(f"http://127.0.0.1:{port}", token, notebook, timeout=300)
             try:
-                _check(page, tmp_path)
+                yield page
             except Exception as e:
                 page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
                 pytest.fail(f"{e}\nscreenshot: {tmp_path / 'failure.png'}\nserver log:\n{err_log.read_text()[-2000:]}")
@@ -115,6 +116,76 @@ def test_the_viewer_in_jupyterlab_dark_for_every_learner(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+def test_the_viewer_in_jupyterlab_dark_for_every_learner(tmp_path):
+    _require_chromium()
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    _notebook(labs)
+    with dark_lab(tmp_path, labs, "viewer.ipynb") as page:
+        _check(page, tmp_path)
+
+
+def lab03_up_to_its_viewer(labs: Path) -> int:
+    """Lab 03 as shipped, cut after its first viewer cell (the one that shows ``ClusterView.dledger(...)``):
+    written to ``labs``; returns how many cells were kept."""
+    nb = nbformat.read(ROOT / "labs" / "03_dledger_election.ipynb", as_version=4)
+    viewer = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "ClusterView.dledger(" in c.source
+                  and c.source.strip().splitlines()[-1].isidentifier())
+    nb.cells = nb.cells[:viewer + 1]
+    nbformat.write(nb, labs / "03_dledger_election.ipynb")
+    return len(nb.cells)
+
+
+def test_lab03s_viewer_in_jupyterlab_dark_reads_and_tabs(tmp_path):
+    """Lab 03 itself, its cells up to and including the viewer run in JupyterLab Dark: the viewer's text
+    and buttons have a contrast of at least 4.5:1, and Tab alone reaches its controls, nodes and links."""
+    _require_chromium()
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    kept = lab03_up_to_its_viewer(labs)
+    assert kept >= 3
+    with dark_lab(tmp_path, labs, "03_dledger_election.ipynb") as page:
+        assert page.evaluate("() => document.body.dataset.jpThemeLight") == "false", "JupyterLab Dark is on"
+        page.wait_for_function("() => document.querySelectorAll('.rl-viewer .rl-ring').length === 1", timeout=60_000)
+        viewer = page.locator(".rl-viewer")
+        assert viewer.count() == 1
+        assert page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
+        assert_readable(viewer)
+        assert_tab_reaches_the_controls(page, viewer)
+        page.screenshot(path=str(tmp_path / "lab03-dark.png"), full_page=True)
+
+
+def assert_readable(viewer) -> None:
+    """Every text and button of ``viewer`` at a contrast of at least 4.5:1 (WCAG AA), measured in the page."""
+    measured = viewer.evaluate(CONTRAST_JS)
+    assert len(measured) > 20
+    poor = [m for m in measured if m["ratio"] < 4.5]
+    assert not poor, poor[:5]
+
+
+def assert_tab_reaches_the_controls(page, viewer) -> None:
+    """Tab alone, from the play button, reaches every control, the nodes and the links; Enter opens a
+    node's menu (focus on its first item), Escape closes it."""
+    viewer.locator(".rl-play").focus()
+    reached = []
+    for _ in range(60):
+        reached.append(page.evaluate("() => { const e = document.activeElement; return (e.getAttribute('aria-label') "
+                                     "|| e.className.baseVal || e.className || e.tagName) + ''; }"))
+        page.keyboard.press("Tab")
+    joined = " / ".join(reached)
+    for label in ("play or pause", "step to the next event", "playback speed", "virtual time (ms)", "partition sides",
+                  "network mode", "latency"):
+        assert label in joined, joined
+    assert any(r.startswith("n0, ") for r in reached) and any(r.startswith("link n0 to n1") for r in reached), joined
+    viewer.locator(".rl-node[data-node='n0']").focus()
+    page.keyboard.press("Enter")
+    menu = viewer.locator(".rl-menu")
+    menu.wait_for(timeout=5_000)
+    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "menuitem"
+    page.keyboard.press("Escape")
+    assert menu.count() == 0
 
 
 def _check(page, tmp_path: Path) -> None:
@@ -142,32 +213,10 @@ def _check(page, tmp_path: Path) -> None:
     assert figure8.get_attribute("data-t") == str(said["loss"])
     why = figure8.locator(".rl-why").inner_text()
     assert "INVARIANT VIOLATED" in why and "leader_completeness" in why, why
-    # contrast of the viewer's text and buttons, measured in the page
+    # contrast of the viewer's text and buttons, measured in the page; Tab through the controls
     for viewer in (graded, figure8):
-        measured = viewer.evaluate(CONTRAST_JS)
-        assert len(measured) > 20
-        poor = [m for m in measured if m["ratio"] < 4.5]
-        assert not poor, poor[:5]
-    # Tab alone reaches every control, the nodes and links; Enter opens a node's menu, Escape closes it
-    figure8.locator(".rl-play").focus()
-    reached = []
-    for _ in range(60):
-        reached.append(page.evaluate("() => { const e = document.activeElement; return (e.getAttribute('aria-label') "
-                                     "|| e.className.baseVal || e.className || e.tagName) + ''; }"))
-        page.keyboard.press("Tab")
-    joined = " / ".join(reached)
-    for label in ("play or pause", "step to the next event", "playback speed", "virtual time (ms)", "partition sides",
-                  "network mode", "latency"):
-        assert label in joined, joined
-    assert any(r.startswith("n0, ") for r in reached) and any(r.startswith("link n0 to n1") for r in reached), joined
-    node = figure8.locator(".rl-node[data-node='n0']")
-    node.focus()
-    page.keyboard.press("Enter")
-    menu = figure8.locator(".rl-menu")
-    menu.wait_for(timeout=5_000)
-    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "menuitem"
-    page.keyboard.press("Escape")
-    assert menu.count() == 0
+        assert_readable(viewer)
+    assert_tab_reaches_the_controls(page, figure8)
     # the latency field shows the network's own; the replay code panel follows a fork
     assert figure8.locator(".rl-latency").input_value() == said["latency"]
     figure8.locator(".rl-code-btn").click()
