@@ -60,7 +60,7 @@ def processes_naming(marker: str) -> list[int]:
 # ---------------------------------------------------------------------- full marks without working code
 def test_forged_events_and_an_exit_at_import_score_nothing(tmp_path):
     report = grade("lab05", submission(tmp_path, "forged_events"))
-    assert report.score == 0 and len(report.tests) == len(registry.tests_of("lab05", None)) > 0
+    assert report.score == 0 and len(report.tests) == len([t for t in registry.tests_of("lab05", None) if not t.hidden]) > 0
     assert all("did not import" in t.message for t in report.tests), [t.message for t in report.tests]
 
 
