@@ -13,7 +13,8 @@ functions return. The sandbox process:
   ``setsid`` or double-forked; ``/proc`` shows only the sandbox's own processes;
 * mounts an empty ``tmpfs`` over ``/tmp`` and over every path it must not read (the submissions
   directory, hidden tests, the results path) and, as root, over directories that hide the interpreter
-  (``/root``), re-exposing only the interpreter;
+  (``/root``), re-exposing only the interpreter (an interpreter or kit that lives under ``/tmp``, a venv
+  made there, is carried through the new ``tmpfs`` as a detached mount: ``open_tree`` + ``move_mount``);
 * sets ``RLIMIT_AS``, ``CPU``, ``NPROC``, ``FSIZE``, ``NOFILE`` and ``CORE``, then (as root) drops to
   ``nobody`` with ``no_new_privs``;
 * has an empty working directory and a scrubbed environment; its output (descriptors 1 and 2) goes to a
