@@ -90,10 +90,12 @@ class _Node:
 
 
 class DiskPressure:
-    """A thread that writes 8 MiB and fsyncs, again and again, into one 64 MiB file beside the stores."""
+    """A thread that writes 8 MiB and fsyncs, again and again, into one 64 MiB file beside the stores
+    (the kernel keeps writing back: every fsync of the members waits in the same queue); counts its
+    fsyncs and the slowest."""
 
     def __init__(self, path: Path) -> None:
-        self.path, self.stop = path, threading.Event()
+        self.path, self.stop, self.fsyncs, self.slowest_s = path, threading.Event(), 0, 0.0
         self.thread = threading.Thread(target=self._run, name="disk-pressure", daemon=True)
 
     def _run(self) -> None:
@@ -105,7 +107,10 @@ class DiskPressure:
                 for _ in range(8):
                     os.pwrite(fd, chunk, offset)
                     offset = (offset + len(chunk)) % (64 << 20)
+                start = time.monotonic()
                 os.fsync(fd)
+                self.slowest_s = max(self.slowest_s, time.monotonic() - start)
+                self.fsyncs += 1
         finally:
             os.close(fd)
             self.path.unlink(missing_ok=True)

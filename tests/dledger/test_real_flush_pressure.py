@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from rocketlab.chaos.campaign import DiskPressure
 from rocketlab.dledger.codec import DLedgerCodec
 from rocketlab.dledger.protocol import AppendEntryRequest, DLedgerResponseCode
 from rocketlab.net.client import NetClient
@@ -22,32 +21,6 @@ from tests.realnodes import NodeProcesses, free_port
 
 pytestmark = pytest.mark.realnet
 PRESSURE_S = 60.0
-
-
-class Writer:
-    """A thread that writes 8 MiB and fsyncs, over and over, into one 64 MiB file (the kernel keeps
-    writing back: every fsync of the members waits in the same queue); counts its fsyncs and the slowest."""
-
-    def __init__(self, path: Path) -> None:
-        self.path, self.stop, self.fsyncs, self.slowest_s = path, threading.Event(), 0, 0.0
-        self.thread = threading.Thread(target=self._run, name="disk-pressure", daemon=True)
-
-    def _run(self) -> None:
-        chunk = os.urandom(1 << 20)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            offset = 0
-            while not self.stop.is_set():
-                for _ in range(8):
-                    os.pwrite(fd, chunk, offset)
-                    offset = (offset + len(chunk)) % (64 << 20)
-                start = time.monotonic()
-                os.fsync(fd)
-                self.slowest_s = max(self.slowest_s, time.monotonic() - start)
-                self.fsyncs += 1
-        finally:
-            os.close(fd)
-            self.path.unlink(missing_ok=True)
 
 
 class Group(NodeProcesses):
@@ -111,7 +84,7 @@ async def _trickle(g: Group, leader: str, seconds: float) -> int:
 
 def test_a_group_keeps_one_leader_for_60_s_beside_a_writer_that_fsyncs_heavily(tmp_path):
     g = Group(tmp_path)
-    writer = Writer(tmp_path / "pressure.bin")
+    writer = DiskPressure(tmp_path / "pressure.bin")
     try:
         for n in g.ids:
             g.start(n)
