@@ -20,8 +20,10 @@ identical to the record-at-a-time decoders of :mod:`rocketlab.analysis.store_fil
   and term, are evaluated while decoding (the variable-width columns are built only for the rows kept);
   ``phy_offset`` ranges skip whole commit-log files, topic and queue filters whole consume-queue files;
 * **partitions**: about one per core (the option ``partitions``; by default the session's default
-  parallelism through :func:`read_store`, else the driver's cores), of equal bytes: small files grouped,
-  big files cut at record boundaries (found on the driver by a pass over the size fields).
+  parallelism through :func:`read_store`, else the driver's cores), of equal written bytes (a mapped
+  file's zero tail left out): small files grouped, big files cut (a classic commit log anywhere: each
+  segment finds its own records; a DLedger file at an entry boundary found on the driver; a consume queue
+  at a unit boundary).
 
 A limitation of Spark 4.1-4.3 to know: a DataFrame remembers the reader planned for its first query
 with pushed filters (``PythonDataSourceV2`` caches its read plan), so a later query on the *same*
@@ -181,7 +183,8 @@ class _StoreReader(DataSourceReader):
         files = [f for f in self.files if self._wanted(f)]
         split = {"rocketmq-commitlog": store_arrow.commit_log_split,
                  "rocketmq-consumequeue": store_arrow.consume_queue_split}.get(self.source)
-        plan = store_arrow.plan_partitions(files, self.parts, split)
+        sizes = None if split is None else [store_arrow.written_bytes(f.path) for f in files]
+        plan = store_arrow.plan_partitions(files, self.parts, split, sizes)
         return [InputPartition(p) for p in plan] or [InputPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:

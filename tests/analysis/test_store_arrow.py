@@ -135,6 +135,122 @@ def test_splits_at_record_boundaries_never_cut_or_repeat_a_record(tmp_path, seed
     assert got == want and len(plan) <= parts, f"seed {seed}"
 
 
+def byte_splits(seed: int):
+    """Cut every file at random bytes (a classic commit log's segments may begin anywhere)."""
+    rng = random.Random(seed)
+
+    def split_at(f):
+        size = os.path.getsize(f.path)
+        cuts = sorted({rng.randrange(1, size) for _ in range(rng.randrange(0, 6))}) if size > 1 else []
+        edges = [0, *cuts]
+        return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+    return split_at
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_classic_segments_cut_at_any_byte_give_each_record_once(tmp_path, seed, monkeypatch):
+    """Segments begin at random bytes, and the walk goes a few hundred bytes at a time (so runs, chunk
+    edges and records across them all happen): the rows of the whole files, corrupted ones included
+    (a record that does not decode ends its file for the later segments too)."""
+    monkeypatch.setattr(store_arrow, "CHUNK", random.Random(seed).choice([300, 1000, 4096]))
+    monkeypatch.setattr(store_arrow, "_SCAN", 256)
+    monkeypatch.setattr(store_arrow, "_STEP_ABOVE", random.Random(seed).choice([0, 200, 10**9]))  # both walks
+    root = random_store(tmp_path / "store", seed)
+    if seed % 2:
+        corrupt(root, seed)
+    files = [store_files.StoreFile(str(p), str(root), None, "classic") for p in sorted((root / "commitlog").iterdir())]
+    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    assert bulk(files, COMMIT_LOG_COLUMNS, split_at=byte_splits(seed)) == want, f"seed {seed}"
+    sizes = [store_arrow.written_bytes(f.path) for f in files]
+    plan = store_arrow.plan_partitions(files, random.Random(seed).randrange(1, 9), store_arrow.commit_log_split, sizes)
+    got = [r for p in plan for seg in p for r in arrow_rows(store_arrow.commit_log_batches(seg, COMMIT_LOG_COLUMNS))]
+    assert got == want, f"seed {seed}"
+
+
+def test_a_later_segment_starts_where_this_process_walked_the_file_to(tmp_path, monkeypatch):
+    """The walk of the records before a segment is remembered per file and version: the second read of a
+    later segment starts near it; once the file changes (a record overwritten earlier in it), the memory
+    is not used and the segment ends the file as the reference does. A file just written is not
+    remembered (its time may not change with a rewrite a few ms later)."""
+    monkeypatch.setattr(store_arrow, "CHUNK", 512)
+    store_arrow._WALKED.clear()
+    root = random_store(tmp_path / "store", 3, count=120)
+    path = sorted((root / "commitlog").iterdir())[0]
+    f = store_files.StoreFile(str(path), str(root), None, "classic")
+    written = os.stat(path).st_mtime_ns
+    os.utime(path, ns=(written, written - 60 * 10**9))  # a copy of a store written a minute ago
+    cut = os.path.getsize(path) * 3 // 4
+    later = Segment(f, cut)
+    want = [r for r in reference([f], store_files.commit_log_rows, COMMIT_LOG_COLUMNS) if r["phy_offset"] >= cut]
+    assert want and arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == want
+    known = store_arrow._WALKED[store_arrow.file_key(str(path))]
+    assert any(cut - 2048 < k <= cut for k in known)  # chunk by chunk, up to the cut and past it
+    assert arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == want
+    data = bytearray(path.read_bytes())
+    data[4:8] = b"\x00\x00\x00\x07"  # the first record's magic: the file now ends there
+    path.write_bytes(bytes(data))
+    assert arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == []
+    whole = reference([f], store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    assert len(whole) == 1 and whole[0]["corrupt"]
+    assert store_arrow.file_key(str(path)) not in store_arrow._WALKED  # written just now
+
+
+def walk_starts(path: Path, base: int = 0) -> tuple[list[int], int | None, int]:
+    buf = pa.memory_map(str(path), "r").read_buffer()
+    import numpy as np
+
+    chain = store_arrow.ClassicChain(buf, np.frombuffer(buf, dtype=np.uint8), base)
+    starts = [int(x) for a in chain.starts(len(buf)) for x in a]
+    return starts, chain.bad, chain.stepped
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_chain_walks_what_the_recovery_loop_walks(tmp_path, seed):
+    """ClassicChain against scan_classic (the loop it replaces) on hostile bytes: bodies full of copies of
+    real record headers (right magic, right offset) at every alignment, records whose PHYSICALOFFSET field
+    lies, blanks, zeros and garbage. Same starts, same place of the bad record."""
+    rng = random.Random(seed)
+    root = random_store(tmp_path / "store", seed, count=40)
+    path = sorted((root / "commitlog").iterdir())[0]
+    data = bytearray(path.read_bytes())
+    starts, _bad = store_arrow.scan_classic(bytes(data), 0, None, len(data))
+    for _ in range(rng.randrange(1, 6)):
+        victim = rng.choice(starts)
+        kind = rng.random()
+        if kind < 0.5:  # a later record's header copied into a body, where its offset field says it is
+            src = rng.choice(starts)
+            at = victim + rng.randrange(100, 200)
+            header = bytearray(data[src:src + 40])
+            header[28:36] = at.to_bytes(8, "big", signed=True)
+            data[at:at + 40] = header
+        elif kind < 0.8:  # a record whose PHYSICALOFFSET field lies
+            data[victim + 28:victim + 36] = rng.randbytes(8)
+        else:  # garbage in a header
+            data[victim + rng.randrange(0, 8):][:2] = rng.randbytes(2)
+    path.write_bytes(bytes(data))
+    want, want_bad = store_arrow.scan_classic(bytes(data), 0, None, len(data))
+    got, got_bad, _stepped = walk_starts(path)
+    assert (got, got_bad) == (want, want_bad), f"seed {seed}"
+
+
+def test_records_found_in_bulk_on_a_well_formed_store(tmp_path):
+    """Every record of a store as the kit writes it carries its offset: none is walked one at a time."""
+    root = random_store(tmp_path / "store", 5, count=200)
+    for path in sorted((root / "commitlog").iterdir()):
+        starts, bad, stepped = walk_starts(path, int(path.name))
+        assert starts and bad is None and stepped == 0
+
+
+def test_written_bytes_leaves_out_the_zero_tail(tmp_path):
+    f = tmp_path / "00000000000000000000"
+    f.write_bytes(b"\x01" * 100_000 + bytes(900_000))
+    assert 100_000 <= store_arrow.written_bytes(str(f)) <= 100_000 + 2**16
+    f.write_bytes(bytes(10))
+    assert store_arrow.written_bytes(str(f)) == 0
+    f.write_bytes(b"\x01" * 10)
+    assert store_arrow.written_bytes(str(f)) == 10
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_pushed_filters_give_the_rows_of_a_full_read_then_the_filter(tmp_path, seed):
     root = random_store(tmp_path / "store", seed)
