@@ -58,8 +58,10 @@ BATCH = 65536
 """Records per Arrow batch (at most): Spark takes in a Python data source's Arrow batches at 4M rows/s of
 the small columns in batches of 8,192 rows, 6.5M in batches of 65,536 (``benchmarks/results``)."""
 BATCH_BYTES = 64 * 2**20
-"""Record bytes per Arrow batch (at most, unless one record is bigger): a ``binary`` column's offsets
-are 32-bit, and RocketMQ's records reach 4 MiB."""
+"""Record bytes per Arrow batch (at most, unless one record is bigger) when the batch holds columns that
+grow with the records (:data:`_WIDE`; the reference decoder's batches always): a ``binary`` column's
+offsets are 32-bit, and RocketMQ's records reach 4 MiB."""
+assert BATCH * 32767 < 2**31  # topics (at most 32,767 bytes) never need the byte limit
 MIN_RECORD = cal_msg_length(0, 0, 0, 0)
 _HEAD = struct.Struct(">ii")
 _I32 = struct.Struct(">i")
@@ -210,7 +212,9 @@ class ClassicChain:
         """The walk has ended: at zeros or a blank (``bad`` None), or at a record that does not decode."""
         self.bad: int | None = None
         self.stepped = 0
-        """Records walked one at a time among candidates (not found as candidates)."""
+        """Records the candidate search missed, walked one at a time (0 where every record carries its
+        offset); the loop of :meth:`_step` is counted in ``looped``."""
+        self.looped = 0
         self.walked = self.walked_bytes = 0
 
     def candidates(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +239,7 @@ class ClassicChain:
         while not self.done and self.pos <= stop:
             pos = self.pos
             hi = min(stop + 1, pos + CHUNK)
-            if self.walked > 64 and self.walked_bytes >= _STEP_ABOVE * self.walked:
+            if self.walked >= 64 and self.walked_bytes >= _STEP_ABOVE * self.walked:
                 found = self._step(pos, hi)
                 if len(found):
                     yield found
@@ -292,6 +296,7 @@ class ClassicChain:
             append(pos)
             pos += length
         self.pos = pos
+        self.looped += len(out)
         return np.asarray(out, np.int64)
 
     def skip_to(self, offset: int, key: tuple | None = None) -> bool:
@@ -300,8 +305,10 @@ class ClassicChain:
         ``key`` (:func:`file_key`): start from the last place this process walked the same file to."""
         known = _WALKED.get(key, []) if key is not None else []
         i = bisect.bisect_right(known, offset) - 1
-        if i >= 0:
+        if i >= 0 and self.carries_itself(known[i]):
             self.pos = known[i]
+        elif i >= 0:  # a record no longer begins there: the file changed under the same key
+            del _WALKED[key]
         for start in self.starts(offset - 1):
             bad = check_records(self.u8, start, self.size).first_bad()
             if bad is not None:
@@ -310,31 +317,46 @@ class ClassicChain:
             self.checked(key)
         return not self.done
 
+    def carries_itself(self, pos: int) -> bool:
+        """Whether a record written at ``pos`` begins there (its magic, a size that fits, its offset)."""
+        if pos == 0 or pos + _PROBE.itemsize > self.size:
+            return pos == 0
+        head = self.probe[pos:pos + 1].view(_PROBE)[0]
+        return (int(head["magic"]) in RECORD_MAGICS and MIN_RECORD <= int(head["total"]) <= self.size - pos
+                and int(head["physical_offset"]) == self.base + pos)
+
     def checked(self, key: tuple | None) -> None:
         """Remember that every record before ``pos`` walks and decodes (for :meth:`skip_to` of a later
-        segment of the same file, unchanged: ``key`` holds its size and modification time)."""
-        if key is None or self.done or time.time_ns() - key[-1] < _SETTLED_NS:
+        segment of the same file, unchanged: ``key`` holds its size and times)."""
+        if key is None or self.done or time.time_ns() - max(key[-2:]) < _SETTLED_NS:
             return
         if key not in _WALKED and len(_WALKED) >= 4096:
             _WALKED.clear()
-        bisect.insort(_WALKED.setdefault(key, []), self.pos)
+        known = _WALKED.setdefault(key, [])
+        i = bisect.bisect_left(known, self.pos)
+        if i < len(known) and known[i] == self.pos:
+            return
+        if len(known) >= 4096:  # keep every other place (a place every 8 MiB of a 32 GiB file)
+            del known[::2]
+        bisect.insort(known, self.pos)
 
 
 _WALKED: dict[tuple, list[int]] = {}
 """Per classic commit-log file (:func:`file_key`): offsets the walk reached from offset 0 with every
-record before them decoding: where a segment starting later may begin its walk. Per process (a Spark
-Python worker keeps it from one query to the next); files modified in the last 2 s are not remembered."""
+record before them decoding: where a segment starting later may begin its walk (if a record still begins
+there). Per process (a Spark Python worker keeps it from one query to the next); files changed in the
+last 2 s are not remembered."""
 
 
 _SETTLED_NS = 2_000_000_000
-"""A file modified this recently is not remembered: file times are coarse (a few ms), so a rewrite in place
-of a file just written could keep its size and time."""
+"""A file changed this recently is not remembered: file times are coarse (a few ms), so a rewrite in place
+of a file just written could keep its size and times."""
 
 
 def file_key(path: str) -> tuple:
-    """A file's identity and version: path, device, inode, size, modification time."""
+    """A file's identity and version: path, device, inode, size, modification and change times."""
     st = os.stat(path)
-    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @dataclass
@@ -886,15 +908,17 @@ def _classic_batch(buf, u8, lay: Layout, base: int, common: dict, columns, schem
 def _reference(seg: Segment, start: int, end: int | None, columns, predicates,
                on_corrupt: Callable[[str], None] | None) -> Iterator[pa.RecordBatch]:
     """Rows from ``start`` by the record-at-a-time reference decoder."""
-    corrupt_at = [n for n, _ in COMMIT_LOG_COLUMNS].index("corrupt")
-    rows = []
+    names = [n for n, _ in COMMIT_LOG_COLUMNS]
+    corrupt_at, size_at = names.index("corrupt"), names.index("total_size")
+    rows, nbytes = [], 0
     for row in store_files.commit_log_rows(seg.file, start=start, end=end):
         if row[corrupt_at] is not None and on_corrupt is not None:
             on_corrupt(row[corrupt_at])
         rows.append(row)
-        if len(rows) == BATCH:
+        nbytes += row[size_at] or 0
+        if len(rows) == BATCH or nbytes >= BATCH_BYTES:
             yield filter_batch(_reference_batch(rows, COMMIT_LOG_COLUMNS, columns), predicates)
-            rows = []
+            rows, nbytes = [], 0
     if rows:
         yield filter_batch(_reference_batch(rows, COMMIT_LOG_COLUMNS, columns), predicates)
 
@@ -1092,25 +1116,28 @@ _PAGE = 2**16
 def written_bytes(path: str) -> int:
     """About how many bytes of a mapped file hold data: the end of its last non-zero 64 KiB page, found by
     bisection (RocketMQ preallocates its mapped files and writes them from the front, the rest stays
-    zero). For balancing partitions only: a zero page inside the data can make it short."""
+    zero). For balancing partitions only: a zero page inside the data can make it short (0 when the
+    first page is zero)."""
     size = os.path.getsize(path)
     if size == 0:
         return 0
-    u8 = np.memmap(path, dtype=np.uint8, mode="r")
     pages = -(-size // _PAGE)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        def written(i: int) -> bool:
+            return os.pread(fd, _PAGE, i * _PAGE).strip(b"\0") != b""
 
-    def written(i: int) -> bool:
-        return bool(u8[i * _PAGE:(i + 1) * _PAGE].any())
-
-    if written(pages - 1):
-        return size
-    lo, hi = -1, pages - 1  # page lo has data (or lo == -1), page hi has none
-    if written(0):
-        lo = 0
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if written(mid) else (lo, mid)
-    return min(size, (lo + 1) * _PAGE)
+        if written(pages - 1):
+            return size
+        lo, hi = -1, pages - 1  # page lo has data (or lo == -1), page hi has none
+        if written(0):
+            lo = 0
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if written(mid) else (lo, mid)
+        return min(size, (lo + 1) * _PAGE)
+    finally:
+        os.close(fd)
 
 
 def plan_partitions(files: Sequence[StoreFile], parts: int, split: Callable[[StoreFile, int], int | None] | None,
