@@ -318,9 +318,15 @@ class ClassicChain:
         return not self.done
 
     def carries_itself(self, pos: int) -> bool:
-        """Whether a record written at ``pos`` begins there (its magic, a size that fits, its offset)."""
-        if pos == 0 or pos + _PROBE.itemsize > self.size:
-            return pos == 0
+        """Whether a record written at ``pos`` begins there (its magic, a size that fits, its offset), or
+        the written data ends there (zeros, or the blank at a file's end)."""
+        if pos == 0 or pos + 8 > self.size:
+            return True  # the walk begins, or can read no record there
+        length, magic = _HEAD.unpack_from(self.buf, pos)
+        if (length, magic) == (0, 0) or magic == BLANK_MAGIC_CODE:
+            return True
+        if pos + _PROBE.itemsize > self.size:
+            return False
         head = self.probe[pos:pos + 1].view(_PROBE)[0]
         return (int(head["magic"]) in RECORD_MAGICS and MIN_RECORD <= int(head["total"]) <= self.size - pos
                 and int(head["physical_offset"]) == self.base + pos)

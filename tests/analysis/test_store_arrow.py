@@ -194,6 +194,12 @@ def test_a_later_segment_starts_where_this_process_walked_the_file_to(tmp_path, 
     store_arrow._WALKED[key] = [k + 1 for k in known]  # places inside records: as if the bytes changed
     assert arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == want
     assert all(k not in store_arrow._WALKED.get(key, []) for k in (k + 1 for k in known))
+    last = max(want, key=lambda r: r["phy_offset"])
+    end = last["phy_offset"] + last["total_size"]  # where the written records end: zeros from there
+    if end + 1 < os.path.getsize(path):
+        store_arrow._WALKED[key] = [end]
+        assert arrow_rows(store_arrow.commit_log_batches(Segment(f, end + 1), COMMIT_LOG_COLUMNS)) == []
+        assert store_arrow._WALKED[key] == [end]  # the end of the data is a place to begin from too
     data = bytearray(path.read_bytes())
     data[4:8] = b"\x00\x00\x00\x07"  # the first record's magic: the file now ends there
     path.write_bytes(bytes(data))
