@@ -109,6 +109,17 @@ def test_corrupted_and_truncated_files_give_the_reference_rows(tmp_path, seed):
     assert bulk(files, COMMIT_LOG_COLUMNS) == want, f"seed {seed}"
 
 
+def segments(f, cuts) -> list[Segment]:
+    """File ``f`` cut at the sorted offsets ``cuts`` (none 0), the last segment to the file's end."""
+    edges = [0, *cuts]
+    return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+
+
+def planned_rows(plan: list[list[Segment]]) -> list[dict]:
+    """The rows of a commit-log plan's segments, partition after partition."""
+    return [r for p in plan for seg in p for r in arrow_rows(store_arrow.commit_log_batches(seg, COMMIT_LOG_COLUMNS))]
+
+
 def splits(seed: int):
     """Split every file at random record boundaries (or at random bytes, snapped to the next record)."""
     rng = random.Random(seed)
@@ -116,8 +127,7 @@ def splits(seed: int):
     def split_at(f):
         starts = store_arrow.record_starts(f)
         cuts = sorted(set(rng.sample(starts[1:], min(len(starts) - 1, rng.randrange(0, 5))))) if starts else []
-        edges = [0, *cuts]
-        return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+        return segments(f, cuts)
     return split_at
 
 
@@ -132,7 +142,7 @@ def test_splits_at_record_boundaries_never_cut_or_repeat_a_record(tmp_path, seed
     # the planner: any number of partitions, every record once, in order
     parts = random.Random(seed).randrange(1, 9)
     plan = store_arrow.plan_partitions(files, parts, store_arrow.commit_log_split)
-    got = [r for p in plan for seg in p for r in arrow_rows(store_arrow.commit_log_batches(seg, COMMIT_LOG_COLUMNS))]
+    got = planned_rows(plan)
     assert got == want and len(plan) <= parts, f"seed {seed}"
 
 
@@ -143,8 +153,7 @@ def byte_splits(seed: int):
     def split_at(f):
         size = os.path.getsize(f.path)
         cuts = sorted({rng.randrange(1, size) for _ in range(rng.randrange(0, 6))}) if size > 1 else []
-        edges = [0, *cuts]
-        return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+        return segments(f, cuts)
     return split_at
 
 
@@ -164,7 +173,7 @@ def test_classic_segments_cut_at_any_byte_give_each_record_once(tmp_path, seed, 
     assert bulk(files, COMMIT_LOG_COLUMNS, split_at=byte_splits(seed)) == want, f"seed {seed}"
     sizes = [store_arrow.written_bytes(f.path) for f in files]
     plan = store_arrow.plan_partitions(files, random.Random(seed).randrange(1, 9), store_arrow.commit_log_split, sizes)
-    got = [r for p in plan for seg in p for r in arrow_rows(store_arrow.commit_log_batches(seg, COMMIT_LOG_COLUMNS))]
+    got = planned_rows(plan)
     assert got == want, f"seed {seed}"
 
 
@@ -362,8 +371,7 @@ def test_consume_queue_splits_at_unit_boundaries(tmp_path, seed):
         size = os.path.getsize(f.path)
         cuts = sorted({store_arrow.consume_queue_split(f, rng.randrange(1, size)) for _ in range(rng.randrange(4))}
                       - {0, size})
-        edges = [0, *cuts]
-        return [Segment(f, a, edges[i + 1] if i + 1 < len(edges) else None) for i, a in enumerate(edges)]
+        return segments(f, cuts)
     assert bulk(files, CONSUME_QUEUE_COLUMNS, kind="consumequeue", split_at=split_at) == want, f"seed {seed}"
     plan = store_arrow.plan_partitions(files, rng.randrange(1, 7), store_arrow.consume_queue_split)
     got = [r for p in plan for seg in p for r in arrow_rows(store_arrow.consume_queue_batches(seg, CONSUME_QUEUE_COLUMNS))]
