@@ -28,6 +28,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 
 from rocketlab.errors import RocketlabError
@@ -39,6 +40,20 @@ def _ip(*args: str, namespace: str | None = None, check: bool = True) -> subproc
     if check and proc.returncode != 0:
         raise RocketlabError(f"{' '.join(cmd)}: {proc.stderr.strip() or proc.returncode}")
     return proc
+
+
+def _wait_up(device: str, namespace: str | None = None, timeout: float = 10.0) -> None:
+    """Until ``device`` is operationally up: the kernel turns a link's carrier on at once but brings its
+    queue and operstate up later (linkwatch, up to a second on a busy machine); packets sent before that
+    are dropped."""
+    deadline = time.monotonic() + timeout
+    while True:
+        shown = _ip("-o", "link", "show", "dev", device, namespace=namespace).stdout
+        if " state UP " in shown:
+            return
+        if time.monotonic() > deadline:
+            raise RocketlabError(f"{device} ({namespace or 'root namespace'}) not up after {timeout:.0f} s: {shown.strip()}")
+        time.sleep(0.02)
 
 
 def available() -> tuple[bool, str]:
@@ -108,6 +123,10 @@ class NetNamespaces:
             _ip("link", "set", f"rn{self.campaign_id}{i}", "name", "eth0", namespace=ns)
             _ip("addr", "add", f"{self.address(node)}/24", "dev", "eth0", namespace=ns)
             _ip("link", "set", "eth0", "up", namespace=ns)
+        for i, node in enumerate(self.nodes):
+            _wait_up("eth0", self.namespace(node))
+            _wait_up(f"rv{self.campaign_id}{i}")
+        _wait_up(self.bridge)
 
     def destroy(self) -> None:
         """Remove everything :meth:`create` made (namespaces first: their veth ends go with them)."""
@@ -147,6 +166,7 @@ class NetNamespaces:
         if node in self.isolated:
             _ip("link", "set", "eth0", "up", namespace=self.namespace(node))
             _ip("addr", "replace", f"{self.address(node)}/24", "dev", "eth0", namespace=self.namespace(node))
+            _wait_up("eth0", self.namespace(node))
             self.isolated.discard(node)
 
     def heal(self) -> None:
