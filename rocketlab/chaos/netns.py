@@ -43,9 +43,9 @@ def _ip(*args: str, namespace: str | None = None, check: bool = True) -> subproc
 
 
 def _wait_up(device: str, namespace: str | None = None, timeout: float = 10.0) -> None:
-    """Until ``device`` is operationally up: the kernel turns a link's carrier on at once but brings its
-    queue and operstate up later (linkwatch, up to a second on a busy machine); packets sent before that
-    are dropped."""
+    """Until ``device`` is operationally up: ``ip link set up`` returns before the kernel has brought the
+    link's operstate and queue up (its linkwatch work runs asynchronously), and packets sent before that
+    may be dropped."""
     deadline = time.monotonic() + timeout
     while True:
         shown = _ip("-o", "link", "show", "dev", device, namespace=namespace).stdout
