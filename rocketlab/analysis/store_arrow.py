@@ -235,15 +235,15 @@ class ClassicChain:
 
     def starts(self, stop: int) -> Iterator[np.ndarray]:
         """Walk on over the records that begin at or before ``stop``; their offsets, a chunk at a time."""
-        unpack, size = _HEAD.unpack_from, self.size
-        stop = min(stop, size - 8)
+        stop = min(stop, self.size - 8)
         while not self.done and self.pos <= stop:
             pos = self.pos
             hi = min(stop + 1, pos + CHUNK)
             if self.walked >= 64 and self.walked_bytes >= _STEP_ABOVE * self.walked:
                 found = self._step(pos, hi)
-                if len(found):
-                    yield found
+                self.looped += len(found)
+                if found:
+                    yield np.asarray(found, np.int64)
                 continue
             cand, total = self.candidates(pos, hi)
             after = cand + total
@@ -261,15 +261,12 @@ class ClassicChain:
                     out.append(cand[i:j + 1])
                     pos = int(after[j])
                     continue
-                length, magic = unpack(self.buf, pos)
-                if magic not in RECORD_MAGICS or length < MIN_RECORD or length > size - pos:
-                    self.done = True
-                    if (length, magic) != (0, 0) and magic != BLANK_MAGIC_CODE:
-                        self.bad = pos
+                one = self._step(pos, pos + 1)  # not a candidate: one record, checked as the loop checks it
+                if self.done:
                     break
-                single.append(pos)
+                single.extend(one)
                 self.stepped += 1
-                pos += length
+                pos = self.pos
             if single:
                 out.append(np.asarray(single, np.int64))
             if out:
@@ -280,9 +277,9 @@ class ClassicChain:
             if out:
                 yield found
 
-    def _step(self, pos: int, hi: int) -> np.ndarray:
-        """The loop itself, record after record, up to ``hi`` (faster than looking at every byte when the
-        records are big)."""
+    def _step(self, pos: int, hi: int) -> list[int]:
+        """The loop itself, record after record from ``pos`` while before ``hi`` (faster than looking at
+        every byte when the records are big): their offsets; ``pos``, ``done`` and ``bad`` move on."""
         unpack, size, buf = _HEAD.unpack_from, self.size, self.buf
         v1, v2 = RECORD_MAGICS
         out: list[int] = []
@@ -297,8 +294,7 @@ class ClassicChain:
             append(pos)
             pos += length
         self.pos = pos
-        self.looped += len(out)
-        return np.asarray(out, np.int64)
+        return out
 
     def skip_to(self, offset: int, key: tuple | None = None) -> bool:
         """Walk (and check, as ``MessageDecoder.decode`` would) the records before ``offset`` without
