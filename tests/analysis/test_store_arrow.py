@@ -100,12 +100,19 @@ def corrupt(root: Path, seed: int) -> None:
     victim.write_bytes(bytes(data))
 
 
+def classic_store(tmp_path: Path, seed: int, corrupted: bool) -> tuple[list[store_files.StoreFile], list[tuple]]:
+    """A random store (:func:`corrupt`-ed when ``corrupted``): its commit-log files, every one kept (a cut
+    one too), and the reference decoder's rows of them."""
+    root = random_store(tmp_path / "store", seed)
+    if corrupted:
+        corrupt(root, seed)
+    files = [store_files.StoreFile(str(p), str(root), None, "classic") for p in sorted((root / "commitlog").iterdir())]
+    return files, reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_corrupted_and_truncated_files_give_the_reference_rows(tmp_path, seed):
-    root = random_store(tmp_path / "store", seed)
-    corrupt(root, seed)
-    files = [store_files.StoreFile(str(p), str(root), None, "classic") for p in sorted((root / "commitlog").iterdir())]
-    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    files, want = classic_store(tmp_path, seed, corrupted=True)
     assert bulk(files, COMMIT_LOG_COLUMNS) == want, f"seed {seed}"
 
 
@@ -133,11 +140,7 @@ def splits(seed: int):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_splits_at_record_boundaries_never_cut_or_repeat_a_record(tmp_path, seed):
-    root = random_store(tmp_path / "store", seed)
-    if seed % 2:
-        corrupt(root, seed)
-    files = [store_files.StoreFile(str(p), str(root), None, "classic") for p in sorted((root / "commitlog").iterdir())]
-    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    files, want = classic_store(tmp_path, seed, corrupted=bool(seed % 2))
     assert bulk(files, COMMIT_LOG_COLUMNS, split_at=splits(seed)) == want, f"seed {seed}"
     # the planner: any number of partitions, every record once, in order
     parts = random.Random(seed).randrange(1, 9)
@@ -165,11 +168,7 @@ def test_classic_segments_cut_at_any_byte_give_each_record_once(tmp_path, seed, 
     monkeypatch.setattr(store_arrow, "CHUNK", random.Random(seed).choice([300, 1000, 4096]))
     monkeypatch.setattr(store_arrow, "_SCAN", 256)
     monkeypatch.setattr(store_arrow, "_STEP_ABOVE", random.Random(seed).choice([0, 200, 10**9]))  # both walks
-    root = random_store(tmp_path / "store", seed)
-    if seed % 2:
-        corrupt(root, seed)
-    files = [store_files.StoreFile(str(p), str(root), None, "classic") for p in sorted((root / "commitlog").iterdir())]
-    want = reference(files, store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
+    files, want = classic_store(tmp_path, seed, corrupted=bool(seed % 2))
     assert bulk(files, COMMIT_LOG_COLUMNS, split_at=byte_splits(seed)) == want, f"seed {seed}"
     sizes = [store_arrow.written_bytes(f.path) for f in files]
     plan = store_arrow.plan_partitions(files, random.Random(seed).randrange(1, 9), store_arrow.commit_log_split, sizes)
