@@ -28,6 +28,7 @@ from typing import Any
 from rocketlab.errors import RocketlabError
 from rocketlab.oracle.jvm import Oracle
 from rocketlab.oracle.store import JavaStore
+from rocketlab.sigstop import pause
 from rocketlab.store.message import Message
 
 
@@ -203,7 +204,8 @@ class CrossPair:
         raise RocketlabError(f"the slave is at {self.slave_max_offset()}, the master at {self.master_max_offset()}")
 
     def pause(self, side: str) -> None:
-        """SIGSTOP (``pause``) one side's process: its HA connection stays open and silent."""
+        """SIGSTOP (``pause``) one side's process: its HA connection stays open and silent (from the
+        moment this returns: every thread has stopped, :func:`rocketlab.sigstop.pause`)."""
         self._signal(side, signal.SIGSTOP)
 
     def resume(self, side: str) -> None:
@@ -215,7 +217,10 @@ class CrossPair:
             self.java.proc.signal(sig)
         else:
             assert self.node is not None
-            os.killpg(self.node.pid, sig)
+            if sig == signal.SIGSTOP:
+                pause(self.node.pid, group=True)
+            else:
+                os.killpg(self.node.pid, sig)
 
     def kill(self, side: str) -> None:
         """SIGKILL one side (a crash)."""

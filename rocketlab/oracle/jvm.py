@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.sigstop import pause
 
 RELEASES = ("4.9.5", "5.3.3")
 ENV = {"4.9.5": "ROCKETLAB_JAVA_4", "5.3.3": "ROCKETLAB_JAVA_5"}
@@ -375,8 +376,13 @@ class OracleProcess:
         return self.proc.poll() is None
 
     def signal(self, sig: int) -> None:
-        """Send ``sig`` to the JVM's process group (SIGSTOP/SIGCONT pause and resume it)."""
-        if self.alive():
+        """Send ``sig`` to the JVM's process group (SIGSTOP/SIGCONT pause and resume it; SIGSTOP returns
+        once every JVM thread has stopped, :func:`rocketlab.sigstop.pause`)."""
+        if not self.alive():
+            return
+        if sig == signal.SIGSTOP:
+            pause(self.pid, group=True)
+        else:
             os.killpg(self.pid, sig)
 
     def kill(self) -> None:
