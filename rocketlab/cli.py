@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import __version__
+from rocketlab.cli_support import default_out, format_table, positive_int, writable_dir, writable_file
 from rocketlab.errors import RocketlabError
 
 # Modules with a ``register(subparsers)`` function, each adding its subcommands.
@@ -46,15 +47,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"rocketlab: {message.removeprefix('rocketlab ')}\n")
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer of at least 1 (``--nodes 0`` must not fall back to a default)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,13 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench(sub)
     _add_view(sub)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if not e.name or not name.startswith(e.name):  # a real import error inside an existing module
-                raise
-            continue  # that subsystem has not arrived yet
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 
@@ -132,36 +118,10 @@ def _add_view(sub: Any) -> None:
     p.set_defaults(func=cmd_view)
 
 
-def default_out(*parts: str) -> Path:
-    """``runs/...`` in the workspace or checkout (so a run never lands in the installed package), else in
-    the current directory."""
-    from rocketlab.workspace import home
-
-    where = home()
-    return (where / "runs" if where is not None else Path("runs")).joinpath(*parts)
 
 
-def writable_dir(path: Path, option: str) -> Path:
-    """Create ``path`` (a directory an option names) or fail in one line before any work is done."""
-    if path.exists() and not path.is_dir():
-        raise RocketlabError(f"{option} {path}: exists and is not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise RocketlabError(f"{option} {path}: cannot create the directory: {e.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise RocketlabError(f"{option} {path}: not writable")
-    return path
 
 
-def writable_file(path: Path, option: str) -> Path:
-    """Check that a file an option names can be written (its directory created) before any work is done."""
-    if path.is_dir():
-        raise RocketlabError(f"{option} {path}: is a directory, not a file")
-    writable_dir(path.parent if str(path.parent) else Path("."), option)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise RocketlabError(f"{option} {path}: not writable")
-    return path
 
 
 def cmd_view(args: argparse.Namespace) -> int:
@@ -305,16 +265,6 @@ def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Pat
     print(f"run directory: {out}")
 
 
-def format_table(rows: list[dict[str, Any]]) -> str:
-    """Dict rows (the same keys in every row) as an aligned table, numbers to the right."""
-    from rocketlab.console import render_table
-
-    if not rows:
-        return ""
-    columns = list(dict.fromkeys(c for row in rows for c in row))
-    numeric = [c for c in columns if all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
-                                         for r in rows if r.get(c) is not None)]
-    return render_table(rows, columns, right=numeric)
 
 
 def _os_error_line(e: OSError) -> str:

@@ -183,7 +183,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_regenerate(args: argparse.Namespace) -> int:
-    from rocketlab.cli import writable_dir
+    from rocketlab.cli_support import writable_dir
 
     unknown = sorted(set(args.only or ()) - {r.name for r in RUNS})
     if unknown:  # before anything is created

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rocketlab.cli import positive_int, writable_dir
+from rocketlab.cli_support import positive_int, writable_dir
 from rocketlab.errors import RocketlabError
 from rocketlab.trace.rundir import event_files
 

@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_autograder(args: argparse.Namespace) -> int:
-    from rocketlab.cli import writable_file
+    from rocketlab.cli_support import writable_file
 
     if args.lab not in LABS:
         raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(LABS)}")

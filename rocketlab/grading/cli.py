@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocketlab.cli import writable_dir, writable_file
+from rocketlab.cli_support import writable_dir, writable_file
 from rocketlab.console import progress
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry

@@ -386,7 +386,7 @@ def _run_cli(args: argparse.Namespace) -> int:
         raise RocketlabError("mutate: --budget and --limit must be positive")
     exercises = chosen_exercises(args.labs)
     if args.json:
-        from rocketlab.cli import writable_file
+        from rocketlab.cli_support import writable_file
 
         writable_file(Path(args.json), "--json")  # before the work starts
     echo = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))

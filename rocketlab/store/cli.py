@@ -274,8 +274,3 @@ def register(subparsers: Any) -> None:
     d.add_argument("--json", action="store_true", help="one JSON object per line")
     d.set_defaults(func=consumequeue_dump)
 
-
-if __name__ == "__main__":  # the same command as ``rocketlab ...``
-    from rocketlab.cli import main
-
-    sys.exit(main())

@@ -121,7 +121,7 @@ def test_an_empty_store_dumps_nothing(tmp_path, capsys):
 
 
 def test_module_entry_point_exits_2_on_bad_input(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "rocketlab.dledger.cli", "dledger", "dump", str(tmp_path / "x")],
+    proc = subprocess.run([sys.executable, "-m", "rocketlab.cli", "dledger", "dump", str(tmp_path / "x")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.strip().endswith("no such file or directory")
 

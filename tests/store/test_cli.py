@@ -100,7 +100,7 @@ def test_bad_paths_are_clear_errors(tmp_path, capsys):
 
 def test_module_entry_point_exits_2_on_bad_input(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "rocketlab.store.cli", "commitlog", "dump", str(tmp_path / "nope")],
+        [sys.executable, "-m", "rocketlab.cli", "commitlog", "dump", str(tmp_path / "nope")],
         cwd=REPO,
         capture_output=True,
         text=True,

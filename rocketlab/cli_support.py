@@ -1,0 +1,67 @@
+"""What every ``rocketlab`` subcommand shares: argparse types, output paths checked before any work, tables.
+
+Below :mod:`rocketlab.cli` and the subsystems' own ``cli`` modules, so each of them can use these without
+importing the command that registers them. rocketlab's own (no RocketMQ counterpart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from rocketlab.console import render_table
+from rocketlab.errors import RocketlabError
+from rocketlab.workspace import home
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1 (``--nodes 0`` must not fall back to a default)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def default_out(*parts: str) -> Path:
+    """``runs/...`` in the workspace or checkout (so a run never lands in the installed package), else in
+    the current directory."""
+    where = home()
+    return (where / "runs" if where is not None else Path("runs")).joinpath(*parts)
+
+
+def writable_dir(path: Path, option: str) -> Path:
+    """Create ``path`` (a directory an option names) or fail in one line before any work is done."""
+    if path.exists() and not path.is_dir():
+        raise RocketlabError(f"{option} {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RocketlabError(f"{option} {path}: cannot create the directory: {e.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise RocketlabError(f"{option} {path}: not writable")
+    return path
+
+
+def writable_file(path: Path, option: str) -> Path:
+    """Check that a file an option names can be written (its directory created) before any work is done."""
+    if path.is_dir():
+        raise RocketlabError(f"{option} {path}: is a directory, not a file")
+    writable_dir(path.parent if str(path.parent) else Path("."), option)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise RocketlabError(f"{option} {path}: not writable")
+    return path
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    """Dict rows (the same keys in every row) as an aligned table, numbers to the right."""
+    if not rows:
+        return ""
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    numeric = [c for c in columns if all(isinstance(r.get(c), (int, float)) and not isinstance(r.get(c), bool)
+                                         for r in rows if r.get(c) is not None)]
+    return render_table(rows, columns, right=numeric)
