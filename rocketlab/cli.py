@@ -9,32 +9,27 @@ here; every option has a help text (a test walks the parser). The contract is in
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from rocketlab import __version__
+from rocketlab import __version__, doctor, lab, sample_data, workspace
+from rocketlab.analysis import cli as analysis_cli
+from rocketlab.chaos import cli as chaos_cli
 from rocketlab.cli_support import default_out, format_table, positive_int, writable_dir, writable_file
+from rocketlab.dledger import cli as dledger_cli
 from rocketlab.errors import RocketlabError
+from rocketlab.grading import autograder, mutation
+from rocketlab.grading import cli as grading_cli
+from rocketlab.net import cli as net_cli
+from rocketlab.oracle import member_kind  # noqa: F401 - registers nodeKind=java-dledger with rocketlab node
+from rocketlab.store import cli as store_cli
 
-# Modules with a ``register(subparsers)`` function, each adding its subcommands.
-COMMAND_MODULES = (
-    "rocketlab.workspace",
-    "rocketlab.doctor",
-    "rocketlab.lab",
-    "rocketlab.analysis.cli",
-    "rocketlab.store.cli",
-    "rocketlab.dledger.cli",
-    "rocketlab.net.cli",
-    "rocketlab.chaos.cli",
-    "rocketlab.grading.cli",
-    "rocketlab.grading.autograder",
-    "rocketlab.grading.mutation",
-    "rocketlab.sample_data",
-)
+COMMAND_MODULES = (workspace, doctor, lab, analysis_cli, store_cli, dledger_cli, net_cli, chaos_cli, grading_cli,
+                   autograder, mutation, sample_data)
+"""The subsystems' command modules, each with a ``register(subparsers)`` adding its subcommands."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,8 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_bench(sub)
     _add_view(sub)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     return parser
 
 

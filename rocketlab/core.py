@@ -282,7 +282,7 @@ CoreFactory = Callable[[NodeContext], Core]
 class NodeSpec:
     """What a node kind of ``rocketlab node`` builds from its properties: the core factory, its codec, and
     the port for byte streams if the kind listens for them (a master's haListenPort). Kinds register in
-    :data:`rocketlab.net.node.NODE_KINDS`."""
+    :data:`rocketlab.net.node.NODE_KINDS`, each built by the core package that owns the kind."""
 
     factory: CoreFactory
     codec: Codec

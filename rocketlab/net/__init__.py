@@ -3,6 +3,7 @@
 * the wire is RocketMQ remoting (:mod:`rocketlab.remoting`), so Java members and clients talk to ours;
 * :mod:`~rocketlab.net.runtime` — NetRuntime hosting one core; :mod:`~rocketlab.net.client` —
   NetClient, a client of a node's port; :mod:`~rocketlab.net.node` — the ``rocketlab node --config
-  FILE`` entry point and the registry of node kinds (``NODE_KINDS``, including a real Java DLedger
-  member, ``java-dledger``). Peer lists are parsed by :mod:`rocketlab.peers`.
+  FILE`` entry point and the registry of node kinds (``NODE_KINDS``; ``EXEC_KINDS`` for programs that take
+  the process over, such as the real Java DLedger member ``java-dledger`` that :mod:`rocketlab.oracle`
+  registers). Peer lists are parsed by :mod:`rocketlab.peers`.
 """

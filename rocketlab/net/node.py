@@ -1,7 +1,7 @@
 """``rocketlab node --config FILE``: one real node on TCP, configured by a properties file.
 
 Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger, controller, or
-``java-dledger``: a real DLedger 0.3.1.2 member, see :func:`exec_java_member`), ``selfId``,
+``java-dledger``: a real DLedger 0.3.1.2 member, see :mod:`rocketlab.oracle.member_kind`), ``selfId``,
 ``peers`` (``n0-host:port;n1-host:port``), ``runDir`` (trace ``events-<selfId>.jsonl`` and the node's
 data under ``nodes/<selfId>/``), ``seed``; for streams ``streamListenPort`` and ``streamPeers``.
 Each kind adds its own keys. The process stops cleanly on SIGTERM or SIGINT.
@@ -10,7 +10,6 @@ Each kind adds its own keys. The process stops cleanly on SIGTERM or SIGINT.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import importlib.util
 import json
 import os
@@ -18,41 +17,60 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
+from rocketlab.broker.node import build_broker
+from rocketlab.controller.node import build_controller
 from rocketlab.core import NodeContext, NodeSpec
+from rocketlab.dledger.node import build_dledger
 from rocketlab.errors import ConfigError
 from rocketlab.net.runtime import NetRuntime
 from rocketlab.peers import parse_peers
+from rocketlab.pingpong import build_pingpong
 from rocketlab.properties import int_property, load_properties
 from rocketlab.trace.recorder import TraceRecorder
 
 T = TypeVar("T")
 
-NODE_KINDS: dict[str, str] = {
-    "pingpong": "rocketlab.pingpong:build_pingpong",
-    "broker": "rocketlab.broker.node:build_broker",
-    "dledger": "rocketlab.dledger.node:build_dledger",
-    "controller": "rocketlab.controller.node:build_controller",
+NODE_KINDS: dict[str, Callable[[dict[str, str]], NodeSpec]] = {
+    "pingpong": build_pingpong,
+    "broker": build_broker,
+    "dledger": build_dledger,
+    "controller": build_controller,
 }
-"""``nodeKind`` -> ``"module:function"`` building its :class:`~rocketlab.core.NodeSpec` from the node's
-properties. Strings, imported only for the kind asked for, so the runtime imports no protocol package and
-no protocol package imports the runtime; a new kind is one line here."""
+"""``nodeKind`` -> the function building its :class:`~rocketlab.core.NodeSpec` from the node's properties,
+each imported from the core package that owns the kind (the runtime sits above the cores). A new kind
+hosted by this runtime is one import and one line here."""
+
+EXEC_KINDS: dict[str, Callable[[dict[str, str], str], NoReturn]] = {}
+"""``nodeKind`` -> a function that replaces this process with another program serving that kind on the same
+properties file (the real Java members). Registered with :func:`register_exec_kind` by the package that owns
+the program (``java-dledger``: :mod:`rocketlab.oracle.member_kind`, imported by ``rocketlab.cli``), so the
+runtime never imports the judge."""
+
+
+def register_exec_kind(kind: str, run: Callable[[dict[str, str], str], NoReturn]) -> None:
+    """Let ``rocketlab node`` serve ``nodeKind=kind`` by handing the process to ``run(props, config)``."""
+    if kind in NODE_KINDS:
+        raise ValueError(f"nodeKind={kind!r} is hosted by this runtime already")
+    EXEC_KINDS[kind] = run
+
+
+def _known_kinds() -> str:
+    return ", ".join([*NODE_KINDS, *EXEC_KINDS])
 
 
 def node_spec(kind: str, props: dict[str, str], source: str = "config") -> NodeSpec:
     """Build the NodeSpec of ``nodeKind=kind`` (ConfigError when the kind is unknown)."""
     if kind not in NODE_KINDS:
-        raise ConfigError(f"{source}: nodeKind={kind!r} is not one of {', '.join(NODE_KINDS)}")
-    module_name, _, function = NODE_KINDS[kind].partition(":")
-    build: Callable[[dict[str, str]], NodeSpec] = getattr(importlib.import_module(module_name), function)
-    return build(props)
+        raise ConfigError(f"{source}: nodeKind={kind!r} is not one of {_known_kinds()}")
+    return NODE_KINDS[kind](props)
 
 
 def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:
     kind = props.get("nodeKind", "pingpong")
     if kind not in NODE_KINDS:
-        raise ConfigError(f"{source}: nodeKind={kind!r} is not one of {', '.join(NODE_KINDS)}")
+        raise ConfigError(f"{source}: nodeKind={kind!r} is not one of {_known_kinds()}")
     for key in ("selfId", "peers"):
         if key not in props:
             raise ConfigError(f"{source}: {key} is required")
@@ -128,40 +146,11 @@ def run_event_loop(main: Callable[..., Coroutine[Any, Any, T]], *args: Any, loop
     return asyncio.run(main(*args))
 
 
-JAVA_KINDS = {"java-dledger": "rocketlab.oracle.DLedgerMember"}
-"""``nodeKind`` -> the Java class run in this process's place (our driver of the release's own classes)."""
-
-
-def exec_java_member(props: dict[str, str], config: str) -> None:
-    """Replace this process with a JVM running a real Java member on the same properties file: for
-    ``java-dledger``, DLedger 0.3.1.2's ``DLedgerServer`` (the class path of ``javaRelease``, 4.9.5 by
-    default: ``ROCKETLAB_JAVA_4``; see :mod:`rocketlab.oracle`). The JVM keeps this PID, prints the same
-    "listening" line, writes ``events-<selfId>.jsonl`` (its role changes) and ``final-<selfId>.json``, and
-    stops cleanly on SIGTERM - so a learner or a test runs it as it runs ours. ConfigError when the Java
-    oracle is not there (the message says what to set)."""
-    from rocketlab.oracle.jvm import Oracle, OracleUnavailable
-
-    kind = props["nodeKind"]
-    release = props.get("javaRelease", "4.9.5")
-    for key in ("selfId", "peers"):
-        if key not in props:
-            raise ConfigError(f"{config}: {key} is required")
-    try:
-        oracle = Oracle.find(release)
-    except OracleUnavailable as e:
-        raise ConfigError(f"nodeKind={kind} needs the real Java: {e}") from None
-    run_dir = Path(props.get("runDir", f"runs/node-{props['selfId']}"))
-    home = run_dir / "nodes" / f"{props['selfId']}-jvm-home"
-    cmd = oracle.command(JAVA_KINDS[kind], str(Path(config).resolve()), home=home, heap_mb=256)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execv(cmd[0], cmd)
-
-
 def main_node(config: str) -> int:
     props = load_properties(config)
-    if props.get("nodeKind") in JAVA_KINDS:
-        exec_java_member(props, config)
+    exec_kind = EXEC_KINDS.get(props.get("nodeKind", ""))
+    if exec_kind is not None:
+        exec_kind(props, config)
     run_event_loop(run_node, props, config)
     print(json.dumps({"stopped": props.get("selfId")}), file=sys.stderr, flush=True)
     return 0
