@@ -25,8 +25,8 @@ def write_figure16_report(rows: Sequence[Mapping[str, Any]], out: Path) -> list[
     table (empty when it does not apply). Failed trials (``error`` set) are left out of both."""
     import pandas as pd
 
-    from rocketlab.labs_support.dledger_election import downtime_cdf
     from rocketlab.scenarios.figure16 import RANGES_BOTTOM, RANGES_TOP, stated_beside_ours, summarize_trials
+    from rocketlab.viz.figure16 import downtime_cdf
 
     good = [r for r in rows if not r.get("error")]
     if not good:

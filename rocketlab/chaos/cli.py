@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rocketlab.chaos.systems import SYSTEMS
 from rocketlab.errors import ConfigError
 
 
@@ -25,7 +26,8 @@ def register(sub: Any) -> None:
     csub = p.add_subparsers(dest="chaos_command", metavar="ACTION", required=True)
     r = csub.add_parser("run", help="one run of one system with one seed")
     r.add_argument("--system", required=True, help="sync-pair, async-pair, dledger or controller")
-    r.add_argument("--variant", help="dledger: raft, dledger-0.3.1.2, dledger-0.3.2; controller: defaults, all-ack")
+    r.add_argument("--variant", help="; ".join(f"{name}: {', '.join(variants)}" for name, variants in SYSTEMS.items()
+                                               if any(variants)))
     r.add_argument("--seed", type=int, required=True, help="the seed: same seed, same schedule and trace")
     _common(r)
     r.set_defaults(func=cmd_run)

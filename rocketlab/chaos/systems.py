@@ -5,7 +5,7 @@ Systems (:data:`SYSTEMS`):
 * ``sync-pair`` / ``async-pair`` - the classic pair: ``n0`` a SYNC_MASTER / ASYNC_MASTER, ``n1`` its SLAVE
   (HA stream from the slave to the master's haListenPort; metadata pulled from the master);
 * ``dledger`` - a broker group on DLedger (``enableDLegerCommitLog``), three brokers ``n0..n2``, under a
-  DLedger profile (``raft``, ``dledger-0.3.1.2``, ``dledger-0.3.2``);
+  DLedger release profile (:data:`rocketlab.dledger.config.PROFILES`: ``raft``, ``dledger-0.3.1.2``, ...);
 * ``controller`` - controller mode: controllers ``c0..c2`` (their own DLedger group) and brokers
   ``n0..n2``, with RocketMQ's defaults or ``allAckInSyncStateSet=true`` (variant ``all-ack``).
 
@@ -21,6 +21,7 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocketlab.dledger.config import PROFILES
 from rocketlab.errors import ConfigError
 
 NODE_PORT, HA_PORT, RELAY_BASE = 10911, 10912, 20000
@@ -55,10 +56,11 @@ class System:
 
 SYSTEMS: dict[str, tuple[str, ...]] = {
     "sync-pair": ("",), "async-pair": ("",),
-    "dledger": ("raft", "dledger-0.3.1.2", "dledger-0.3.2"),
+    "dledger": tuple(sorted(PROFILES, key=lambda profile: profile != "raft")),  # raft first: the default
     "controller": ("defaults", "all-ack"),
 }
-"""System name -> its variants (the first is the default)."""
+"""System name -> its variants (the first is the default); DLedger's are the release profiles of
+:data:`rocketlab.dledger.config.PROFILES`, so a new profile is a campaign variant with no change here."""
 
 
 def system(name: str, variant: str | None = None) -> System:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rocketlab.ha.invariants import _chunks
+from rocketlab.ha.invariants import commit_log_chunks
 
 
 @dataclass
@@ -164,7 +164,7 @@ class ControllerModeChecker:
             start, end = self.prefix_checked.get(n, 0), slave_log.get_max_offset()
             if end > master_log.get_max_offset():
                 return f"I3: slave {n} has {end} bytes, more than its master {master}'s {master_log.get_max_offset()}"
-            for offset, data in _chunks(slave_log, max(start, slave_log.get_min_offset(), 0), end):
+            for offset, data in commit_log_chunks(slave_log, max(start, slave_log.get_min_offset(), 0), end):
                 if master_log.get_data(offset, len(data)) != data:
                     return f"I3: slave {n}'s log differs from master {master}'s in [{offset}, {offset + len(data)})"
             self.prefix_checked[n] = end

@@ -8,10 +8,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 
-def _chunks(commit_log: Any, start: int, end: int):
+def commit_log_chunks(commit_log: Any, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset, bytes)`` of a CommitLog's data in ``[start, end)``, file by file (``get_data`` stops at a
+    file's end); stops early where the log holds nothing more. Shared by the controller-mode checkers."""
     offset = start
     while offset < end:
         data = commit_log.get_data(offset, end - offset)
@@ -41,7 +44,7 @@ class SlaveIsPrefixChecker:
             end = slave_log.get_max_offset()
             if end > master_log.get_max_offset():
                 return f"{slave} has {end} bytes, more than the master's {master_log.get_max_offset()}"
-            for offset, data in _chunks(slave_log, max(start, 0), end):
+            for offset, data in commit_log_chunks(slave_log, max(start, 0), end):
                 if master_log.get_data(offset, len(data)) != data:
                     return f"{slave}'s commit log differs from the master's in [{offset}, {offset + len(data)})"
             self.checked[slave] = end

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import plugs
+from rocketlab.dledger.config import PROFILES
 from rocketlab.dledger.entry import BODY_OFFSET
 from rocketlab.dledger.entry_dispatcher import decide_compare
 from rocketlab.scenarios.dledger_group import (
@@ -187,7 +188,7 @@ def diverged_follower(run_dir: str | Path, seed: int = 1, profile: str = "dledge
 
 
 def compare_profiles(run_dir: str | Path, seeds: Sequence[int] = (1,),
-                     profiles: Sequence[str] = ("dledger-0.3.1.2", "dledger-0.3.2", "raft")) -> list[dict[str, Any]]:
+                     profiles: Sequence[str] = tuple(PROFILES)) -> list[dict[str, Any]]:
     """Figure 8, #247 (the bigger-term member last, constant latency) and #251 under each profile and
     seed: one row each with what the learner should look at."""
     rows = []

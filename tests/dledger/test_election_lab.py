@@ -10,6 +10,7 @@ import pytest
 from rocketlab.dledger.elector_decisions import VoteEffect, VoteView, decide_vote
 from rocketlab.dledger.protocol import VoteRequest, VoteResult
 from rocketlab.labs_support import dledger_election as lab
+from rocketlab.viz.figure16 import downtime_cdf
 
 PEERS = frozenset({"n0", "n1", "n2"})
 
@@ -115,7 +116,7 @@ def test_downtime_cdf_draws_one_step_curve_per_group_and_dots_the_censored():
 
     fast = pd.DataFrame({"downtime_ms": [30, 10, 20, 60000], "elected": [True, True, True, False]})
     never = pd.DataFrame({"downtime_ms": [60000, 60000], "elected": [False, False]})
-    fig = lab.downtime_cdf([("fast", fast), ("empty", fast.iloc[:0]), ("never", never)], log_x=True,
+    fig = downtime_cdf([("fast", fast), ("empty", fast.iloc[:0]), ("never", never)], log_x=True,
                            title="t", floor_ms=75)
     names = [t.name for t in fig.data]
     assert names == ["fast (4)", "fast: 1 without a leader", "never (2)", "never: 2 without a leader"]
