@@ -81,8 +81,11 @@ constraints:
 	  build/constraints-venv/bin/pip freeze --exclude rocketlab; } > $(CONSTRAINTS)
 	rm -rf build/constraints-venv
 
+## lint: ruff, the layer contract of docs/architecture.md (import-linter) and the modules' and functions' budgets
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check rocketlab tests benchmarks
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) -m pytest -q tests/test_architecture.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache runs build dist docs/_build docs/api/generated
