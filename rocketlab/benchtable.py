@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from rocketlab.console import render_table
 from rocketlab.errors import RocketlabError
 
 COLUMNS = ("benchmark", "figure", "value", "baseline (same run)", "ratio", "target", "met")
@@ -89,8 +90,6 @@ def _number(value: float | None) -> str:
 
 def render(rows: list[dict[str, Any]]) -> str:
     """A plain-text table, one line per row, columns as :data:`COLUMNS` (:func:`rocketlab.console.render_table`)."""
-    from rocketlab.console import render_table
-
     lines = []
     for r in rows:
         unit = f" {r['unit']}" if r.get("unit") else ""

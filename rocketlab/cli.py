@@ -11,21 +11,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from rocketlab import __version__, doctor, lab, sample_data, workspace
 from rocketlab.analysis import cli as analysis_cli
+from rocketlab.benchtable import load_rows, render
 from rocketlab.chaos import cli as chaos_cli
 from rocketlab.cli_support import default_out, format_table, positive_int, writable_dir, writable_file
 from rocketlab.dledger import cli as dledger_cli
-from rocketlab.errors import RocketlabError
+from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.grading import autograder, mutation
 from rocketlab.grading import cli as grading_cli
 from rocketlab.net import cli as net_cli
 from rocketlab.oracle import member_kind  # noqa: F401 - registers nodeKind=java-dledger with rocketlab node
+from rocketlab.scenarios import SCENARIOS, ScenarioArgs, get_scenario
+from rocketlab.scenarios.tour import run_tour
 from rocketlab.store import cli as store_cli
+from rocketlab.trace.rundir import event_files, fresh_dir
+from rocketlab.workspace import require_home
 
 COMMAND_MODULES = (workspace, doctor, lab, analysis_cli, store_cli, dledger_cli, net_cli, chaos_cli, grading_cli,
                    autograder, mutation, sample_data)
@@ -120,8 +126,7 @@ def _add_view(sub: Any) -> None:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from rocketlab.trace.rundir import event_files
-    from rocketlab.viz.cluster_view.offline import write_viewer
+    from rocketlab.viz.cluster_view.offline import write_viewer  # lazy: loads networkx
 
     event_files(args.run_dir)  # a run directory, before anything is created
     out = write_viewer(args.run_dir, writable_file(args.out or args.run_dir / "view.html", "--html"))
@@ -131,8 +136,6 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def bench_dir() -> Path:
     """``benchmarks/`` of the workspace or checkout: the scripts run there and record their figures there."""
-    from rocketlab.workspace import require_home
-
     where = require_home("rocketlab bench") / "benchmarks"
     if not where.is_dir():
         raise RocketlabError(f"no benchmarks directory at {where}; `rocketlab init {where.parent}` adds it")
@@ -140,9 +143,6 @@ def bench_dir() -> Path:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    import subprocess
-
-    from rocketlab.benchtable import load_rows, render
 
     scripts_dir = bench_dir()
     scripts = sorted(scripts_dir.glob("bench_*.py"))
@@ -170,8 +170,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
-    from rocketlab.scenarios import SCENARIOS, ScenarioArgs, get_scenario
-
     if args.list:
         for name in sorted(SCENARIOS):
             print(f"{name}\t{SCENARIOS[name].description}")
@@ -188,9 +186,6 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """The tour of :mod:`rocketlab.scenarios.tour`: three runs under --out and one HTML report."""
-    from rocketlab.errors import InvariantViolation
-    from rocketlab.scenarios.tour import run_tour
-
     out = writable_dir(args.out or default_out("demo"), "--out")
     print(f"rocketlab demo: seed {args.seed}; the same producer writes to a DLedger broker group, an "
           f"ASYNC_MASTER pair and a SYNC_MASTER pair, and each loses its master", flush=True)
@@ -214,8 +209,6 @@ def _start_clean(out: Path) -> None:
     """A run starts from an empty directory: stores left by an earlier run there would be recovered and
     change the run (the same seed must give the same trace). An earlier run directory is replaced; any
     other non-empty directory is refused."""
-    from rocketlab.trace.rundir import fresh_dir
-
     if out.exists() and not out.is_dir():
         raise RocketlabError(f"--out {out}: exists and is not a directory")
     if out.is_dir() and any(out.iterdir()):
@@ -226,8 +219,6 @@ def _start_clean(out: Path) -> None:
 
 
 def _run_and_report(run: Any, sargs: Any, out: Path, parquet: bool, as_json: bool) -> int:
-    from rocketlab.errors import InvariantViolation
-
     try:
         result = run(sargs)
     except InvariantViolation as e:

@@ -28,7 +28,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rocketlab.analysis.session import active_session, find_java, get_spark
 from rocketlab.errors import RocketlabError
+from rocketlab.oracle import ENV, find_oracle
+from rocketlab.workspace import checkout_root, find_workspace, kit_root
 
 SUPPORTED_PYTHON = ((3, 10), (3, 13))
 """Oldest and newest supported Python (3.11 runs the whole suite in CI; 3.10, 3.12, 3.13 the wheel smoke run)."""
@@ -64,8 +67,6 @@ def check_python() -> Check:
 
 
 def check_workspace() -> Check:
-    from rocketlab.workspace import checkout_root, find_workspace, kit_root
-
     kit = kit_root()
     workspace = find_workspace()
     if workspace is not None:
@@ -78,8 +79,6 @@ def check_workspace() -> Check:
 
 
 def check_java() -> Check:
-    from rocketlab.analysis.session import find_java
-
     try:
         java = find_java()
     except RocketlabError as e:
@@ -88,8 +87,6 @@ def check_java() -> Check:
 
 
 def check_spark() -> Check:
-    from rocketlab.analysis.session import active_session, get_spark
-
     started = time.perf_counter()
     running = active_session()
     try:
@@ -122,8 +119,6 @@ def check_chromium() -> Check:
 
 
 def check_oracle(release: str) -> Check:
-    from rocketlab.oracle import ENV, find_oracle
-
     oracle, why = find_oracle(release)
     if oracle is None:
         return Check(f"oracle {release}", "optional", re.sub(r"\s*\(see rocketlab\.oracle[^)]*\)", "", why),

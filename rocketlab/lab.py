@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from rocketlab.errors import RocketlabError
+from rocketlab.workspace import home
 
 DEFAULT_PORT = 8888
 DEFAULT_IP = "127.0.0.1"
@@ -102,8 +103,6 @@ def prepare(
 
 def find_labs_dir(explicit: str | Path | None = None) -> Path:
     """``explicit`` (must be a directory), else ``labs/`` of the workspace or checkout, else ``./labs``."""
-    from rocketlab.workspace import home
-
     if explicit is not None:
         path = Path(explicit).expanduser().resolve()
         if not path.is_dir():

@@ -22,7 +22,7 @@ def events_per_kind_and_node(events, *, by_run: bool = False):
 
     Columns: [run,] kind, node, events, first_t, last_t; sorted by those keys.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     keys = _keys(by_run, "kind", "node")
     return (events.groupBy(*keys)
@@ -32,7 +32,7 @@ def events_per_kind_and_node(events, *, by_run: bool = False):
 
 def window_start(t_column="t", window_ms: int = 1000):
     """Column expression: the start (ms) of the ``window_ms`` window that holds ``t``."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     if window_ms <= 0:
         raise ValueError(f"window_ms must be positive, got {window_ms}")
@@ -45,7 +45,7 @@ def counts_per_window(events, window_ms: int = 1000, *, by: Sequence[str] = (), 
 
     Columns: [run,] window_start (ms), ``*by``, events; sorted by window then keys. Empty windows are absent.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     keys = [*_keys(by_run), "window_start", *by]
     return (events.withColumn("window_start", window_start("t", window_ms))
@@ -58,7 +58,7 @@ def message_counts(events, *, by_run: bool = False):
 
     Columns: [run,] msg, sent, received, dropped, drop_rate (dropped / sent, null if nothing was sent).
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     keys = _keys(by_run, "msg")
     counts = (events.where(F.col("kind").isin(*MESSAGE_KINDS))
@@ -71,7 +71,7 @@ def message_counts(events, *, by_run: bool = False):
 
 def drops_per_reason(events, *, by_run: bool = False):
     """Dropped messages per ``reason`` and ``msg``. Columns: [run,] reason, msg, dropped."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     keys = _keys(by_run, "reason", "msg")
     return (events.where(F.col("kind") == "msg_drop").groupBy(*keys)
@@ -83,7 +83,7 @@ def votes_per_term(events, *, by_run: bool = False):
 
     Columns: [run,] term, candidate, result, votes.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     keys = _keys(by_run, "term", "candidate", "result")
     return (events.where(F.col("kind") == "vote_response").groupBy(*keys)
@@ -95,7 +95,7 @@ def puts_per_status(events, *, by_run: bool = False):
 
     Columns: [run,] status, puts, bytes (sum of ``size``), mean_latency_ms, max_latency_ms.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     keys = _keys(by_run, "status")
     return (events.where(F.col("kind") == "put").groupBy(*keys)
@@ -106,7 +106,7 @@ def puts_per_status(events, *, by_run: bool = False):
 
 def time_span(events, *, by_run: bool = True):
     """First and last ``t`` and the number of events. Columns: [run,] events, first_t, last_t, span_ms."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     keys = _keys(by_run)
     grouped = events.groupBy(*keys) if keys else events.groupBy()
@@ -118,7 +118,7 @@ def time_span(events, *, by_run: bool = True):
 
 def faults(events):
     """The fault events in order. Columns: run, t, seq, node, action, targets."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     return (events.where(F.col("kind") == "fault")
             .select("run", "t", "seq", "node", "action", "targets").orderBy("run", "t", "seq"))
@@ -126,7 +126,7 @@ def faults(events):
 
 def violations(events):
     """The invariant violations in order. Columns: run, t, seq, node, invariant, detail."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     return (events.where(F.col("kind") == "violation")
             .select("run", "t", "seq", "node", "invariant", "detail").orderBy("run", "t", "seq"))

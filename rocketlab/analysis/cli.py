@@ -23,9 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlab.analysis import analyses, store_files
+from rocketlab.analysis.figure16_report import FIGURE_FILE, PAPER_FILE
+from rocketlab.analysis.readers import _check_parquet_footer, read_events
+from rocketlab.analysis.session import active_session, get_spark, resolve_master
+from rocketlab.analysis.sweep import check_master_reachable, parse_params, parse_seeds, plan, sweep
 from rocketlab.cli_support import positive_int, writable_dir
+from rocketlab.console import progress, render_table
 from rocketlab.errors import RocketlabError
-from rocketlab.trace.rundir import event_files
+from rocketlab.trace.rundir import event_files, iter_events
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -64,16 +70,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run_sweep(args: argparse.Namespace) -> int:
     """Handler of ``rocketlab sweep``: runs the sweep, prints the summary; exit 1 if a trial failed or a
     scenario trial recorded an invariant violation."""
-    from rocketlab.analysis.session import get_spark, resolve_master
-    from rocketlab.analysis.sweep import (
-        check_master_reachable,
-        parse_params,
-        parse_seeds,
-        plan,
-        sweep,
-    )
-    from rocketlab.console import progress
-
     seeds, params = parse_seeds(args.seeds), parse_params(args.param)
     trials = plan(args.scenario, seeds, params)  # bad names fail before Spark starts
     writable_dir(args.out, "--out")
@@ -88,7 +84,6 @@ def run_sweep(args: argparse.Namespace) -> int:
         print(json.dumps(group, default=str))
     print(f"{result.trials} trials in {result.seconds:.1f} s; rows: {result.out / 'trials.parquet'}")
     if args.scenario == "figure16":
-        from rocketlab.analysis.figure16_report import FIGURE_FILE, PAPER_FILE
 
         print(f"figure: {result.out / FIGURE_FILE}")
         if (result.out / PAPER_FILE).exists():
@@ -127,9 +122,6 @@ def check_inputs(run_dirs: Sequence[str | Path]) -> dict[str, str]:
     """Every run directory's name -> path, after checking each the way Spark will read it: events present,
     every JSON line an event (RunDirError naming the file and line), Parquet footers readable, no two runs
     of the same name. Runs without Spark, so bad input is one line before Spark starts."""
-    from rocketlab.analysis.readers import _check_parquet_footer
-    from rocketlab.trace.rundir import iter_events
-
     names: dict[str, str] = {}
     for run_dir in run_dirs:
         files = event_files(run_dir)  # RunDirError for a missing directory or one without events
@@ -157,11 +149,6 @@ def analyze(run_dirs: Sequence[str | Path], master: str | None = None, *, say=No
     and stops it afterwards. Bad input raises RocketlabError before Spark starts (missing directory, no
     events, a corrupt event or Parquet file, duplicate run names).
     """
-    from rocketlab.analysis import analyses
-    from rocketlab.analysis.readers import read_events
-    from rocketlab.analysis.session import active_session, get_spark, resolve_master
-    from rocketlab.analysis.sweep import check_master_reachable
-
     names = check_inputs(run_dirs)
     started = active_session() is None
     if started:
@@ -192,13 +179,9 @@ def analyze_stores(stores: Sequence[str | Path], master: str | None = None, *, s
     directory): records, bytes and store-time span per node, topic and queue, the consume-queue units per
     queue, and the corrupt records (exit 1 when there are some). The files are found and checked before
     Spark starts (RocketlabError naming the path); a ``spark://`` master is checked at once."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
-    from rocketlab.analysis import store_files
-    from rocketlab.analysis.datasources import read_store
-    from rocketlab.analysis.session import active_session, get_spark, resolve_master
-    from rocketlab.analysis.sweep import check_master_reachable
-
+    from rocketlab.analysis.datasources import read_store  # lazy: loads pyarrow
     found = []
     for store in stores:
         logs = store_files.find_commit_logs(store)
@@ -245,8 +228,6 @@ def analyze_stores(stores: Sequence[str | Path], master: str | None = None, *, s
 
 def format_store(s: dict[str, Any]) -> str:
     """One store's summary for people."""
-    from rocketlab.console import render_table
-
     lines = [f"store {s['store']}: {s['records']} records in {s['files']} commit-log file(s) "
              f"({', '.join(s['kind'])}), {len(s['corrupt'])} corrupt"]
     rows = [(r["node"] or "-", r["topic"], r["queue_id"], r["records"], r["first_offset"], r["last_offset"],
@@ -289,7 +270,6 @@ def _format_one(s: dict[str, Any]) -> str:
         f"t {s['first_t']}..{s['last_t']} ms ({s['span_ms'] / 1000:.1f} s)")
     lines = [f"run {s['run']}: {s['events']} events, {span}, nodes {', '.join(s['nodes']) or '-'}, "
              f"{len(s['faults'])} faults, {len(s['violations'])} violations"]
-    from rocketlab.console import render_table
 
     rows = [(r["kind"], r["node"] or "-", r["events"], r["first_t"], r["last_t"]) for r in s["per_kind_node"]]
     lines.append(render_table(rows, ("kind", "node", "events", "first_t", "last_t"),

@@ -36,7 +36,7 @@ def trace_fields() -> dict[str, str]:
 
 def spark_type(type_name: str):
     """The Spark SQL type of a trace type name (``long``, ``double``, ``string``, ``bool``, ``strings``)."""
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # lazy: Spark, only where it runs
 
     if type_name == "strings":
         return T.ArrayType(T.StringType(), containsNull=True)
@@ -45,7 +45,7 @@ def spark_type(type_name: str):
 
 def event_schema(*, corrupt_column: bool = False):
     """The explicit StructType of one trace event as stored in a file (without ``run``)."""
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # lazy: Spark, only where it runs
 
     fields = [T.StructField(name, spark_type(kind), nullable=True) for name, kind in trace_fields().items()]
     if corrupt_column:
@@ -65,7 +65,7 @@ def read_events(spark, run_dirs: str | Path | Iterable[str | Path], *, check: bo
     cache of a million events took about ten times as long as one more scan of the JSON lines (47 s
     against 5 s); call ``.cache()`` yourself on small inputs that many analyses will read.
     """
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     dirs = [run_dirs] if isinstance(run_dirs, (str, Path)) else list(run_dirs)
     if not dirs:
@@ -113,7 +113,7 @@ def read_events(spark, run_dirs: str | Path | Iterable[str | Path], *, check: bo
 
 
 def _with_file(frame):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     return frame.withColumn("_file", F.col("_metadata.file_path"))
 
@@ -124,7 +124,7 @@ def _escape_glob(path: str) -> str:
 
 
 def _check_parquet_footer(path: str) -> None:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # lazy: only where Arrow batches are built
 
     try:
         pq.read_schema(path)
@@ -134,7 +134,7 @@ def _check_parquet_footer(path: str) -> None:
 
 def _raise_first_bad_event(events) -> None:
     """Run the check job; raise RunDirError naming the first bad line, if there is one."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     bad = F.col(CORRUPT_COLUMN).isNotNull()
     for name in REQUIRED:

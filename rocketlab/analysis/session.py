@@ -146,8 +146,8 @@ def spark_conf(master: str, app_name: str = "rocketlab", jit: str = "quick", **c
 
 def active_session():
     """The SparkSession already running in this process, or None (never starts one)."""
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
+    from pyspark import SparkContext  # lazy: Spark, only where it runs
+    from pyspark.sql import SparkSession  # lazy: Spark, only where it runs
 
     if SparkContext._active_spark_context is None:  # noqa: SLF001 - pyspark has no public accessor
         return None
@@ -180,7 +180,7 @@ def get_spark(master: str | None = None, app_name: str = "rocketlab", jit: str =
     if is_local(master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # lazy: Spark, only where it runs
 
     builder = SparkSession.builder
     for key, value in spark_conf(master, app_name, jit, **conf).items():
@@ -197,6 +197,6 @@ def get_spark(master: str | None = None, app_name: str = "rocketlab", jit: str =
 
 def _register(session: Any) -> None:
     """The store formats (``rocketmq-commitlog``, ...) in every session rocketlab hands out."""
-    from rocketlab.analysis.datasources import register_data_sources
+    from rocketlab.analysis.datasources import register_data_sources  # lazy: loads pyarrow
 
     register_data_sources(session)

@@ -34,6 +34,7 @@ import math
 import re
 import socket
 import statistics
+import tempfile
 import threading
 import time
 import zipfile
@@ -42,7 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import rocketlab
+from rocketlab.analysis.figure16_report import write_figure16_report
 from rocketlab.errors import RocketlabError
+from rocketlab.scenarios import ScenarioArgs, get_scenario
+from rocketlab.scenarios.figure16 import RANGES_BOTTOM, RANGES_TOP, dledger_trial, figure16_trial
 
 SCENARIO_PARAMS = ("nodes", "profile", "network", "latency", "duration_ms")
 FIGURE16_PARAMS = ("range", "profile", "timers", "latency", "reply_latency", "candidate_persist")
@@ -83,7 +88,6 @@ def parse_params(items: Sequence[str]) -> dict[str, list[str]]:
 def allowed_params(name: str) -> tuple[str, ...]:
     if name == "figure16":
         return FIGURE16_PARAMS
-    from rocketlab.scenarios import get_scenario
 
     get_scenario(name)  # RocketlabError naming the known scenarios
     return SCENARIO_PARAMS
@@ -97,7 +101,6 @@ def plan(name: str, seeds: Iterable[int], params: Mapping[str, Sequence[Any]] | 
     if unknown:
         raise RocketlabError(f"sweep {name}: no parameter {', '.join(unknown)} (it takes {', '.join(allowed)})")
     if name == "figure16":
-        from rocketlab.scenarios.figure16 import RANGES_BOTTOM, RANGES_TOP
 
         if set(params.get("profile", ["raft"])) == {"raft"}:  # DLedger's elector takes timers, not a range
             params.setdefault("range", [f"{lo}-{hi}" for lo, hi in dict.fromkeys(RANGES_TOP + RANGES_BOTTOM)])
@@ -139,8 +142,6 @@ def run_trial(trial: Trial) -> dict[str, Any]:
 
 
 def _figure16(seed: int, params: Mapping[str, Any]) -> dict[str, Any]:
-    from rocketlab.scenarios.figure16 import dledger_trial, figure16_trial
-
     profile = params.get("profile", "raft")
     kwargs: dict[str, Any] = {}
     if "latency" in params:
@@ -157,8 +158,6 @@ def _figure16(seed: int, params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _scenario(name: str, seed: int, params: Mapping[str, Any]) -> dict[str, Any]:
-    from rocketlab.scenarios import ScenarioArgs, get_scenario
-
     result = get_scenario(name).run(ScenarioArgs(seed=seed, **params))
     try:
         return {"violations": len(result.cluster.violations), **_scalars(result.summary)}
@@ -215,8 +214,6 @@ def check_master_reachable(master: str, timeout_s: float = 2.0) -> None:
 
 def package_zip(directory: Path) -> Path:
     """The ``rocketlab`` package as a zip for ``addPyFile`` (what executors on other machines import)."""
-    import rocketlab
-
     root = Path(rocketlab.__file__).resolve().parent
     out = directory / "rocketlab.zip"
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
@@ -235,7 +232,6 @@ def sweep(spark: Any, name: str, seeds: Iterable[int], params: Mapping[str, Sequ
     trials = plan(name, seeds, params)
     sc = spark.sparkContext
     if ship_package if ship_package is not None else not sc.master.startswith("local"):
-        import tempfile
 
         sc.addPyFile(str(package_zip(Path(tempfile.mkdtemp(prefix="rocketlab-sweep-")))))
     slices = partitions or min(len(trials), max(1, sc.defaultParallelism) * 8)
@@ -256,7 +252,6 @@ def sweep(spark: Any, name: str, seeds: Iterable[int], params: Mapping[str, Sequ
             {"sweep": name, "trials": len(rows), "seconds": round(seconds, 2), "master": sc.master,
              "groups": summary}, indent=1, default=str) + "\n")
         if name == "figure16":
-            from rocketlab.analysis.figure16_report import write_figure16_report
 
             write_figure16_report(rows, target)
     return SweepResult(frame, target, summary, len(rows), seconds)
@@ -303,7 +298,7 @@ def _collect_with_progress(sc: Any, rdd: Any, progress: Callable[[int, int], Non
 
 def _frame(spark: Any, rows: list[dict[str, Any]]) -> Any:
     """The rows as a DataFrame with one column per key any row has (types from the values)."""
-    from pyspark.sql import types as T
+    from pyspark.sql import types as T  # lazy: Spark, only where it runs
 
     keys: list[str] = []
     for row in rows:

@@ -22,16 +22,25 @@ DLedger (RocketMQ keeps Java's defaults).
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
+from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
+from rocketlab.broker.broker import BrokerConfig, make_broker
+from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_codec, make_dledger_broker
+from rocketlab.broker.protocol import broker_codec
+from rocketlab.controller.node import controller_ids
+from rocketlab.controller.wire import ControllerNodeCodec
 from rocketlab.core import NodeSpec
+from rocketlab.dledger.config import DEFAULT_PROFILE, DLedgerConfig
 from rocketlab.errors import ConfigError
 from rocketlab.ha.config import HAConfig
+from rocketlab.peers import parse_peers
 from rocketlab.properties import bool_property as _bool
 from rocketlab.properties import int_property as _int
 
 
 def broker_config_from_properties(props: dict[str, str]):
-    from rocketlab.broker.broker import BrokerConfig
-
     role = props.get("brokerRole", "ASYNC_MASTER")
     if role == "SLAVE" and len(props.get("haMasterAddress", "")) < 6:
         raise ConfigError("a SLAVE needs haMasterAddress=host:port (the master's haListenPort)")
@@ -60,11 +69,6 @@ _DLEDGER_RESERVED = {"group", "self_id", "peers", "store_base_dir", "store_type"
 
 def dledger_broker_config_from_properties(props: dict[str, str]):
     """The DLedgerBrokerConfig of ``enableDLegerCommitLog=true`` (see the module docstring)."""
-    import dataclasses
-    import re
-
-    from rocketlab.broker.dledger_broker import DLedgerBrokerConfig
-    from rocketlab.dledger.config import DEFAULT_PROFILE, DLedgerConfig
 
     dledger: dict[str, str] = {}
     for f in dataclasses.fields(DLedgerConfig):
@@ -96,18 +100,13 @@ def dledger_broker_config_from_properties(props: dict[str, str]):
 
 def build_broker(props: dict[str, str]):
     """The NodeSpec for a broker (see module docstring)."""
-    from rocketlab.broker.broker import make_broker
-    from rocketlab.broker.protocol import broker_codec
-
     if _bool(props, "enableControllerMode", False):
         return _controller_mode_broker(props)
 
     if _bool(props, "enableDLegerCommitLog", False):
-        from rocketlab.broker.dledger_broker import dledger_broker_codec, make_dledger_broker
 
         dconfig = dledger_broker_config_from_properties(props)
         if "selfId" in props and "peers" in props:  # fail at start, not in the first input
-            from rocketlab.peers import parse_peers
 
             dconfig.dledger_config(props["selfId"], tuple(parse_peers(props["peers"])))
         return NodeSpec(lambda ctx: make_dledger_broker(ctx, dconfig, wall_clock=True), dledger_broker_codec())
@@ -125,10 +124,6 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
     ``brokerElectionPriority``, ``controllerHeartBeatTimeoutMills``, ``mappedFileSizeCommitLog``,
     ``haSendHeartbeatInterval``,
     ``haHousekeepingInterval``, ``slaveTimeout``."""
-    from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
-    from rocketlab.controller.node import controller_ids
-    from rocketlab.controller.wire import ControllerNodeCodec
-
     ids = controller_ids(props)
     ha = HAConfig(ha_send_heartbeat_interval=_int(props, "haSendHeartbeatInterval", 5000),
                   ha_housekeeping_interval=_int(props, "haHousekeepingInterval", 20000),

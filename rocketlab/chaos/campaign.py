@@ -22,6 +22,7 @@ A run (:func:`run`):
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import shlex
@@ -39,7 +40,9 @@ from rocketlab.chaos.history import History, Producer, load_history, read_queue
 from rocketlab.chaos.netns import NetNamespaces, available
 from rocketlab.chaos.schedule import FAULTS, LOCAL_FAULTS, Step, make_schedule
 from rocketlab.chaos.systems import System, Topology, configs, properties_text, system
+from rocketlab.dledger.cli import iter_entries
 from rocketlab.errors import RocketlabError
+from rocketlab.store.message_codec import decode_message
 from rocketlab.trace.rundir import fresh_dir
 
 RECOVERY_MS = 10_000
@@ -409,10 +412,7 @@ def member_logs(out: Path, sys_: System) -> dict[str, list[tuple[int, int, str]]
     """A DLedger group's members' logs from their files: (index, term, the message body in the entry)."""
     if sys_.name != "dledger":
         return {}
-    import base64
 
-    from rocketlab.dledger.cli import iter_entries
-    from rocketlab.store.message_codec import decode_message
 
     logs = {}
     for n in sys_.brokers:
@@ -466,7 +466,7 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     (r.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     (r.out / "verdict.json").write_text(json.dumps(verdict, indent=2) + "\n")
     try:
-        from rocketlab.viz.cluster_view.offline import write_viewer
+        from rocketlab.viz.cluster_view.offline import write_viewer  # lazy: loads networkx
 
         write_viewer(r.out, r.out / "timeline.html")
     except RocketlabError as e:

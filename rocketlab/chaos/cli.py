@@ -17,7 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from rocketlab.chaos.campaign import RECOVERY_MS, RunSpec, check_run_dir, run, summary_line
+from rocketlab.chaos.schedule import FAULTS
 from rocketlab.chaos.systems import SYSTEMS
+from rocketlab.chaos.systems import system as make_system
 from rocketlab.errors import ConfigError
 
 
@@ -47,8 +50,6 @@ def register(sub: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    from rocketlab.chaos.schedule import FAULTS
-
     p.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, of {', '.join(FAULTS)}")
     p.add_argument("--rounds", type=int, default=1, help="passes over the fault kinds (default 1)")
     p.add_argument("--recovery-ms", type=int, default=None, help="puts after the heal before reading back")
@@ -59,8 +60,6 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _faults(text: str) -> tuple[str, ...]:
-    from rocketlab.chaos.schedule import FAULTS
-
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     bad = [k for k in kinds if k not in FAULTS]
     if bad or not kinds:
@@ -89,9 +88,6 @@ def _range(text: str, what: str) -> tuple[int, int]:
 
 
 def _spec(system: str, variant: str | None, seed: int, args: argparse.Namespace):
-    from rocketlab.chaos.campaign import RECOVERY_MS, RunSpec
-    from rocketlab.chaos.systems import system as make_system
-
     sysobj = make_system(system, variant)
     if args.rounds < 1:
         raise ConfigError("--rounds must be at least 1")
@@ -102,8 +98,6 @@ def _spec(system: str, variant: str | None, seed: int, args: argparse.Namespace)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from rocketlab.chaos.campaign import run, summary_line
-
     spec = _spec(args.system, args.variant, args.seed, args)
     out = args.out or Path("runs/chaos") / f"{args.system}{'-' + spec.variant if spec.variant else ''}-seed{args.seed}"
     verdict = run(spec, out)
@@ -113,8 +107,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:
-    from rocketlab.chaos.campaign import run, summary_line
-
     out = args.out or Path("runs/chaos/campaign")
     systems = []
     for item in (s.strip() for s in args.systems.split(",") if s.strip()):
@@ -143,8 +135,6 @@ def cmd_campaign(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from rocketlab.chaos.campaign import RunSpec, run, summary_line
-
     spec_path = args.run_dir / "spec.json"
     if not spec_path.exists():
         raise ConfigError(f"{args.run_dir}: not a chaos run directory (no spec.json)")
@@ -156,8 +146,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from rocketlab.chaos.campaign import check_run_dir, summary_line
-
     for name in ("history.jsonl", "reads.json", "spec.json", "schedule.json", "events.jsonl", "meta.json"):
         if not (args.run_dir / name).exists():
             raise ConfigError(f"{args.run_dir}: not a chaos run directory (no {name})")

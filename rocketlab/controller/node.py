@@ -16,7 +16,10 @@ import dataclasses
 import re
 
 from rocketlab.controller.config import ControllerConfig
+from rocketlab.controller.controller_core import ControllerNodeConfig, make_controller
+from rocketlab.controller.wire import ControllerNodeCodec
 from rocketlab.core import NodeSpec
+from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.errors import ConfigError
 
 RUNTIME_KEYS = frozenset({"nodeKind", "selfId", "peers", "runDir", "seed", "traceNetwork", "streamListenPort",
@@ -32,10 +35,6 @@ def controller_ids(props: dict[str, str]) -> tuple[str, ...]:
 
 def build_controller(props: dict[str, str]) -> NodeSpec:
     """The NodeSpec of a controller (see the module docstring)."""
-    from rocketlab.controller.controller_core import ControllerNodeConfig, make_controller
-    from rocketlab.controller.wire import ControllerNodeCodec
-    from rocketlab.dledger.config import DLedgerConfig
-
     ids = controller_ids(props)
     if props.get("selfId") not in ids:
         raise ConfigError(f"selfId={props.get('selfId')!r} is not one of controllerIds ({', '.join(ids)})")

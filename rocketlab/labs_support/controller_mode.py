@@ -9,9 +9,14 @@ return.
 
 from __future__ import annotations
 
+import random
+import statistics
 from pathlib import Path
 from typing import Any
 
+from rocketlab.controller.elect_policy import compare_live_info, java_int
+from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
+from rocketlab.controller.invariants import ControllerModeChecker
 from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
 from rocketlab.scenarios.controller_mode import _put_nowait, controller_leader, master_set, settle
 from rocketlab.scenarios.registry import ScenarioArgs, get_scenario
@@ -160,8 +165,6 @@ def _time_to_new_master(c: Cluster, fault: str, seed: int, phase_ms: int) -> int
     """A few puts, a seed-chosen pause within one heartbeat interval (so the fault does not always fall
     right after a heartbeat), then ``fault`` on the master: ms until another broker is master (None: not
     within 60 s). Closes the cluster."""
-    import random
-
     try:
         for i in range(3):
             c.put(b"before-%d" % i)
@@ -180,8 +183,6 @@ def failover_times(seeds: tuple[int, ...] = (1, 2, 3, 4, 5)) -> list[dict[str, A
     """Controller mode (3 brokers, allAck, RocketMQ's timers) and a broker group on DLedger (3 brokers,
     DLedger's timers): each master's process crashes, then (new clusters, same seeds) each master's host
     fails; ms from the fault to a new master, per design and fault (min, median, max over ``seeds``)."""
-    import statistics
-
     designs: list[tuple[str, Any, int]] = [
         ("controller mode", lambda seed: new_cluster(seed=seed), 1_000),
         ("DLedger commit log", lambda seed: _dledger_brokers(seed), 2_000),
@@ -241,9 +242,6 @@ def expansions(c: Cluster, since_ms: int) -> list[str]:
 def comparator_wrap(gib: tuple[float, ...] = (1, 2, 2.5, 3.9, 4, 4.5, 6.5)) -> list[dict[str, Any]]:
     """DefaultElectPolicy's ``(int)(o2.maxOffset - o1.maxOffset)`` for a broker ``gib`` GiB ahead of
     another (same epoch): the int Java compares, and who sorts first."""
-    from rocketlab.controller.elect_policy import compare_live_info, java_int
-    from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
-
     rows = []
     for g in gib:
         ahead = int(g * 2**30)
@@ -337,8 +335,6 @@ LOSS_RUNS: list[tuple[str, str, str | None]] = [
 def acked_missing(c: Cluster) -> tuple[int, int]:
     """(messages answered PUT_OK, how many of them the current master lacks), from the bytes the
     controller-mode checker recorded at each acknowledgement."""
-    from rocketlab.controller.invariants import ControllerModeChecker
-
     checker = next(k for k in c.checkers if isinstance(k, ControllerModeChecker))
     master = c.leader()
     log = c.node(master).store.commit_log if master is not None else None

@@ -9,6 +9,7 @@ Everything here reads the trace or the cores; the stories themselves are the sch
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from rocketlab.scenarios.dledger_schedules import (
 )
 from rocketlab.sim import Cluster
 from rocketlab.trace.rundir import fresh_dir
+from rocketlab.workspace import resource
 
 __all__ = [
     "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
@@ -218,9 +220,6 @@ def recorded_sweep(path: str | Path | None = None) -> dict[str, Any] | None:
     """The seed sweep recorded by ``benchmarks/bench_profiles.py`` (``dledger-churn`` under each profile):
     when and how it ran, and per profile the runs with a violation, an acknowledged write lost or a group
     that did not converge, per 1000 seeds, with the seeds concerned. None when nothing is recorded."""
-    import json
-
-    from rocketlab.workspace import resource
 
     path = resource(SWEEP_RESULTS) if path is None else Path(path)
     if not path.exists():

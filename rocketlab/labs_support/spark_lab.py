@@ -15,10 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rocketlab.analysis.lost import lost_messages
 from rocketlab.analysis.readers import read_events
+from rocketlab.analysis.session import get_spark
 from rocketlab.sample_data import RUNS, SMALL_STORE, data_root
+from rocketlab.scenarios.tour import master_slave_crash
+from rocketlab.store.index_file import index_key_hash_method
 
 __all__ = [
     "commit_log_of", "cq_cross_check", "crash_runs", "events_per_run", "lost_by_run", "sample_run_dirs",
@@ -28,8 +32,6 @@ __all__ = [
 
 def start_spark(master: str = "local[2]") -> tuple[Any, float]:
     """The kit's SparkSession and how many seconds starting it took (a JVM: once per kernel)."""
-    from rocketlab.analysis.session import get_spark
-
     started = time.perf_counter()
     spark = get_spark(master=master, app_name="rocketlab-lab07")
     return spark, time.perf_counter() - started
@@ -48,7 +50,7 @@ def sample_run_dirs(root: str | Path | None = None) -> list[Path]:
 
 def events_per_run(spark: Any, dirs: Sequence[Path]) -> pd.DataFrame:
     """Per run: events, simulated time, puts and how many were PUT_OK, faults and invariant violations."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     events = read_events(spark, dirs)
     summary = events.groupBy("run").agg(
@@ -72,9 +74,7 @@ def index_lookup(spark: Any, run_dir: Path, key: str, topic: str = "TopicTest") 
     (``rocketmq-index``) whose hash is the key's (``topic#key``, ``IndexFile.indexKeyHashMethod``), joined with
     the records at their physical offsets (``rocketmq-commitlog``) to see whose KEYS they hold: a hash can
     collide, so RocketMQ too reads each record and compares its keys."""
-    from pyspark.sql import functions as F
-
-    from rocketlab.store.index_file import index_key_hash_method
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     index = spark.read.format("rocketmq-index").load(str(run_dir))
     hits = index.filter(F.col("key_hash") == index_key_hash_method(f"{topic}#{key}"))
@@ -90,7 +90,7 @@ def cq_cross_check(spark: Any, dirs: Iterable[Path]) -> pd.DataFrame:
     the same topic, queue id, queue offset and size (``consistent``), at a record that disagrees
     (``mismatched``), or at no record at all (``dangling``: past the log's end or into a cut tail). Runs
     without brokers (a bare DLedger group has no consume queues) are skipped."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     frames = []
     for d in dirs:
@@ -117,8 +117,6 @@ def cq_cross_check(spark: Any, dirs: Iterable[Path]) -> pd.DataFrame:
 def crash_runs(root: Path, seeds: Iterable[int], puts: int = 60) -> list[Path]:
     """For each seed an ASYNC_MASTER and a SYNC_MASTER pair (``rocketlab demo``'s story: ``puts`` puts, the
     master crashes right after the last answer), saved as run directories ``async-<seed>``/``sync-<seed>``."""
-    from rocketlab.scenarios.tour import master_slave_crash
-
     dirs = []
     for seed in seeds:
         for role in ("ASYNC_MASTER", "SYNC_MASTER"):
@@ -132,7 +130,7 @@ def crash_runs(root: Path, seeds: Iterable[int], puts: int = 60) -> list[Path]:
 def lost_by_run(spark: Any, dirs: Sequence[Path]) -> pd.DataFrame:
     """Per run: its role and seed, acknowledged puts, and how many of them no surviving replica holds
     (``lost_messages``: the trace's puts joined with every node's commit log, in one Spark query)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     events = read_events(spark, dirs)
     acked = (events.where((F.col("kind") == "put") & (F.col("status") == "PUT_OK")).groupBy("run")
@@ -148,8 +146,6 @@ def lost_by_run(spark: Any, dirs: Sequence[Path]) -> pd.DataFrame:
 def sweep_progress(description: str) -> Iterator[Callable[[int, int], None]]:
     """A progress bar (rich's; in a notebook it redraws in the cell's output) for a long sweep: yields the
     ``progress(done, total)`` callback :func:`rocketlab.analysis.sweep.sweep` calls as Spark tasks finish."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("tasks"),
                   TimeElapsedColumn()) as bar:
         task = bar.add_task(description, total=None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from rocketlab.net.node import main_node
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("node", help="run one real node (broker or DLedger member) on TCP",
@@ -17,6 +19,4 @@ def register(sub: Any) -> None:
 
 
 def cmd_node(args: argparse.Namespace) -> int:
-    from rocketlab.net.node import main_node
-
     return main_node(args.config)

@@ -140,7 +140,7 @@ def run_event_loop(main: Callable[..., Coroutine[Any, Any, T]], *args: Any, loop
     code with cheaper socket reads, writes and timers: measured in ``bench_dledger.py`` beside asyncio's
     loop in the same run (issue #14). Added for speed; Java's nodes run on Netty's event loops."""
     if event_loop_name(loop) == "uvloop":
-        import uvloop
+        import uvloop  # lazy: optional: absent on Windows
 
         return uvloop.run(main(*args))
     return asyncio.run(main(*args))

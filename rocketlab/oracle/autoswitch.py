@@ -26,8 +26,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
+from rocketlab.broker.protocol import broker_codec
 from rocketlab.core import NodeContext, Output
 from rocketlab.errors import RocketlabError
+from rocketlab.ha.config import HAConfig
+from rocketlab.net.runtime import NetRuntime
+from rocketlab.oracle.ha import free_port
 from rocketlab.oracle.jvm import Oracle, OracleProcess
 from rocketlab.oracle.store import message_spec
 from rocketlab.store.message import Message
@@ -106,12 +111,6 @@ class OurAutoSwitchBroker:
 
     def __init__(self, data_dir: str | os.PathLike[str], broker_id: int, ha_port: int, *, file_size: int = 64 * 1024,
                  heartbeat_ms: int = 1000, node_id: str = "ours") -> None:
-        from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
-        from rocketlab.broker.protocol import broker_codec
-        from rocketlab.ha.config import HAConfig
-        from rocketlab.net.runtime import NetRuntime
-        from rocketlab.oracle.ha import free_port
-
         self.ha_port = ha_port
         self.data_dir = Path(data_dir)
         config = AutoSwitchBrokerConfig(mapped_file_size_commit_log=file_size,

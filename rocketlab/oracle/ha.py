@@ -25,11 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocketlab.broker.protocol import SendMessageRequest, broker_codec
 from rocketlab.errors import RocketlabError
+from rocketlab.net.client import NetClient
 from rocketlab.oracle.jvm import Oracle
 from rocketlab.oracle.store import JavaStore
 from rocketlab.sigstop import pause
 from rocketlab.store.message import Message
+from rocketlab.store.message_codec import BLANK_MAGIC_CODE
 
 
 def free_port() -> int:
@@ -137,9 +140,6 @@ class CrossPair:
         return run_coroutine(self._put_ours(messages))
 
     async def _put_ours(self, messages: list[Message], out: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-        from rocketlab.broker.protocol import SendMessageRequest, broker_codec
-        from rocketlab.net.client import NetClient
-
         client = await NetClient(("127.0.0.1", self.port), broker_codec(), "oracle").connect()
         try:
             out = [] if out is None else out
@@ -255,8 +255,6 @@ class CrossPair:
 def written_length(commitlog: Path, file_size: int) -> int:
     """The end of the written data of a stopped store's commit log: the last file's start plus the position
     after its last record or blank (what recovery finds, without checking CRCs)."""
-    from rocketlab.store.message_codec import BLANK_MAGIC_CODE
-
     files = sorted(p for p in commitlog.iterdir() if p.name.isdigit()) if commitlog.is_dir() else []
     end = 0
     for f in files:

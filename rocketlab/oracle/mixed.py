@@ -29,7 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.dledger.cli import iter_entries
+from rocketlab.dledger.codec import DLedgerCodec
+from rocketlab.dledger.protocol import AppendEntryRequest, DLedgerResponseCode, MetadataRequest
 from rocketlab.errors import RocketlabError
+from rocketlab.net.client import NetClient
+from rocketlab.oracle.dledger import JavaDLedger, member_sizes, our_member
 from rocketlab.oracle.ha import run_coroutine
 from rocketlab.oracle.jvm import Oracle, OracleProcess
 
@@ -130,10 +134,6 @@ class MixedGroup:
         return run_coroutine(self._leader(timeout_s))
 
     async def _leader(self, timeout_s: float) -> str:
-        from rocketlab.dledger.codec import DLedgerCodec
-        from rocketlab.dledger.protocol import MetadataRequest
-        from rocketlab.net.client import NetClient
-
         end = time.monotonic() + timeout_s
         while time.monotonic() < end:
             seen = set()
@@ -157,10 +157,6 @@ class MixedGroup:
         return run_coroutine(self._append_ours(bodies, timeout_s))
 
     async def _append_ours(self, bodies: list[bytes], timeout_s: float) -> list[int]:
-        from rocketlab.dledger.codec import DLedgerCodec
-        from rocketlab.dledger.protocol import AppendEntryRequest, DLedgerResponseCode
-        from rocketlab.net.client import NetClient
-
         leader = await self._leader(30.0)
         client = await NetClient(("127.0.0.1", self.ports[leader]), DLedgerCodec()).connect()
         try:
@@ -220,8 +216,6 @@ class MixedGroup:
     def read_back(self, node: str) -> dict[str, Any]:
         """After :meth:`stop_all`: ``node``'s store read by its own language (Java's recovery for a Java
         member, ours for ours), on a copy: state and every entry (index, term, pos, size, magic, body)."""
-        from rocketlab.oracle.dledger import JavaDLedger, member_sizes, our_member
-
         copy = self.workdir / "read-back" / node
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(self.member_dir(node), copy / f"dledger-{node}")

@@ -47,8 +47,10 @@ digest (``reference/controller.md`` section 4) says the Java tests do not cover.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+from rocketlab.broker.protocol import PullMessageRequest
 from rocketlab.errors import ConfigError, RocketlabError
 from rocketlab.scenarios.dledger import churn_step
 from rocketlab.scenarios.registry import (
@@ -60,6 +62,7 @@ from rocketlab.scenarios.registry import (
     summarize,
 )
 from rocketlab.sim.cluster import Cluster
+from rocketlab.store import Message
 
 
 def running(c: Cluster) -> bool:
@@ -237,8 +240,6 @@ def run_churn(c: Cluster, rounds: int = 30, interval_ms: int = 1_000, settle_ms:
     and with some probability a random node (broker or controller) is cut off, comes back, or crashes.
     Then everything heals and restarts; the brokers must converge on one master whose log holds every
     message acknowledged PUT_OK (the checker judges every event on the way)."""
-    import random
-
     rng = random.Random(f"{c.seed}/controller-churn")
     acked: list[Any] = []
     cut: list[str] = []
@@ -268,8 +269,6 @@ def run_churn(c: Cluster, rounds: int = 30, interval_ms: int = 1_000, settle_ms:
 
 
 def _put_nowait(c: Cluster, node: str, body: bytes) -> Any:
-    from rocketlab.store import Message
-
     handles: list[Any] = []
 
     def put(core: Any, now_ms: int) -> Any:
@@ -297,8 +296,6 @@ def scenario_churn(args: ScenarioArgs) -> ScenarioResult:
 
 def consumed(c: Cluster, node: str, topic: str = "TopicTest", queue_id: int = 0) -> dict[int, bytes]:
     """What a consumer reads from ``node``'s queue, by queue offset (every unit from offset 0)."""
-    from rocketlab.broker.protocol import PullMessageRequest
-
     got: dict[int, bytes] = {}
     offset = 0
     while True:

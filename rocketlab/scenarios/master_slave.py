@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from rocketlab.errors import ConfigError
 from rocketlab.scenarios.registry import (
     Scenario,
@@ -17,8 +19,6 @@ from rocketlab.sim.cluster import Cluster
 def _master_crash(role: str, name: str):
     def run(args: ScenarioArgs) -> ScenarioResult:
         """Steady puts on a master and its slave, then the master crashes: count what was lost."""
-        import random
-
         if args.profile not in (None, "4.x", "5.x"):
             raise ConfigError(f"master-slave profiles are 4.x (default) or 5.x, not {args.profile!r}")
         ha = {"in_sync_replicas": 1} if args.profile == "5.x" else {}
