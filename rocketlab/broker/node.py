@@ -22,6 +22,7 @@ DLedger (RocketMQ keeps Java's defaults).
 
 from __future__ import annotations
 
+from rocketlab.broker.protocol import auto_switch_broker_codec
 from rocketlab.core import NodeSpec
 from rocketlab.errors import ConfigError
 from rocketlab.ha.config import HAConfig
@@ -127,7 +128,6 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
     ``haHousekeepingInterval``, ``slaveTimeout``."""
     from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
     from rocketlab.controller.node import controller_ids
-    from rocketlab.controller.wire import ControllerNodeCodec
 
     ids = controller_ids(props)
     ha = HAConfig(ha_send_heartbeat_interval=_int(props, "haSendHeartbeatInterval", 5000),
@@ -148,5 +148,5 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
     if port <= 0:
         raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")
     return NodeSpec(lambda ctx: AutoSwitchBrokerCore(ctx, config, controllers=ids),
-                    ControllerNodeCodec(serves=("broker", "controller-notify")),
+                    auto_switch_broker_codec(),
                     stream_listen_port=port)
