@@ -7,7 +7,12 @@ import pytest
 
 from rocketlab.broker.dledger_broker import dledger_broker_codec
 from rocketlab.broker.group_check import DLedgerGroupCheckRequest
-from rocketlab.broker.protocol import BROKER_FAMILY, SendMessageRequest, auto_switch_broker_codec, broker_codec
+from rocketlab.broker.protocol import (
+    BROKER_FAMILY,
+    SendMessageRequest,
+    auto_switch_broker_codec,
+    broker_codec,
+)
 from rocketlab.controller import protocol as p
 from rocketlab.controller.wire import ControllerNodeCodec, NotifyBrokerRoleChanged
 from rocketlab.dledger.codec import DLEDGER_FAMILY, DLedgerCodec
