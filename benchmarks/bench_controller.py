@@ -32,6 +32,7 @@ from _common import free_port, line, record, start_node, stop  # noqa: E402
 from bench_ha import producers, write_group  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
+from rocketlab.broker.protocol import broker_codec  # noqa: E402
 from rocketlab.controller.protocol import GetReplicaInfoRequestHeader  # noqa: E402
 from rocketlab.controller.wire import ControllerNodeCodec  # noqa: E402
 from rocketlab.net.client import NetClient  # noqa: E402
@@ -123,8 +124,8 @@ def controller_puts(tmp: Path, all_ack: bool, concurrency: int, total: int) -> d
     procs = [start_node(c) for c in configs]
     try:
         master = asyncio.run(_master_when_in_sync(ports, 2))
-        asyncio.run(producers(ports[master], 8, 64, ControllerNodeCodec()))  # warm-up
-        return asyncio.run(producers(ports[master], concurrency, total, ControllerNodeCodec()))
+        asyncio.run(producers(ports[master], 8, 64, broker_codec()))  # warm-up
+        return asyncio.run(producers(ports[master], concurrency, total, broker_codec()))
     finally:
         stop(*procs)
 

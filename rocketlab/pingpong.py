@@ -110,10 +110,10 @@ _PONG_SIZE = len(encode_command(RemotingCommand(0, flag=1, ext_fields={"sentMs":
 
 
 class PingPongCodec(RemotingCodec):
-    """The remoting codec of a ping/pong node: it serves the ping/pong codes."""
+    """The remoting codec of a ping/pong node: the ping/pong messages, which it serves."""
 
     def __init__(self) -> None:
-        super().__init__(serves=("pingpong",))
+        super().__init__((PINGPONG_FAMILY,))
 
 
 @dataclass(frozen=True)

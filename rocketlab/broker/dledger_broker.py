@@ -66,16 +66,23 @@ from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.dledger_commit_log import ROCKETMQ_VERSIONS, broker_id_of
 from rocketlab.broker.dledger_message_store import DLedgerMessageStore
 from rocketlab.broker.dledger_role_change_handler import DLedgerRoleChangeHandler
-from rocketlab.broker.group_check import DLedgerGroupCheckRequest, DLedgerGroupCheckResponse
+from rocketlab.broker.group_check import (
+    GROUP_CHECK_FAMILY,
+    DLedgerGroupCheckRequest,
+    DLedgerGroupCheckResponse,
+)
 from rocketlab.broker.protocol import (
+    BROKER_FAMILY,
     PullMessageRequest,
     PullMessageResponse,
     SendMessageRequest,
 )
 from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
+from rocketlab.dledger.codec import DLEDGER_FAMILY
 from rocketlab.dledger.config import DLedgerConfig, members_peers
 from rocketlab.dledger.protocol import MESSAGE_TYPES as DLEDGER_MESSAGES
 from rocketlab.errors import ConfigError
+from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.store import Message, PutMessageResult
 from rocketlab.store.config import BrokerRole
 
@@ -84,12 +91,10 @@ CHECK_REQUEST_BASE = 1 << 41  # request ids of the group check
 _DLEDGER_TYPES = frozenset(DLEDGER_MESSAGES)
 
 
-def dledger_broker_codec() -> Any:
-    """The remoting codec of a broker on DLedger: it serves DLedger's RPCs, the broker's requests and the
-    group check on its one message port."""
-    from rocketlab.remoting.codec import RemotingCodec
-
-    return RemotingCodec(serves=("dledger", "broker", "group-check"))
+def dledger_broker_codec() -> RemotingCodec:
+    """The remoting codec of a broker on DLedger: it sends and serves DLedger's RPCs, the broker's requests
+    and the group check on its one message port."""
+    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, GROUP_CHECK_FAMILY))
 
 
 # ---------------------------------------------------------------------- config

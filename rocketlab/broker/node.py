@@ -28,9 +28,8 @@ import re
 from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
 from rocketlab.broker.broker import BrokerConfig, make_broker
 from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_codec, make_dledger_broker
-from rocketlab.broker.protocol import broker_codec
+from rocketlab.broker.protocol import auto_switch_broker_codec, broker_codec
 from rocketlab.controller.node import controller_ids
-from rocketlab.controller.wire import ControllerNodeCodec
 from rocketlab.core import NodeSpec
 from rocketlab.dledger.config import DEFAULT_PROFILE, DLedgerConfig
 from rocketlab.errors import ConfigError
@@ -143,5 +142,5 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
     if port <= 0:
         raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")
     return NodeSpec(lambda ctx: AutoSwitchBrokerCore(ctx, config, controllers=ids),
-                    ControllerNodeCodec(serves=("broker", "controller-notify")),
+                    auto_switch_broker_codec(),
                     stream_listen_port=port)

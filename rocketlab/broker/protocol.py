@@ -15,6 +15,10 @@
   in one round trip under code 21 (simplified: Java makes four; the body is the kit's JSON of the four);
 * ``UpdateConsumerOffsetRequest`` — UPDATE_CONSUMER_OFFSET (15), ``UpdateConsumerOffsetRequestHeader``.
 
+:data:`BROKER_FAMILY` maps them to commands; :func:`broker_codec` is a classic broker's codec,
+:func:`auto_switch_broker_codec` a controller-mode broker's (it also sends the controller RPCs and
+serves the role-change notices of :mod:`rocketlab.controller.wire`).
+
 Java: ``common/protocol/RequestCode``, ``ResponseCode``, ``header/SendMessageRequestHeader`` (and V2),
 ``SendMessageResponseHeader``, ``PullMessageRequestHeader``, ``PullMessageResponseHeader``,
 ``UpdateConsumerOffsetRequestHeader`` (4.9.5; 5.3.3's carry the same fields plus null ones).
@@ -29,7 +33,9 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from rocketlab.controller.wire import CONTROLLER_FAMILY, NOTIFY_FAMILY
 from rocketlab.errors import CodecError
+from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import RemotingCommand, RemotingSysResponseCode
 from rocketlab.remoting.family import Family, Parts
 from rocketlab.remoting.headers import Header, props
@@ -353,8 +359,13 @@ class BrokerFamily(Family):
 BROKER_FAMILY = BrokerFamily()
 
 
-def broker_codec() -> Any:
-    """The remoting codec of a classic broker (it serves the broker's request codes)."""
-    from rocketlab.remoting.codec import RemotingCodec
+def broker_codec() -> RemotingCodec:
+    """The remoting codec of a classic broker and its clients: the broker's requests (SlaveSynchronize's
+    too), which it serves."""
+    return RemotingCodec((BROKER_FAMILY,))
 
-    return RemotingCodec(serves=("broker",))
+
+def auto_switch_broker_codec() -> RemotingCodec:
+    """The remoting codec of a controller-mode broker (:mod:`rocketlab.broker.auto_switch_broker`): it serves
+    the broker's requests and the controllers' role-change notices, and sends the controller RPCs."""
+    return RemotingCodec((BROKER_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY), serves=("broker", "controller-notify"))

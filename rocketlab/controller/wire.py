@@ -42,6 +42,7 @@ from typing import Any
 
 from rocketlab.controller import protocol
 from rocketlab.controller.protocol import ControllerRequestCode as RC
+from rocketlab.dledger.codec import DLEDGER_FAMILY
 from rocketlab.errors import CodecError
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import RemotingCommand
@@ -443,8 +444,11 @@ NOTIFY_FAMILY = NotifyFamily()
 
 
 class ControllerNodeCodec(RemotingCodec):
-    """The remoting codec of every node of a controller-mode cluster in the simulator (it serves every
-    family); ``rocketlab node`` gives controllers and brokers each the codes they serve."""
+    """The remoting codec of a controller: the controller RPCs, the role-change notices it sends and its
+    DLedger group's RPCs. ``serves`` (default: all three) - ``rocketlab node`` gives a controller the
+    controller RPCs and DLedger's; the simulator's controller-mode cluster, whose brokers send the
+    controller RPCs and take the notices, serves them all (:func:`rocketlab.broker.protocol.auto_switch_broker_codec`
+    is a broker's on TCP)."""
 
     def __init__(self, serves: tuple[str, ...] | None = None) -> None:
-        super().__init__(serves)
+        super().__init__((CONTROLLER_FAMILY, NOTIFY_FAMILY, DLEDGER_FAMILY), serves)

@@ -384,7 +384,7 @@ DLEDGER_FAMILY = DLedgerFamily()
 
 
 class DLedgerCodec(RemotingCodec):
-    """The remoting codec of a DLedger member and its clients: it serves DLedger's request codes."""
+    """The remoting codec of a DLedger member and its clients: DLedger's RPCs, which it serves."""
 
     def __init__(self) -> None:
-        super().__init__(serves=("dledger",))
+        super().__init__((DLEDGER_FAMILY,))

@@ -5,5 +5,6 @@
   NetClient, a client of a node's port; :mod:`~rocketlab.net.node` — the ``rocketlab node --config
   FILE`` entry point and the registry of node kinds (``NODE_KINDS``; ``EXEC_KINDS`` for programs that take
   the process over, such as the real Java DLedger member ``java-dledger`` that :mod:`rocketlab.oracle`
-  registers). Peer lists are parsed by :mod:`rocketlab.peers`.
+  registers); :mod:`~rocketlab.net.families` — ``ALL_FAMILIES``, every message family, for a codec
+  that must read any node's messages. Peer lists are parsed by :mod:`rocketlab.peers`.
 """

@@ -12,17 +12,19 @@ import asyncio
 from typing import Any
 
 from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
+from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import RemotingCommand
 from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
 
 
 class NetClient:
-    """``client_id`` names the client in error messages (the wire carries no client name)."""
+    """``codec``: the node kind's (default: one that knows every family, :data:`ALL_FAMILIES`);
+    ``client_id`` names the client in error messages (the wire carries no client name)."""
 
     def __init__(self, address: tuple[str, int], codec: Any | None = None, client_id: str = "client") -> None:
         self.address = address
-        self.codec = codec if codec is not None else RemotingCodec()
+        self.codec = codec if codec is not None else RemotingCodec(ALL_FAMILIES)
         self.client_id = client_id
         self.proto = RemotingConnection()
         self.waiting: dict[int, tuple[asyncio.Future, Any]] = {}

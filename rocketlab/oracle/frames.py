@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.oracle.jvm import Oracle
 from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
 
@@ -251,7 +252,7 @@ def java_header_frames(oracle: Oracle, workdir: str | os.PathLike[str]) -> list[
     from rocketlab.remoting.codec import RemotingCodec
     from rocketlab.remoting.command import encode_command
 
-    codec = RemotingCodec()
+    codec = RemotingCodec(ALL_FAMILIES)
     out = []
     with oracle.start(workdir, name=f"frames-{oracle.release}") as proc:
         for name, msg in header_cases()[oracle.release]:

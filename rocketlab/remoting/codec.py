@@ -1,9 +1,10 @@
 """RemotingCodec: the one codec of every node kind - messages to RocketMQ remoting frames and back.
 
-Every family of messages (:data:`FAMILIES`: DLedger's RPCs, a broker's requests, the controller RPCs,
-the kit's own group check and ping/pong) maps its classes to request codes, ext fields and bodies
-(:class:`~rocketlab.remoting.family.Family`); this codec routes by class on the way out and by request
-code on the way in, and decodes a response through the family of the request it answers.
+Every family of messages (DLedger's RPCs, a broker's requests, the controller RPCs, the kit's own group
+check and ping/pong) maps its classes to request codes, ext fields and bodies
+(:class:`~rocketlab.remoting.family.Family`); a codec is given the families its node kind sends and
+receives, routes by class on the way out and by request code on the way in, and decodes a response
+through the family of the request it answers.
 
 * ``encode(msg)`` / ``decode(data, answers=None)``: a whole frame (opaque 0), what the simulator uses
   when it serialises; ``answers`` is the request a response answers (the request, its class or the
@@ -12,16 +13,20 @@ code on the way in, and decodes a response through the family of the request it 
   runtime uses with :class:`~rocketlab.remoting.connection.RemotingConnection`;
 * ``wire_size(msg)``: a frame's size without encoding (the simulator's byte counts), where a family
   can tell it;
-* ``serves``: the families whose requests this node answers; a request of any other code is
-  :class:`~rocketlab.remoting.family.UnsupportedRequest` (the runtime answers REQUEST_CODE_NOT_SUPPORTED,
-  as ``NettyRemotingAbstract`` does for a code without a processor).
+* ``families``: the :class:`~rocketlab.remoting.family.Family` objects it knows (a message of any other
+  class is a ``CodecError``: no message family has it);
+* ``serves``: the names of the families whose requests this node answers (default: all it knows); a
+  request of any other code is :class:`~rocketlab.remoting.family.UnsupportedRequest` (the runtime
+  answers REQUEST_CODE_NOT_SUPPORTED, as ``NettyRemotingAbstract`` does for a code without a processor).
 
-Families are named by import path, loaded on first use, so this module imports no protocol package.
+The package that owns a node kind builds its codec with its own families (``DLedgerCodec``,
+``broker_codec``, ``dledger_broker_codec``, ...); the places that need every family import them
+(:data:`rocketlab.net.families.ALL_FAMILIES`). So this module imports no protocol package: remoting is the
+bottom of the cores.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -35,39 +40,21 @@ from rocketlab.remoting.command import (
 )
 from rocketlab.remoting.family import Family, UnsupportedRequest
 
-FAMILIES: dict[str, str] = {
-    "dledger": "rocketlab.dledger.codec:DLEDGER_FAMILY",
-    "broker": "rocketlab.broker.protocol:BROKER_FAMILY",
-    "group-check": "rocketlab.broker.group_check:GROUP_CHECK_FAMILY",
-    "controller": "rocketlab.controller.wire:CONTROLLER_FAMILY",
-    "controller-notify": "rocketlab.controller.wire:NOTIFY_FAMILY",
-    "pingpong": "rocketlab.pingpong:PINGPONG_FAMILY",
-}
-"""Family name -> ``"module:attribute"`` of its :class:`Family`."""
-
-_LOADED: dict[str, Family] = {}
-
-
-def family(name: str) -> Family:
-    """The family registered under ``name`` (imported on first use)."""
-    fam = _LOADED.get(name)
-    if fam is None:
-        if name not in FAMILIES:
-            raise CodecError(f"no message family {name!r} (known: {', '.join(FAMILIES)})")
-        module, _, attr = FAMILIES[name].partition(":")
-        fam = _LOADED[name] = getattr(importlib.import_module(module), attr)
-    return fam
-
 
 class RemotingCodec:
-    """See the module docstring. ``serves``: family names (default: all of them)."""
+    """See the module docstring. ``families``: the families this node kind sends and receives, in the
+    order they are consulted; ``serves``: the names of those whose requests it answers (default: all)."""
 
     decodes_replies = True
     """A response is read as the answer to its request: ``decode(data, answers)``."""
 
-    def __init__(self, serves: Iterable[str] | None = None) -> None:
-        names = tuple(FAMILIES) if serves is None else tuple(serves)
-        self.families = [family(n) for n in FAMILIES]
+    def __init__(self, families: Iterable[Family], serves: Iterable[str] | None = None) -> None:
+        self.families = list(families)
+        by_name = {fam.name: fam for fam in self.families}
+        names = tuple(by_name) if serves is None else tuple(serves)
+        for n in names:
+            if n not in by_name:
+                raise CodecError(f"no message family {n!r} (known: {', '.join(by_name)})")
         self.serves = names
         self._out: dict[type, Family] = {}
         for fam in self.families:
@@ -75,9 +62,8 @@ class RemotingCodec:
                 self._out.setdefault(t, fam)
         self._in: dict[int, Family] = {}
         for n in names:
-            fam = family(n)
-            for code in fam.codes:
-                self._in.setdefault(code, fam)
+            for code in by_name[n].codes:
+                self._in.setdefault(code, by_name[n])
         self._sizers = {t: fam.wire_size for t, fam in self._out.items()}
         self._request_names = {t.__name__: t for fam in self.families for t in fam.requests}
 

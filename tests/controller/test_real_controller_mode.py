@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest
+from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest, broker_codec
 from rocketlab.controller.protocol import GetReplicaInfoRequestHeader
 from rocketlab.controller.wire import ControllerNodeCodec, GetMetadataInfoRequest
 from rocketlab.net.client import NetClient
@@ -97,7 +97,7 @@ def test_killing_the_master_and_the_controller_leader_loses_no_acknowledged_mess
 
             _, info = await _until(full_set, 60, "master with all three brokers in sync")
             master = info.header.master_address
-            producer = await NetClient(("127.0.0.1", group.ports[master]), ControllerNodeCodec(), "producer").connect()
+            producer = await NetClient(("127.0.0.1", group.ports[master]), broker_codec(), "producer").connect()
             acked = []
             for i in range(20):
                 reply = await producer.request(SendMessageRequest("TopicTest", b"msg-%d" % i, 0), timeout_s=5)
@@ -117,7 +117,7 @@ def test_killing_the_master_and_the_controller_leader_loses_no_acknowledged_mess
             _, info = await _until(new_master, 60, "new master")
             assert info.header.master_epoch >= 2
             took = time.monotonic() - started
-            consumer = await NetClient(("127.0.0.1", group.ports[info.header.master_address]), ControllerNodeCodec(),
+            consumer = await NetClient(("127.0.0.1", group.ports[info.header.master_address]), broker_codec(),
                                        "consumer").connect()
             bodies: list[bytes] = []
             end = time.monotonic() + 20

@@ -29,6 +29,7 @@ from rocketlab.dledger.protocol import (
     VoteResponse,
     VoteResult,
 )
+from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.oracle.frames import (
     capture_dledger_group,
     exchanges,
@@ -65,7 +66,7 @@ def test_rocketmqs_header_classes_encode_our_bytes_and_decode_our_frames(tmp_pat
     from .conftest import need_oracle
 
     oracle = need_oracle(release)
-    codec = RemotingCodec()
+    codec = RemotingCodec(ALL_FAMILIES)
     for case in java_header_frames(oracle, tmp_path):
         java = parse_frame(base64.b64decode(case["java"]))
         if java.ext_fields is not None:

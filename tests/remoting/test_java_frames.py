@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rocketlab.dledger.codec import DLedgerCodec
+from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.oracle.frames import header_cases
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import encode_command, parse_frame
@@ -52,7 +53,7 @@ def test_header_frames_are_the_ones_rocketmqs_own_classes_encode(release):
     frames = json.loads((DATA / f"headers-{release}.json").read_text())["frames"]
     cases = dict(header_cases()[release])
     assert [f["name"] for f in frames] == list(cases)
-    codec = RemotingCodec()
+    codec = RemotingCodec(ALL_FAMILIES)
     for frame in frames:
         java = parse_frame(base64.b64decode(frame["java"]))
         ours = codec.command(cases[frame["name"]], opaque=7)
