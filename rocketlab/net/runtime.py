@@ -40,6 +40,7 @@ import contextlib
 import errno
 import itertools
 import logging
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -535,8 +536,6 @@ async def _serve(handler: Any, address: tuple[str, int]) -> asyncio.base_events.
 
 
 def _nodelay(writer: asyncio.StreamWriter) -> None:
-    import socket
-
     sock = writer.get_extra_info("socket")
     if sock is not None:
         with contextlib.suppress(OSError):

@@ -22,12 +22,19 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlab.broker import protocol as b
+from rocketlab.controller import protocol as p
+from rocketlab.controller import wire as w
+from rocketlab.dledger.codec import DLedgerCodec
 from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.oracle.jvm import Oracle
+from rocketlab.remoting.codec import RemotingCodec
+from rocketlab.remoting.command import encode_command, parse_frame
 from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
 
 
@@ -154,16 +161,12 @@ async def _capture(oracle: Oracle, work: Path, members: int, appends: int, settl
 
 def exchanges(frames: list[CapturedFrame]) -> list[tuple[CapturedFrame, CapturedFrame | None]]:
     """Each request with the response that answered it (same connection, same opaque), or None."""
-    from rocketlab.remoting.command import parse_frame
-
     responses = {(f.conn, parse_frame(f.raw).opaque): f for f in frames if f.direction == "response"}
     return [(f, responses.get((f.conn, parse_frame(f.raw).opaque))) for f in frames if f.direction == "request"]
 
 
 def sample(frames: list[CapturedFrame]) -> list[dict[str, Any]]:
     """One exchange per request kind (a PUSH per push type): the test data's shape."""
-    from rocketlab.dledger.codec import DLedgerCodec
-
     codec = DLedgerCodec()
     out, seen = [], set()
     for request, response in exchanges(frames):
@@ -186,10 +189,6 @@ _B5 = "org.apache.rocketmq.remoting.protocol.header."
 def header_cases() -> dict[str, list[tuple[str, Any]]]:
     """Per release, (name, message) of every header-carrying message the kit sends: the broker's
     requests and answers (both releases), the controller RPCs and answers (5.3.3)."""
-    from rocketlab.broker import protocol as b
-    from rocketlab.controller import protocol as p
-    from rocketlab.controller import wire as w
-
     broker = [
         ("send", b.SendMessageRequest("TopicTest", b"hello", 2, "TagA", "k1 k2", {"a": "b"}, "pg", 1700000000000)),
         ("pull", b.PullMessageRequest("TopicTest", 1, 5, 32, "cg")),
@@ -225,9 +224,6 @@ def header_cases() -> dict[str, list[tuple[str, Any]]]:
 
 def header_class(msg: Any, release: str) -> str | None:
     """The Java header class ``msg`` carries, in ``release``'s package (None: no header)."""
-    from rocketlab.broker import protocol as b
-    from rocketlab.controller import wire as w
-
     by_type = {b.SendMessageRequest: b.SEND_MESSAGE_REQUEST_HEADER, b.PullMessageRequest: b.PULL_MESSAGE_REQUEST_HEADER,
                b.UpdateConsumerOffsetRequest: b.UPDATE_CONSUMER_OFFSET_REQUEST_HEADER,
                b.SendMessageResponse: b.SEND_MESSAGE_RESPONSE_HEADER, b.PullMessageResponse: b.PULL_MESSAGE_RESPONSE_HEADER,
@@ -249,9 +245,6 @@ def header_class(msg: Any, release: str) -> str | None:
 def java_header_frames(oracle: Oracle, workdir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Each case of :func:`header_cases` for the oracle's release, as the release's own classes encode
     it (our command's fields set on the header class; opaque 7): name, Java's frame, our frame."""
-    from rocketlab.remoting.codec import RemotingCodec
-    from rocketlab.remoting.command import encode_command
-
     codec = RemotingCodec(ALL_FAMILIES)
     out = []
     with oracle.start(workdir, name=f"frames-{oracle.release}") as proc:
@@ -266,8 +259,6 @@ def java_header_frames(oracle: Oracle, workdir: str | os.PathLike[str]) -> list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    import tempfile
-
     args = argv if argv is not None else sys.argv[1:]
     if len(args) != 1:
         print("usage: python -m rocketlab.oracle.frames DIR", file=sys.stderr)

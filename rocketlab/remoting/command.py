@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketlab.errors import RemoteProtocolError
-from rocketlab.remoting.fastjson import dumps, hashmap_order, loads
+from rocketlab.remoting.fastjson import dumps, field_hash, hashmap_order, loads
 
 MAX_FRAME = 16 * 1024 * 1024
 """``NettyDecoder``'s ``FRAME_MAX_LENGTH`` (``com.rocketmq.remoting.frameMaxLength``): the largest frame,
@@ -124,8 +124,6 @@ def ext_fields_order(header: HeaderClass, present: frozenset[str]) -> tuple[str,
     the fields in a ``HashSet<Field>`` (hashed by declaring class and name), ``makeCustomHeaderToNet``
     copies them in that set's order into a ``HashMap<String, String>``, which fastjson writes in its
     own iteration order."""
-    from rocketlab.remoting.fastjson import field_hash
-
     names = [f.name for f in header.fields]
     hashes = [field_hash(f.declaring_class, f.name) for f in header.fields]
     in_set_order = hashmap_order(names, hashes)
