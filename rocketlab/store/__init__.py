@@ -15,7 +15,10 @@ Map of the modules (each models the Java class it names):
   :mod:`~rocketlab.store.reput`;
 * :mod:`~rocketlab.store.recovery` (normal and abnormal recovery, with a report),
   :mod:`~rocketlab.store.crash` (a simulated kill or power loss, for the simulator);
-* :mod:`~rocketlab.store.message_store` (``DefaultMessageStore``, alias ``MessageStore``),
+* :mod:`~rocketlab.store.message_store` (``DefaultMessageStore``, alias ``MessageStore``: its
+  lifecycle), with the rest of the class by job: :mod:`~rocketlab.store.message_store_put`,
+  :mod:`~rocketlab.store.message_store_dispatch`, :mod:`~rocketlab.store.message_store_get`,
+  :mod:`~rocketlab.store.message_store_services` and :mod:`~rocketlab.store.message_store_ha`;
   :mod:`~rocketlab.store.clean_service` (retention), :mod:`~rocketlab.store.service_thread`;
 * :mod:`~rocketlab.store.cli` (``rocketlab commitlog dump`` / ``rocketlab consumequeue dump``).
 
