@@ -52,7 +52,7 @@ from rocketlab.dledger.entry import BODY_OFFSET, VALID_MAGICS
 from rocketlab.errors import RocketlabError
 from rocketlab.store.consume_queue import INT_MAX
 from rocketlab.store.index_file import HASH_SLOT_SIZE, INDEX_HEADER_SIZE, INDEX_SIZE
-from rocketlab.store.message_codec import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, cal_msg_length
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, cal_msg_length
 
 BATCH = 65536
 """Records per Arrow batch (at most): Spark took in a Python data source's prebuilt Arrow batches of the

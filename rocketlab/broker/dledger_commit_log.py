@@ -76,17 +76,17 @@ from rocketlab.store.config import MessageStoreConfig
 from rocketlab.store.dispatch_request import DispatchRequest
 from rocketlab.store.message import PROPERTY_DELAY_TIME_LEVEL, Message, MessageSysFlag
 from rocketlab.store.message_batch import MessageExtBatch
-from rocketlab.store.message_codec import (
+from rocketlab.store.message_codec import check_message_and_return_size as check_old_format
+from rocketlab.store.message_codec import create_message_id
+from rocketlab.store.message_ext_encoder import MessageRejected
+from rocketlab.store.record_layout import (
     BLANK_MAGIC_CODE,
     END_FILE_MIN_BLANK_LENGTH,
     MESSAGE_MAGIC_CODE,
     MESSAGE_MAGIC_CODE_V2,
     PHY_POS_POSITION,
-    MessageRejected,
-    create_message_id,
     stamp_record,
 )
-from rocketlab.store.message_codec import check_message_and_return_size as check_old_format
 from rocketlab.store.recovery import RecoveryReport, recover_normally
 from rocketlab.store.status import (
     AppendMessageResult,

@@ -4,8 +4,10 @@ Map of the modules (each models the Java class it names):
 
 * :mod:`~rocketlab.store.message` (``Message``, ``MessageExt``, ``MessageSysFlag``, properties,
   Java ``String.hashCode``), :mod:`~rocketlab.store.message_batch` (the producer's packed batch,
-  ``MessageExtBatch``) and :mod:`~rocketlab.store.message_codec` (the record layout:
-  ``MessageExtEncoder``, ``MessageDecoder``, ``checkMessageAndReturnSize``, the blank);
+  ``MessageExtBatch``), :mod:`~rocketlab.store.record_layout` (magic codes, field positions, lengths,
+  the stamps, the blank), :mod:`~rocketlab.store.message_ext_encoder` (``MessageExtEncoder``) and
+  :mod:`~rocketlab.store.message_codec` (``MessageDecoder``, ``checkMessageAndReturnSize``, the
+  one-record encode functions);
 * :mod:`~rocketlab.store.mapped_file` / :mod:`~rocketlab.store.mapped_file_queue` (files named by
   offset, positions, rolling, truncation, expiry);
 * :mod:`~rocketlab.store.commit_log` (put, batch put, ``get_data``/``append_data`` for HA) and
@@ -43,18 +45,20 @@ from rocketlab.store.mapped_file_queue import MappedFileQueue
 from rocketlab.store.message import Message, MessageExt, MessageSysFlag, java_string_hash
 from rocketlab.store.message_batch import MessageExtBatch
 from rocketlab.store.message_codec import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    MessageExtEncoder,
     check_message_and_return_size,
     decode_message,
     decode_messages,
     encode_message,
-    stamp_record,
 )
+from rocketlab.store.message_ext_encoder import MessageExtEncoder
 from rocketlab.store.message_filter import MessageFilter, TagsMessageFilter
 from rocketlab.store.message_store import DefaultMessageStore, MessageStore
+from rocketlab.store.record_layout import (
+    BLANK_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    stamp_record,
+)
 from rocketlab.store.recovery import RecoveryReport
 from rocketlab.store.status import (
     AppendMessageResult,

@@ -6,13 +6,13 @@ Models ``DefaultMessageStore.getMessage`` (with ``isTheBatchFull`` and ``nextOff
 
 from __future__ import annotations
 
-from rocketlab.errors import StoreError
+from rocketlab.errors import CodecError, StoreError
 from rocketlab.store.commit_log import CommitLog
 from rocketlab.store.config import CQ_STORE_UNIT_SIZE, BrokerRole, MessageStoreConfig
 from rocketlab.store.consume_queue import UNIT, ConsumeQueue
 from rocketlab.store.index_service import IndexService
 from rocketlab.store.message import MessageExt
-from rocketlab.store.message_codec import CodecError, decode_message
+from rocketlab.store.message_codec import decode_message
 from rocketlab.store.message_filter import MessageFilter
 from rocketlab.store.status import (
     GetMessageResult,

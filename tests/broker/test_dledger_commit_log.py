@@ -29,7 +29,7 @@ from rocketlab.errors import CodecError, ConfigError
 from rocketlab.remoting.command import RemotingCommand, encode_command, parse_frame
 from rocketlab.remoting.family import UnsupportedRequest
 from rocketlab.store import Message, PutMessageStatus, encode_message
-from rocketlab.store.message_codec import PHY_POS_POSITION, encode_blank
+from rocketlab.store.record_layout import PHY_POS_POSITION, encode_blank
 
 Code = DLedgerResponseCode
 
