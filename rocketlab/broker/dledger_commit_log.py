@@ -72,10 +72,7 @@ from rocketlab.store.message import PROPERTY_DELAY_TIME_LEVEL, Message, MessageS
 from rocketlab.store.message_batch import MessageExtBatch
 from rocketlab.store.message_codec import create_message_id
 from rocketlab.store.message_ext_encoder import MessageRejected
-from rocketlab.store.record_layout import (
-    PHY_POS_POSITION,
-    stamp_record,
-)
+from rocketlab.store.record_layout import PHY_POS_POSITION, stamp_record
 from rocketlab.store.status import (
     AppendMessageResult,
     AppendMessageStatus,

@@ -14,11 +14,7 @@ from rocketlab.store.index_service import IndexService
 from rocketlab.store.message import MessageExt
 from rocketlab.store.message_codec import decode_message
 from rocketlab.store.message_filter import MessageFilter
-from rocketlab.store.status import (
-    GetMessageResult,
-    GetMessageStatus,
-    QueryMessageResult,
-)
+from rocketlab.store.status import GetMessageResult, GetMessageStatus, QueryMessageResult
 
 _LONG_MIN = -(2**63)
 

@@ -15,10 +15,7 @@ from rocketlab.store.config import BrokerRole, MessageStoreConfig
 from rocketlab.store.flush import PutMessageFuture
 from rocketlab.store.message import Message
 from rocketlab.store.message_batch import MessageExtBatch
-from rocketlab.store.status import (
-    PutMessageResult,
-    PutMessageStatus,
-)
+from rocketlab.store.status import PutMessageResult, PutMessageStatus
 
 EventListener = Callable[[str, dict[str, Any]], None]
 """``event_listener(kind, fields)``: receives the store's ``put`` and ``recover`` trace events."""
