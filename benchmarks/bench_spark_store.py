@@ -4,7 +4,7 @@
    2-3x Spark's intake of Arrow batches over the quick-start default) with the session started before timing and the
    files in page cache; each query is ``spark.read.format(...).load(store)`` (or with a user schema naming
    the columns), then a count and sums over the columns read; best of two runs (the first run's time
-   recorded too: no Python worker has walked the files then, see ``store_arrow.ClassicChain``). A store of 1 KiB messages,
+   recorded too: no Python worker has walked the files then, see ``store_arrow_classic.ClassicChain``). A store of 1 KiB messages,
    1.25 GiB in RocketMQ's 1 GiB mapped files (so the 1 GiB file is split across the cores); ``--quick``
    160 MiB in 128 MiB files. Baselines from the same run: a raw sequential read of the same files,
    Java's ``MessageDecoder`` over them (RocketMQ 4.9.5 through the oracle harness, best of 3 rounds in one
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import line, record  # noqa: E402
 from bench_sim import heartbeat_run  # noqa: E402
 
-from rocketlab.analysis import get_spark, store_arrow  # noqa: E402
+from rocketlab.analysis import get_spark, store_arrow_batch  # noqa: E402
 from rocketlab.analysis.store_files import commit_log_rows, find_commit_logs  # noqa: E402
 from rocketlab.analysis.sweep import sweep  # noqa: E402
 from rocketlab.benchtable import summary_row  # noqa: E402
@@ -147,7 +147,7 @@ def spark_ceiling(spark, rows: int, shape: str = "small") -> float:
             return [InputPartition(i) for i in range(2)]
 
         def read(self, partition):
-            n = store_arrow.BATCH  # the batches the store readers yield
+            n = store_arrow_batch.BATCH  # the batches the store readers yield
             longs = pa.array(np.arange(n))
             ints = pa.array(np.arange(n, dtype=np.int32))
             if self.shape == "cq":
@@ -172,7 +172,7 @@ def spark_ceiling(spark, rows: int, shape: str = "small") -> float:
             return Reader(int(self.options["rows"]), self.options["shape"])
 
     spark.dataSource.register(Ceiling)
-    rows = rows // (2 * store_arrow.BATCH) * (2 * store_arrow.BATCH)
+    rows = rows // (2 * store_arrow_batch.BATCH) * (2 * store_arrow_batch.BATCH)
 
     def query():
         df = spark.read.format("bench-arrow-ceiling").option("rows", rows).option("shape", shape).load()

@@ -47,7 +47,7 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 
 from rocketlab.analysis import store_arrow, store_files
-from rocketlab.analysis.store_arrow import NUMERIC_OPS, Predicate
+from rocketlab.analysis.store_arrow_batch import NUMERIC_OPS, Predicate
 from rocketlab.analysis.store_files import StoreFile
 from rocketlab.errors import RocketlabError
 

@@ -38,12 +38,8 @@ from rocketlab.errors import CodecError, RocketlabError
 from rocketlab.store.consume_queue import INT_MAX, UNIT
 from rocketlab.store.index_file import HASH_SLOT_SIZE, INDEX_HEADER_SIZE, INDEX_SIZE
 from rocketlab.store.message import host_string
-from rocketlab.store.message_codec import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    decode_message,
-)
+from rocketlab.store.message_codec import decode_message
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2
 
 FILE_NAME = re.compile(r"^\d{20}$")
 _HEAD = struct.Struct(">ii")

@@ -24,16 +24,11 @@ message is ``entry.pos + 48`` (where its record starts)::
   are DLedger's ``committedPos``; :meth:`get_data` stops there, so the reput (consume queues, index)
   and consumers see committed entries only, on the leader and on followers alike. Because followers
   place every entry at the leader's ``pos``, consume queues are identical on every replica.
-* **Two formats**: :func:`check_message_and_return_size` tells an old CommitLog record from a DLedger
-  entry by the record's second int (an old magic code) and skips the 48-byte header of an entry,
-  reporting ``buffer_size = msg_size + 48``; the DLedger blank (first int -1) rolls to the next file.
-* **Smooth upgrade** (:meth:`DLedgerCommitLog.recover`): on the first start in DLedger mode (no DLedger
-  data file yet) the old commit log is recovered classically, an old blank record closes its last file,
-  ``divided_commitlog_offset`` = that file's end, and the first DLedger data file is created *at that
-  offset*: DLedger positions continue the old offset space. Offsets below the divide are read from the
-  old files, the rest from DLedger. Later starts recover DLedger only and take the divide from its
-  first data file.
-
+* **Two formats**: :func:`~rocketlab.broker.dledger_commit_log_check.check_message_and_return_size`
+  tells an old CommitLog record from a DLedger entry by the record's second int (an old magic code)
+  and skips the 48-byte header of an entry, reporting ``buffer_size = msg_size + 48``; the DLedger blank (first int -1) rolls to the next file.
+* **Smooth upgrade** (:meth:`DLedgerCommitLog.recover`): the old commit log is closed and the DLedger
+  positions continue its offset space (see :mod:`rocketlab.broker.dledger_commit_log_recovery`).
 * **Retention** (:meth:`DLedgerCommitLog.delete_expired_file`, called by the store's clean service):
   while old files remain, DLedger's own CleanSpaceService is held back (ten years' reserve, no force
   clean) and the old files expire as a classic log's do, the last one included; once they are gone the
@@ -47,7 +42,8 @@ specifics beyond the batch check, no ``resetOffset``; retention rounds run when 
 wall-clock time (file ages are modification times, as in Java); abnormal recovery is the normal one,
 as in 4.9.x. Kit additions: the entry header is validated (magic, size, pos) before its body is parsed,
 DLedger's NOOP entries (``raft`` profile) are skipped by the reput, and a marker file ties a DLedger
-data directory to its group (see :func:`check_group_marker`).
+data directory to its group (see :func:`~rocketlab.broker.dledger_commit_log_recovery.check_group_marker`).
+The put-status mapping is in :mod:`rocketlab.broker.dledger_commit_log_status`.
 """
 
 from __future__ import annotations
@@ -55,16 +51,15 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from rocketlab import plugs
+from rocketlab.broker.dledger_commit_log_check import check_message_and_return_size
+from rocketlab.broker.dledger_commit_log_recovery import DLedgerCommitLogRecovery
+from rocketlab.broker.dledger_commit_log_status import CODE_TO_STATUS, ROCKETMQ_VERSIONS, put_status_of
 from rocketlab.core import Output, OutputBuilder
 from rocketlab.dledger.config import DLedgerConfig
-from rocketlab.dledger.entry import BLANK_MAGIC_CODE as DLEDGER_BLANK_MAGIC_CODE
-from rocketlab.dledger.entry import BODY_OFFSET, MAGIC_1, VALID_MAGICS, DLedgerEntry
-from rocketlab.dledger.entry_coder import decode_header
+from rocketlab.dledger.entry import BODY_OFFSET, MAGIC_1, DLedgerEntry
 from rocketlab.dledger.entry_pusher import AppendFuture
 from rocketlab.dledger.protocol import DLedgerResponseCode
 from rocketlab.dledger.server import DLedgerServer
@@ -73,21 +68,11 @@ from rocketlab.dledger.store.mmap_file_store import DLedgerMmapFileStore
 from rocketlab.errors import CodecError, ConfigError, StoreError
 from rocketlab.store.commit_log import CommitLog
 from rocketlab.store.config import MessageStoreConfig
-from rocketlab.store.dispatch_request import DispatchRequest
 from rocketlab.store.message import PROPERTY_DELAY_TIME_LEVEL, Message, MessageSysFlag
 from rocketlab.store.message_batch import MessageExtBatch
-from rocketlab.store.message_codec import (
-    BLANK_MAGIC_CODE,
-    END_FILE_MIN_BLANK_LENGTH,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    PHY_POS_POSITION,
-    MessageRejected,
-    create_message_id,
-    stamp_record,
-)
-from rocketlab.store.message_codec import check_message_and_return_size as check_old_format
-from rocketlab.store.recovery import RecoveryReport, recover_normally
+from rocketlab.store.message_codec import create_message_id
+from rocketlab.store.message_ext_encoder import MessageRejected
+from rocketlab.store.record_layout import PHY_POS_POSITION, stamp_record
 from rocketlab.store.status import (
     AppendMessageResult,
     AppendMessageStatus,
@@ -97,43 +82,13 @@ from rocketlab.store.status import (
 
 log = logging.getLogger(__name__)
 Code = DLedgerResponseCode
-_HEAD = struct.Struct(">ii")
 _I64 = struct.Struct(">q")
-_OLD_FORMAT_SECOND_INT = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE)
 _TRAN_MASK = MessageSysFlag.TRANSACTION_ROLLBACK_TYPE
-GROUP_MARKER = "rocketlab-group.properties"
 INTEGER_MAX_VALUE = 2**31 - 1
 
-ROCKETMQ_VERSIONS = ("4.9.5", "5.3.3")  # the releases whose put-status mapping can be chosen
-
-CODE_TO_STATUS_4_9_5: dict[DLedgerResponseCode, PutMessageStatus] = {
-    Code.SUCCESS: PutMessageStatus.PUT_OK,
-    Code.INCONSISTENT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
-    Code.NOT_LEADER: PutMessageStatus.SERVICE_NOT_AVAILABLE,
-    Code.LEADER_NOT_READY: PutMessageStatus.SERVICE_NOT_AVAILABLE,
-    Code.DISK_FULL: PutMessageStatus.SERVICE_NOT_AVAILABLE,
-    # "Do not return flush_slave_timeout to the client, for the ons client will ignore it."
-    Code.WAIT_QUORUM_ACK_TIMEOUT: PutMessageStatus.OS_PAGECACHE_BUSY,
-    Code.LEADER_PENDING_FULL: PutMessageStatus.OS_PAGECACHE_BUSY,
-}
-"""How ``asyncPutMessage`` of rocketmq-all-4.9.5 maps the DLedger answer (``DLedgerCommitLog.java``
-507-525); any other code is UNKNOWN_ERROR."""
-
-CODE_TO_STATUS_5_3_3: dict[DLedgerResponseCode, PutMessageStatus] = {
-    **CODE_TO_STATUS_4_9_5,
-    Code.WAIT_QUORUM_ACK_TIMEOUT: PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH,
-}
-"""rocketmq-all-5.3.3 (``DLedgerCommitLog.java`` 627-645): WAIT_QUORUM_ACK_TIMEOUT becomes
-IN_SYNC_REPLICAS_NOT_ENOUGH; the rest as 4.9.5 (``OS_PAGECACHE_BUSY`` is spelt ``OS_PAGE_CACHE_BUSY``)."""
-
-CODE_TO_STATUS: dict[str, dict[DLedgerResponseCode, PutMessageStatus]] = {
-    "4.9.5": CODE_TO_STATUS_4_9_5, "5.3.3": CODE_TO_STATUS_5_3_3}
-"""The mapping per ``rocketmq_version`` (``DLedgerBrokerConfig``; 4.9.5 is the default)."""
-
 PutDone = Callable[[PutMessageResult, OutputBuilder], None]
-
-
 _NO_LIMIT = 2**63 - 1  # getMessage does not cut at committedPos (Java reads the DLedger file as is)
+
 
 def phy_offset(entry_pos: int) -> int:
     """The physical offset of the message held by the DLedger entry at ``entry_pos``: where its record
@@ -155,12 +110,6 @@ def which_log(offset: int, divided_commitlog_offset: int, committed_pos: int) ->
     return "dledger"
 
 
-def put_status_of(code: DLedgerResponseCode | None, rocketmq_version: str = "4.9.5") -> PutMessageStatus:
-    """The PutMessageStatus ``asyncPutMessage`` of ``rocketmq_version`` answers for DLedger's ``code``."""
-    return CODE_TO_STATUS[rocketmq_version].get(code, PutMessageStatus.UNKNOWN_ERROR) if code is not None \
-        else PutMessageStatus.UNKNOWN_ERROR
-
-
 def broker_id_of(self_id: str) -> int:
     """``DLedgerCommitLog.id``: the digits of ``dLegerSelfId`` plus one (``n0`` -> 1), the broker id
     a member uses while it is a slave. The id must be one letter followed by digits, as RocketMQ
@@ -171,120 +120,8 @@ def broker_id_of(self_id: str) -> int:
     return int(self_id[1:]) + 1
 
 
-# ---------------------------------------------------------------------- the two formats
-class Checked(NamedTuple):
-    """What :func:`check_message_and_return_size` found: the DispatchRequest and how many bytes the
-    reader advances over (``buffer_size``: the record, plus 48 for a DLedger entry; 0 = roll to the
-    next file; -1 = stop here, torn or garbage)."""
-
-    request: DispatchRequest
-    buffer_size: int
-
-
-def check_message_and_return_size(buf: Any, offset: int, limit: int, *, base: int | None = None,
-                                  check_crc: bool = False, read_body: bool = False,
-                                  old_format_only: bool = False) -> Checked:
-    """``DLedgerCommitLog.checkMessageAndReturnSize``: one record of either format; never raises.
-
-    ``buf[offset:limit]`` holds the bytes at absolute offset ``base + offset`` (``base=None`` skips the
-    position checks). Old format when the second int is an old magic (message v1/v2 or the old blank);
-    a first int of -1 is DLedger's blank (roll); otherwise a DLedger entry: its header must be sane
-    (valid magic, ``size = bodySize + 48``, ``pos`` = where it sits) and its body one whole record whose
-    PHYSICALOFFSET is ``pos + 48``. A NOOP entry (empty body) is skipped: success, ``msg_size`` 0,
-    ``buffer_size`` 48. ``old_format_only`` is ``isInrecoveringOldCommitlog``.
-    """
-    if limit - offset < 8:
-        return Checked(DispatchRequest.failure(-1, f"only {max(limit - offset, 0)} bytes at {offset}"), -1)
-    first, second = _HEAD.unpack_from(buf, offset)
-    if old_format_only or second in _OLD_FORMAT_SECOND_INT:
-        expected = base + offset if base is not None else None
-        req = check_old_format(buf, offset, limit, check_crc=check_crc, read_body=read_body, expected_offset=expected)
-        return Checked(req, req.msg_size)
-    if first == DLEDGER_BLANK_MAGIC_CODE:
-        return Checked(DispatchRequest(msg_size=0, success=True), 0)
-    if limit - offset < BODY_OFFSET:
-        return Checked(DispatchRequest.failure(-1, f"DLedger header torn: {limit - offset} of 48 bytes"), -1)
-    magic, size, _index, _term, pos, body_size = decode_header(bytes(buf[offset:offset + BODY_OFFSET]))
-    where = base + offset if base is not None else None
-    if magic not in VALID_MAGICS or size != body_size + BODY_OFFSET or body_size < 0:
-        return Checked(DispatchRequest.failure(-1, f"no DLedger entry at {where}: magic {magic}, size {size}, "
-                                                   f"bodySize {body_size}"), -1)
-    if where is not None and pos != where:
-        return Checked(DispatchRequest.failure(-1, f"DLedger entry at {where} says pos {pos}"), -1)
-    if size > limit - offset:
-        return Checked(DispatchRequest.failure(-1, f"DLedger entry of {size} bytes at {where}: only "
-                                                   f"{limit - offset} there"), -1)
-    if body_size == 0:
-        return Checked(DispatchRequest(msg_size=0, success=True, reason="noop entry"), BODY_OFFSET)
-    req = check_old_format(buf, offset + BODY_OFFSET, offset + size, check_crc=check_crc, read_body=read_body,
-                           expected_offset=pos + BODY_OFFSET)
-    if req.success and req.msg_size != body_size:
-        return Checked(DispatchRequest.failure(size, f"record of {req.msg_size} bytes in a body of {body_size}"),
-                       size)
-    if req.success or req.msg_size > 0:
-        return Checked(req, req.msg_size + BODY_OFFSET)
-    return Checked(req, -1)
-
-
-# ---------------------------------------------------------------------- group marker
-def check_group_marker(store_dir: Path, config: DLedgerConfig) -> None:
-    """Refuse a DLedger data directory written for another group or member set (kit addition).
-
-    ``<storeRoot>/dledger-<selfId>/rocketlab-group.properties`` records ``group`` and the member ids the
-    first time; a later start with a different ``dLegerGroup`` or member set raises ConfigError and
-    touches nothing. A directory with data but no marker (written by an older kit) gets one.
-    """
-    path = store_dir / GROUP_MARKER
-    members = ",".join(config.peer_ids)
-    if path.exists():
-        try:
-            props = dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines() if "=" in line)
-        except (OSError, UnicodeDecodeError) as e:
-            raise StoreError(f"{path}: unreadable: {e}") from e
-        if props.get("group") != config.group or props.get("members") != members:
-            raise ConfigError(
-                f"{store_dir}: this DLedger data directory belongs to group {props.get('group')!r} with members "
-                f"{props.get('members')!r}, but the broker is configured with dLegerGroup={config.group!r} and "
-                f"members {members!r}; refusing to start (nothing was changed): fix dLegerGroup/dLegerPeers or "
-                f"point storePathRootDir elsewhere")
-        return
-    store_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(f"group={config.group}\nmembers={members}\n", encoding="utf-8")
-    tmp.replace(path)
-
-
-def has_data_files(data_dir: Path) -> bool:
-    return data_dir.is_dir() and any(p.is_file() and len(p.name) == 20 and p.name.isdigit()
-                                     for p in data_dir.iterdir())
-
-
-@dataclass
-class DLedgerRecoveryReport(RecoveryReport):
-    """RecoveryReport plus what the DLedger side did: its own report, the divide, the upgrade step."""
-
-    divided_commitlog_offset: int = -1
-    upgraded: bool = False
-    blank_written_at: int | None = None
-    old_recovery: RecoveryReport | None = None
-    dledger: str = ""
-
-    def as_dict(self) -> dict[str, object]:
-        values = dict(self.__dict__)
-        values["old_recovery"] = self.old_recovery.as_dict() if self.old_recovery is not None else None
-        return values
-
-    def summary(self) -> str:
-        text = f"DLedger: {self.dledger}; divided commit log offset {self.divided_commitlog_offset}"
-        if self.upgraded and self.old_recovery is not None:
-            text += f"; upgraded from the old commit log ({self.old_recovery.summary()})"
-            if self.blank_written_at is not None:
-                text += f"; old blank written at {self.blank_written_at}"
-        return text
-
-
 # ---------------------------------------------------------------------- the commit log
-class DLedgerCommitLog(CommitLog):
+class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
     """Models ``DLedgerCommitLog`` (RocketMQ 4.9.5, asyncPutMessage as 5.x): see the module docstring.
 
     It owns the :class:`DLedgerServer` (``dledger_server``), which the hosting broker core drives
@@ -377,70 +214,6 @@ class DLedgerCommitLog(CommitLog):
         of the record in the entry body, inside the append, before the bytes are written and shipped."""
         if entry.magic == MAGIC_1 and len(buf) >= body_offset + PHY_POS_POSITION + 8:
             _I64.pack_into(buf, body_offset + PHY_POS_POSITION, plugs.resolve("lab05.phy_offset", phy_offset)(entry.pos))
-
-    # ------------------------------------------------------------------ recovery / upgrade
-    def recover(self, max_phy_offset_of_consume_queue: int, target: Any, check_crc: bool) -> DLedgerRecoveryReport:
-        """``DLedgerCommitLog.recover`` (normal and abnormal alike, as 4.9.x): see the module docstring."""
-        data_dir = self.store_dir / "data"
-        had_data = has_data_files(data_dir)
-        check_group_marker(self.store_dir, self.dledger_config)
-        report = DLedgerRecoveryReport(normal=True)
-        if not had_data:
-            self._upgrade_from_old_commit_log(max_phy_offset_of_consume_queue, target, check_crc, report)
-        self._start_dledger()
-        if self.upgraded_from_old:
-            self.dledger_store.clean_space_service.enable_disk_force_clean = False
-        data = self.data_file_list
-        first = data.first()
-        if had_data and first is not None:
-            self.divided_commitlog_offset = first.file_from_offset
-            if self.mapped_file_queue.mapped_files:
-                self.disable_delete_dledger()
-            max_phy_offset = data.max_wrote_position
-            if target is not None and max_phy_offset_of_consume_queue >= max_phy_offset:
-                removed = target.truncate_dirty_logic_files(max_phy_offset)
-                report.consume_queue_units_removed = {k: v for k, v in removed.items() if v}
-        recovery = self.dledger_store.recovery_report
-        report.dledger = recovery.describe() if recovery is not None else "empty"
-        report.truncated = report.truncated or bool(recovery is not None and recovery.truncated)
-        report.process_offset = max(data.max_wrote_position, self.divided_commitlog_offset, 0)
-        report.divided_commitlog_offset = self.divided_commitlog_offset
-        report.start_file = first.path.name if first is not None else None
-        report.stop_reason = (recovery.reason or "end of data") if recovery is not None else "no DLedger data"
-        return report
-
-    def _upgrade_from_old_commit_log(self, max_phy_offset_of_cq: int, target: Any, check_crc: bool,
-                                     report: DLedgerRecoveryReport) -> None:
-        """First start in DLedger mode: recover the old log, close it with a blank, create the first
-        DLedger data file at the next file boundary (``dividedCommitlogOffset``)."""
-        self.is_in_recovering_old_commitlog = True
-        try:
-            old = recover_normally(self, max_phy_offset_of_cq, target, check_crc)
-        finally:
-            self.is_in_recovering_old_commitlog = False
-        report.old_recovery = old
-        report.truncated = old.truncated
-        report.removed_files = old.removed_files
-        report.consume_queue_units_removed = old.consume_queue_units_removed
-        mfs = self.mapped_file_queue.mapped_files
-        if not mfs:
-            return
-        last = mfs[-1]
-        pos = last.wrote_position
-        if pos < last.file_size:
-            head = last.mm[pos:pos + 8] if last.file_size - pos >= 8 else b""
-            if len(head) < 8 or _HEAD.unpack(head)[1] != BLANK_MAGIC_CODE:
-                if last.file_size - pos >= END_FILE_MIN_BLANK_LENGTH:
-                    last.mm[pos:pos + 8] = _HEAD.pack(last.file_size - pos, BLANK_MAGIC_CODE)
-                    report.blank_written_at = last.file_from_offset + pos
-        last.set_positions(last.file_size)
-        last.mm.flush()
-        self.upgraded_from_old = True  # Java: dLedgerConfig.setEnableDiskForceClean(false), applied at start
-        self.divided_commitlog_offset = last.file_from_offset + last.file_size
-        report.upgraded = True
-        first_file = MmapFileList(self.store_dir / "data", self.dledger_config.mapped_file_size_for_entry_data, False)
-        first_file.get_last_mapped_file(self.divided_commitlog_offset)
-        first_file.close()
 
     # ------------------------------------------------------------------ reads
     def get_max_offset(self) -> int:
@@ -621,6 +394,8 @@ def _detail(future: AppendFuture) -> str | None:
 
 
 __all__ = [
-    "CODE_TO_STATUS", "CODE_TO_STATUS_4_9_5", "CODE_TO_STATUS_5_3_3", "ROCKETMQ_VERSIONS", "Checked", "DLedgerCommitLog", "DLedgerRecoveryReport", "broker_id_of",
-    "check_group_marker", "check_message_and_return_size", "put_status_of",
+    "DLedgerCommitLog", "PutDone", "ROCKETMQ_VERSIONS", "broker_id_of", "check_message_and_return_size", "phy_offset",
+    "which_log",
 ]
+"""The commit log and its override points (``phy_offset``, ``which_log``); ``ROCKETMQ_VERSIONS`` and
+``check_message_and_return_size`` are passed on from their modules to the DLedger broker and store."""

@@ -4,8 +4,10 @@ Map of the modules (each models the Java class it names):
 
 * :mod:`~rocketlab.store.message` (``Message``, ``MessageExt``, ``MessageSysFlag``, properties,
   Java ``String.hashCode``), :mod:`~rocketlab.store.message_batch` (the producer's packed batch,
-  ``MessageExtBatch``) and :mod:`~rocketlab.store.message_codec` (the record layout:
-  ``MessageExtEncoder``, ``MessageDecoder``, ``checkMessageAndReturnSize``, the blank);
+  ``MessageExtBatch``), :mod:`~rocketlab.store.record_layout` (magic codes, field positions, lengths,
+  the stamps, the blank), :mod:`~rocketlab.store.message_ext_encoder` (``MessageExtEncoder``) and
+  :mod:`~rocketlab.store.message_codec` (``MessageDecoder``, ``checkMessageAndReturnSize``, the
+  one-record encode functions);
 * :mod:`~rocketlab.store.mapped_file` / :mod:`~rocketlab.store.mapped_file_queue` (files named by
   offset, positions, rolling, truncation, expiry);
 * :mod:`~rocketlab.store.commit_log` (put, batch put, ``get_data``/``append_data`` for HA) and
@@ -15,7 +17,10 @@ Map of the modules (each models the Java class it names):
   :mod:`~rocketlab.store.reput`;
 * :mod:`~rocketlab.store.recovery` (normal and abnormal recovery, with a report),
   :mod:`~rocketlab.store.crash` (a simulated kill or power loss, for the simulator);
-* :mod:`~rocketlab.store.message_store` (``DefaultMessageStore``, alias ``MessageStore``),
+* :mod:`~rocketlab.store.message_store` (``DefaultMessageStore``, alias ``MessageStore``: its
+  lifecycle), with the rest of the class by job: :mod:`~rocketlab.store.message_store_put`,
+  :mod:`~rocketlab.store.message_store_dispatch`, :mod:`~rocketlab.store.message_store_get`,
+  :mod:`~rocketlab.store.message_store_services` and :mod:`~rocketlab.store.message_store_ha`;
   :mod:`~rocketlab.store.clean_service` (retention), :mod:`~rocketlab.store.service_thread`;
 * :mod:`~rocketlab.store.cli` (``rocketlab commitlog dump`` / ``rocketlab consumequeue dump``).
 
@@ -40,18 +45,20 @@ from rocketlab.store.mapped_file_queue import MappedFileQueue
 from rocketlab.store.message import Message, MessageExt, MessageSysFlag, java_string_hash
 from rocketlab.store.message_batch import MessageExtBatch
 from rocketlab.store.message_codec import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    MessageExtEncoder,
     check_message_and_return_size,
     decode_message,
     decode_messages,
     encode_message,
-    stamp_record,
 )
+from rocketlab.store.message_ext_encoder import MessageExtEncoder
 from rocketlab.store.message_filter import MessageFilter, TagsMessageFilter
 from rocketlab.store.message_store import DefaultMessageStore, MessageStore
+from rocketlab.store.record_layout import (
+    BLANK_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    stamp_record,
+)
 from rocketlab.store.recovery import RecoveryReport
 from rocketlab.store.status import (
     AppendMessageResult,

@@ -24,7 +24,8 @@ from rocketlab.store.config import MessageStoreConfig
 from rocketlab.store.consume_queue import INT_MAX, UNIT
 from rocketlab.store.mapped_file import FILE_NAME_RE
 from rocketlab.store.message import host_string
-from rocketlab.store.message_codec import BLANK_MAGIC_CODE, decode_message
+from rocketlab.store.message_codec import decode_message
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE
 
 _HEAD = struct.Struct(">ii")
 _TEXT_BODY_LIMIT = 64

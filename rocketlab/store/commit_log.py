@@ -34,16 +34,14 @@ from rocketlab.store.mapped_file import MappedFile
 from rocketlab.store.mapped_file_queue import MappedFileQueue
 from rocketlab.store.message import PROPERTY_DELAY_TIME_LEVEL, Message, MessageSysFlag
 from rocketlab.store.message_batch import MessageExtBatch
-from rocketlab.store.message_codec import (
+from rocketlab.store.message_codec import PluggedEncoder, create_message_id
+from rocketlab.store.message_ext_encoder import MessageExtEncoder, MessageRejected
+from rocketlab.store.record_layout import (
     BLANK_MAGIC_CODE,
     END_FILE_MIN_BLANK_LENGTH,
     QUEUE_AND_PHY_OFFSET,
     STORE_TIMESTAMP,
-    MessageExtEncoder,
-    MessageRejected,
-    PluggedEncoder,
     batch_patch,
-    create_message_id,
     store_timestamp_position,
 )
 from rocketlab.store.status import (

@@ -300,7 +300,7 @@ class MessageExt(Message):
 
     @property
     def version(self) -> int:
-        from rocketlab.store.message_codec import MESSAGE_MAGIC_CODE_V2
+        from rocketlab.store.record_layout import MESSAGE_MAGIC_CODE_V2
 
         return 2 if self.magic_code == MESSAGE_MAGIC_CODE_V2 else 1
 

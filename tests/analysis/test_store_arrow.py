@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rocketlab.analysis import store_arrow, store_files
-from rocketlab.analysis.store_arrow import Predicate, Segment
+from rocketlab.analysis import store_arrow, store_arrow_batch, store_arrow_classic, store_files
+from rocketlab.analysis.store_arrow_batch import Predicate, Segment
 from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS, CONSUME_QUEUE_COLUMNS, INDEX_COLUMNS
 from rocketlab.sim import Cluster
 from rocketlab.store import Message, MessageStore
@@ -165,9 +165,9 @@ def test_classic_segments_cut_at_any_byte_give_each_record_once(tmp_path, seed, 
     """Segments begin at random bytes, and the walk goes a few hundred bytes at a time (so runs, chunk
     edges and records across them all happen): the rows of the whole files, corrupted ones included
     (a record that does not decode ends its file for the later segments too)."""
-    monkeypatch.setattr(store_arrow, "CHUNK", random.Random(seed).choice([300, 1000, 4096]))
-    monkeypatch.setattr(store_arrow, "_SCAN", 256)
-    monkeypatch.setattr(store_arrow, "_STEP_ABOVE", random.Random(seed).choice([0, 200, 10**9]))  # both walks
+    monkeypatch.setattr(store_arrow_classic, "CHUNK", random.Random(seed).choice([300, 1000, 4096]))
+    monkeypatch.setattr(store_arrow_classic, "_SCAN", 256)
+    monkeypatch.setattr(store_arrow_classic, "_STEP_ABOVE", random.Random(seed).choice([0, 200, 10**9]))  # both walks
     files, want = classic_store(tmp_path, seed, corrupted=bool(seed % 2))
     assert bulk(files, COMMIT_LOG_COLUMNS, split_at=byte_splits(seed)) == want, f"seed {seed}"
     sizes = [store_arrow.written_bytes(f.path) for f in files]
@@ -181,8 +181,8 @@ def test_a_later_segment_starts_where_this_process_walked_the_file_to(tmp_path, 
     later segment starts near it. A remembered place where no record begins any more (the file changed
     under the same key) is dropped; a file rewritten in place gets a new key, and the segment ends the
     file as the reference does. A file just changed is not remembered (its times are coarse)."""
-    monkeypatch.setattr(store_arrow, "CHUNK", 512)
-    store_arrow._WALKED.clear()
+    monkeypatch.setattr(store_arrow_classic, "CHUNK", 512)
+    store_arrow_classic._WALKED.clear()
     root = random_store(tmp_path / "store", 3, count=120)
     path = sorted((root / "commitlog").iterdir())[0]
     f = store_files.StoreFile(str(path), str(root), None, "classic")
@@ -190,28 +190,28 @@ def test_a_later_segment_starts_where_this_process_walked_the_file_to(tmp_path, 
     later = Segment(f, cut)
     want = [r for r in reference([f], store_files.commit_log_rows, COMMIT_LOG_COLUMNS) if r["phy_offset"] >= cut]
     assert want and arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == want
-    key = store_arrow.file_key(str(path))
-    assert key not in store_arrow._WALKED  # written just now
-    monkeypatch.setattr(store_arrow, "_SETTLED_NS", 0)
+    key = store_arrow_classic.file_key(str(path))
+    assert key not in store_arrow_classic._WALKED  # written just now
+    monkeypatch.setattr(store_arrow_classic, "_SETTLED_NS", 0)
     assert arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == want
-    known = store_arrow._WALKED[key]
+    known = store_arrow_classic._WALKED[key]
     assert any(cut - 2048 < k <= cut for k in known)  # chunk by chunk, up to the cut and past it
     assert known == sorted(set(known))
     assert arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == want
-    assert store_arrow._WALKED[key] == known  # the same places again: nothing added
-    store_arrow._WALKED[key] = [k + 1 for k in known]  # places inside records: as if the bytes changed
+    assert store_arrow_classic._WALKED[key] == known  # the same places again: nothing added
+    store_arrow_classic._WALKED[key] = [k + 1 for k in known]  # places inside records: as if the bytes changed
     assert arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == want
-    assert all(k not in store_arrow._WALKED.get(key, []) for k in (k + 1 for k in known))
+    assert all(k not in store_arrow_classic._WALKED.get(key, []) for k in (k + 1 for k in known))
     last = max(want, key=lambda r: r["phy_offset"])
     end = last["phy_offset"] + last["total_size"]  # where the written records end: zeros from there
     if end + 1 < os.path.getsize(path):
-        store_arrow._WALKED[key] = [end]
+        store_arrow_classic._WALKED[key] = [end]
         assert arrow_rows(store_arrow.commit_log_batches(Segment(f, end + 1), COMMIT_LOG_COLUMNS)) == []
-        assert store_arrow._WALKED[key] == [end]  # the end of the data is a place to begin from too
+        assert store_arrow_classic._WALKED[key] == [end]  # the end of the data is a place to begin from too
     data = bytearray(path.read_bytes())
     data[4:8] = b"\x00\x00\x00\x07"  # the first record's magic: the file now ends there
     path.write_bytes(bytes(data))
-    assert store_arrow.file_key(str(path)) != key
+    assert store_arrow_classic.file_key(str(path)) != key
     assert arrow_rows(store_arrow.commit_log_batches(later, COMMIT_LOG_COLUMNS)) == []
     whole = reference([f], store_files.commit_log_rows, COMMIT_LOG_COLUMNS)
     assert len(whole) == 1 and whole[0]["corrupt"]
@@ -222,9 +222,9 @@ def walk_starts(path: Path, base: int = 0) -> tuple[list[int], int | None, int]:
     and how many records it walked one at a time (in its plain loop when that is forced, else among the
     candidates)."""
     buf = pa.memory_map(str(path), "r").read_buffer()
-    chain = store_arrow.ClassicChain(buf, np.frombuffer(buf, dtype=np.uint8), base)
+    chain = store_arrow_classic.ClassicChain(buf, np.frombuffer(buf, dtype=np.uint8), base)
     starts = [int(x) for a in chain.starts(len(buf)) for x in a]
-    return starts, chain.bad, chain.looped if store_arrow._STEP_ABOVE == 0 else chain.stepped
+    return starts, chain.bad, chain.looped if store_arrow_classic._STEP_ABOVE == 0 else chain.stepped
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -233,12 +233,12 @@ def test_the_chain_walks_what_the_recovery_loop_walks(tmp_path, seed, monkeypatc
     headers inside bodies (right magic, and the offset where they lie in the offset field), records whose
     PHYSICALOFFSET field lies, garbage in headers. Same starts, same place of the bad record."""
     rng = random.Random(seed)
-    monkeypatch.setattr(store_arrow, "CHUNK", 1024)
-    monkeypatch.setattr(store_arrow, "_STEP_ABOVE", 0 if seed % 2 else 10**9)  # the plain loop after 64 records
+    monkeypatch.setattr(store_arrow_classic, "CHUNK", 1024)
+    monkeypatch.setattr(store_arrow_classic, "_STEP_ABOVE", 0 if seed % 2 else 10**9)  # the plain loop after 64 records
     root = random_store(tmp_path / "store", seed, count=150, file_size=2**16)
     path = sorted((root / "commitlog").iterdir())[0]
     data = bytearray(path.read_bytes())
-    starts, _bad = store_arrow.scan_classic(bytes(data), 0, None, len(data))
+    starts, _bad = store_arrow_classic.scan_classic(bytes(data), 0, None, len(data))
     for _ in range(rng.randrange(1, 6)):
         victim = rng.choice(starts)
         kind = rng.random()
@@ -253,7 +253,7 @@ def test_the_chain_walks_what_the_recovery_loop_walks(tmp_path, seed, monkeypatc
         else:  # garbage in a header
             data[victim + rng.randrange(0, 8):][:2] = rng.randbytes(2)
     path.write_bytes(bytes(data))
-    want, want_bad = store_arrow.scan_classic(bytes(data), 0, None, len(data))
+    want, want_bad = store_arrow_classic.scan_classic(bytes(data), 0, None, len(data))
     got, got_bad, looped = walk_starts(path)  # looped: see walk_starts
     assert (got, got_bad) == (want, want_bad), f"seed {seed}"
     if seed % 2 and len(want) > 70:
@@ -262,7 +262,7 @@ def test_the_chain_walks_what_the_recovery_loop_walks(tmp_path, seed, monkeypatc
 
 def test_records_found_in_bulk_on_a_well_formed_store(tmp_path, monkeypatch):
     """Every record of a store as the kit writes it carries its offset: none is walked one at a time."""
-    monkeypatch.setattr(store_arrow, "_STEP_ABOVE", 10**9)  # never the plain loop
+    monkeypatch.setattr(store_arrow_classic, "_STEP_ABOVE", 10**9)  # never the plain loop
     root = random_store(tmp_path / "store", 5, count=200)
     for path in sorted((root / "commitlog").iterdir()):
         starts, bad, stepped = walk_starts(path, int(path.name))
@@ -353,7 +353,7 @@ def test_dledger_entries_equal_the_reference(dledger_run, tmp_path, seed):
 def test_batches_have_the_declared_arrow_types(tmp_path):
     root = random_store(tmp_path / "store", 1, count=30)
     (batch, *_) = store_arrow.commit_log_batches(Segment(store_files.find_commit_logs(root)[0]), COMMIT_LOG_COLUMNS)
-    assert batch.schema == store_arrow.arrow_schema(COMMIT_LOG_COLUMNS)
+    assert batch.schema == store_arrow_batch.arrow_schema(COMMIT_LOG_COLUMNS)
     assert batch.schema.field("body").type == pa.binary()
 
 
@@ -393,8 +393,8 @@ def test_pushed_filters_outside_the_column_type_stay_with_spark():
 
 def test_batches_stay_under_the_byte_limit():
     sizes = np.array([10] * 20000 + [5 * 2**20] * 30 + [100 * 2**20] + [1] * 3, dtype=np.int64)
-    edges = store_arrow.batch_edges(sizes)
+    edges = store_arrow_batch.batch_edges(sizes)
     assert edges[0] == 0 and edges[-1] == len(sizes) and all(b > a for a, b in itertools.pairwise(edges))
     for a, b in itertools.pairwise(edges):
-        assert b - a <= store_arrow.BATCH and (sizes[a:b].sum() <= store_arrow.BATCH_BYTES or b - a == 1)
-    assert store_arrow.batch_edges(np.array([], dtype=np.int64)) == [0]
+        assert b - a <= store_arrow_batch.BATCH and (sizes[a:b].sum() <= store_arrow_batch.BATCH_BYTES or b - a == 1)
+    assert store_arrow_batch.batch_edges(np.array([], dtype=np.int64)) == [0]

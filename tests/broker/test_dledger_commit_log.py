@@ -11,13 +11,9 @@ import struct
 import pytest
 
 from rocketlab.broker.dledger_broker import DLedgerGroupCheckRequest, dledger_broker_codec
-from rocketlab.broker.dledger_commit_log import (
-    CODE_TO_STATUS,
-    DLedgerCommitLog,
-    broker_id_of,
-    check_message_and_return_size,
-    put_status_of,
-)
+from rocketlab.broker.dledger_commit_log import DLedgerCommitLog, broker_id_of
+from rocketlab.broker.dledger_commit_log_check import check_message_and_return_size
+from rocketlab.broker.dledger_commit_log_status import CODE_TO_STATUS, put_status_of
 from rocketlab.broker.dledger_role_change_handler import DLedgerRoleChangeHandler
 from rocketlab.broker.protocol import SendMessageRequest
 from rocketlab.core import OutputBuilder
@@ -29,7 +25,7 @@ from rocketlab.errors import CodecError, ConfigError
 from rocketlab.remoting.command import RemotingCommand, encode_command, parse_frame
 from rocketlab.remoting.family import UnsupportedRequest
 from rocketlab.store import Message, PutMessageStatus, encode_message
-from rocketlab.store.message_codec import PHY_POS_POSITION, encode_blank
+from rocketlab.store.record_layout import PHY_POS_POSITION, encode_blank
 
 Code = DLedgerResponseCode
 

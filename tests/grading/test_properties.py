@@ -41,7 +41,8 @@ from rocketlab.store.commit_log import is_end_of_file
 from rocketlab.store.consume_queue import unit_position
 from rocketlab.store.index_file import index_positions
 from rocketlab.store.message import Message
-from rocketlab.store.message_codec import MessageRejected, encode_record
+from rocketlab.store.message_codec import encode_record
+from rocketlab.store.message_ext_encoder import MessageRejected
 from tests.grading.wrong import SOLUTIONS, WRONG
 
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None, database=None, report_multiple_bugs=False,

@@ -68,7 +68,7 @@ def test_columns_pushdown_and_splits_over_a_java_store(spark, oracle, tmp_path):
     give exactly Java's read-back, projected and filtered."""
     from pyspark.sql import functions as F
 
-    from rocketlab.analysis import store_arrow, store_files
+    from rocketlab.analysis import store_arrow, store_arrow_batch, store_files
 
     items = mix(oracle, 11)
     with JavaStore.start(oracle, tmp_path, tmp_path / "java", **OPTIONS) as store:
@@ -83,7 +83,7 @@ def test_columns_pushdown_and_splits_over_a_java_store(spark, oracle, tmp_path):
     reference = [dict(zip(names, r, strict=True)) for f in files for r in store_files.commit_log_rows(f)]
     bulk = []
     for f in files:
-        for batch in store_arrow.commit_log_batches(store_arrow.Segment(f), store_files.COMMIT_LOG_COLUMNS):
+        for batch in store_arrow.commit_log_batches(store_arrow_batch.Segment(f), store_files.COMMIT_LOG_COLUMNS):
             for r in batch.to_pylist():
                 r["properties"] = dict(r["properties"]) if r["properties"] is not None else None
                 bulk.append(r)

@@ -22,13 +22,9 @@ from rocketlab.store.commit_log import DefaultAppendMessageCallback
 from rocketlab.store.mapped_file import MappedFile
 from rocketlab.store.message import pack_host
 from rocketlab.store.message_batch import MessageExtBatch
-from rocketlab.store.message_codec import (
-    BLANK_MAGIC_CODE,
-    MessageExtEncoder,
-    check_message_and_return_size,
-    decode_message,
-    decode_messages,
-)
+from rocketlab.store.message_codec import check_message_and_return_size, decode_message, decode_messages
+from rocketlab.store.message_ext_encoder import MessageExtEncoder
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE
 from tests.store.helpers import GOLDEN, FakeClock, golden_message
 
 

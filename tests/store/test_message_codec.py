@@ -20,19 +20,20 @@ from rocketlab.store.message import (
 )
 from rocketlab.store.message_batch import MessageExtBatch, pack_messages, unpack_messages
 from rocketlab.store.message_codec import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    MessageExtEncoder,
-    MessageRejected,
-    cal_msg_length,
     check_message_and_return_size,
     create_message_id,
     decode_message,
     decode_message_id,
     decode_messages,
-    encode_blank,
     encode_message,
+)
+from rocketlab.store.message_ext_encoder import MessageExtEncoder, MessageRejected
+from rocketlab.store.record_layout import (
+    BLANK_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    cal_msg_length,
+    encode_blank,
     stamp_record,
 )
 from tests.store.helpers import GOLDEN_BODY, golden_message
