@@ -2,7 +2,8 @@
 
 * :mod:`~rocketlab.broker.broker` — BrokerCore: store + classic HA, 4.x put semantics, SlaveSynchronize;
 * :mod:`~rocketlab.broker.dledger_commit_log`, :mod:`~rocketlab.broker.dledger_message_store` — the
-  CommitLog on a DLedger log (DLedgerCommitLog, both record formats, smooth upgrade);
+  CommitLog on a DLedger log (DLedgerCommitLog, both record formats, smooth upgrade), with its put
+  statuses (``dledger_commit_log_status``), record check (``_check``) and recovery (``_recovery``);
 * :mod:`~rocketlab.broker.dledger_role_change_handler` — DLedger roles to broker roles;
 * :mod:`~rocketlab.broker.dledger_broker` — DLedgerBrokerCore: a broker group that fails over by itself;
 * :mod:`~rocketlab.broker.protocol` — requests a broker answers (SEND_MESSAGE, PULL_MESSAGE, metadata);

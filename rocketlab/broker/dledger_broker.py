@@ -14,7 +14,7 @@ requests and replies) and everything a broker adds around it:
   broker's (MASTER, SLAVE, with ``leader`` = the master);
 * **puts** (SEND_MESSAGE or :meth:`put_message`): through the store and DLedger; a put is answered when
   a majority has the entry (PUT_OK) or DLedger gives up (see
-  :data:`~rocketlab.broker.dledger_commit_log.CODE_TO_STATUS`); every answer is a ``put`` event;
+  :data:`~rocketlab.broker.dledger_commit_log_status.CODE_TO_STATUS`); every answer is a ``put`` event;
 * **reads** (PULL_MESSAGE): the master answers; a slave only with ``slaveReadEnable``. Consume queues
   are built from committed bytes right after each input (the reput);
 * **SlaveSynchronize**: a slave pulls topics and consumer offsets from the current master;
@@ -43,7 +43,7 @@ Differences from Java 4.9.5:
   DLedger reput skips the rest of the read buffer (``reputFromOffset += result.getSize() - readSize``)
   and never dispatches those messages (see :mod:`rocketlab.broker.dledger_message_store`);
 * ``rocketmq_version="5.3.3"`` switches the put-status mapping to 5.3.3's (see
-  :data:`~rocketlab.broker.dledger_commit_log.CODE_TO_STATUS`).
+  :data:`~rocketlab.broker.dledger_commit_log_status.CODE_TO_STATUS`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ from rocketlab.broker.broker import (
     pull_from_store,
 )
 from rocketlab.broker.config_manager import BrokerMetadata
-from rocketlab.broker.dledger_commit_log import ROCKETMQ_VERSIONS, broker_id_of
+from rocketlab.broker.dledger_commit_log import broker_id_of
+from rocketlab.broker.dledger_commit_log_status import ROCKETMQ_VERSIONS
 from rocketlab.broker.dledger_message_store import DLedgerMessageStore
 from rocketlab.broker.dledger_role_change_handler import DLedgerRoleChangeHandler
 from rocketlab.broker.group_check import (
@@ -114,7 +115,7 @@ class DLedgerBrokerConfig:
       Java (4.9.5 and 5.3.3) trims only in recovery (``DLedgerCommitLog.recover``,
       ``truncateDirtyLogicFiles``), so the stale units stay until the broker restarts;
     * ``rocketmq_version`` (``"4.9.5"``, the default, or ``"5.3.3"``): whose ``asyncPutMessage`` maps
-      DLedger's WAIT_QUORUM_ACK_TIMEOUT (see :func:`~rocketlab.broker.dledger_commit_log.put_status_of`).
+      DLedger's WAIT_QUORUM_ACK_TIMEOUT (see :func:`~rocketlab.broker.dledger_commit_log_status.put_status_of`).
     """
 
     broker_name: str = "broker-a"

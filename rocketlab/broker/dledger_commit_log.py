@@ -54,7 +54,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rocketlab import plugs
-from rocketlab.broker.dledger_commit_log_check import check_message_and_return_size
 from rocketlab.broker.dledger_commit_log_recovery import DLedgerCommitLogRecovery
 from rocketlab.broker.dledger_commit_log_status import CODE_TO_STATUS, ROCKETMQ_VERSIONS, put_status_of
 from rocketlab.core import Output, OutputBuilder
@@ -394,8 +393,6 @@ def _detail(future: AppendFuture) -> str | None:
 
 
 __all__ = [
-    "DLedgerCommitLog", "PutDone", "ROCKETMQ_VERSIONS", "broker_id_of", "check_message_and_return_size", "phy_offset",
-    "which_log",
+    "DLedgerCommitLog", "PutDone", "broker_id_of", "phy_offset", "which_log",
 ]
-"""The commit log and its override points (``phy_offset``, ``which_log``); ``ROCKETMQ_VERSIONS`` and
-``check_message_and_return_size`` are passed on from their modules to the DLedger broker and store."""
+"""The commit log and its override points (``phy_offset``, ``which_log``)."""

@@ -28,7 +28,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rocketlab.broker.dledger_commit_log import DLedgerCommitLog, PutDone, check_message_and_return_size
+from rocketlab.broker.dledger_commit_log import DLedgerCommitLog, PutDone
+from rocketlab.broker.dledger_commit_log_check import check_message_and_return_size
 from rocketlab.core import EMPTY, Output, OutputBuilder
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.errors import StoreError

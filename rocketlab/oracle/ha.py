@@ -32,7 +32,7 @@ from rocketlab.oracle.jvm import Oracle
 from rocketlab.oracle.store import JavaStore
 from rocketlab.sigstop import pause
 from rocketlab.store.message import Message
-from rocketlab.store.message_codec import BLANK_MAGIC_CODE
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE
 
 
 def free_port() -> int:

@@ -15,11 +15,13 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from rocketlab.errors import CodecError
 from rocketlab.oracle.jvm import Oracle, OracleProcess
 from rocketlab.store.config import MessageStoreConfig
 from rocketlab.store.message import Host, Message, MessageExt
-from rocketlab.store.message_codec import BLANK_MAGIC_CODE, CodecError, decode_message
+from rocketlab.store.message_codec import decode_message
 from rocketlab.store.message_store import DefaultMessageStore
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE
 from rocketlab.store.status import PutMessageResult
 
 JAVA_NAMES = {
