@@ -18,8 +18,7 @@ import pyarrow.compute as pc
 from rocketlab.analysis.store_arrow_batch import ARROW_TYPES, Predicate, constant_column
 from rocketlab.analysis.store_arrow_records import Layout, gather, int_at
 from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
-from rocketlab.store.message import host_string, unpack_host
-from rocketlab.store.record_layout import MESSAGE_MAGIC_CODE_V2
+from rocketlab.store.message import MESSAGE_MAGIC_CODE_V2, host_string, unpack_host
 
 
 # ------------------------------------------------------------------------------ commit logs: columns

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from rocketlab.analysis.store_files import RECORD_MAGICS
-from rocketlab.store.record_layout import MESSAGE_MAGIC_CODE_V2, cal_msg_length
+from rocketlab.store.message import MESSAGE_MAGIC_CODE_V2
+from rocketlab.store.record_layout import cal_msg_length
 
 MIN_RECORD = cal_msg_length(0, 0, 0, 0)
 _BORN_V6, _STORE_V6 = 0x10, 0x20

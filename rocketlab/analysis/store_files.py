@@ -37,9 +37,9 @@ from rocketlab.dledger.entry import BODY_OFFSET, VALID_MAGICS
 from rocketlab.errors import CodecError, RocketlabError
 from rocketlab.store.consume_queue import INT_MAX, UNIT
 from rocketlab.store.index_file import HASH_SLOT_SIZE, INDEX_HEADER_SIZE, INDEX_SIZE
-from rocketlab.store.message import host_string
+from rocketlab.store.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, host_string
 from rocketlab.store.message_codec import decode_message
-from rocketlab.store.record_layout import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE
 
 FILE_NAME = re.compile(r"^\d{20}$")
 _HEAD = struct.Struct(">ii")

@@ -13,13 +13,9 @@ from rocketlab.dledger.entry import BLANK_MAGIC_CODE as DLEDGER_BLANK_MAGIC_CODE
 from rocketlab.dledger.entry import BODY_OFFSET, VALID_MAGICS
 from rocketlab.dledger.entry_coder import decode_header
 from rocketlab.store.dispatch_request import DispatchRequest
+from rocketlab.store.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2
 from rocketlab.store.message_codec import check_message_and_return_size as check_old_format
-from rocketlab.store.record_layout import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    TOTAL_SIZE_AND_MAGIC,
-)
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE, TOTAL_SIZE_AND_MAGIC
 
 _OLD_FORMAT_SECOND_INT = (MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, BLANK_MAGIC_CODE)
 

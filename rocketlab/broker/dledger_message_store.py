@@ -35,6 +35,7 @@ from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.errors import StoreError
 from rocketlab.store.checkpoint import StoreCheckpoint
 from rocketlab.store.config import BrokerRole, MessageStoreConfig
+from rocketlab.store.crash import simulate_crash
 from rocketlab.store.index_service import IndexService
 from rocketlab.store.message import Message
 from rocketlab.store.message_batch import MessageExtBatch
@@ -241,8 +242,6 @@ class DLedgerMessageStore(DefaultMessageStore):
 
     def crash(self, lose_unflushed: bool = False) -> None:
         """A simulated kill (or power loss): DLedger first, then the classic files (store.crash)."""
-        from rocketlab.store.crash import simulate_crash
-
         if self.commit_log is not None:
             self.commit_log.crash(lose_unflushed)
         simulate_crash(self, lose_unflushed)

@@ -39,6 +39,8 @@ from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import RemotingCommand, RemotingSysResponseCode
 from rocketlab.remoting.family import Family, Parts
 from rocketlab.remoting.headers import Header, props
+from rocketlab.store.message import message_properties_to_string, string_to_message_properties
+from rocketlab.store.message_codec import decode_message
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +89,6 @@ class PullMessageResponse:
     @property
     def messages(self) -> tuple[dict[str, Any], ...]:
         """Each record decoded: queue_offset, phy_offset, body, msg_id, tags, keys."""
-        from rocketlab.store.message_codec import decode_message
-
         out = []
         pos = 0
         while pos + 4 <= len(self.records):
@@ -221,8 +221,6 @@ PULL_NOT_FOUND). The remark carries the status's name, as Java sets it."""
 
 
 def _properties_string(msg: SendMessageRequest) -> str | None:
-    from rocketlab.store.message import message_properties_to_string
-
     props_: dict[str, str] = {}
     if msg.tags is not None:
         props_["TAGS"] = msg.tags
@@ -307,7 +305,6 @@ class BrokerFamily(Family):
                 h = {_V2[k]: v for k, v in SEND_MESSAGE_REQUEST_HEADER_V2.read(cmd).items() if k in _V2}
             else:
                 h = SEND_MESSAGE_REQUEST_HEADER.read(cmd)
-            from rocketlab.store.message import string_to_message_properties
 
             properties = string_to_message_properties(h["properties"]) if h.get("properties") else {}
             tags, keys = properties.pop("TAGS", None), properties.pop("KEYS", None)

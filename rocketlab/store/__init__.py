@@ -42,7 +42,14 @@ from rocketlab.store.index_file import IndexFile
 from rocketlab.store.index_service import IndexService
 from rocketlab.store.mapped_file import MappedFile
 from rocketlab.store.mapped_file_queue import MappedFileQueue
-from rocketlab.store.message import Message, MessageExt, MessageSysFlag, java_string_hash
+from rocketlab.store.message import (
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    Message,
+    MessageExt,
+    MessageSysFlag,
+    java_string_hash,
+)
 from rocketlab.store.message_batch import MessageExtBatch
 from rocketlab.store.message_codec import (
     check_message_and_return_size,
@@ -53,12 +60,7 @@ from rocketlab.store.message_codec import (
 from rocketlab.store.message_ext_encoder import MessageExtEncoder
 from rocketlab.store.message_filter import MessageFilter, TagsMessageFilter
 from rocketlab.store.message_store import DefaultMessageStore, MessageStore
-from rocketlab.store.record_layout import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    stamp_record,
-)
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE, stamp_record
 from rocketlab.store.recovery import RecoveryReport
 from rocketlab.store.status import (
     AppendMessageResult,

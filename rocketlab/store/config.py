@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.store.message import ROCKETMQ_RELEASES, keeps_last_property_separator, pack_host
 
 
 class FlushDiskType(enum.Enum):
@@ -130,8 +131,6 @@ class MessageStoreConfig:
     @property
     def last_property_separator(self) -> bool:
         """Whether records keep the separator after the last property (5.2.0 on)."""
-        from rocketlab.store.message import keeps_last_property_separator
-
         return keeps_last_property_separator(self.rocketmq_version)
 
     # ---- construction and validation ----
@@ -207,7 +206,6 @@ class MessageStoreConfig:
             )
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError(f"listen_port: must be in 0..65535, got {self.listen_port}")
-        from rocketlab.store.message import pack_host
 
         try:
             pack_host(self.store_host)
@@ -215,7 +213,6 @@ class MessageStoreConfig:
             raise ConfigError(f"broker_ip1: {self.broker_ip1!r} is not an IPv4 or IPv6 address") from exc
         if not self.store_path_root_dir:
             raise ConfigError("store_path_root_dir: must not be empty")
-        from rocketlab.store.message import ROCKETMQ_RELEASES
 
         if self.rocketmq_version not in ROCKETMQ_RELEASES:
             raise ConfigError(f"rocketmq_version: {self.rocketmq_version!r} is not one of {', '.join(ROCKETMQ_RELEASES)}")

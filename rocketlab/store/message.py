@@ -14,6 +14,11 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from operator import mul
 
+# --- MessageVersion: the record's magic code says how wide its topic length is ---------------------
+
+MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7, v1: 1-byte topic length
+MESSAGE_MAGIC_CODE_V2 = -626843477  # 0xDAA320AB, v2 (5.1+): 2-byte topic length
+
 # --- MessageConst: well-known property keys ------------------------------------------------------
 
 PROPERTY_KEYS = "KEYS"
@@ -300,8 +305,6 @@ class MessageExt(Message):
 
     @property
     def version(self) -> int:
-        from rocketlab.store.record_layout import MESSAGE_MAGIC_CODE_V2
-
         return 2 if self.magic_code == MESSAGE_MAGIC_CODE_V2 else 1
 
     @property

@@ -25,6 +25,8 @@ from typing import Any
 from rocketlab.errors import CodecError
 from rocketlab.store.dispatch_request import DispatchRequest
 from rocketlab.store.message import (
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
     PROPERTY_KEYS,
     PROPERTY_TAGS,
     PROPERTY_UNIQ_CLIENT_MESSAGE_ID_KEYIDX,
@@ -41,8 +43,6 @@ from rocketlab.store.record_layout import (
     BLANK_MAGIC_CODE,
     INT16,
     INT32,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
     SYSFLAG_POSITION,
     TOTAL_SIZE_AND_MAGIC,
     cal_msg_length,

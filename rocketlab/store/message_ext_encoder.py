@@ -10,7 +10,16 @@ import struct
 import zlib
 
 from rocketlab.errors import CodecError
-from rocketlab.store.message import Host, Message, MessageSysFlag, keeps_last_property_separator, pack_host
+from rocketlab.store.message import (
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
+    Host,
+    Message,
+    MessageSysFlag,
+    keeps_last_property_separator,
+    pack_host,
+)
+from rocketlab.store.put_message_status import PutMessageStatus
 from rocketlab.store.record_layout import (
     ENCODER_HEADER_RESERVE,
     HOST_V6_FLAGS,
@@ -18,13 +27,10 @@ from rocketlab.store.record_layout import (
     MAX_PROPERTIES_LENGTH,
     MAX_TOPIC_LENGTH_V1,
     MAX_TOPIC_LENGTH_V2,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
     PACKED_RECORD_HEAD,
     record_head,
     record_prefix,
 )
-from rocketlab.store.status import PutMessageStatus
 
 _EMPTY = bytearray()
 

@@ -14,8 +14,6 @@ from typing import Any
 
 from rocketlab.store.message import MessageSysFlag
 
-MESSAGE_MAGIC_CODE = -626843481  # 0xDAA320A7, v1: 1-byte topic length
-MESSAGE_MAGIC_CODE_V2 = -626843477  # 0xDAA320AB, v2 (5.1+): 2-byte topic length
 BLANK_MAGIC_CODE = -875286124  # 0xCBD43194, the END_OF_FILE padding
 END_FILE_MIN_BLANK_LENGTH = 4 + 4
 

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Protocol
 
 from rocketlab.store.dispatch_request import DispatchRequest
 from rocketlab.store.mapped_file import MappedFile
+from rocketlab.store.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2
 from rocketlab.store.message_codec import check_message_and_return_size
-from rocketlab.store.record_layout import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, store_timestamp_position
+from rocketlab.store.record_layout import store_timestamp_position
 
 if TYPE_CHECKING:
     from rocketlab.store.checkpoint import StoreCheckpoint

@@ -1,8 +1,9 @@
 """Status codes and result objects of the store's put and get paths.
 
-Models ``PutMessageStatus``, ``AppendMessageStatus``, ``GetMessageStatus``, ``PutMessageResult``,
+Models ``AppendMessageStatus``, ``GetMessageStatus``, ``PutMessageResult``,
 ``AppendMessageResult``, ``GetMessageResult`` and ``QueryMessageResult`` from
-``org.apache.rocketmq.store``.
+``org.apache.rocketmq.store`` (``PutMessageStatus``, which the record encoder answers with too, is in
+:mod:`rocketlab.store.put_message_status`).
 """
 
 from __future__ import annotations
@@ -11,36 +12,11 @@ import enum
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rocketlab.store.message_codec import decode_message
+from rocketlab.store.put_message_status import PutMessageStatus
+
 if TYPE_CHECKING:
     from rocketlab.store.message import MessageExt
-
-
-class PutMessageStatus(enum.Enum):
-    """Models ``org.apache.rocketmq.store.PutMessageStatus`` (5.x spellings; the 4.x spellings
-    ``CREATE_MAPEDFILE_FAILED`` and ``OS_PAGECACHE_BUSY`` are aliases).
-
-    ``FLUSH_DISK_TIMEOUT``, ``FLUSH_SLAVE_TIMEOUT`` and ``SLAVE_NOT_AVAILABLE`` mean the message
-    *was* stored, with weaker durability than asked for.
-    """
-
-    PUT_OK = "PUT_OK"
-    FLUSH_DISK_TIMEOUT = "FLUSH_DISK_TIMEOUT"
-    FLUSH_SLAVE_TIMEOUT = "FLUSH_SLAVE_TIMEOUT"
-    SLAVE_NOT_AVAILABLE = "SLAVE_NOT_AVAILABLE"
-    SERVICE_NOT_AVAILABLE = "SERVICE_NOT_AVAILABLE"
-    CREATE_MAPPED_FILE_FAILED = "CREATE_MAPPED_FILE_FAILED"
-    CREATE_MAPEDFILE_FAILED = "CREATE_MAPPED_FILE_FAILED"
-    MESSAGE_ILLEGAL = "MESSAGE_ILLEGAL"
-    PROPERTIES_SIZE_EXCEEDED = "PROPERTIES_SIZE_EXCEEDED"
-    OS_PAGE_CACHE_BUSY = "OS_PAGE_CACHE_BUSY"
-    OS_PAGECACHE_BUSY = "OS_PAGE_CACHE_BUSY"
-    UNKNOWN_ERROR = "UNKNOWN_ERROR"
-    LMQ_CONSUME_QUEUE_NUM_EXCEEDED = "LMQ_CONSUME_QUEUE_NUM_EXCEEDED"
-    IN_SYNC_REPLICAS_NOT_ENOUGH = "IN_SYNC_REPLICAS_NOT_ENOUGH"
-    PUT_TO_REMOTE_BROKER_FAIL = "PUT_TO_REMOTE_BROKER_FAIL"
-    WHEEL_TIMER_FLOW_CONTROL = "WHEEL_TIMER_FLOW_CONTROL"
-    WHEEL_TIMER_MSG_ILLEGAL = "WHEEL_TIMER_MSG_ILLEGAL"
-    WHEEL_TIMER_NOT_ENABLE = "WHEEL_TIMER_NOT_ENABLE"
 
 
 class AppendMessageStatus(enum.Enum):
@@ -226,7 +202,6 @@ class GetMessageResult:
     @property
     def messages(self) -> list[MessageExt]:
         if self._messages is None:
-            from rocketlab.store.message_codec import decode_message
 
             self._messages = [decode_message(b) for b in self.message_buffer_list]
         return self._messages
@@ -257,7 +232,6 @@ class QueryMessageResult:
     @property
     def messages(self) -> list[MessageExt]:
         if self._messages is None:
-            from rocketlab.store.message_codec import decode_message
 
             self._messages = [decode_message(b) for b in self.message_buffer_list]
         return self._messages

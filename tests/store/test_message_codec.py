@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from rocketlab.errors import CodecError
 from rocketlab.store import Message, MessageSysFlag, PutMessageStatus
 from rocketlab.store.message import (
+    MESSAGE_MAGIC_CODE,
+    MESSAGE_MAGIC_CODE_V2,
     java_string_hash,
     message_properties_to_string,
     pack_host,
@@ -28,14 +30,7 @@ from rocketlab.store.message_codec import (
     encode_message,
 )
 from rocketlab.store.message_ext_encoder import MessageExtEncoder, MessageRejected
-from rocketlab.store.record_layout import (
-    BLANK_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE,
-    MESSAGE_MAGIC_CODE_V2,
-    cal_msg_length,
-    encode_blank,
-    stamp_record,
-)
+from rocketlab.store.record_layout import BLANK_MAGIC_CODE, cal_msg_length, encode_blank, stamp_record
 from tests.store.helpers import GOLDEN_BODY, golden_message
 
 STORE_HOST = ("127.0.0.1", 8123)

@@ -1,0 +1,35 @@
+"""``PutMessageStatus``: the store's answer to a put, in a module of its own as in Java (the record encoder,
+the store and the broker all answer with it).
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class PutMessageStatus(enum.Enum):
+    """Models ``org.apache.rocketmq.store.PutMessageStatus`` (5.x spellings; the 4.x spellings
+    ``CREATE_MAPEDFILE_FAILED`` and ``OS_PAGECACHE_BUSY`` are aliases).
+
+    ``FLUSH_DISK_TIMEOUT``, ``FLUSH_SLAVE_TIMEOUT`` and ``SLAVE_NOT_AVAILABLE`` mean the message
+    *was* stored, with weaker durability than asked for.
+    """
+
+    PUT_OK = "PUT_OK"
+    FLUSH_DISK_TIMEOUT = "FLUSH_DISK_TIMEOUT"
+    FLUSH_SLAVE_TIMEOUT = "FLUSH_SLAVE_TIMEOUT"
+    SLAVE_NOT_AVAILABLE = "SLAVE_NOT_AVAILABLE"
+    SERVICE_NOT_AVAILABLE = "SERVICE_NOT_AVAILABLE"
+    CREATE_MAPPED_FILE_FAILED = "CREATE_MAPPED_FILE_FAILED"
+    CREATE_MAPEDFILE_FAILED = "CREATE_MAPPED_FILE_FAILED"
+    MESSAGE_ILLEGAL = "MESSAGE_ILLEGAL"
+    PROPERTIES_SIZE_EXCEEDED = "PROPERTIES_SIZE_EXCEEDED"
+    OS_PAGE_CACHE_BUSY = "OS_PAGE_CACHE_BUSY"
+    OS_PAGECACHE_BUSY = "OS_PAGE_CACHE_BUSY"
+    UNKNOWN_ERROR = "UNKNOWN_ERROR"
+    LMQ_CONSUME_QUEUE_NUM_EXCEEDED = "LMQ_CONSUME_QUEUE_NUM_EXCEEDED"
+    IN_SYNC_REPLICAS_NOT_ENOUGH = "IN_SYNC_REPLICAS_NOT_ENOUGH"
+    PUT_TO_REMOTE_BROKER_FAIL = "PUT_TO_REMOTE_BROKER_FAIL"
+    WHEEL_TIMER_FLOW_CONTROL = "WHEEL_TIMER_FLOW_CONTROL"
+    WHEEL_TIMER_MSG_ILLEGAL = "WHEEL_TIMER_MSG_ILLEGAL"
+    WHEEL_TIMER_NOT_ENABLE = "WHEEL_TIMER_NOT_ENABLE"
