@@ -26,8 +26,9 @@ from rocketlab.core import Codec, CoreFactory, NodeContext
 from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.sim.faults import Fault, FaultSchedule
 from rocketlab.sim.kernel import Scheduler
+from rocketlab.sim.messages import DropRule
 from rocketlab.sim.network import Latency, NetworkModel
-from rocketlab.sim.runtime import DropRule, SimRuntime
+from rocketlab.sim.runtime import SimRuntime
 from rocketlab.trace.recorder import Event, TraceRecorder
 from rocketlab.trace.rundir import write_run
 
