@@ -457,24 +457,9 @@ class Cluster:
 
     @_journaled
     def apply(self, fault: Fault) -> None:
-        """Carry out one fault now."""
-        if fault.action in ("crash", "crash!"):
-            self.crash(*fault.targets, lose_unflushed=fault.action == "crash!")
-        elif fault.action == "host_down":
-            self.host_down(*fault.targets)
-        elif fault.action == "restart":
-            self.restart(*fault.targets)
-        elif fault.action == "partition":
-            self.partition(*fault.groups)
-        elif fault.action == "heal":
-            self.heal()
-        elif fault.action == "pause":
-            self.pause(*fault.targets)
-        elif fault.action == "resume":
-            self.resume(*fault.targets)
-        else:
-            src, dst, msg, code = (None if t == "*" else t for t in (*fault.targets, None, None)[:4])
-            self.drop_next(src, dst, msg, code=code)
+        """Carry out one fault now: the method its row of :data:`rocketlab.trace.faults.FAULT_KINDS` names."""
+        method, args, kwargs = fault.call()
+        getattr(self, method)(*args, **kwargs)
 
     @_journaled
     def apply_schedule(self, schedule: FaultSchedule | str) -> None:
