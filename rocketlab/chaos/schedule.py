@@ -1,20 +1,8 @@
 """A campaign's fault schedule: seeded, so one seed is one schedule, and a failing seed re-runs exactly.
 
-Fault kinds (:data:`FAULTS`, their trace actions in :data:`rocketlab.trace.schema.FAULT_ACTIONS`):
-
-===================  =====================================================================================
-``partition``        the nodes split in two halves, a majority and a minority; nothing crosses
-``bridge``           two majorities that share one node (Jepsen's bridge): that node talks to all, the
-                     others only to their side (three nodes or more)
-``one-way``          one node's packets to the others vanish; theirs still reach it
-``isolate``          one node's interface goes down: nothing in or out, clients included
-``latency``          every link (through the relays) delays each frame 50-200 ms, plus jitter
-``loss``             every link drops 5-20% of the frames (a request or its answer never arrives)
-``reorder``          every link sends 10-30% of the frames after the next one
-``pause``            SIGSTOP one node, SIGCONT at the end (its clock runs on: timers fire late)
-``kill``             SIGKILL one node, restart it at the end (``rocketlab node`` again, same store)
-``disk``             a writer fills and fsyncs the disk the stores are on (fsyncs take hundreds of ms)
-===================  =====================================================================================
+Fault kinds (:data:`FAULTS`): the rows of :data:`rocketlab.trace.faults.CAMPAIGN_FAULTS`, which say what
+each does and which trace fault actions it records when it goes on and off (:mod:`rocketlab.chaos.campaign`
+carries them out).
 
 A schedule covers the asked kinds, each at least once, in a seeded order, each step lasting 3-8 s with
 1-3 s of quiet between steps; the targets are drawn from the system's nodes (a majority and a minority,
@@ -28,10 +16,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.trace.faults import CAMPAIGN_FAULTS
 
-FAULTS = ("partition", "bridge", "one-way", "isolate", "latency", "loss", "reorder", "pause", "kill", "disk")
-NETWORK_FAULTS = frozenset({"partition", "bridge", "one-way", "isolate", "latency", "loss", "reorder"})
-LOCAL_FAULTS = frozenset({"partition", "bridge", "one-way", "latency", "loss", "reorder", "pause", "kill", "disk"})
+FAULTS = tuple(fault.name for fault in CAMPAIGN_FAULTS)
+NETWORK_FAULTS = frozenset(fault.name for fault in CAMPAIGN_FAULTS if fault.network)
+LOCAL_FAULTS = frozenset(fault.name for fault in CAMPAIGN_FAULTS if not fault.needs_netns)
 """What a campaign on 127.0.0.1 (no network namespaces) can do: cuts become the relays' holds, and a node
 cannot lose its interface."""
 

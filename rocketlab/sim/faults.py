@@ -13,16 +13,23 @@ Text form (``#`` starts a comment)::
     9500 drop n0 -> n1       # the next message from n0 to n1 (either side may be *)
     9600 drop n1 -> n0 PushEntryResponse INCONSISTENT_STATE   # the next of that type (and code)
 
-``FaultSchedule.parse(text)`` gives :class:`Fault` items; ``Cluster.apply_schedule`` plays them.
+``FaultSchedule.parse(text)`` gives :class:`Fault` items; ``Cluster.apply_schedule`` plays them. The
+words and the shapes of their arguments are the scheduled rows of :data:`rocketlab.trace.faults.FAULT_KINDS`
+(rocketlab's own notation; no Java class).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.trace.faults import FAULT_KINDS, fault_kind
 
-ACTIONS = ("crash", "crash!", "host_down", "restart", "partition", "heal", "pause", "resume", "drop")
+ACTIONS = tuple(kind.name for kind in FAULT_KINDS if kind.scheduled)
+"""The words a schedule line may use: the rows of :data:`rocketlab.trace.faults.FAULT_KINDS` marked
+``scheduled``."""
 
 
 @dataclass(frozen=True)
@@ -35,11 +42,18 @@ class Fault:
     groups: tuple[tuple[str, ...], ...] = ()
 
     def __str__(self) -> str:
-        if self.action == "partition":
-            return f"{self.at_ms} partition " + " | ".join(" ".join(g) for g in self.groups)
-        if self.action == "drop":
-            return " ".join([f"{self.at_ms} drop {self.targets[0]} -> {self.targets[1]}", *self.targets[2:]])
-        return " ".join([str(self.at_ms), self.action, *self.targets])
+        shape = fault_kind(self.action).args if self.action in ACTIONS else "nodes"
+        words = _FORMATS.get(shape, _nodes_text)(self)
+        return " ".join([str(self.at_ms), self.action, *words])
+
+    def call(self) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+        """The Cluster method that carries this fault out, its arguments and keyword arguments;
+        ConfigError for an action that no schedule may name."""
+        if self.action not in ACTIONS:
+            raise ConfigError(f"unknown fault action {self.action!r} (one of {', '.join(ACTIONS)})")
+        kind = fault_kind(self.action)
+        args, kwargs = _CALLS[kind.args](self)
+        return kind.method or "", args, {**dict(kind.method_kwargs), **kwargs}
 
 
 class FaultSchedule(tuple):
@@ -70,19 +84,70 @@ def parse_fault(line: str, lineno: int = 1) -> Fault:
     action, rest = words[1], words[2:]
     if action not in ACTIONS:
         raise ConfigError(f"{where}: unknown action {action!r} (one of {', '.join(ACTIONS)})")
-    if action == "heal":
-        if rest:
-            raise ConfigError(f"{where}: heal takes no targets")
-        return Fault(at_ms, action)
-    if action == "partition":
-        groups = tuple(tuple(g.split()) for g in " ".join(rest).split("|"))
-        if len(groups) < 2 or any(not g for g in groups):
-            raise ConfigError(f"{where}: partition needs groups separated by '|'")
-        return Fault(at_ms, action, groups=groups)
-    if action == "drop":
-        if not 3 <= len(rest) <= 5 or rest[1] != "->":
-            raise ConfigError(f"{where}: drop takes 'SRC -> DST [MESSAGE [CODE]]' (SRC, DST may be *)")
-        return Fault(at_ms, action, targets=(rest[0], rest[2], *rest[3:]))
+    return _PARSERS[fault_kind(action).args](at_ms, action, rest, where)
+
+
+# --- one parser, text form and call per argument shape (rocketlab.trace.faults.ARG_SHAPES) ----------------
+def _parse_none(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
+    if rest:
+        raise ConfigError(f"{where}: {action} takes no targets")
+    return Fault(at_ms, action)
+
+
+def _parse_groups(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
+    groups = tuple(tuple(g.split()) for g in " ".join(rest).split("|"))
+    if len(groups) < 2 or any(not g for g in groups):
+        raise ConfigError(f"{where}: {action} needs groups separated by '|'")
+    return Fault(at_ms, action, groups=groups)
+
+
+def _parse_message(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
+    if not 3 <= len(rest) <= 5 or rest[1] != "->":
+        raise ConfigError(f"{where}: {action} takes 'SRC -> DST [MESSAGE [CODE]]' (SRC, DST may be *)")
+    return Fault(at_ms, action, targets=(rest[0], rest[2], *rest[3:]))
+
+
+def _parse_link(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
+    if len(rest) != 3 or rest[1] != "->":
+        raise ConfigError(f"{where}: {action} takes 'SRC -> DST'")
+    return Fault(at_ms, action, targets=(rest[0], rest[2]))
+
+
+def _parse_nodes(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
     if not rest:
         raise ConfigError(f"{where}: {action} needs at least one node")
     return Fault(at_ms, action, targets=tuple(rest))
+
+
+def _parse_node(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
+    if len(rest) != 1:
+        raise ConfigError(f"{where}: {action} takes one node")
+    return Fault(at_ms, action, targets=tuple(rest))
+
+
+_PARSERS: dict[str, Callable[[int, str, list[str], str], Fault]] = {
+    "none": _parse_none, "groups": _parse_groups, "message": _parse_message, "link": _parse_link,
+    "nodes": _parse_nodes, "node": _parse_node,
+}
+
+
+def _nodes_text(fault: Fault) -> list[str]:
+    return list(fault.targets)
+
+
+_FORMATS: dict[str, Callable[[Fault], list[str]]] = {
+    "groups": lambda f: [" | ".join(" ".join(g) for g in f.groups)],
+    "message": lambda f: [f.targets[0], "->", *f.targets[1:]],
+    "link": lambda f: [f.targets[0], "->", f.targets[1]],
+}
+
+
+def _message_call(fault: Fault) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    src, dst, msg, code = (None if t == "*" else t for t in (*fault.targets, None, None)[:4])
+    return (src, dst, msg), {"code": code}
+
+
+_CALLS: dict[str, Callable[[Fault], tuple[tuple[Any, ...], dict[str, Any]]]] = {
+    "none": lambda f: ((), {}), "groups": lambda f: (f.groups, {}), "message": _message_call,
+    "link": lambda f: (f.targets[:2], {}), "nodes": lambda f: (f.targets, {}), "node": lambda f: (f.targets, {}),
+}

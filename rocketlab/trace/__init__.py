@@ -2,7 +2,9 @@
 
 * :mod:`rocketlab.trace.schema` — the contract (envelope, kinds, field types) and ``validate_event``;
 * :mod:`rocketlab.trace.recorder` — ``TraceRecorder`` used by both runtimes, ``describe`` one-liners;
-* :mod:`rocketlab.trace.rundir` — run directories on disk and the pandas loader.
+* :mod:`rocketlab.trace.rundir` — run directories on disk and the pandas loader;
+* :mod:`rocketlab.trace.faults` — the fault vocabulary: one table of fault kinds (schedules, the
+  simulator, the chaos campaign and the cluster viewer read it).
 """
 
 from rocketlab.trace.recorder import TraceRecorder, describe

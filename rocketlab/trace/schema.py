@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.trace.faults import fault_actions
 
 ENVELOPE: dict[str, str] = {"t": "long", "seq": "long", "node": "string", "kind": "string"}
 
@@ -70,17 +71,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
 }
 
-FAULT_ACTIONS = ("crash", "restart", "partition", "heal", "drop", "pause", "resume",
-                 # a host that fails: no connection closes (crash: the process dies, its peers are told)
-                 "host_down",
-                 # what the cluster widget adds: one-way cuts, a new network model, an election
-                 # timer expired by hand, a leadership transfer (targets: leader, transferee)
-                 "cut_link", "heal_link", "network", "timeout", "transfer",
-                 # what a chaos campaign on real processes adds: an interface down, disk pressure
-                 "isolate", "disk",
-                 # a member that restarts after a crash that lost unflushed writes (crash!, host_down):
-                 # targets node, first lost index, last lost index (the viewer crosses them out)
-                 "lost")
+FAULT_ACTIONS = fault_actions()
+"""The ``action`` of a ``fault`` event: one per row of :data:`rocketlab.trace.faults.FAULT_KINDS`."""
 
 _PY_TYPES: dict[str, tuple[type, ...]] = {
     "long": (int,), "double": (int, float), "string": (str,), "bool": (bool,), "strings": (list, tuple),

@@ -16,7 +16,7 @@ from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_
 from rocketlab.core import NodeContext
 from rocketlab.errors import ConfigError, StoreError
 from rocketlab.sim import Cluster
-from rocketlab.sim.cluster import _dledger_broker_put
+from rocketlab.sim.systems import _dledger_broker_put
 
 FAST = {"heart_beat_time_interval_ms": 200, "max_vote_interval_ms": 300, "min_vote_interval_ms": 100,
         "vote_round_wait_base_ms": 200, "mapped_file_size_for_entry_index": 4096, "fsync_policy": "never"}

@@ -13,7 +13,7 @@ from rocketlab.errors import LocalProtocolError
 from rocketlab.scenarios.dledger import run_churn
 from rocketlab.scenarios.dledger_group import SHORT_TIMERS, DLedgerViolations, wait_settled
 from rocketlab.sim import Cluster
-from rocketlab.sim.runtime import SAMPLE_EVERY
+from rocketlab.sim.messages import SAMPLE_EVERY
 
 MODES = ("always", "sampled", "never")
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rocketlab.dledger.elector_decisions import is_quorum
+from rocketlab.trace.faults import viewer_faults
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS
 from rocketlab.viz.timeline import fault_line, natural_key, node_ids
@@ -215,6 +216,7 @@ def make_film(events: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], time
         "end_ms": max(end_ms if end_ms is not None else last, last),
         "events": [film_event(e, len(ids), profile) for e in events],
         "timers": [dict(t) for t in timers],
+        "faults": viewer_faults(),  # what the viewer draws and offers of each fault kind
         "colors": {"roles": ROLE_COLORS, "messages": MESSAGE_COLORS, "granted": GRANTED_COLOR,
                    "rejected": REJECTED_COLOR, "no_answer": NO_ANSWER_COLOR},
     }

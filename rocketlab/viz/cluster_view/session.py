@@ -26,6 +26,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.sim.cluster import Call, Cluster
 from rocketlab.sim.network import NETWORK_MODES, Latency
 from rocketlab.sim.replay import Producer, replay_calls, run_to, same_history
+from rocketlab.trace.faults import FAULT_KINDS, FaultKind
 from rocketlab.viz.cluster_view.film import election_timer, film_event, make_film
 
 MAX_NODES = 9
@@ -55,10 +56,27 @@ class ActionSpec:
     call: Callable[[dict[str, Any]], tuple[str, tuple[Any, ...], dict[str, Any]]]
     node_must_be: str | None = None  # "alive", "down", "running" (alive and not paused), "paused"
     optional: tuple[str, ...] = ()
+    args: str = ""  # a fault kind's argument shape (rocketlab.trace.faults.ARG_SHAPES); "" for a put
 
 
-def _node(method: str, **kwargs: Any) -> Callable[[dict[str, Any]], tuple[str, tuple[Any, ...], dict[str, Any]]]:
-    return lambda a: (method, (a["node"],), dict(kwargs))
+# per argument shape of a fault kind: what the intent needs and the Cluster method's arguments from it
+_INTENT_ARGS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], tuple[Any, ...]]]] = {
+    "nodes": (("node",), lambda a: (a["node"],)),
+    "node": (("node",), lambda a: (a["node"],)),
+    "groups": (("groups",), lambda a: tuple(list(g) for g in a["groups"])),
+    "none": ((), lambda a: ()),
+    "link": (("src", "dst"), lambda a: (a["src"], a["dst"])),
+    "message": (("src", "dst"), lambda a: (a["src"], a["dst"])),
+    "network": (("mode", "latency"), lambda a: (a["mode"], a["latency"])),
+}
+
+
+def _fault_spec(kind: FaultKind) -> ActionSpec:
+    """The intent of a fault kind the viewer offers: named after, and calling, its Cluster method."""
+    needs, call_args = _INTENT_ARGS[kind.args]
+    method, kwargs = kind.method or "", dict(kind.method_kwargs)
+    node_must_be = kind.viewer.when if kind.viewer.menu == "node" else None
+    return ActionSpec(needs, lambda a: (method, call_args(a), dict(kwargs)), node_must_be, args=kind.args)
 
 
 def _put_call(a: dict[str, Any]) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
@@ -69,24 +87,12 @@ def _put_call(a: dict[str, Any]) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
 
 
 ACTIONS: dict[str, ActionSpec] = {
-    "crash": ActionSpec(("node",), _node("crash"), "alive"),
-    # a power failure: the host goes, nothing closes its connections, unflushed writes are lost
-    "host_down": ActionSpec(("node",), _node("host_down"), "alive"),
-    "restart": ActionSpec(("node",), _node("restart"), "down"),
-    "pause": ActionSpec(("node",), _node("pause"), "running"),
-    "resume": ActionSpec(("node",), _node("resume"), "paused"),
-    "time_out": ActionSpec(("node",), _node("time_out"), "running"),
-    "isolate": ActionSpec(("node",), _node("isolate")),
-    "transfer_leadership": ActionSpec(("node",), _node("transfer_leadership"), "running"),
-    "partition": ActionSpec(("groups",), lambda a: ("partition", tuple(list(g) for g in a["groups"]), {})),
-    "heal": ActionSpec((), lambda a: ("heal", (), {})),
-    "cut_link": ActionSpec(("src", "dst"), lambda a: ("cut_link", (a["src"], a["dst"]), {})),
-    "heal_link": ActionSpec(("src", "dst"), lambda a: ("heal_link", (a["src"], a["dst"]), {})),
-    "drop_next": ActionSpec(("src", "dst"), lambda a: ("drop_next", (a["src"], a["dst"]), {})),
+    **{kind.method: _fault_spec(kind) for kind in FAULT_KINDS if kind.viewer.menu is not None and kind.method},
     # a client put (append) through the leader, or through the node ``via`` whatever it believes it is
     "put": ActionSpec(("body",), _put_call, optional=("via",)),
-    "set_network": ActionSpec(("mode", "latency"), lambda a: ("set_network", (a["mode"], a["latency"]), {})),
 }
+"""The learner's intents: the fault kinds the viewer offers (rows of
+:data:`rocketlab.trace.faults.FAULT_KINDS` with a viewer menu), and a client put."""
 
 
 def parse_groups(value: Any, nodes: list[str]) -> list[list[str]]:
@@ -220,9 +226,9 @@ class ViewSession:
             if args["via"] is not None and args["via"] not in self.cluster.node_ids:
                 raise RocketlabError(f"put: unknown node {args['via']!r} (this cluster has "
                                      f"{', '.join(self.cluster.node_ids)})")
-        if action == "partition":
+        if spec.args == "groups":
             args = {"groups": parse_groups(args.get("groups"), self.cluster.node_ids)}
-        if action == "set_network":
+        if spec.args == "network":
             args = {"mode": args.get("mode"), "latency": args.get("latency") or "constant:0"}
             if args["mode"] not in NETWORK_MODES:
                 raise RocketlabError(f"network {args['mode']!r} is not one of {', '.join(NETWORK_MODES)}")

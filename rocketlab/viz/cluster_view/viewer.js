@@ -13,9 +13,11 @@ const NOTABLE = new Set(["role", "term", "vote_request", "vote_response", "vote_
   "commit", "truncate", "push_state", "put", "ha_report", "ha_transfer", "fault", "violation", "msg_drop"]);
 const TERM_COLORS = ["#c6dbef", "#fdd0a2", "#c7e9c0", "#dadaeb", "#fcbba1", "#d9d9d9", "#f7b6d2", "#dbdb8d",
   "#9edae5", "#e7cb94"];
-const NODE_ACTIONS = [["crash", "crash"], ["host_down", "power failure (loses unflushed writes)"],
-  ["restart", "restart"], ["pause", "pause"], ["resume", "resume"], ["time_out", "time out now"],
-  ["isolate", "isolate"], ["transfer_leadership", "make leader (transfer)"], ["put", "client put through this node"]];
+// The fault kinds come as data with the film (film.faults, from rocketlab.trace.faults.FAULT_KINDS): per
+// trace action its effect (one of FAULT_EFFECTS), and the entries of the node menu, link menu and live bar.
+const NODE_WHEN = { alive: (n) => n.alive, down: (n) => !n.alive, running: (n) => n.alive && !n.paused,
+  paused: (n) => n.alive && n.paused };
+const LINK_WHEN = { open: (open) => open, cut: (open) => !open };
 
 function svg(tag, attrs, parent) {
   const node = document.createElementNS(SVGNS, tag);
@@ -50,29 +52,36 @@ function cloneState(s) {
     network: s.network, violations: s.violations, index: s.index };
 }
 
-function applyEvent(s, e) {
+function crossOut(m, from, to) {  // entries from..to of a member's log are gone: keep them, crossed out
+  for (let i = from; i <= to; i++) if (m.log[i] !== undefined) m.crossed.push([i, m.log[i]]);
+  if (m.crossed.length > 64) m.crossed.splice(0, m.crossed.length - 64);
+  if (from < m.log.length) m.log.length = from;
+  if (m.committed >= from) m.committed = from - 1;
+}
+
+// what a fault event does to the drawn state (rocketlab.trace.faults.VIEWER_EFFECTS)
+const FAULT_EFFECTS = {
+  down: (s, targets) => targets.forEach((t) => { const m = s.nodes[t]; if (m) { m.alive = false; m.paused = false; m.role = null; } }),
+  up: (s, targets) => targets.forEach((t) => { const m = s.nodes[t]; if (m) { m.alive = true; m.role = null; } }),
+  paused: (s, targets) => targets.forEach((t) => { if (s.nodes[t]) s.nodes[t].paused = true; }),
+  unpaused: (s, targets) => targets.forEach((t) => { if (s.nodes[t]) s.nodes[t].paused = false; }),
+  split: (s, targets) => { s.partition = targets.map((g) => String(g).split(",").filter(Boolean)); },
+  whole: (s) => { s.partition = null; s.cuts = new Set(); },
+  cut: (s, targets) => { s.cuts.add(targets[0] + ">" + targets[1]); },
+  uncut: (s, targets) => { s.cuts.delete(targets[0] + ">" + targets[1]); },
+  model: (s, targets) => { s.network = targets.join(" "); },
+  cross_out: (s, targets) => {  // a power failure took unflushed entries: cross them out
+    const m = s.nodes[targets[0]];
+    if (m) crossOut(m, Number(targets[1]), Number(targets[2]));
+  },
+};
+
+function applyEvent(s, e, effects) {
   const n = e.node != null ? s.nodes[e.node] : null;
   switch (e.kind) {
     case "fault": {
-      const targets = e.targets || [];
-      if (e.action === "crash" || e.action === "host_down") targets.forEach((t) => { const m = s.nodes[t]; if (m) { m.alive = false; m.paused = false; m.role = null; } });
-      else if (e.action === "restart") targets.forEach((t) => { const m = s.nodes[t]; if (m) { m.alive = true; m.role = null; } });
-      else if (e.action === "pause") targets.forEach((t) => { if (s.nodes[t]) s.nodes[t].paused = true; });
-      else if (e.action === "resume") targets.forEach((t) => { if (s.nodes[t]) s.nodes[t].paused = false; });
-      else if (e.action === "partition") s.partition = targets.map((g) => String(g).split(",").filter(Boolean));
-      else if (e.action === "heal") { s.partition = null; s.cuts = new Set(); }
-      else if (e.action === "cut_link") s.cuts.add(targets[0] + ">" + targets[1]);
-      else if (e.action === "heal_link") s.cuts.delete(targets[0] + ">" + targets[1]);
-      else if (e.action === "network") s.network = targets.join(" ");
-      else if (e.action === "lost") {  // a power failure took unflushed entries: cross them out
-        const m = s.nodes[targets[0]]; const from = Number(targets[1]); const to = Number(targets[2]);
-        if (m) {
-          for (let i = from; i <= to; i++) if (m.log[i] !== undefined) m.crossed.push([i, m.log[i]]);
-          if (m.crossed.length > 64) m.crossed.splice(0, m.crossed.length - 64);
-          if (from < m.log.length) m.log.length = from;
-          if (m.committed >= from) m.committed = from - 1;
-        }
-      }
+      const effect = FAULT_EFFECTS[effects[e.action]];
+      if (effect) effect(s, e.targets || []);
       break;
     }
     case "role": if (n) { n.role = e.role; n.term = e.term; n.leader = e.leader; } break;
@@ -87,14 +96,7 @@ function applyEvent(s, e) {
         n.endPos = e.pos + e.size;
       }
       break;
-    case "truncate":
-      if (n) {
-        for (let i = e.index; i < n.log.length; i++) if (n.log[i] !== undefined) n.crossed.push([i, n.log[i]]);
-        if (n.crossed.length > 64) n.crossed.splice(0, n.crossed.length - 64);
-        if (e.index < n.log.length) n.log.length = e.index;
-        if (n.committed >= e.index) n.committed = e.index - 1;
-      }
-      break;
+    case "truncate": if (n) crossOut(n, e.index, n.log.length - 1); break;
     case "commit": if (n) { n.committed = e.index; n.committedPos = e.pos; } break;
     case "put":
       if (n && e.status === "PUT_OK") n.putOffset = Math.max(n.putOffset || 0, e.phy_offset + e.size);
@@ -109,6 +111,8 @@ function applyEvent(s, e) {
 class Film {
   constructor(data) {
     this.data = data;
+    this.faults = data.faults || {};
+    this.effects = this.faults.effects || {};
     this.nodes = data.nodes;
     this.events = [];
     this.flights = [];
@@ -135,7 +139,7 @@ class Film {
         const f = this.flightById.get(e.msg_id);
         if (f) { f.t1 = e.t; if (e.kind === "msg_drop") f.dropped = e.reason; }
       }
-      applyEvent(this.tail, e);
+      applyEvent(this.tail, e, this.effects);
       this.tail.index = this.events.length;
       if (this.events.length % KEYFRAME_EVERY === 0) this.keyframes.push(cloneState(this.tail));
     }
@@ -155,7 +159,7 @@ class Film {
     let k = Math.floor(end / KEYFRAME_EVERY);
     if (k >= this.keyframes.length) k = this.keyframes.length - 1;
     const s = cloneState(this.keyframes[k]);
-    for (let i = s.index; i < end; i++) applyEvent(s, this.events[i]);
+    for (let i = s.index; i < end; i++) applyEvent(s, this.events[i], this.effects);
     s.index = end;
     return s;
   }
@@ -255,21 +259,9 @@ class Viewer {
     this.liveBar = html("div", { class: "rl-bar rl-live" }, r);
     const put = html("button", { class: "rl-put" }, this.liveBar, "client put");
     put.onclick = () => this.act("put", {});
-    const heal = html("button", { class: "rl-heal" }, this.liveBar, "heal all links");
-    heal.onclick = () => this.act("heal", {});
-    this.sides = html("input", { class: "rl-sides", size: "14", placeholder: "n0 n1 | n2 n3 n4",
-      "aria-label": "partition sides, separated by |", title: "the sides of a partition: node ids, sides separated by |" }, this.liveBar);
-    const part = html("button", { class: "rl-partition" }, this.liveBar, "partition");
-    part.onclick = () => this.act("partition", { groups: this.sides.value });
-    html("span", { class: "rl-label" }, this.liveBar, "network");
-    this.netSel = html("select", { class: "rl-net", "aria-label": "network mode" }, this.liveBar);
-    NETWORK_MODES.forEach((m) => html("option", { value: m }, this.netSel, m));
-    this.latency = html("input", { class: "rl-latency", value: "", size: "14", "aria-label": "latency",
-      title: "constant:MS, uniform:LO:HI or exponential:MEAN" }, this.liveBar);
-    const setNet = html("button", { class: "rl-setnet" }, this.liveBar, "apply");
-    setNet.onclick = () => this.act("set_network", { mode: this.netSel.value, latency: this.latency.value });
-    const code = html("button", { class: "rl-code-btn" }, this.liveBar, "replay code");
-    code.onclick = () => { this.codeOpen = true; this.host.send({ type: "replay_code" }); };
+    this.faultBar = null;  // the fault kinds' controls: built from the first film (buildFaultBar)
+    this.codeBtn = html("button", { class: "rl-code-btn" }, this.liveBar, "replay code");
+    this.codeBtn.onclick = () => { this.codeOpen = true; this.host.send({ type: "replay_code" }); };
     this.message = html("div", { class: "rl-message", role: "status", "aria-live": "polite" }, r);
     const stage = html("div", { class: "rl-stage" }, r);
     this.svg = svg("svg", { class: "rl-ring", viewBox: "0 0 660 440", width: "660", height: "440", role: "group",
@@ -286,12 +278,38 @@ class Viewer {
     this.code.style.display = "none";
   }
 
+  // the live bar's fault controls, one per entry of film.faults.bar_menu, by the shape of its arguments
+  buildFaultBar(items) {
+    const bar = this.liveBar;
+    for (const item of items) {
+      const cls = "rl-act rl-act-" + item.intent;
+      if (item.args === "groups") {
+        this.sides = html("input", { class: "rl-sides", size: "14", placeholder: "n0 n1 | n2 n3 n4",
+          "aria-label": "partition sides, separated by |", title: "the sides of a partition: node ids, sides separated by |" }, bar);
+        html("button", { class: cls }, bar, item.label).onclick = () => this.act(item.intent, { groups: this.sides.value });
+      } else if (item.args === "network") {
+        html("span", { class: "rl-label" }, bar, "network");
+        this.netSel = html("select", { class: "rl-net", "aria-label": "network mode" }, bar);
+        NETWORK_MODES.forEach((m) => html("option", { value: m }, this.netSel, m));
+        this.latency = html("input", { class: "rl-latency", value: "", size: "14", "aria-label": "latency",
+          title: "constant:MS, uniform:LO:HI or exponential:MEAN" }, bar);
+        html("button", { class: cls }, bar, item.label).onclick = () =>
+          this.act(item.intent, { mode: this.netSel.value, latency: this.latency.value });
+      } else {
+        html("button", { class: cls }, bar, item.label).onclick = () => this.act(item.intent, {});
+      }
+    }
+    bar.appendChild(this.codeBtn);  // the replay code button stays last
+    this.faultBar = items;
+  }
+
   load(data, gotoMs) {
     this.film = new Film(data);
+    if (this.faultBar === null) this.buildFaultBar(this.film.faults.bar_menu || []);
     this.liveBar.style.display = data.live ? "" : "none";
     const net = data.network || {};
-    if (net.mode) this.netSel.value = net.mode;
-    if (net.latency) this.latency.value = String(net.latency);
+    if (net.mode && this.netSel) this.netSel.value = net.mode;
+    if (net.latency && this.latency) this.latency.value = String(net.latency);
     const where = [data.system, data.profile, data.seed != null ? "seed " + data.seed : null,
       data.scenario ? "scenario " + data.scenario : null].filter(Boolean).join(" - ");
     this.head.textContent = where + (data.live ? " (live)" : " (recorded)");
@@ -388,7 +406,7 @@ class Viewer {
     }
     this.root.dataset.leader = leader;
     this.root.dataset.term = leader ? String(leaderTerm) : "";
-    if (s.network && s.network !== this.shownNetwork && document.activeElement !== this.latency) {
+    if (this.netSel && s.network && s.network !== this.shownNetwork && document.activeElement !== this.latency) {
       const [mode, latency] = s.network.split(" ");
       if (mode) this.netSel.value = mode;
       if (latency) this.latency.value = latency;
@@ -604,23 +622,16 @@ class Viewer {
 
   nodeMenu(ev, id, n) {
     ev.stopPropagation();
-    const items = NODE_ACTIONS.filter(([action]) => {
-      if (action === "crash" || action === "host_down") return n.alive;
-      if (action === "restart") return !n.alive;
-      if (action === "pause") return n.alive && !n.paused;
-      if (action === "resume") return n.alive && n.paused;
-      return n.alive;
-    }).map(([action, label]) => [label, () => this.act(action, action === "put" ? { via: id } : { node: id })]);
+    const items = (this.film.faults.node_menu || []).filter((item) => (NODE_WHEN[item.when] || NODE_WHEN.alive)(n))
+      .map((item) => [item.label, () => this.act(item.intent, { node: id })]);
+    if (n.alive) items.push(["client put through this node", () => this.act("put", { via: id })]);
     this.openMenu(ev, id + " at t = " + Math.round(this.T) + " ms", items);
   }
 
   linkMenu(ev, a, b, open) {
     ev.stopPropagation();
-    const items = [
-      open ? ["cut " + a + " -> " + b, () => this.act("cut_link", { src: a, dst: b })]
-        : ["heal " + a + " -> " + b, () => this.act("heal_link", { src: a, dst: b })],
-      ["drop next message " + a + " -> " + b, () => this.act("drop_next", { src: a, dst: b })],
-    ];
+    const items = (this.film.faults.link_menu || []).filter((item) => !LINK_WHEN[item.when] || LINK_WHEN[item.when](open))
+      .map((item) => [item.label + " " + a + " -> " + b, () => this.act(item.intent, { src: a, dst: b })]);
     this.openMenu(ev, "link " + a + " -> " + b, items);
   }
 

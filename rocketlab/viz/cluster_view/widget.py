@@ -26,8 +26,9 @@ import anywidget
 import traitlets
 
 from rocketlab.errors import RocketlabError
-from rocketlab.sim.cluster import TEMPORARY_PREFIX, Cluster
+from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.replay import Producer
+from rocketlab.sim.systems import TEMPORARY_PREFIX
 from rocketlab.viz.cluster_view.session import ViewSession
 
 HERE = Path(__file__).parent
