@@ -18,6 +18,7 @@ from rocketlab.scenarios.dledger_group import append_nowait
 from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.faults import ACTIONS as FAULT_ACTIONS
 from rocketlab.sim.faults import parse_fault
+from rocketlab.trace.faults import fault_kind
 
 SCRIPT_ACTIONS = ("append",)
 
@@ -91,12 +92,15 @@ class ScriptRun:
         self.played.append((c.now_ms, text.split(" ", 1)[1]))
 
     def _targets(self, step: Step) -> list[str] | None:
-        if step.action == "heal":
+        """The step's words with the script's names resolved to node ids, by the argument shape of its fault
+        kind (:data:`rocketlab.trace.faults.FAULT_KINDS`); None when the step names no node it needs."""
+        shape = fault_kind(step.action).args
+        if shape == "none":
             return []
-        if step.action == "drop":  # SRC -> DST [MESSAGE [CODE]]: only the two ends are names
+        if shape == "message":  # SRC -> DST [MESSAGE [CODE]]: only the two ends are names
             ends = step.words[:3]
             return [w if w in ("*", "->") else self.nodes(w)[0] for w in ends] + list(step.words[3:])
-        if step.action != "partition":
+        if shape != "groups":
             found = [n for w in step.words for n in self.nodes(w)]
             return found or None
         groups = [g.split() for g in " ".join(step.words).split("|")]
