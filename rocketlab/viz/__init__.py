@@ -36,7 +36,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "ClusterView":
-        from rocketlab.viz.cluster_view.widget import ClusterView
+        from rocketlab.viz.cluster_view.widget import ClusterView  # lazy: anywidget, only in a notebook
 
         return ClusterView
     raise AttributeError(f"module 'rocketlab.viz' has no attribute {name!r}")
