@@ -25,10 +25,10 @@ from rocketlab.dledger import cli as dledger_cli
 from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.grading import autograder, mutation
 from rocketlab.grading import cli as grading_cli
+from rocketlab.labs_support.tour import run_demo
 from rocketlab.net import cli as net_cli
 from rocketlab.oracle import member_kind  # noqa: F401 - registers nodeKind=java-dledger with rocketlab node
 from rocketlab.scenarios import SCENARIOS, ScenarioArgs, get_scenario
-from rocketlab.scenarios.tour import run_tour
 from rocketlab.store import cli as store_cli
 from rocketlab.trace.rundir import event_files, fresh_dir
 from rocketlab.workspace import require_home
@@ -185,21 +185,22 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """The tour of :mod:`rocketlab.scenarios.tour`: three runs under --out and one HTML report."""
+    """The tour of :mod:`rocketlab.scenarios.tour`: three runs under --out and one HTML report
+    (:func:`rocketlab.labs_support.tour.run_demo`)."""
     out = writable_dir(args.out or default_out("demo"), "--out")
     print(f"rocketlab demo: seed {args.seed}; the same producer writes to a DLedger broker group, an "
           f"ASYNC_MASTER pair and a SYNC_MASTER pair, and each loses its master", flush=True)
     try:
-        tour = run_tour(out, seed=args.seed)
+        demo = run_demo(out, seed=args.seed)
     except InvariantViolation as e:
         print(f"rocketlab: {e}", file=sys.stderr)
         return 1
+    tour = demo.tour
     try:
         print("\n".join(tour.lines()))
-        runs = (tour.dledger, tour.async_master, tour.sync_master)
-        violations = sum(len(s.cluster.violations) for s in runs)
-        print(f"run directories: {', '.join(str(s.run_dir) for s in runs)}")
-        print(f"report: {tour.report}  ({tour.seconds:.1f} s, {violations} invariant violations)")
+        violations = sum(len(s.cluster.violations) for s in tour.stories)
+        print(f"run directories: {', '.join(str(s.run_dir) for s in tour.stories)}")
+        print(f"report: {demo.report}  ({demo.seconds:.1f} s, {violations} invariant violations)")
     finally:
         tour.close()
     return 1 if violations else 0

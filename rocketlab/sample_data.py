@@ -91,7 +91,7 @@ class SampleRun:
 def _tour(out: Path) -> None:
     from rocketlab.scenarios.tour import run_tour
 
-    run_tour(out, seed=1, puts=60, report=False, broker={"store_options": SMALL_STORE}, parquet=True).close()
+    run_tour(out, seed=1, puts=60, broker={"store_options": SMALL_STORE}, parquet=True).close()
 
 
 def _scenario(name: str, profile: str | None = None, duration_ms: int | None = None) -> Callable[[Path], None]:

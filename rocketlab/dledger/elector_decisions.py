@@ -9,6 +9,10 @@ notebooks can cite "handleVote, check 4" and the trace can show why something ha
 * :class:`VoteTally` + :func:`parse_vote_result` - the candidate's ParseResult table and next-vote time.
 * :func:`check_take_leadership` - ``TakeLeadershipTask.check``.
 
+Beside each decision function, its table in words (:data:`VOTE_CHECKS`, :data:`HEART_BEAT_ROWS`,
+:data:`VOTE_ROUND_RULES`): the one place the numbers are explained, read by the cluster viewer's "why"
+lines and the lab's tables.
+
 Java file: ``DLedgerLeaderElector.java`` (DLedger 0.3.1.2).
 """
 
@@ -48,6 +52,24 @@ class VoteView:
     ledger_end_index: int
     ledger_end_term: int
     taking_leadership: bool = False
+
+
+VOTE_CHECKS: dict[str, tuple[int, str]] = {
+    "REJECT_UNKNOWN_LEADER": (1, "the candidate is not a member of this group"),
+    "REJECT_UNEXPECTED_LEADER": (2, "a request naming this voter as candidate came from elsewhere"),
+    "REJECT_EXPIRED_LEDGER_TERM": (3, "the candidate's last entry has an older term than the voter's"),
+    "REJECT_SMALL_LEDGER_END_INDEX": (4, "same last term, but the candidate's log is shorter"),
+    "REJECT_EXPIRED_VOTE_TERM": (5, "the candidate's term is behind the voter's"),
+    "REJECT_ALREADY_HAS_LEADER": (6, "the voter voted for another member this term and knows a leader"),
+    "REJECT_ALREADY_VOTED": (6, "the voter already voted for another member this term"),
+    "REJECT_TERM_NOT_READY": (7, "the candidate's term is ahead: the voter steps down to candidate in it "
+                                 "and answers next round (DLedger never adopts a term from a message)"),
+    "REJECT_TERM_SMALL_THAN_LEDGER": (8, "the candidate's term is below the voter's last entry term"),
+    "REJECT_TAKING_LEADERSHIP": (9, "the voter is taking leadership (a transfer) with a log as fresh"),
+    "ACCEPT": (10, "every check passed: the vote is granted and persisted before the answer leaves"),
+}
+"""handleVote's checks (0.2.0+ order) by the VoteResult they answer with: ``(check, when)``, the check
+number :func:`decide_vote` returns with that result."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +128,18 @@ class HeartBeatDecision:
     code: DLedgerResponseCode
     term: int
     effect: HeartBeatEffect = HeartBeatEffect.NONE
+
+
+HEART_BEAT_ROWS: dict[str, tuple[int, str]] = {
+    "UNKNOWN_MEMBER": (1, "the sender is not a member"),
+    "UNEXPECTED_MEMBER": (2, "the heartbeat names the receiver as leader"),
+    "EXPIRED_TERM": (3, "the follower is in a bigger term"),
+    "SUCCESS": (4, "same term, same leader: the follower's election timer is reset"),
+    "INCONSISTENT_LEADER": (8, "same term, but the follower follows another leader"),
+    "TERM_NOT_READY": (9, "the leader's term is ahead: the follower steps down to candidate in it"),
+}
+"""handleHeartBeat's rows by the response code they answer with: ``(row, when)``, as
+:func:`decide_heart_beat` numbers them (SUCCESS cited by its usual row 4; row 6 answers SUCCESS too)."""
 
 
 def decide_heart_beat(self_id: str, peers: frozenset[str], curr_term: int, leader_id: str | None,
@@ -239,6 +273,19 @@ class VoteRoundDecision:
     rule: int
     result: ParseResult
     next_vote: NextVote
+
+
+VOTE_ROUND_RULES: dict[int, str] = {
+    1: "a voter knows a bigger term: move to it and vote again after the random wait",
+    2: "a voter already has a leader: wait maxHeartBeatLeak heartbeats before voting again",
+    3: "fewer than a quorum answered: wait 300-1000 ms (random) and vote again in the same term",
+    4: "a quorum is not possible without members whose logs are fresher: wait longer (+maxVoteInterval)",
+    5: "a quorum accepted: this member becomes leader",
+    6: "accepted + not-ready voters make a quorum: vote again at once in the same term",
+    7: "no quorum: next round with term + 1 after the random wait",
+}
+"""The ParseResult table (parseVoteResult, 0.2.0+): each rule :func:`parse_vote_result` returns -> what
+happens next."""
 
 
 def parse_vote_result(tally: VoteTally, term: int, peer_size: int) -> VoteRoundDecision:

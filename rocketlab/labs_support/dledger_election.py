@@ -18,13 +18,18 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from rocketlab.dledger.elector_decisions import VoteDecision, VoteEffect, VoteView
+from rocketlab.dledger.elector_decisions import (
+    VOTE_CHECKS,
+    VOTE_ROUND_RULES,
+    VoteDecision,
+    VoteEffect,
+    VoteView,
+)
 from rocketlab.dledger.protocol import VoteRequest, VoteResult
 from rocketlab.scenarios import figure16
 from rocketlab.scenarios.dledger_group import settled_leader, wait_settled
 from rocketlab.sim import Cluster
 from rocketlab.trace.recorder import describe
-from rocketlab.viz.cluster_view.film import VOTE_CHECKS, VOTE_ROUND_RULES
 from rocketlab.viz.figure16 import downtime_cdf, range_styles
 from rocketlab.viz.graphs import NO_ANSWER, vote_graph, vote_terms
 from rocketlab.viz.style import base_layout

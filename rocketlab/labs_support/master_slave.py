@@ -28,7 +28,8 @@ from rocketlab.scenarios.tour import LATENCY
 from rocketlab.sim import Cluster
 from rocketlab.trace.recorder import describe
 from rocketlab.trace.rundir import fresh_dir
-from rocketlab.viz.figures import WRITTEN_STATUSES, percentile
+from rocketlab.viz.figures.latency import percentile
+from rocketlab.viz.figures.offsets import WRITTEN_STATUSES
 
 MASTER = "n0"
 

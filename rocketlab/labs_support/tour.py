@@ -1,13 +1,21 @@
-"""Helpers for ``labs/00_tour.ipynb``: the tour's stories (:mod:`rocketlab.scenarios.tour`, the same code
-``rocketlab demo`` runs) and the lab's tables, importable from one place."""
+"""Helpers for ``labs/00_tour.ipynb`` and ``rocketlab demo``: the tour's stories
+(:mod:`rocketlab.scenarios.tour`) and the lab's tables, importable from one place, and the demo's HTML
+report of the three runs (:func:`run_demo`), drawn here because scenarios sit below the figures.
+
+Java analogues: none - the kit's own scripted demo.
+"""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rocketlab.scenarios.tour import (
     LATENCY,
     TOPIC,
+    Tour,
     dledger_failover,
     has_master,
     master_slave_crash,
@@ -18,11 +26,12 @@ from rocketlab.scenarios.tour import (
 )
 from rocketlab.sim import Cluster
 from rocketlab.trace.rundir import fresh_dir
+from rocketlab.viz import role_timeline, write_report
 
 __all__ = [
-    "LATENCY", "TOPIC", "dledger_failover", "failover_breakdown", "fresh_dir", "has_master", "layer_events",
-    "master_slave_crash", "median_latency_ms", "node_table", "readable_bodies", "role_timelines", "run_tour",
-    "steady_puts", "titled",
+    "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "fresh_dir", "has_master", "layer_events",
+    "master_slave_crash", "median_latency_ms", "node_table", "readable_bodies", "role_timelines", "run_demo",
+    "run_tour", "steady_puts", "titled", "write_tour_report",
 ]
 
 LAYERS = {"DLedger": frozenset({"LEADER", "FOLLOWER", "CANDIDATE"}), "broker": frozenset({"MASTER", "SLAVE"})}
@@ -58,8 +67,6 @@ def titled(fig: Any, prefix: str) -> Any:
 
 def role_timelines(events: list[dict[str, Any]]) -> list[Any]:
     """Two role timelines (:func:`rocketlab.viz.role_timeline`), the DLedger layer's then the broker's."""
-    from rocketlab.viz import role_timeline
-
     return [titled(role_timeline(layer_events(events, layer)), f"{layer} layer") for layer in LAYERS]
 
 
@@ -76,3 +83,28 @@ def failover_breakdown(cluster: Cluster, old: str, crash_ms: int) -> dict[str, i
     return {"crash": crash_ms, "last_heartbeat": max(beats),
             "candidate": next(e["t"] for e in after if e["role"] == "CANDIDATE"), "leader": leader["t"],
             "master": next(e["t"] for e in after if e["role"] == "MASTER" and e["node"] == leader["node"])}
+
+
+# ---------------------------------------------------------------------- rocketlab demo
+def write_tour_report(tour: Tour) -> Path:
+    """``report.html`` beside the tour's three run directories: one self-contained HTML file with each
+    run's summary, the cluster viewer and every figure (:func:`rocketlab.viz.write_report`)."""
+    runs = {story.run_dir.name: story.run_dir for story in tour.stories}
+    return write_report(tour.out / "report.html", runs, f"rocketlab demo (seed {tour.dledger.seed}): "
+                        "failover on DLedger vs classic master-slave")
+
+
+@dataclass
+class Demo:
+    """What ``rocketlab demo`` prints: the tour, its HTML report and the seconds both took."""
+
+    tour: Tour
+    report: Path
+    seconds: float
+
+
+def run_demo(out: str | Path, *, seed: int = 1, puts: int = 60) -> Demo:
+    """``rocketlab demo``: the tour's three runs under ``out`` (:func:`run_tour`), then their report."""
+    start = time.perf_counter()
+    tour = run_tour(out, seed=seed, puts=puts)
+    return Demo(tour, write_tour_report(tour), time.perf_counter() - start)

@@ -11,8 +11,9 @@ The same producer (``puts`` messages of seeded sizes, a seeded 0-20 ms pause aft
 
 For each, the tour counts the acknowledged (PUT_OK) messages that the survivors do not have - the
 "lost acknowledged messages" - and, for DLedger, how long the group had no master. Each run is saved as a
-run directory (``meta.json``, ``events.jsonl``, the stores under ``nodes/``); :func:`run_tour` also
-writes one self-contained HTML report. Everything is seeded: a seed gives the same numbers everywhere.
+run directory (``meta.json``, ``events.jsonl``, the stores under ``nodes/``). Nothing here draws: the HTML
+report of ``rocketlab demo`` is written a layer up (:mod:`rocketlab.labs_support.tour`). Everything is
+seeded: a seed gives the same numbers everywhere.
 
 Java analogues: none - this is the kit's own scripted demo, built on the models of DLedgerCommitLog,
 DLedgerRoleChangeHandler, HAService and friends.
@@ -225,11 +226,17 @@ def master_slave_crash(run_dir: str | Path, role: str, *, seed: int = 1, puts: i
 # ---------------------------------------------------------------------- the whole tour
 @dataclass
 class Tour:
+    """The three stories of :func:`run_tour`, under ``out``, and the seconds they took."""
+
+    out: Path
     dledger: DLedgerStory
     async_master: MasterSlaveStory
     sync_master: MasterSlaveStory
-    report: Path | None
     seconds: float
+
+    @property
+    def stories(self) -> tuple[DLedgerStory, MasterSlaveStory, MasterSlaveStory]:
+        return self.dledger, self.async_master, self.sync_master
 
     def lines(self) -> list[str]:
         out = ["1. DLedger broker group (3 brokers, DLedger's default timers):"]
@@ -238,15 +245,15 @@ class Tour:
         return out
 
     def close(self) -> None:
-        for story in (self.dledger, self.async_master, self.sync_master):
+        for story in self.stories:
             story.cluster.close()
 
 
-def run_tour(out: str | Path, *, seed: int = 1, puts: int = 60, report: bool = True,
-             broker: dict[str, Any] | None = None, parquet: bool = False) -> Tour:
-    """The three runs under ``out`` (``dledger-failover``, ``async-master-crash``, ``sync-master-crash``)
-    and, with ``report``, ``out/report.html``. ``broker`` overrides the brokers' config fields (e.g. small
-    ``store_options`` for the sample data); ``parquet`` writes the traces as Parquet."""
+def run_tour(out: str | Path, *, seed: int = 1, puts: int = 60, broker: dict[str, Any] | None = None,
+             parquet: bool = False) -> Tour:
+    """The three runs under ``out`` (``dledger-failover``, ``async-master-crash``, ``sync-master-crash``).
+    ``broker`` overrides the brokers' config fields (e.g. small ``store_options`` for the sample data);
+    ``parquet`` writes the traces as Parquet."""
     start = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -256,13 +263,7 @@ def run_tour(out: str | Path, *, seed: int = 1, puts: int = 60, report: bool = T
                                       parquet=parquet)
     sync_master = master_slave_crash(out / "sync-master-crash", "SYNC_MASTER", seed=seed, puts=puts, broker=broker,
                                      parquet=parquet)
-    path = None
-    if report:
-        from rocketlab.viz import write_report
-
-        path = write_report(out / "report.html", {s.run_dir.name: s.run_dir for s in (dledger, async_master, sync_master)},
-                            f"rocketlab demo (seed {seed}): failover on DLedger vs classic master-slave")
-    return Tour(dledger, async_master, sync_master, Path(path) if path else None, time.perf_counter() - start)
+    return Tour(out, dledger, async_master, sync_master, time.perf_counter() - start)
 
 
 __all__ = [

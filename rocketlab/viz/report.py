@@ -22,7 +22,11 @@ from rocketlab.trace.rundir import iter_events, read_meta
 from rocketlab.trace.schema import KINDS
 from rocketlab.viz.cluster_view.film import make_film
 from rocketlab.viz.cluster_view.offline import viewer_assets, viewer_div
-from rocketlab.viz.figures import commit_progress, message_flow, put_latency, role_timeline, votes_per_term
+from rocketlab.viz.figures.latency import put_latency
+from rocketlab.viz.figures.messages import message_flow
+from rocketlab.viz.figures.offsets import commit_progress
+from rocketlab.viz.figures.roles import role_timeline
+from rocketlab.viz.figures.votes import votes_per_term
 from rocketlab.viz.graphs import cluster_graph_figure, vote_graph_figure, vote_terms
 from rocketlab.viz.timeline import Event, as_records, end_ms, node_ids, of_kind, partition_spans, states_at
 

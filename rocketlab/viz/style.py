@@ -46,7 +46,7 @@ def export_friendly_figures() -> bool:
     renderer embeds plotly.js once, in the output of the cell that first loads the kit's figures).
     Outside a kernel nothing changes. True when the renderer was set."""
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # lazy: the notebook kernel's own, absent outside Jupyter's installs
     except ImportError:  # pragma: no cover - IPython comes with every Jupyter install
         return False
     shell = get_ipython()

@@ -78,6 +78,13 @@ def start_ms(records: Sequence[Event]) -> int:
     return min((e["t"] for e in records), default=0)
 
 
+def run_range(records: Sequence[Event], until_ms: int | None = None) -> list[int]:
+    """The run's whole time span, so every time axis of a report lines up."""
+    t0 = start_ms(records)
+    t_end = end_ms(records) if until_ms is None else until_ms
+    return [t0, max(t_end, t0 + 1)]
+
+
 def _group_members(target: str) -> list[str]:
     return [n for n in str(target).split(",") if n]
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rocketlab.dledger.elector_decisions import (
+    HEART_BEAT_ROWS,
+    VOTE_CHECKS,
+    VOTE_ROUND_RULES,
     HeartBeatEffect,
     HeartBeatOutcome,
     HeartBeatTally,
@@ -76,6 +79,17 @@ def test_handle_vote_check_order(case, voter, request_, is_self, check, result, 
     """handleVote, check N of 10 (0.2.0+ order: leader, self, ledger term, ledger index, term, vote, ...)."""
     d = decide_vote(voter, request_, is_self)
     assert (d.check, d.result, d.term, d.effect) == (check, result, term, effect)
+
+
+def test_the_vote_checks_table_numbers_each_answer_as_decide_vote_does():
+    """VOTE_CHECKS (the viewer's why lines, the lab's table) names every VoteResult decide_vote answers with,
+    under the check number it returns."""
+    seen = {}
+    for _case, voter, request_, is_self, *_ in VOTE_TABLE:
+        d = decide_vote(voter, request_, is_self)
+        seen[d.result.name] = d.check
+    assert seen == {result: check for result, (check, _) in VOTE_CHECKS.items()}
+    assert set(VOTE_CHECKS) == {r.name for r in VoteResult} - {"UNKNOWN"}
 
 
 HB_TABLE = [
@@ -156,6 +170,16 @@ def test_parse_vote_result_table(case, t, rule, result, next_vote):
     """maintainAsCandidate's ParseResult table, rule N (first matching rule wins)."""
     d = parse_vote_result(t, 5, 3)
     assert (d.rule, d.result, d.next_vote) == (rule, result, next_vote)
+
+
+def test_the_rows_and_rules_tables_cite_what_the_decisions_return():
+    """HEART_BEAT_ROWS and VOTE_ROUND_RULES cover every code and rule the decision functions return."""
+    rows = {}
+    for _case, my_term, my_leader, term, leader, *_ in HB_TABLE:
+        d = decide_heart_beat("n0", PEERS, my_term, my_leader, term, leader)
+        rows.setdefault(d.code.name, d.row)
+    assert rows == {code: row for code, (row, _) in HEART_BEAT_ROWS.items()}
+    assert {parse_vote_result(t, 5, 3).rule for _case, t, *_ in PARSE_TABLE} == set(VOTE_ROUND_RULES)
 
 
 def test_vote_tally_switch():

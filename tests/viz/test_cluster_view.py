@@ -10,12 +10,18 @@ import random
 import pytest
 
 from rocketlab import cli
-from rocketlab.dledger.elector_decisions import VoteTally, VoteView, decide_vote, parse_vote_result
+from rocketlab.dledger.elector_decisions import (
+    VOTE_CHECKS,
+    VoteTally,
+    VoteView,
+    decide_vote,
+    parse_vote_result,
+)
 from rocketlab.dledger.protocol import VoteRequest, VoteResponse, VoteResult
 from rocketlab.errors import RocketlabError
 from rocketlab.sim import Cluster
 from rocketlab.viz.cluster_view import ClusterView, ViewSession, run_film, write_viewer
-from rocketlab.viz.cluster_view.film import VOTE_CHECKS, vote_round_rule, why
+from rocketlab.viz.cluster_view.film import vote_round_rule, why
 from rocketlab.viz.cluster_view.offline import read_timers
 
 SEEDS = range(1, 7)

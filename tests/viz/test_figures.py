@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from rocketlab.scenarios import ScenarioArgs, get_scenario
 from rocketlab.trace.rundir import load_events, write_run
-from rocketlab.viz.figures import (
-    FAULT_FONT_PX,
-    FAULT_LABEL_PLOT_PX,
-    commit_progress,
-    message_flow,
-    percentile,
-    put_latency,
-    role_timeline,
-    violated_invariants,
-    votes_per_term,
-)
+from rocketlab.viz.figures.controller import epochs_and_sync_state_set
+from rocketlab.viz.figures.latency import percentile, put_latency
+from rocketlab.viz.figures.messages import message_flow
+from rocketlab.viz.figures.offsets import commit_progress
+from rocketlab.viz.figures.roles import FAULT_FONT_PX, FAULT_LABEL_PLOT_PX, role_timeline, violated_invariants
+from rocketlab.viz.figures.votes import votes_per_term
 from rocketlab.viz.style import is_empty_figure, nice_bin_ms
 from tests.viz.sample_traces import TraceBuilder
 
@@ -274,9 +270,6 @@ def test_every_figure_draws_every_sample_run(make, dledger_events, ha_events, pi
 
 
 def test_epochs_and_sync_state_set_show_roles_crashes_and_the_committed_set():
-    from rocketlab.scenarios import ScenarioArgs, get_scenario
-    from rocketlab.viz.figures import epochs_and_sync_state_set
-
     assert is_empty_figure(epochs_and_sync_state_set([]))
     result = get_scenario("controller-failover").run(ScenarioArgs(seed=1))
     events = result.cluster.events

@@ -22,7 +22,7 @@ __all__ = ["ACTIONS", "ClusterView", "Intent", "ViewSession", "election_timer", 
 
 def __getattr__(name: str) -> Any:
     if name == "ClusterView":
-        from rocketlab.viz.cluster_view.widget import ClusterView
+        from rocketlab.viz.cluster_view.widget import ClusterView  # lazy: anywidget, only in a notebook
 
         return ClusterView
     raise AttributeError(f"module 'rocketlab.viz.cluster_view' has no attribute {name!r}")

@@ -11,7 +11,8 @@ offline report works from a file. This module builds films:
 * :func:`make_film` puts events, timer samples and the cluster's description together.
 
 The "why" lines cite ``DLedgerLeaderElector`` (``handleVote``'s checks, the ParseResult table,
-``handleHeartBeat``'s rows) as :mod:`rocketlab.dledger.elector_decisions` numbers them.
+``handleHeartBeat``'s rows) from the tables beside the decision code in
+:mod:`rocketlab.dledger.elector_decisions` (``VOTE_CHECKS``, ``VOTE_ROUND_RULES``, ``HEART_BEAT_ROWS``).
 """
 
 from __future__ import annotations
@@ -19,49 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rocketlab.dledger.elector_decisions import is_quorum
+from rocketlab.dledger.elector_decisions import HEART_BEAT_ROWS, VOTE_CHECKS, VOTE_ROUND_RULES, is_quorum
 from rocketlab.trace.faults import viewer_faults
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS
 from rocketlab.viz.timeline import fault_line, natural_key, node_ids
 
 FILM_VERSION = 1
-
-# handleVote's checks (DLedgerLeaderElector.handleVote, 0.2.0+ order) by the result they answer with.
-VOTE_CHECKS: dict[str, tuple[int, str]] = {
-    "REJECT_UNKNOWN_LEADER": (1, "the candidate is not a member of this group"),
-    "REJECT_UNEXPECTED_LEADER": (2, "a request naming this voter as candidate came from elsewhere"),
-    "REJECT_EXPIRED_LEDGER_TERM": (3, "the candidate's last entry has an older term than the voter's"),
-    "REJECT_SMALL_LEDGER_END_INDEX": (4, "same last term, but the candidate's log is shorter"),
-    "REJECT_EXPIRED_VOTE_TERM": (5, "the candidate's term is behind the voter's"),
-    "REJECT_ALREADY_HAS_LEADER": (6, "the voter voted for another member this term and knows a leader"),
-    "REJECT_ALREADY_VOTED": (6, "the voter already voted for another member this term"),
-    "REJECT_TERM_NOT_READY": (7, "the candidate's term is ahead: the voter steps down to candidate in it "
-                                 "and answers next round (DLedger never adopts a term from a message)"),
-    "REJECT_TERM_SMALL_THAN_LEDGER": (8, "the candidate's term is below the voter's last entry term"),
-    "REJECT_TAKING_LEADERSHIP": (9, "the voter is taking leadership (a transfer) with a log as fresh"),
-    "ACCEPT": (10, "every check passed: the vote is granted and persisted before the answer leaves"),
-}
-
-# The ParseResult table (parseVoteResult, 0.2.0+): rule -> what happens next.
-VOTE_ROUND_RULES: dict[int, str] = {
-    1: "a voter knows a bigger term: move to it and vote again after the random wait",
-    2: "a voter already has a leader: wait maxHeartBeatLeak heartbeats before voting again",
-    3: "fewer than a quorum answered: wait 300-1000 ms (random) and vote again in the same term",
-    4: "a quorum is not possible without members whose logs are fresher: wait longer (+maxVoteInterval)",
-    5: "a quorum accepted: this member becomes leader",
-    6: "accepted + not-ready voters make a quorum: vote again at once in the same term",
-    7: "no quorum: next round with term + 1 after the random wait",
-}
-
-HEART_BEAT_ROWS: dict[str, tuple[int, str]] = {
-    "UNKNOWN_MEMBER": (1, "the sender is not a member"),
-    "UNEXPECTED_MEMBER": (2, "the heartbeat names the receiver as leader"),
-    "EXPIRED_TERM": (3, "the follower is in a bigger term"),
-    "SUCCESS": (4, "same term, same leader: the follower's election timer is reset"),
-    "INCONSISTENT_LEADER": (8, "same term, but the follower follows another leader"),
-    "TERM_NOT_READY": (9, "the leader's term is ahead: the follower steps down to candidate in it"),
-}
 
 MESSAGE_CLASSES: dict[str, str] = {
     "VoteRequest": "vote", "VoteResponse": "vote", "HeartBeatRequest": "heartbeat",

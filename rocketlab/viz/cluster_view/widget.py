@@ -26,9 +26,12 @@ import anywidget
 import traitlets
 
 from rocketlab.errors import RocketlabError
+from rocketlab.scenarios import dledger_schedules as ds
 from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.replay import Producer
 from rocketlab.sim.systems import TEMPORARY_PREFIX
+from rocketlab.trace.rundir import iter_events, read_meta
+from rocketlab.viz.cluster_view.offline import run_film, viewer_page, write_timers
 from rocketlab.viz.cluster_view.session import ViewSession
 
 HERE = Path(__file__).parent
@@ -94,8 +97,6 @@ class ClusterView(anywidget.AnyWidget):
         """One of DLedger's known schedules, played to its end: ``"figure8"`` (Raft's Figure 8),
         ``"issue247"`` or ``"issue251"`` under ``profile``. Scrub it, step it, fork it anywhere."""
         _check_seed(seed)
-        from rocketlab.scenarios import dledger_schedules as ds
-
         makers: dict[str, tuple[str, str, Callable[..., Cluster], Producer]] = {
             "figure8": ("figure8_cluster", "run_figure8", ds.figure8_cluster, ds.run_figure8),
             "issue247": ("issue247_cluster", "run_issue247", ds.issue247_cluster, ds.run_issue247),
@@ -126,9 +127,6 @@ class ClusterView(anywidget.AnyWidget):
         """A saved run (``Cluster.save``, ``rocketlab run``, the ``data/`` runs; ``open`` is the widget's own): a run of one of the named
         schedules is rebuilt live when the rebuild repeats its trace event for event (then "fork here"
         works); any other run opens as a recorded film (scrub, step, play)."""
-        from rocketlab.trace.rundir import iter_events, read_meta
-        from rocketlab.viz.cluster_view.offline import run_film
-
         film = run_film(run_dir)
         meta = read_meta(run_dir)
         names = {"dledger-figure8": "figure8", "dledger-247": "issue247", "dledger-251": "issue251"}
@@ -257,16 +255,12 @@ class ClusterView(anywidget.AnyWidget):
 
     def save(self, run_dir: str | Path) -> Path:
         """Write the run (meta, events) and the viewer's timer samples: ``rocketlab view RUN_DIR``."""
-        from rocketlab.viz.cluster_view.offline import write_timers
-
         path = self.cluster.save(run_dir)
         write_timers(path, self.session.timers)
         return path
 
     def save_html(self, path: str | Path, title: str = "rocketlab cluster") -> Path:
         """The view as it stands, read-only, in one HTML file (no kernel, no network)."""
-        from rocketlab.viz.cluster_view.offline import viewer_page
-
         film = {**self.session.film(), "live": False}
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)

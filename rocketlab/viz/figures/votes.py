@@ -1,0 +1,127 @@
+"""Votes per term: DLedgerLeaderElector's vote requests, the answers handleVote gave (granted, rejected
+by reason, lost) and the candidates' vote-round verdicts (parseVoteResult's ParseResult), per term.
+
+Rocketlab's own figure, read from ``vote_request``, ``vote_response`` and ``vote_round`` events.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rocketlab.viz.style import (
+    GRANTED_COLOR,
+    NO_ANSWER_COLOR,
+    PAGE_TEXT,
+    base_layout,
+    empty_figure,
+    whole_number_ticks,
+)
+from rocketlab.viz.timeline import (
+    Event,
+    Events,
+    as_records,
+    of_kind,
+)
+
+ROUND_COLORS = {"PASSED": GRANTED_COLOR, "WAIT_TO_REVOTE": "#E69F00", "REVOTE_IMMEDIATELY": "#CC79A7",
+                "WAIT_TO_VOTE_NEXT": "#D55E00"}
+REJECTION_PALETTE = ("#D55E00", "#E69F00", "#CC79A7", "#0072B2", "#F0E442", "#56B4E9", "#7a7a7a", "#000000")
+
+
+def votes_per_term(events: Events) -> go.Figure:
+    """Vote requests and answers per term (granted = ACCEPT, rejections by reason, lost answers) and,
+    below, the candidates' vote-round verdicts (``vote_round`` ParseResult) per term."""
+    records = as_records(events)
+    requests = of_kind(records, "vote_request")
+    responses = of_kind(records, "vote_response")
+    rounds = of_kind(records, "vote_round")
+    if not (requests or responses or rounds):
+        return empty_figure("Votes per term", ["vote_request", "vote_response", "vote_round"])
+    panels = [p for p, present in (("votes", requests or responses), ("rounds", rounds)) if present]
+    titles = {"votes": "vote requests (◆) and answers by result", "rounds": "vote rounds by verdict"}
+    fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.14,
+                        subplot_titles=[titles[p] for p in panels])
+    if "votes" in panels:
+        _add_answer_bars(fig, responses, row=1)
+        _add_request_marks(fig, requests, row=1)
+    if "rounds" in panels:
+        _add_round_bars(fig, rounds, row=len(panels))
+    fig.update_xaxes(dtick=1, tickformat="d")
+    fig.update_xaxes(title="term", row=len(panels), col=1)
+    fig.update_yaxes(title="count", rangemode="tozero")
+    per_term = Counter((e["kind"], e.get("term")) for e in [*requests, *responses, *rounds])
+    whole_number_ticks(fig, max(per_term.values()))
+    fig.update_layout(barmode="stack", bargap=0.3)
+    granted = sum(1 for e in responses if e.get("result") == "ACCEPT")
+    title = (f"Votes per term: {len(requests)} requests, {granted} granted, "
+             f"{len(responses) - granted} rejected or unanswered")
+    return base_layout(fig, title, 260 + 220 * len(panels))
+
+
+def _result_label(result: str) -> str:
+    if result == "ACCEPT":
+        return "granted (ACCEPT)"
+    if result in ("UNKNOWN", "None"):
+        return "no answer (UNKNOWN)"
+    return "rejected: " + result.removeprefix("REJECT_")
+
+
+def _result_order(result: str) -> tuple[int, str]:
+    return (0 if result == "ACCEPT" else 2 if result in ("UNKNOWN", "None") else 1), result
+
+
+def _add_answer_bars(fig: go.Figure, responses: Sequence[Event], row: int) -> None:
+    pairs: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for e in responses:
+        pairs[(e.get("term"), str(e.get("result")))].append(f"{e.get('candidate')}→{e.get('voter')}")
+    results = sorted({r for _, r in pairs}, key=_result_order)
+    rejections = [r for r in results if _result_order(r)[0] == 1]
+    colors = {"ACCEPT": GRANTED_COLOR,
+              **{r: REJECTION_PALETTE[i % len(REJECTION_PALETTE)] for i, r in enumerate(rejections)}}
+    for result in results:
+        cells = sorted((t, who) for (t, r), who in pairs.items() if r == result and t is not None)
+        color = colors.get(result, NO_ANSWER_COLOR)
+        fig.add_trace(go.Bar(
+            x=[t for t, _ in cells], y=[len(who) for _, who in cells], name=_result_label(result),
+            marker=dict(color=color, pattern=dict(shape="" if result == "ACCEPT" else "/", fgopacity=0.4)),
+            customdata=[", ".join(who) for _, who in cells],
+            hovertemplate=f"term %{{x}}: %{{y}} × {result}<br>%{{customdata}}<extra></extra>",
+        ), row=row, col=1)
+
+
+def _add_request_marks(fig: go.Figure, requests: Sequence[Event], row: int) -> None:
+    per_term: dict[int, list[str]] = defaultdict(list)
+    for e in requests:
+        if e.get("term") is not None:
+            per_term[e["term"]].append(str(e.get("candidate")))
+    terms = sorted(per_term)
+    fig.add_trace(go.Scatter(
+        x=terms, y=[len(per_term[t]) for t in terms], mode="markers", name="requests sent",
+        marker=dict(symbol="diamond", size=10, color=PAGE_TEXT),
+        customdata=[", ".join(sorted(set(per_term[t]))) for t in terms],
+        hovertemplate="term %{x}: %{y} requests<br>candidates %{customdata}<extra></extra>",
+    ), row=row, col=1)
+
+
+def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
+    cells: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for e in rounds:
+        cells[(e.get("term"), str(e.get("result")))].append(
+            f"{e.get('node')}: {e.get('accepted')}/{e.get('all')} accepted, {e.get('valid')} valid")
+    verdicts = sorted({r for _, r in cells}, key=lambda r: (r != "PASSED", r))
+    for verdict in verdicts:
+        items = sorted((t, who) for (t, r), who in cells.items() if r == verdict and t is not None)
+        fig.add_trace(go.Bar(
+            x=[t for t, _ in items], y=[len(who) for _, who in items], name=f"round: {verdict}",
+            marker=dict(color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR),
+                        pattern=dict(shape="" if verdict == "PASSED" else "x", fgopacity=0.4)),
+            customdata=["<br>".join(who) for _, who in items],
+            hovertemplate=f"term %{{x}}: %{{y}} × {verdict}<br>%{{customdata}}<extra></extra>",
+        ), row=row, col=1)
+
+
+__all__ = ["votes_per_term"]
