@@ -27,7 +27,7 @@ def write_figure16_report(rows: Sequence[Mapping[str, Any]], out: Path) -> list[
     table (empty when it does not apply). Failed trials (``error`` set) are left out of both."""
     import pandas as pd  # lazy: 0.3 s to import
 
-    from rocketlab.viz.figure16 import downtime_cdf  # lazy: loads networkx
+    from rocketlab.viz.figures.figure16 import downtime_cdf  # lazy: loads networkx
 
     good = [r for r in rows if not r.get("error")]
     if not good:

@@ -30,7 +30,7 @@ from rocketlab.scenarios import figure16
 from rocketlab.scenarios.dledger_group import settled_leader, wait_settled
 from rocketlab.sim import Cluster
 from rocketlab.trace.recorder import describe
-from rocketlab.viz.figure16 import downtime_cdf, range_styles
+from rocketlab.viz.figures.figure16 import downtime_cdf, range_styles
 from rocketlab.viz.graphs import NO_ANSWER, vote_graph, vote_terms
 from rocketlab.viz.style import base_layout
 

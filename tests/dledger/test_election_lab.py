@@ -10,7 +10,7 @@ import pytest
 from rocketlab.dledger.elector_decisions import VoteEffect, VoteView, decide_vote
 from rocketlab.dledger.protocol import VoteRequest, VoteResult
 from rocketlab.labs_support import dledger_election as lab
-from rocketlab.viz.figure16 import downtime_cdf
+from rocketlab.viz.figures.figure16 import downtime_cdf
 
 PEERS = frozenset({"n0", "n1", "n2"})
 

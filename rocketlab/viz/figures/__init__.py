@@ -13,5 +13,8 @@ exception. Field names are the trace contract's (docs/trace.md). One module per 
 * :mod:`~rocketlab.viz.figures.controller` - ``epochs_and_sync_state_set``: controller mode's master
   epochs and SyncStateSet.
 
-:mod:`rocketlab.viz` exports every one of them (``from rocketlab.viz import role_timeline``).
+* :mod:`~rocketlab.viz.figures.figure16` - ``downtime_cdf``: Raft's Figure 16 from a sweep's trials (rows of
+  trials, not trace events: the one figure that reads no trace).
+
+:mod:`rocketlab.viz` exports the trace figures (``from rocketlab.viz import role_timeline``).
 """
