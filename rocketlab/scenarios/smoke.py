@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rocketlab.errors import ConfigError
+from rocketlab.pingpong import PingPongConfig
 from rocketlab.scenarios.registry import (
     Scenario,
     ScenarioArgs,
@@ -38,8 +39,6 @@ class StreamOrderChecker:
 
 def run_smoke(args: ScenarioArgs) -> ScenarioResult:
     """Pingpong nodes under crash, restart, partition, pause and a dropped message."""
-    from rocketlab.pingpong import PingPongConfig
-
     nodes = args.nodes or 3
     if nodes < 3:
         raise ConfigError(f"the smoke scenario needs at least 3 nodes, got {nodes}")
