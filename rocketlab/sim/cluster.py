@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from rocketlab.core import Codec, CoreFactory, NodeContext
+from rocketlab.core import Codec, CoreFactory, NodeContext, Output, OutputBuilder
+from rocketlab.dledger.protocol import ParseResult
 from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.sim.faults import Fault, FaultSchedule
 from rocketlab.sim.kernel import Scheduler
@@ -706,6 +707,69 @@ class Cluster:
         cluster._put_handler = _controller_mode_put
         cluster._pull_handler = _controller_mode_pull
         return cluster
+
+    # --- a test's hand on the run (DLedger's ServerTestHarness) --------------------------------
+    def events_of(self, kind: str, node: str | None = None) -> list[Event]:
+        """The recorded events of ``kind`` (only ``node``'s when given), in the order they happened."""
+        return [e for e in self.recorder.events if e["kind"] == kind and (node is None or e["node"] == node)]
+
+    @_journaled
+    def drop_if(self, predicate: Callable[[str, str, Any], bool] | None) -> None:
+        """From now on drop every message for which ``predicate(src, dst, msg)`` is true (None: drop no
+        more); it is asked about each message that would otherwise leave (not one a partition, a
+        :meth:`drop_next` rule or a dead peer stops), so it may count them ("every third push"). A
+        dropped message is a ``msg_drop`` event (reason ``fault: drop``) and fails its request as a lost
+        one does."""
+        self.runtime.drop_filter = predicate
+
+    @_journaled
+    def request(self, node_id: str, msg: Any, client: str = "client") -> list[Any]:
+        """Hand ``msg`` to ``node_id`` as a request from ``client``, a driver outside the cluster (a test,
+        an admin tool), with no network in between; returns the list its reply goes to: a reply the
+        core gives at once is in it on return, a later one (an append answered once committed) is added
+        when the core gives it."""
+        answers: list[Any] = []
+        self.runtime.client_request(node_id, client, msg, answers.append)
+        return answers
+
+    @_journaled
+    def force_role(self, node_id: str, role: str, term: int = 0, leader: str | None = None) -> None:
+        """Put DLedger member ``node_id`` in ``role`` by hand at ``term``: ``LEADER``, or ``FOLLOWER`` of
+        ``leader``, as DLedger's ServerTestHarness does with the elector off (``enableLeaderElector``
+        false); a member behind ``term`` moves up to it first. A test's hook: no fault event (the
+        member's ``role`` event says what happened)."""
+        if role not in ("LEADER", "FOLLOWER") or (role == "FOLLOWER") != (leader is not None):
+            raise RocketlabError(f"force_role takes LEADER, or FOLLOWER with its leader; got {role} {leader}")
+
+        def force(core: Any, now_ms: int) -> Output:
+            ms, out = core.member_state, OutputBuilder()
+            if ms.curr_term < term:
+                ms.change_to_candidate(term)
+                while ms.curr_term < term:
+                    ms.next_term()
+            if role == "LEADER":
+                core.elector.change_role_to_leader(term, now_ms, out)
+            else:
+                core.elector.change_role_to_follower(term, leader, now_ms, out)
+            return core.finish_input(out, now_ms)
+
+        self.runtime.call(node_id, force)
+
+    @_journaled
+    def revote(self, node_id: str, term: int) -> None:
+        """DLedger's ``testRevote(term)`` (LeaderElectorTest): member ``node_id`` becomes a candidate that
+        has seen ``term``, its last round WAIT_TO_VOTE_NEXT, so its next pass (due at once) moves to
+        ``term`` and asks for votes."""
+
+        def revote(core: Any, now_ms: int) -> Output:
+            elector, out = core.elector, OutputBuilder()
+            elector.change_role_to_candidate(term, now_ms, out)
+            elector.last_parse_result = ParseResult.WAIT_TO_VOTE_NEXT
+            elector.next_time_to_request_vote = -1
+            elector.last_pass_ms = None
+            return core.finish_input(out, now_ms)
+
+        self.runtime.call(node_id, revote)
 
 
 def _call_leader_and_wait(cluster: Cluster, call: Callable[[Any, int], tuple[Any, Any]], missing: str,

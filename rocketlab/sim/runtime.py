@@ -26,7 +26,8 @@ to it vanish, a request to it fails at its own timeout; a *restart* builds a new
 directory (a new incarnation: messages addressed to the old one are lost);
 a *pause* defers every input of the node until *resume* (its clock keeps running, so timers fire late);
 a *partition* cuts every link between groups, checked when a message is sent and when it arrives;
-*drop* removes one message (by id or by the next one matching a rule).
+*drop* removes one message (by id or by the next one matching a rule), or every message a drop
+filter (a predicate) names.
 
 Requests always resolve exactly once at the caller: with the reply, or with ``None`` on loss, on a dead
 or unreachable peer (after labrpc's failure delay), or at the request's timeout.
@@ -176,6 +177,11 @@ class SimRuntime:
         self.cut_links: set[tuple[str, str]] = set()
         self.drop_rules: list[DropRule] = []
         self.doomed: set[int] = set()
+        self.drop_filter: Callable[[str, str, Any], bool] | None = None
+        """Asked about every message that would otherwise leave: True drops it (:meth:`Cluster.drop_if`)."""
+        self.client_replies: dict[tuple[str, int], Callable[[Any], None]] = {}
+        """Where a core's reply to a driver outside the cluster goes (:meth:`client_request`)."""
+        self.client_seq = 0
         self.msg_seq = 0
         self.pending: dict[tuple[str, int, int], _Pending] = {}
         self.inbound: dict[tuple[str, int, str, int], int] = {}
@@ -226,6 +232,21 @@ class SimRuntime:
         out = fn(node.core, self.scheduler.now_ms)
         self._after_input(node, out)
         return out
+
+    def client_request(self, node_id: str, client: str, msg: Any, on_reply: Callable[[Any], None]) -> None:
+        """A request from ``client``, a driver outside the cluster (a test, an admin tool), handed to the
+        live ``node_id`` at once: no network in between, so no ``msg_*`` events. The core's reply, given
+        now or in a later input (an append answered once committed), goes to ``on_reply``."""
+        if client in self.nodes:
+            raise LocalProtocolError(f"a client outside the cluster cannot be named like node {client!r}")
+        self.client_seq += 1
+        request_id = self.client_seq
+        self.client_replies[(client, request_id)] = on_reply
+        try:
+            self.call(node_id, lambda core, now_ms: core.on_request(client, request_id, msg, now_ms))
+        except LocalProtocolError:
+            del self.client_replies[(client, request_id)]
+            raise
 
     def crash(self, node_id: str, lose_unflushed: bool = False) -> None:
         """A process crash: the core is gone and the kernel closes its connections and streams."""
@@ -434,6 +455,8 @@ class SimRuntime:
             return "link cut" if (src, dst) in self.cut_links else "partition"
         if not self.nodes[dst].alive:
             return HOST_DOWN if self.nodes[dst].silent else "peer down"
+        if self.drop_filter is not None and self.drop_filter(src, dst, msg):
+            return "fault: drop"
         return None
 
     def _arrival_gate(self, src: str, dst: SimNode, dst_inc: int, msg_id: int) -> str | None:
@@ -515,6 +538,10 @@ class SimRuntime:
         self._after_input(dst, dst.core.on_request(src, request_id, msg, self.scheduler.now_ms))
 
     def _reply(self, node: SimNode, action: Reply) -> None:
+        answer = self.client_replies.pop((action.to, action.request_id), None) if self.client_replies else None
+        if answer is not None:  # to a driver outside the cluster (client_request): no network in between
+            answer(action.msg)
+            return
         src = node.node_id
         caller_inc = self.inbound.pop((src, node.incarnation, action.to, action.request_id), None)
         if caller_inc is None:
