@@ -527,3 +527,42 @@ class Cluster:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # --- a test's hand on the run (DLedger's ServerTestHarness) --------------------------------
+    def events_of(self, kind: str, node: str | None = None) -> list[Event]:
+        """The recorded events of ``kind`` (only ``node``'s when given), in the order they happened."""
+        return [e for e in self.recorder.events if e["kind"] == kind and (node is None or e["node"] == node)]
+
+    @_journaled
+    def drop_if(self, predicate: Callable[[str, str, Any], bool] | None) -> None:
+        """From now on drop every message for which ``predicate(src, dst, msg)`` is true (None: drop no
+        more); it is asked about each message that would otherwise leave (not one a partition, a
+        :meth:`drop_next` rule or a dead peer stops), so it may count them ("every third push"). A
+        dropped message is a ``msg_drop`` event (reason ``fault: drop``) and fails its request as a lost
+        one does."""
+        self.runtime.drop_filter = predicate
+
+    @_journaled
+    def request(self, node_id: str, msg: Any, client: str = "client") -> list[Any]:
+        """Hand ``msg`` to ``node_id`` as a request from ``client``, a driver outside the cluster (a test,
+        an admin tool), with no network in between; returns the list its reply goes to: a reply the
+        core gives at once is in it on return, a later one (an append answered once committed) is added
+        when the core gives it."""
+        answers: list[Any] = []
+        self.runtime.client_request(node_id, client, msg, answers.append)
+        return answers
+
+    @_journaled
+    def force_role(self, node_id: str, role: str, term: int = 0, leader: str | None = None) -> None:
+        """Put DLedger member ``node_id`` in ``role`` by hand at ``term``: ``LEADER``, or ``FOLLOWER`` of
+        ``leader``, as DLedger's ServerTestHarness does with the elector off
+        (:func:`rocketlab.sim.systems.force_dledger_role`). A test's hook: no fault event (the member's
+        ``role`` event says what happened)."""
+        if role not in ("LEADER", "FOLLOWER") or (role == "FOLLOWER") != (leader is not None):
+            raise RocketlabError(f"force_role takes LEADER, or FOLLOWER with its leader; got {role} {leader}")
+        self.runtime.call(node_id, lambda core, now_ms: systems.force_dledger_role(core, now_ms, role, term, leader))
+
+    @_journaled
+    def revote(self, node_id: str, term: int) -> None:
+        """DLedger's ``testRevote(term)`` on member ``node_id`` (:func:`rocketlab.sim.systems.dledger_revote`)."""
+        self.runtime.call(node_id, lambda core, now_ms: systems.dledger_revote(core, now_ms, term))

@@ -102,6 +102,8 @@ class MessageTransport:
     inbound: dict[tuple[str, int, str, int], int]
     drop_rules: list[DropRule]
     doomed: set[int]
+    drop_filter: Callable[[str, str, Any], bool] | None
+    client_replies: dict[tuple[str, int], Callable[[Any], None]]
     cut_links: set[tuple[str, str]]
     last_arrival: dict[tuple[str, str], int]
     connected: Callable[[str, str], bool]
@@ -174,6 +176,8 @@ class MessageTransport:
             return "link cut" if (src, dst) in self.cut_links else "partition"
         if not self.nodes[dst].alive:
             return HOST_DOWN if self.nodes[dst].silent else "peer down"
+        if self.drop_filter is not None and self.drop_filter(src, dst, msg):
+            return "fault: drop"
         return None
 
     def _arrival_gate(self, src: str, dst: SimNode, dst_inc: int, msg_id: int) -> str | None:
@@ -255,6 +259,10 @@ class MessageTransport:
         self._after_input(dst, dst.core.on_request(src, request_id, msg, self.scheduler.now_ms))
 
     def _reply(self, node: SimNode, action: Reply) -> None:
+        answer = self.client_replies.pop((action.to, action.request_id), None) if self.client_replies else None
+        if answer is not None:  # to a driver outside the cluster (client_request): no network in between
+            answer(action.msg)
+            return
         src = node.node_id
         caller_inc = self.inbound.pop((src, node.incarnation, action.to, action.request_id), None)
         if caller_inc is None:

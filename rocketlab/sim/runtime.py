@@ -21,7 +21,8 @@ to it vanish, a request to it fails at its own timeout; a *restart* builds a new
 directory (a new incarnation: messages addressed to the old one are lost);
 a *pause* defers every input of the node until *resume* (its clock keeps running, so timers fire late);
 a *partition* cuts every link between groups, checked when a message is sent and when it arrives;
-*drop* removes one message (by id or by the next one matching a rule).
+*drop* removes one message (by id or by the next one matching a rule), or every message a drop
+filter (a predicate) names.
 
 Requests always resolve exactly once at the caller (:mod:`rocketlab.sim.messages`); byte streams are
 TCP-like (:mod:`rocketlab.sim.streams`).
@@ -76,6 +77,11 @@ class SimRuntime(MessageTransport, StreamTransport):
         self.cut_links: set[tuple[str, str]] = set()
         self.drop_rules: list[DropRule] = []
         self.doomed: set[int] = set()
+        self.drop_filter: Callable[[str, str, Any], bool] | None = None
+        """Asked about every message that would otherwise leave: True drops it (:meth:`Cluster.drop_if`)."""
+        self.client_replies: dict[tuple[str, int], Callable[[Any], None]] = {}
+        """Where a core's reply to a driver outside the cluster goes (:meth:`client_request`)."""
+        self.client_seq = 0
         self.msg_seq = 0
         self.pending: dict[tuple[str, int, int], _Pending] = {}
         self.inbound: dict[tuple[str, int, str, int], int] = {}
@@ -126,6 +132,21 @@ class SimRuntime(MessageTransport, StreamTransport):
         out = fn(node.core, self.scheduler.now_ms)
         self._after_input(node, out)
         return out
+
+    def client_request(self, node_id: str, client: str, msg: Any, on_reply: Callable[[Any], None]) -> None:
+        """A request from ``client``, a driver outside the cluster (a test, an admin tool), handed to the
+        live ``node_id`` at once: no network in between, so no ``msg_*`` events. The core's reply, given
+        now or in a later input (an append answered once committed), goes to ``on_reply``."""
+        if client in self.nodes:
+            raise LocalProtocolError(f"a client outside the cluster cannot be named like node {client!r}")
+        self.client_seq += 1
+        request_id = self.client_seq
+        self.client_replies[(client, request_id)] = on_reply
+        try:
+            self.call(node_id, lambda core, now_ms: core.on_request(client, request_id, msg, now_ms))
+        except LocalProtocolError:
+            del self.client_replies[(client, request_id)]
+            raise
 
     def crash(self, node_id: str, lose_unflushed: bool = False) -> None:
         """A process crash: the core is gone and the kernel closes its connections and streams."""

@@ -29,10 +29,11 @@ from rocketlab.controller.config import ControllerConfig
 from rocketlab.controller.controller_core import ControllerNodeConfig, make_controller
 from rocketlab.controller.invariants import ControllerModeChecker
 from rocketlab.controller.wire import ControllerNodeCodec
-from rocketlab.core import NodeContext
+from rocketlab.core import NodeContext, Output, OutputBuilder
 from rocketlab.dledger import DLedgerCodec, dledger_factory
 from rocketlab.dledger.config import commits_only_current_term, resolve_profile
 from rocketlab.dledger.invariants import DLedgerChecker
+from rocketlab.dledger.protocol import ParseResult
 from rocketlab.errors import RocketlabError
 from rocketlab.ha.config import HAConfig
 from rocketlab.ha.invariants import SlaveIsPrefixChecker, SyncPutOnSlaveChecker
@@ -286,3 +287,32 @@ def _dledger_broker_pull(cluster: Cluster, topic: str, queue_id: int, offset: in
     if not live:
         raise RocketlabError("no broker of the group is up")
     return cluster.node(live[0][1]).pull_message(PullMessageRequest(topic, queue_id, offset, max_msg_nums))
+
+
+# --- a test's hand on a DLedger member (DLedger's ServerTestHarness) ---------------------------
+def force_dledger_role(core: Any, now_ms: int, role: str, term: int, leader: str | None) -> Output:
+    """Put a DLedger member in ``role`` (``LEADER``, or ``FOLLOWER`` of ``leader``) at ``term`` by hand, as
+    DLedger's ServerTestHarness does with the elector off (``enableLeaderElector`` false); a member behind
+    ``term`` moves up to it first."""
+    ms, out = core.member_state, OutputBuilder()
+    if ms.curr_term < term:
+        ms.change_to_candidate(term)
+        while ms.curr_term < term:
+            ms.next_term()
+    if role == "LEADER":
+        core.elector.change_role_to_leader(term, now_ms, out)
+    else:
+        core.elector.change_role_to_follower(term, leader, now_ms, out)
+    return core.finish_input(out, now_ms)
+
+
+def dledger_revote(core: Any, now_ms: int, term: int) -> Output:
+    """DLedger's ``testRevote(term)`` (LeaderElectorTest): the member becomes a candidate that has seen
+    ``term``, its last round WAIT_TO_VOTE_NEXT, so its next pass (due at once) moves to ``term`` and asks
+    for votes."""
+    elector, out = core.elector, OutputBuilder()
+    elector.change_role_to_candidate(term, now_ms, out)
+    elector.last_parse_result = ParseResult.WAIT_TO_VOTE_NEXT
+    elector.next_time_to_request_vote = -1
+    elector.last_pass_ms = None
+    return core.finish_input(out, now_ms)

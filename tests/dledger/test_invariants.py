@@ -21,8 +21,10 @@ from rocketlab.dledger.invariants import (
     log_matching,
 )
 from rocketlab.dledger.protocol import DLedgerResponseCode
+from rocketlab.scenarios.dledger_group import states
+from rocketlab.sim import Cluster
 
-from .harness import Harness
+from .helpers import group, quorum_leader, wait_leader
 
 
 @dataclass(eq=False)
@@ -140,53 +142,52 @@ def test_sim_checker_adapter_reports_a_detail_string():
     assert detail is not None and detail.startswith("election_safety") and checker.name == "dledger"
 
 
-def random_faults(seed: int, profile: str, data_dir: Path, steps: int = 30) -> Harness:
+def random_faults(seed: int, profile: str, data_dir: Path, steps: int = 30) -> Cluster:
     """Appends, crashes/restarts (a minority at a time), partitions, heals and 10% lost messages, then a
     liveness phase: heal, restart everyone, and require a committed write on every member - except, under
     ``rocketmq-4.9.5``, a member stuck as a candidate with a bigger term and a stale log (issue #247)."""
     r = random.Random(f"{seed}/faults")
     ids = [f"n{i}" for i in range(r.choice([3, 3, 5]))]
-    h = Harness(ids, seed=seed, data_dir=data_dir, config={"profile": profile}, delay_ms=(1, 15)).start()
-    h.drop = lambda src, dst, msg: r.random() < 0.1
+    c = group(len(ids), seed=seed, data_dir=data_dir, profile=profile, delay_ms=(1, 15))
+    c.drop_if(lambda src, dst, msg: r.random() < 0.1)
     down: set[str] = set()
     for step in range(steps):
         x = r.random()
         if x < 0.1 and len(down) < (len(ids) - 1) // 2:
             node = r.choice([i for i in ids if i not in down])
-            h.crash(node)
+            c.crash(node)
             down.add(node)
         elif x < 0.2 and down:
             node = r.choice(sorted(down))
             down.discard(node)
-            h.start(node)
+            c.restart(node)
         elif x < 0.27:
-            group = r.sample(ids, r.randint(1, len(ids) - 1))
-            h.partition(group, [i for i in ids if i not in group])
+            part = r.sample(ids, r.randint(1, len(ids) - 1))
+            c.partition(part, [i for i in ids if i not in part])
         elif x < 0.35:
-            h.heal()
-        elif (leader := h.leader()) is not None:
-            h.append([b"b%d" % step] * r.randint(2, 3) if r.random() < 0.2 else b"e%d" % step, leader)
-        h.run_for(r.randint(10, 400))
-    h.heal()
-    h.drop = None
+            c.heal()
+        elif (leader := quorum_leader(c)) is not None:
+            c.put([b"b%d" % step] * r.randint(2, 3) if r.random() < 0.2 else b"e%d" % step, wait=False, via=leader)
+        c.run_for(r.randint(10, 400))
+    c.heal()
+    c.drop_if(None)
     for node in sorted(down):
-        h.start(node)
+        c.restart(node)
     for _attempt in range(5):  # a client retries: a deposed 0.3.x leader never answers its old futures
-        h.wait_leader(20_000)
-        final = h.append(b"final")
-        h.run_until(lambda h, f=final: f.done or h.leader() is None, 10_000)
+        final = c.put(b"final", wait=False, via=wait_leader(c, 20_000))
+        assert c.run_until(lambda c, f=final: f.done or quorum_leader(c) is None, 10_000), f"seed={seed}: {states(c)}"
         if final.code is DLedgerResponseCode.SUCCESS:
             break
-    assert final.code is DLedgerResponseCode.SUCCESS, f"seed={seed}: no write committed: {h.states()}"
-    h.run_for(1500)
-    leader = h.node(h.leader() or "")
-    behind = {i: c for i, c in h.live().items()
-              if (c.ledger_end_index, c.committed_index) != (leader.ledger_end_index, leader.committed_index)}
+    assert final.code is DLedgerResponseCode.SUCCESS, f"seed={seed}: no write committed: {states(c)}"
+    c.run_for(1500)
+    leader = c.node(quorum_leader(c) or "")
+    behind = {i: core for i, core in c.live_cores().items()
+              if (core.ledger_end_index, core.committed_index) != (leader.ledger_end_index, leader.committed_index)}
     if profile == "rocketmq-4.9.5":  # issue #247: a member with a bigger term and a stale log stays out
-        behind = {i: c for i, c in behind.items()
-                  if not (c.role == "CANDIDATE" and c.term > leader.term and c.ledger_end_index < leader.ledger_end_index)}
-    assert not behind, f"seed={seed}: members did not converge: {h.states()}"
-    return h
+        behind = {i: core for i, core in behind.items() if not (
+            core.role == "CANDIDATE" and core.term > leader.term and core.ledger_end_index < leader.ledger_end_index)}
+    assert not behind, f"seed={seed}: members did not converge: {states(c)}"
+    return c
 
 
 @pytest.mark.parametrize("profile", ["raft", "rocketmq-4.9.5"])

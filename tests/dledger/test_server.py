@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rocketlab.core import NodeContext, Reply
-from rocketlab.dledger import DLedgerConfig, DLedgerServer, dledger_factory, make_dledger_server
+from rocketlab.dledger import DLedgerCodec, DLedgerConfig, DLedgerServer, dledger_factory, make_dledger_server
+from rocketlab.dledger.invariants import DLedgerChecker
 from rocketlab.dledger.protocol import (
     AppendEntryRequest,
     DLedgerResponseCode,
@@ -22,10 +23,12 @@ from rocketlab.dledger.protocol import (
     VoteResponse,
 )
 from rocketlab.dledger.store import DLedgerMemoryStore, DLedgerMmapFileStore
-from rocketlab.errors import ConfigError, LocalProtocolError, RemoteProtocolError
+from rocketlab.errors import ConfigError, LocalProtocolError, RemoteProtocolError, RocketlabError
+from rocketlab.scenarios.dledger_group import wait_settled
+from rocketlab.sim import Cluster
 from rocketlab.trace.schema import validate_event
 
-from .harness import Harness
+from .helpers import FAST, group, quorum_leader, wait_leader
 
 Code = DLedgerResponseCode
 
@@ -81,62 +84,58 @@ def test_misuse_is_a_local_protocol_error():
         core.on_tick(5)
 
 
+def only(answers: list):
+    assert len(answers) == 1, answers
+    return answers[0]
+
+
 def test_client_requests_on_a_cluster():
-    h = Harness(seed=31).start()
-    leader = h.wait_stable()
-    follower = next(i for i in h.ids if i != leader)
-    core = h.node(leader)
-    out = core.on_request("client", 7, AppendEntryRequest(group="default", remote_id=leader, body=b"remote"), h.now)
-    assert not [a for a in out.actions if isinstance(a, Reply)]  # answered once a quorum has it
-    h.apply(leader, out)
-    h.run_for(100)
-    assert h.node(leader).committed_index == 0
-    got = reply_of(core.on_request("client", 8, GetEntriesRequest(group="default", remote_id=leader, begin_index=0),
-                                   h.now), 8)
+    c = group(seed=31)
+    leader = wait_settled(c)
+    follower = next(i for i in c.node_ids if i != leader)
+    appended = c.request(leader, AppendEntryRequest(group="default", remote_id=leader, body=b"remote"))
+    assert not appended  # answered once a quorum has it
+    c.run_for(100)
+    assert c.node(leader).committed_index == 0
+    got = only(c.request(leader, GetEntriesRequest(group="default", remote_id=leader, begin_index=0)))
     assert got.entries[0].body == b"remote"
-    not_leader = reply_of(h.node(follower).on_request(
-        "client", 9, GetEntriesRequest(group="default", remote_id=follower, begin_index=0), h.now), 9)
+    not_leader = only(c.request(follower, GetEntriesRequest(group="default", remote_id=follower, begin_index=0)))
     assert not_leader.code is Code.NOT_LEADER and not_leader.leader_id == leader
-    meta = reply_of(core.on_request("client", 10, MetadataRequest(group="default", remote_id=leader), h.now), 10)
-    assert meta.leader_id == leader and sorted(meta.peers) == h.ids
+    meta = only(c.request(leader, MetadataRequest(group="default", remote_id=leader)))
+    assert meta.leader_id == leader and sorted(meta.peers) == c.node_ids
 
 
 def test_remote_append_is_answered_when_committed():
-    h = Harness(seed=32).start()
-    leader = h.wait_stable()
-    answers = []
-    core = h.node(leader)
-    out = core.on_request("client", 77, AppendEntryRequest(group="default", remote_id=leader, body=b"r"), h.now)
-    h.pending_replies[77] = (answers.append, AppendEntryRequest)
-    h.apply(leader, out)
-    h.run_for(100)
+    c = group(seed=32)
+    leader = wait_settled(c)
+    answers = c.request(leader, AppendEntryRequest(group="default", remote_id=leader, body=b"r"))
+    c.run_for(100)
     assert len(answers) == 1 and answers[0].code is Code.SUCCESS and answers[0].index == 0
 
 
 def test_leadership_transfer_moves_the_leader_to_a_new_term():
-    h = Harness(seed=33).start()
-    leader = h.wait_stable()
-    target = next(i for i in h.ids if i != leader)
-    term = h.node(leader).term
-    h.append(b"before")
-    h.run_for(200)
-    h.apply(leader, h.node(leader).transfer_leadership(target, h.now))
-    assert h.node(leader).member_state.transferee == target
-    assert h.append(b"while transferring", leader).code is Code.LEADER_TRANSFERRING
-    h.run_until(lambda h: h.leader() == target, 3000)
-    assert h.node(target).term == term + 1
+    c = group(seed=33)
+    leader = wait_settled(c)
+    target = next(i for i in c.node_ids if i != leader)
+    term = c.node(leader).term
+    c.put(b"before", wait=False, via=leader)
+    c.run_for(200)
+    c.transfer_leadership(target)
+    assert c.node(leader).member_state.transferee == target
+    assert c.put(b"while transferring", wait=False, via=leader).code is Code.LEADER_TRANSFERRING
+    assert c.run_until(lambda c: quorum_leader(c) == target, 3000)
+    assert c.node(target).term == term + 1
 
 
 def test_leadership_transfer_refusals():
-    h = Harness(seed=34, config={"max_leadership_transfer_wait_index": 0}).start()
-    leader = h.wait_stable()
-    follower = next(i for i in h.ids if i != leader)
-    term = h.node(leader).term
+    c = group(seed=34, max_leadership_transfer_wait_index=0)
+    leader = wait_settled(c)
+    follower = next(i for i in c.node_ids if i != leader)
+    term = c.node(leader).term
 
     def transfer(to: str, **fields):
         req = LeadershipTransferRequest(**({"group": "default", "remote_id": to, "term": term} | fields))
-        out = h.node(to).on_request("admin", 5, req, h.now)
-        return reply_of(out, 5).code
+        return only(c.request(to, req, client="admin")).code
 
     assert transfer(leader, transfer_id=leader, transferee_id="n9") is Code.UNKNOWN_MEMBER
     assert transfer(leader, transfer_id=leader, transferee_id=follower, term=term + 1) is Code.INCONSISTENT_TERM
@@ -147,8 +146,7 @@ def test_leadership_transfer_refusals():
 
 
 def test_role_change_handlers_are_called():
-    h2 = Harness(["n0", "n1", "n2"], seed=35)
-    h2.start()
+    c = group(3, seed=35)
 
     class Handler:
         def __init__(self) -> None:
@@ -157,26 +155,26 @@ def test_role_change_handlers_are_called():
         def handle(self, term: int, role) -> None:
             self.seen.append(role.name)
 
-    handlers = {i: Handler() for i in h2.ids}
+    handlers = {i: Handler() for i in c.node_ids}
     for i, handler in handlers.items():
-        h2.node(i).add_role_change_handler(handler)
+        c.node(i).add_role_change_handler(handler)
     calls: list[tuple[int, str]] = []
-    h2.node("n0").add_role_change_handler(lambda term, role: calls.append((term, role.name)))
-    leader = h2.wait_stable()
+    c.node("n0").add_role_change_handler(lambda term, role: calls.append((term, role.name)))
+    leader = wait_settled(c)
     assert calls and calls[-1][1] == ("LEADER" if leader == "n0" else "FOLLOWER")
     assert handlers[leader].seen[-1] == "LEADER"
     assert all(hd.seen and hd.seen[-1] == "FOLLOWER" for i, hd in handlers.items() if i != leader)
 
 
 def run_once(seed: int) -> list[dict]:
-    h = Harness(seed=seed, delay_ms=(1, 20)).start()
-    h.wait_leader()
+    c = group(seed=seed, delay_ms=(1, 20))
+    wait_leader(c)
     for i in range(5):
-        h.append(b"d%d" % i)
-        h.run_for(7)
-    h.crash(h.leader() or "n0")
-    h.run_for(2000)
-    return h.events
+        c.put(b"d%d" % i, wait=False, via=quorum_leader(c) or "n0")
+        c.run_for(7)
+    c.crash(quorum_leader(c) or "n0")
+    c.run_for(2000)
+    return c.events
 
 
 def test_same_seed_same_trace_event_for_event():
@@ -185,30 +183,30 @@ def test_same_seed_same_trace_event_for_event():
 
 
 def test_every_event_follows_the_trace_contract(tmp_path: Path):
-    h = Harness(seed=43, data_dir=tmp_path).start()
-    leader = h.wait_stable()
+    c = group(seed=43, data_dir=tmp_path)
+    leader = wait_settled(c)
     for i in range(5):
-        h.append(b"t%d" % i)
-    h.run_for(200)
-    h.crash(leader)
-    h.run_for(1500)
-    h.start(leader)
-    h.run_for(1500)
-    kinds = {e["kind"] for e in h.events}
+        c.put(b"t%d" % i, wait=False, via=leader)
+    c.run_for(200)
+    c.crash(leader)
+    c.run_for(1500)
+    c.restart(leader)
+    c.run_for(1500)
+    kinds = {e["kind"] for e in c.events}
     assert {"role", "term", "vote_request", "vote_response", "vote_round", "heartbeat", "append", "commit"} <= kinds
-    for event in h.events:
+    for event in c.events:
         validate_event(event)
 
 
 def test_snapshot_and_clean_shutdown(tmp_path: Path):
-    h = Harness(["n0"], seed=44, data_dir=tmp_path).start()
-    h.run_until(lambda h: h.node("n0").role == "LEADER", 1000)
-    h.append(b"kept")
-    h.run_for(50)
-    snap = h.node("n0").snapshot()
+    c = group(1, seed=44, data_dir=tmp_path)
+    assert c.run_until(lambda c: c.node("n0").role == "LEADER", 1000)
+    c.put(b"kept", wait=False, via="n0")
+    c.run_for(50)
+    snap = c.node("n0").snapshot()
     assert snap["role"] == "LEADER" and snap["committed_index"] == 0 and snap["node"] == "n0"
-    h.node("n0").shutdown()
-    assert "committedIndex=0" in (tmp_path / "n0" / "checkpoint").read_text()
+    c.node("n0").shutdown()
+    assert "committedIndex=0" in (tmp_path / "nodes" / "n0" / "checkpoint").read_text()
 
 
 def test_a_core_that_raised_refuses_further_input(monkeypatch):
@@ -226,12 +224,6 @@ def test_a_core_that_raised_refuses_further_input(monkeypatch):
 
 def test_hosted_by_the_simulator_with_the_invariant_checker(tmp_path: Path):
     """The generic rocketlab.sim Cluster hosts the cores through the factory and the codec."""
-    from rocketlab.dledger import DLedgerCodec
-    from rocketlab.dledger.invariants import DLedgerChecker
-    from rocketlab.sim.cluster import Cluster
-
-    from .harness import FAST
-
     checker = DLedgerChecker(lambda c: {n: c.node(n) for n in c.live_nodes()})
     c = Cluster(["n0", "n1", "n2"], dledger_factory(FAST), DLedgerCodec(), seed=3, network="unreliable",
                 data_dir=tmp_path, checkers=[checker])
@@ -248,3 +240,25 @@ def test_hosted_by_the_simulator_with_the_invariant_checker(tmp_path: Path):
     c.run_for(2000)
     committed = {c.node(n).committed_index for n in c.live_nodes()}
     assert len(committed) == 1 and min(committed) >= 4 and not c.violations
+
+
+def test_the_simulators_hooks_for_a_test_refuse_misuse_and_trace_what_they_drop():
+    """Cluster.request, force_role and drop_if (the hooks these tests drive members with)."""
+    c = group(seed=45)
+    leader = wait_settled(c)
+    with pytest.raises(LocalProtocolError, match="named like node"):
+        c.request(leader, MetadataRequest(group="default", remote_id=leader), client="n1")
+    c.crash("n2")
+    with pytest.raises(LocalProtocolError, match="down"):
+        c.request("n2", MetadataRequest(group="default", remote_id="n2"))
+    assert not c.runtime.client_replies
+    with pytest.raises(RocketlabError, match="FOLLOWER with its leader"):
+        c.force_role(leader, "FOLLOWER")
+    asked: list[str] = []
+    c.drop_if(lambda src, dst, msg: asked.append(dst) or dst == "n1")
+    c.run_for(300)
+    drops = {(e["dst"], e["reason"]) for e in c.events_of("msg_drop") if e["t"] > c.now_ms - 300}
+    assert drops == {("n1", "fault: drop"), ("n2", "peer down")} and "n2" not in asked  # only what would leave
+    c.drop_if(None)
+    c.run_for(300)
+    assert not [e for e in c.events_of("msg_drop") if e["t"] > c.now_ms - 200 and e["reason"] == "fault: drop"]
