@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_row_names_files_that_exist_and_a_suite_that_tests_every_exercise():
-    assert list(LABS) == [f"lab0{i}" for i in range(1, 8)]
+    assert LABS and all(lab.id == key for key, lab in LABS.items())
     for lab in LABS.values():
         assert (ROOT / "labs" / "exercises" / lab.exercise_file).is_file(), lab.id
         assert (ROOT / "labs" / lab.notebook).is_file(), lab.id
