@@ -58,7 +58,7 @@ def per_lab(labs: list[str]) -> tuple[dict, list]:
     before_pkg = _with_kit_files(package_at(BEFORE))
     results, summary = {}, []
     for lab in labs:
-        path = str(SOLUTIONS / LABS[lab][0])
+        path = str(SOLUTIONS / LABS[lab].exercise_file)
         after = run_with_package(REPO_ROOT, CHILD.format(lab=lab, path=path))
         assert after["score"] == after["max"], f"{lab}: the solution lost points behind the boundary"
         before = run_with_package(before_pkg, CHILD.format(lab=lab, path=path)) if before_pkg else None
@@ -77,8 +77,8 @@ def bulk(jobs_list: tuple[int, ...] = (1, 2)) -> tuple[dict, list]:
     try:
         subs = tmp / "subs"
         subs.mkdir()
-        good = (SOLUTIONS / LABS["lab05"][0]).read_text()
-        template = (REPO_ROOT / "labs" / "exercises" / LABS["lab05"][0]).read_text()
+        good = (SOLUTIONS / LABS["lab05"].exercise_file).read_text()
+        template = (REPO_ROOT / "labs" / "exercises" / LABS["lab05"].exercise_file).read_text()
         for i in range(12):
             (subs / f"learner{i:02d}.py").write_text(good)
         for i in range(4):

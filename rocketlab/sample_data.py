@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.scenarios.broker_on_dledger import new_broker_group, write_classic_store
 from rocketlab.workspace import kit_root, require_home, resource
 
 SMALL_STORE: dict[str, Any] = {"mapped_file_size_consume_queue": 1_000 * 20, "max_hash_slot_num": 500,
@@ -107,10 +109,6 @@ def _scenario(name: str, profile: str | None = None, duration_ms: int | None = N
 
 
 def _smooth_upgrade(out: Path) -> None:
-    import itertools
-
-    from rocketlab.labs_support.rocketmq_on_dledger import new_broker_group, write_classic_store
-
     ticks = itertools.count(1_700_000_000_000, 7)  # a fixed clock: the old store's timestamps are the same each time
     write_classic_store(out, 120, store_options=SMALL_STORE, clock=lambda: next(ticks), keys=True)
     c = new_broker_group(out, seed=3, fresh=False, store_options=SMALL_STORE)

@@ -79,6 +79,10 @@ from rocketlab.store.status import (
     PutMessageStatus,
 )
 
+PHY_OFFSET_PLUG = plugs.point("lab05.phy_offset")
+WHICH_LOG_PLUG = plugs.point("lab05.which_log")
+"""The override points of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 log = logging.getLogger(__name__)
 Code = DLedgerResponseCode
 _I64 = struct.Struct(">q")
@@ -212,7 +216,7 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
         """The AppendHook: write ``entry.pos + 48`` (the message's physical offset) into PHYSICALOFFSET
         of the record in the entry body, inside the append, before the bytes are written and shipped."""
         if entry.magic == MAGIC_1 and len(buf) >= body_offset + PHY_POS_POSITION + 8:
-            _I64.pack_into(buf, body_offset + PHY_POS_POSITION, plugs.resolve("lab05.phy_offset", phy_offset)(entry.pos))
+            _I64.pack_into(buf, body_offset + PHY_POS_POSITION, plugs.resolve(PHY_OFFSET_PLUG, phy_offset)(entry.pos))
 
     # ------------------------------------------------------------------ reads
     def get_max_offset(self) -> int:
@@ -238,7 +242,7 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
         """``getData``: below the divide from the old files; above it the bytes of the DLedger file
         holding ``offset``, cut at ``committedPos`` (None at or beyond it)."""
         committed = self.dledger_store.committed_pos
-        log = plugs.resolve("lab05.which_log", which_log)(offset, self.divided_commitlog_offset, committed)
+        log = plugs.resolve(WHICH_LOG_PLUG, which_log)(offset, self.divided_commitlog_offset, committed)
         if log == "commitlog":
             return super().get_data(offset, max_size)
         if log is None:
@@ -256,7 +260,7 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
 
     def get_message(self, offset: int, size: int) -> bytes | None:
         """``getMessage(offset, size)``: one record's bytes from whichever log holds ``offset``."""
-        log = plugs.resolve("lab05.which_log", which_log)(offset, self.divided_commitlog_offset, _NO_LIMIT)
+        log = plugs.resolve(WHICH_LOG_PLUG, which_log)(offset, self.divided_commitlog_offset, _NO_LIMIT)
         if log == "commitlog":
             return super().get_message(offset, size)
         return None if log is None else self.data_file_list.get_data(offset, size)
@@ -299,7 +303,7 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
                                              f"DLedger refused the append: {_code_name(future)}"), out)
                     return
                 result = AppendMessageResult(AppendMessageStatus.PUT_OK,
-                                             plugs.resolve("lab05.phy_offset", phy_offset)(future.pos), length,
+                                             plugs.resolve(PHY_OFFSET_PLUG, phy_offset)(future.pos), length,
                                              store_timestamp, queue_offset, 1, host)
                 on_done(PutMessageResult(put_status_of(future.code, self.rocketmq_version), result,
                                          _detail(future)), out)
@@ -342,7 +346,7 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
                     on_done(PutMessageResult(PutMessageStatus.OS_PAGE_CACHE_BUSY, None,
                                              f"DLedger refused the append: {_code_name(future)}"), out)
                     return
-                to_phy = plugs.resolve("lab05.phy_offset", phy_offset)
+                to_phy = plugs.resolve(PHY_OFFSET_PLUG, phy_offset)
                 offsets = [to_phy(p) for p in future.positions] or [to_phy(future.pos)]
                 result = AppendMessageResult(
                     AppendMessageStatus.PUT_OK, offsets[0], total, store_timestamp, first_queue_offset,

@@ -27,6 +27,9 @@ from collections.abc import Callable, Iterable
 from rocketlab import plugs
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 
+ELECT_MASTER_PLUG = plugs.point("lab06.elect_master")
+"""The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 BrokerValidPredicate = Callable[[str | None, str, int], bool]
 BrokerLiveInfoGetter = Callable[[str | None, str, int], BrokerLiveInfo | None]
 
@@ -61,7 +64,7 @@ class DefaultElectPolicy:
         The decision is :func:`elect_master` (lab 06's exercise ``lab06.elect_master`` when plugged in)."""
         valid = self.valid_predicate
         getter = self.broker_live_info_getter
-        decide = plugs.resolve("lab06.elect_master", elect_master)
+        decide = plugs.resolve(ELECT_MASTER_PLUG, elect_master)
         return decide(None if sync_state_brokers is None else set(sync_state_brokers),
                       None if all_replica_brokers is None else set(all_replica_brokers), old_master, prefer_broker_id,
                       (lambda b: True) if valid is None else (lambda b: valid(cluster_name, broker_name, b)),

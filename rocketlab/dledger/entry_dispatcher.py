@@ -42,6 +42,9 @@ from rocketlab.dledger.protocol import (
     PushType,
 )
 
+DECIDE_COMPARE_PLUG = plugs.point("lab04.decide_compare")
+"""The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 if TYPE_CHECKING:
     from rocketlab.dledger.entry_pusher import DLedgerEntryPusher
 
@@ -283,7 +286,7 @@ class EntryDispatcher:
         if resp is None or resp.code not in (Code.SUCCESS, Code.INCONSISTENT_STATE):
             raise DLedgerException(Code.UNKNOWN if resp is None else resp.code, f"compareIndex={self.compare_index}")
         store = self.pusher.store
-        d = plugs.resolve("lab04.decide_compare", decide_compare)(self.compare_index, resp.code, resp.begin_index, resp.end_index,
+        d = plugs.resolve(DECIDE_COMPARE_PLUG, decide_compare)(self.compare_index, resp.code, resp.begin_index, resp.end_index,
                            store.ledger_begin_index, store.ledger_end_index)
         if d.action == "append":
             self.change_state(d.index, PushType.APPEND)

@@ -65,6 +65,10 @@ from rocketlab.dledger.protocol import (
 )
 from rocketlab.dledger.rpc import DLedgerRpcService, Responder
 
+HANDLE_VOTE_PLUG = plugs.point("lab03.handle_vote")
+PARSE_VOTE_RESULT_PLUG = plugs.point("lab03.parse_vote_result")
+"""The override points of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 NEVER = -1
 VOTE_RESULT_WAIT_TIME_MS = 10
 """0.3.2's ``voteResultWaitTime`` (#247): the heartbeat latch waits at most the interval minus this, then
@@ -346,7 +350,7 @@ class DLedgerLeaderElector:
         if self.vote_round is rnd:
             self.vote_round = None
         cfg, t = self.config, rnd.tally
-        decision = plugs.resolve("lab03.parse_vote_result", parse_vote_result)(t, rnd.term, self.member_state.peer_size)
+        decision = plugs.resolve(PARSE_VOTE_RESULT_PLUG, parse_vote_result)(t, rnd.term, self.member_state.peer_size)
         if decision.next_vote is NextVote.DEFAULT:
             self.next_time_to_request_vote = self.get_next_time_to_request_vote(now_ms)
         elif decision.next_vote is NextVote.PLUS_LEAK:
@@ -385,7 +389,7 @@ class DLedgerLeaderElector:
         ms = self.member_state
         view = VoteView(ms.self_id, frozenset(ms.peer_map), ms.curr_term, ms.curr_vote_for, ms.leader_id,
                         ms.ledger_end_index, ms.ledger_end_term, self.is_taking_leadership())
-        decision = plugs.resolve("lab03.handle_vote", decide_vote)(view, request, is_self)
+        decision = plugs.resolve(HANDLE_VOTE_PLUG, decide_vote)(view, request, is_self)
         if decision.effect is VoteEffect.STEP_DOWN:
             self.change_role_to_candidate(request.term, now_ms, out)
             self.need_increase_term_immediately = True

@@ -36,8 +36,6 @@ ROOT_ENV = "ROCKETLAB_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
 VENV_DIR = "rocketlab-venv"
 """The venv ``setup.sh`` makes under the root (``/autograder/rocketlab-venv``)."""
-NEEDS_JAVA = frozenset({"lab07"})
-"""Labs whose graded tests start a JVM (lab 07's Spark session); ``setup.sh`` installs Java for them."""
 OUTPUT_CAP = 20_000
 """Characters of ``rocketlab grade``'s output kept in a results file written on failure."""
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -78,7 +76,7 @@ def cmd_autograder(args: argparse.Namespace) -> int:
     with zipfile.ZipFile(made) as z:
         names = z.namelist()
     print(f"{made}: {args.lab} autograder, {len(names)} files ({wheel.name}"
-          f"{', Java' if args.lab in NEEDS_JAVA else ''}{f', hidden tests: {len(tests)} file(s)' if tests else ''})")
+          f"{', Java' if LABS[args.lab].java else ''}{f', hidden tests: {len(tests)} file(s)' if tests else ''})")
     return 0
 
 
@@ -153,12 +151,12 @@ def zip_files(lab: str, wheel_name: str, test_names: Sequence[str] = ()) -> dict
     from rocketlab import __version__
     from rocketlab.templating import Markup, render
 
-    context: dict[str, Any] = {"lab": lab, "title": LABS[lab][1], "java": lab in NEEDS_JAVA, "wheel": wheel_name,
+    context: dict[str, Any] = {"lab": lab, "title": LABS[lab].title, "java": LABS[lab].java, "wheel": wheel_name,
                "hidden": bool(test_names), "version": __version__, "root_env": ROOT_ENV,
                "default_root": DEFAULT_ROOT, "venv_dir": VENV_DIR}
     context = {k: Markup(v) if isinstance(v, str) else v for k, v in context.items()}  # shell text, not HTML
-    config = {"lab": lab, "exercise_file": LABS[lab][0], "rocketlab": __version__, "wheel": wheel_name,
-              "java": lab in NEEDS_JAVA, "hidden_tests": [f"tests/{n}" for n in test_names]}
+    config = {"lab": lab, "exercise_file": LABS[lab].exercise_file, "rocketlab": __version__, "wheel": wheel_name,
+              "java": LABS[lab].java, "hidden_tests": [f"tests/{n}" for n in test_names]}
     return {
         "setup.sh": (render("rocketlab.grading", "setup.sh.j2", **context), 0o755),
         "run_autograder": (render("rocketlab.grading", "run_autograder.j2", **context), 0o755),
@@ -180,7 +178,7 @@ class SubmissionError(RocketlabError):
 def find_submission(directory: Path, lab: str) -> Path:
     """The learner's file in Gradescope's ``submission/``: the lab's exercise file by name (the shallowest),
     else the only ``.py`` or ``.ipynb`` there."""
-    name = LABS[lab][0]
+    name = LABS[lab].exercise_file
     files = [p for p in sorted(directory.rglob("*")) if p.is_file()
              and not any(part.startswith((".", "__MACOSX", "__pycache__")) for part in p.relative_to(directory).parts)]
     named = [p for p in files if p.name == name]
@@ -249,7 +247,7 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
             return _write(results, failure_results(f"Not graded: {e}"))
         # Graded as the exercise file, by its bare name, in a scratch directory: the replay lines in the
         # learner's results then read ``--submission lab05_rocketmq_on_dledger.py``, no path of the machine.
-        submission = Path(scratch) / LABS[lab][0]
+        submission = Path(scratch) / LABS[lab].exercise_file
         if found.suffix == ".ipynb":
             notebook_to_module(found, submission)
         else:

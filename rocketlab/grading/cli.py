@@ -117,7 +117,7 @@ def _submissions(lab: str, root: Path) -> list[Entry]:
     graded; anything else is listed with the reason it was not (a summary accounts for every learner)."""
     if not root.is_dir():
         raise RocketlabError(f"--submissions {root}: not a directory")
-    wanted = registry.LABS[lab][0]
+    wanted = registry.LABS[lab].exercise_file
     children = sorted(p for p in root.iterdir() if not p.name.startswith("."))
     if not children:
         raise RocketlabError(f"--submissions {root}: empty (expected *.py files or */{wanted})")

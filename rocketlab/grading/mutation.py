@@ -1,6 +1,6 @@
 """``rocketlab mutate``: an automatic mutation run of the kit's reference implementations against the graded tests.
 
-Each exercise's reference (the function or class :data:`rocketlab.plugs.POINTS` names) is parsed, and
+Each exercise's reference (the function or class the lab table names, :data:`rocketlab.grading.EXERCISES`) is parsed, and
 one small change at a time is made to its syntax tree (:data:`OPERATORS`: arithmetic operators,
 comparisons, integer and boolean constants, ``and``/``or``, ``not``, returned values). Every mutant is
 graded in a child process of its own (killed at a time limit: a mutant that hangs is killed by the
@@ -141,7 +141,8 @@ def scope(exercise: str) -> tuple[Any, list[tuple[str, str, int]]]:
     """The reference's module and what is mutated: the reference's definition (a function or class) and,
     transitively, every function of the same module it names, as (name, dedented source, first line).
     Classes it only uses (result types, the store's encoder) are the kit's shared parts, not mutated."""
-    module_name, attr = plugs.POINTS[exercise][0].split(":")
+    reference = registry.EXERCISES[exercise].reference
+    module_name, attr = reference.__module__, reference.__name__
     module = importlib.import_module(module_name)
     todo, seen, found = [attr], {attr}, []
     while todo:
@@ -353,7 +354,8 @@ def register(subparsers: Any) -> None:
                     "and/or, not, returned values), grade every mutant on the exercise's tables, then the "
                     "survivors on its scenarios, within a time budget; report the share killed per exercise.")
     p.add_argument("labs", nargs="*", metavar="LAB_OR_EXERCISE",
-                   help="labs (lab03) or exercises (lab03.handle_vote); default: every exercise but lab07's")
+                   help="labs (lab03) or exercises (lab03.handle_vote); default: every exercise but those of "
+                        "Spark labs (lab07)")
     p.add_argument("--budget", type=float, default=1800.0, metavar="S", help="stop starting mutants after S seconds")
     p.add_argument("--tables-only", action="store_true", help="grade on the decision tables only")
     p.add_argument("--limit", type=float, metavar="S",
@@ -367,9 +369,10 @@ def register(subparsers: Any) -> None:
 
 
 def chosen_exercises(names: list[str]) -> list[str]:
-    """Exercises named directly or through their lab; every exercise but lab07's (Spark) when none."""
+    """Exercises named directly or through their lab; when none, every exercise but those of Spark labs (lab 07:
+    each mutant would start a JVM)."""
     if not names:
-        return [e for e in registry.EXERCISES if not e.startswith("lab07")]
+        return [e.id for lab in registry.LABS.values() if lab.spark is None for e in lab.exercises]
     chosen = []
     for name in names:
         hits = [e for e in registry.EXERCISES if e == name or e.split(".")[0] == name]

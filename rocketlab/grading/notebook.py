@@ -86,7 +86,7 @@ def replay(test: str, seed: int, submission: str | Path | None = None, *, refere
     if spec is None or spec.seeds is None:
         raise RocketlabError(f"replay: {test!r} is not a scenario test")
     exercise = registry.EXERCISES[spec.exercise]
-    impl = exercise.reference() if reference else getattr(_load_submission(lab, submission), exercise.attribute)
+    impl = exercise.reference if reference else getattr(_load_submission(lab, submission), exercise.attribute)
     plugs.install({exercise.id: impl})
     if at_ms is not None:
         return _replay_to(spec.fn, impl, seed, at_ms)

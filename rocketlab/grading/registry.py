@@ -1,7 +1,9 @@
 """What can be graded: the labs, their exercises, and the graded tests (``@graded``).
 
-An :class:`Exercise` is one function (or class) of ``labs/exercises/labNN_<topic>.py`` that plays a
-part of the kit: :mod:`rocketlab.plugs` names the override point and the kit's own version. A
+A :class:`Lab` is a row of the lab table (:mod:`rocketlab.grading.suites.labs`, registered with
+:func:`register_lab`): its exercise file, notebook, suite, what it needs, and its :class:`Exercise` rows,
+each one function (or class) of ``labs/exercises/labNN_<topic>.py`` that plays a part of the kit at an
+override point (:mod:`rocketlab.plugs`), with the kit's own version beside it. A
 :class:`GradedTest` checks one exercise: a *unit* test calls it on a table of cases; a *scenario* test
 plugs it into a simulated cluster and runs it for several seeds. The built-in tests live in
 ``rocketlab/grading/suites/labNN.py``; an instructor's hidden tests are Python files in a directory
@@ -27,59 +29,87 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from rocketlab import plugs
 from rocketlab.errors import RocketlabError
 
-LABS: dict[str, tuple[str, str]] = {
-    "lab01": ("lab01_master_slave.py", "Classic master-slave HA"),
-    "lab02": ("lab02_commitlog.py", "The CommitLog store"),
-    "lab03": ("lab03_dledger_election.py", "DLedger's leader election"),
-    "lab04": ("lab04_dledger_replication.py", "DLedger's log replication"),
-    "lab05": ("lab05_rocketmq_on_dledger.py", "RocketMQ on DLedger"),
-    "lab06": ("lab06_controller_mode.py", "RocketMQ 5's controller mode"),
-    "lab07": ("lab07_spark.py", "Spark at class scale"),
-}
-"""Lab id -> (exercise file in ``labs/exercises/``, title)."""
-
 
 @dataclass(frozen=True)
 class Exercise:
-    """One thing a learner writes: ``attribute`` of the lab's exercise file, plugged in at ``id``."""
+    """One thing a learner writes: ``attribute`` of the lab's exercise file, plugged in at the override
+    point ``id`` (declared by the component that calls it, :func:`rocketlab.plugs.point`)."""
 
     id: str
     attribute: str
     java: str
+    """The Java method (or class) it models."""
+    where: str
+    """Where the kit calls it."""
+    reference: Any
+    """The kit's own version (what ``--reference`` grades, and what a submission may not delegate to)."""
 
     @property
     def lab(self) -> str:
         return self.id.split(".", 1)[0]
 
-    def reference(self) -> Any:
-        """The kit's own version (what ``--reference`` grades)."""
-        module, attr = plugs.POINTS[self.id][0].split(":")
-        return getattr(importlib.import_module(module), attr)
+
+@dataclass(frozen=True)
+class Lab:
+    """One graded lab: a row of the lab table (:mod:`rocketlab.grading.suites.labs`)."""
+
+    id: str
+    title: str
+    exercise_file: str
+    """The learner's file, in ``labs/exercises/``."""
+    notebook: str
+    """Its notebook, in ``labs/``."""
+    suite: ModuleType
+    """Its built-in graded tests (``rocketlab/grading/suites/labNN.py``)."""
+    exercises: tuple[Exercise, ...]
+    java: bool = False
+    """Its graded tests start a JVM: the autograder's image gets Java, the sandbox a JVM's limits."""
+    spark: Callable[..., Any] | None = None
+    """``spark(app_name="...", **conf)``: a local Spark session, for labs whose functions take and return
+    DataFrames (they cross the sandbox's boundary as rows); also keeps the lab out of the default mutation run."""
 
 
-EXERCISES: dict[str, Exercise] = {e.id: e for e in (
-    Exercise("lab01.transfer_parser", "TransferParser", "HAService.HAClient.processReadEvent / dispatchReadRequest"),
-    Exercise("lab01.decide_wait_transfer", "decide_wait_transfer", "HAService.GroupTransferService.doWaitTransfer"),
-    Exercise("lab02.encode_record", "encode_record", "MessageExtEncoder.encode"),
-    Exercise("lab02.is_end_of_file", "is_end_of_file", "CommitLog.DefaultAppendMessageCallback.doAppend"),
-    Exercise("lab02.unit_position", "unit_position", "ConsumeQueue.getIndexBuffer"),
-    Exercise("lab02.index_positions", "index_positions", "IndexFile.putKey"),
-    Exercise("lab03.handle_vote", "handle_vote", "DLedgerLeaderElector.handleVote"),
-    Exercise("lab03.parse_vote_result", "parse_vote_result", "DLedgerLeaderElector.maintainAsCandidate"),
-    Exercise("lab04.quorum_index", "quorum_index", "DLedgerEntryPusher.QuorumAckChecker.doWork"),
-    Exercise("lab04.decide_compare", "decide_compare", "DLedgerEntryPusher.EntryDispatcher.doCompare"),
-    Exercise("lab05.phy_offset", "phy_offset", "DLedgerCommitLog.appendHook / asyncPutMessage"),
-    Exercise("lab05.which_log", "which_log", "DLedgerCommitLog.getData"),
-    Exercise("lab06.find_consistent_point", "find_consistent_point", "EpochFileCache.findConsistentPoint"),
-    Exercise("lab06.elect_master", "elect_master", "DefaultElectPolicy.elect / tryElect"),
-    Exercise("lab07.acked_but_lost", "acked_but_lost", "(a Spark query: GroupTransferService's promise, checked)"),
-)}
-assert set(EXERCISES) == set(plugs.POINTS), "every override point is an exercise and back"
+CATALOGUE = "rocketlab.grading.suites.labs"
+"""The lab table's module. The framework loads it by this name (once, when :mod:`rocketlab.grading` is
+imported) and never imports it otherwise: the table and the suites may use what each lab teaches (lab 07's
+Spark), the framework may not. Its rows register themselves with :func:`register_lab`."""
+LABS: dict[str, Lab] = {}
+"""Every graded lab by id, in the table's order."""
+EXERCISES: dict[str, Exercise] = {}
+"""Every exercise by id (its override point), derived from :data:`LABS`."""
+
+
+def register_lab(lab: Lab) -> Lab:
+    """Add a row of the lab table (its exercises' override points must have been declared)."""
+    for e in lab.exercises:
+        if e.lab != lab.id or e.id in EXERCISES:
+            raise RocketlabError(f"lab table: exercise {e.id!r} of {lab.id} is misnamed or listed twice")
+        if e.id not in plugs.points():
+            raise RocketlabError(f"lab table: no component declares the override point {e.id!r}")
+    LABS[lab.id] = lab
+    EXERCISES.update((e.id, e) for e in lab.exercises)
+    return lab
+
+
+def load_labs() -> None:
+    """Import the lab table (and with it every built-in suite); every test must name a known exercise."""
+    global _labs_loaded
+    if not _labs_loaded:
+        importlib.import_module(CATALOGUE)
+        for test in TESTS.values():
+            _known(test.exercise)
+        _labs_loaded = True
+
+
+def _known(exercise: str) -> None:
+    if exercise not in EXERCISES:
+        raise RocketlabError(f"graded: unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
 
 
 def learner_terms(exc: BaseException, exercise: str, attribute: str) -> str:
@@ -137,14 +167,15 @@ class GradedTest:
 TESTS: dict[str, GradedTest] = {}
 submission_file: str | None = None  # set by the worker: frames of this file are the learner's
 _loading_hidden = False
+_labs_loaded = False
 
 
 def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...] | list[int] | None = None,
            time_limit_s: float | None = None, name: str | None = None) -> Callable[[Callable[[Ctx], Any]], Callable[[Ctx], Any]]:
     """Register ``fn(ctx)`` as a graded test of ``exercise`` (``"lab03.handle_vote"``): a unit test,
     or with ``seeds`` a scenario run once per seed. Its name is ``exercise/function name``."""
-    if exercise not in EXERCISES:
-        raise RocketlabError(f"graded: unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
+    if _labs_loaded:  # the built-in suites are checked once the table has registered their exercises
+        _known(exercise)
     if points <= 0:
         raise RocketlabError(f"graded: points must be > 0, got {points}")
 
@@ -161,10 +192,10 @@ def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...]
 
 
 def load_builtin(lab: str) -> None:
-    """Import the built-in suite of ``lab`` (registers its tests)."""
+    """Make sure the built-in suite of ``lab`` is registered (the lab table imports every suite)."""
+    load_labs()
     if lab not in LABS:
         raise RocketlabError(f"unknown lab {lab!r}; the graded labs are {', '.join(LABS)}")
-    importlib.import_module(f"rocketlab.grading.suites.{lab}")
 
 
 _hidden_lock = threading.Lock()
@@ -227,7 +258,7 @@ def exercise_file(lab: str, labs_dir: str | Path | None = None) -> Path:
     current directory is in, else ``./exercises/`` or ``./labs/exercises/``; never the installed kit's."""
     from rocketlab.workspace import home
 
-    name = LABS[lab][0]
+    name = LABS[lab].exercise_file
     if labs_dir is not None:
         return Path(labs_dir) / "exercises" / name
     where = home()

@@ -98,7 +98,7 @@ def _replay_lines(test: registry.GradedTest, seed: int, submission: str | None, 
     """The command and the notebook line that replay a failure: the learner's own file by its name only
     (never the grader's paths); the lab's exercise file is the default, so it is left out."""
     name = None if submission is None else Path(submission).name
-    if name == registry.LABS[lab][0]:
+    if name == registry.LABS[lab].exercise_file:
         sub, where = "", ""
     else:
         sub = f" --submission {name}" if name else " --reference"
@@ -193,6 +193,42 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
     ``labs/exercises/labNN_*.py``) or, with ``reference``, on the kit's own functions. ``time_limit_s``
     lowers every test's own limit to at most that. ``hide``: more paths the submission must not read
     (results files, other submissions); its own directory and ``tests_dir`` are always hidden."""
+    tests = _selected(lab, only, tests_dir, public_only)
+    path = None if reference else Path(submission) if submission is not None else registry.exercise_file(lab)
+    if path is not None and not path.is_file():
+        raise RocketlabError(f"submission {path}: no such file")
+    report = GradeReport(lab, "reference" if path is None else str(path))
+    started = time.monotonic()
+    todo = list(tests)
+    sub_arg = None if path is None else str(path.resolve())
+    hidden_paths = sorted({str(Path(p).resolve()) for p in [*(hide or []), *([] if tests_dir is None else [tests_dir]),
+                                                           *([] if path is None else [path, path.parent])]})
+
+    def record(result: TestResult) -> None:
+        report.tests.append(result)
+        if progress:
+            progress(lab, result)
+
+    while todo:
+        request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed, "hide": hidden_paths,
+                   "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo]}
+        worker = _Worker(request)
+        try:
+            why = _import_failure(worker, import_time_limit_s)
+            if why is not None:
+                for t in todo:
+                    record(_failed(t, why))
+                break
+            _run_tests(worker, todo, record, time_limit_s, sub_arg, lab)
+        finally:
+            worker.stop()
+    report.execution_time_s = round(time.monotonic() - started, 3)
+    return report
+
+
+def _selected(lab: str, only: list[str] | None, tests_dir: str | Path | None,
+              public_only: bool) -> list[registry.GradedTest]:
+    """The tests to run: the lab's, narrowed by ``only``; hidden ones only with their directory."""
     registry.load_builtin(lab)
     if tests_dir is not None:
         registry.load_hidden(tests_dir)
@@ -201,73 +237,55 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
         tests = [t for t in tests if not t.hidden]
     if not tests:
         raise RocketlabError(f"{lab}: no tests selected")
-    path = None if reference else Path(submission) if submission is not None else registry.exercise_file(lab)
-    if path is not None and not path.is_file():
-        raise RocketlabError(f"submission {path}: no such file")
-    shown = "reference" if path is None else str(path)
-    report = GradeReport(lab, shown)
-    started = time.monotonic()
-    todo = list(tests)
-    sub_arg = None if path is None else str(path.resolve())
-    hidden_paths = sorted({str(Path(p).resolve()) for p in [*(hide or []), *([] if tests_dir is None else [tests_dir]),
-                                                           *([] if path is None else [path, path.parent])]})
+    return tests
+
+
+def _import_failure(worker: _Worker, limit_s: float) -> str | None:
+    """None once the judge is ready (the submission imported), else why every test fails."""
+    first = worker.next_event(time.monotonic() + limit_s)
+    if first is not None and first.get("event") == "ready":
+        return None
+    if first is None:
+        code = worker.exit_code()
+        return (f"your file did not finish importing within {limit_s:g} s"
+                if code is None else f"the grader's worker exited ({code}) while importing your file: "
+                f"{worker.stderr_tail()}")
+    if first.get("event") == "import_error":
+        return str(first.get("message", ""))[:4000]
+    return f"the grader's judge process did not start ({_said(first)})"
+
+
+def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callable[[TestResult], None],
+               time_limit_s: float | None, submission: str | None, lab: str) -> None:
+    """Run ``todo`` on ``worker``, taking each test off as it is graded; return early when the judge goes
+    out of step or passes a test's time limit (a fresh judge grades the rest)."""
     while todo:
-        request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed, "hide": hidden_paths,
-                   "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo]}
-        worker = _Worker(request)
-        try:
-            first = worker.next_event(time.monotonic() + import_time_limit_s)
-            if first is None or first.get("event") != "ready":
-                if first is None:
-                    code = worker.exit_code()
-                    why = (f"your file did not finish importing within {import_time_limit_s:g} s"
-                           if code is None else f"the grader's worker exited ({code}) while importing your file: "
-                           f"{worker.stderr_tail()}")
-                elif first.get("event") == "import_error":
-                    why = str(first.get("message", ""))[:4000]
-                else:
-                    why = f"the grader's judge process did not start ({_said(first)})"
-                for t in todo:
-                    report.tests.append(_failed(t, why))
-                    if progress:
-                        progress(lab, report.tests[-1])
-                todo = []
-                break
-            while todo:
-                test = todo[0]
-                event = worker.next_event(time.monotonic() + 30)
-                if event is None or event.get("event") != "start" or event.get("test") != test.name:
-                    todo.pop(0)
-                    report.tests.append(_failed(test, "the grader's judge process went out of step before this test "
-                                                      f"({_said(event)}); the tests left are graded by a fresh one"))
-                    if progress:
-                        progress(lab, report.tests[-1])
-                    break
-                t0 = time.monotonic()
-                limit = test.time_limit_s if time_limit_s is None else min(test.time_limit_s, time_limit_s)
-                event = worker.next_event(t0 + limit)
-                todo.pop(0)
-                if event is None or event.get("event") != "result" or event.get("test") != test.name:
-                    code = worker.exit_code() if event is None else "out of step"
-                    if event is not None:
-                        why = f"the grader's judge process went out of step ({_said(event)})"
-                    elif code is None:
-                        why = (f"stopped after {limit:g} s, this test's time limit: does your code "
-                               f"loop forever or sleep?")
-                    else:
-                        why = (f"the grader's judge process ended (exit code {code}) while running this test: "
-                               f"{worker.stderr_tail(300)}")
-                    report.tests.append(_failed(test, why, duration=time.monotonic() - t0))
-                    if progress:
-                        progress(lab, report.tests[-1])
-                    break  # a fresh judge for the rest
-                report.tests.append(_from_event(test, event, sub_arg, lab))
-                if progress:
-                    progress(lab, report.tests[-1])
-        finally:
-            worker.stop()
-    report.execution_time_s = round(time.monotonic() - started, 3)
-    return report
+        test = todo[0]
+        event = worker.next_event(time.monotonic() + 30)
+        if event is None or event.get("event") != "start" or event.get("test") != test.name:
+            todo.pop(0)
+            record(_failed(test, "the grader's judge process went out of step before this test "
+                                 f"({_said(event)}); the tests left are graded by a fresh one"))
+            return
+        t0 = time.monotonic()
+        limit = test.time_limit_s if time_limit_s is None else min(test.time_limit_s, time_limit_s)
+        event = worker.next_event(t0 + limit)
+        todo.pop(0)
+        if event is None or event.get("event") != "result" or event.get("test") != test.name:
+            record(_failed(test, _lost_why(worker, event, limit), duration=time.monotonic() - t0))
+            return  # a fresh judge for the rest
+        record(_from_event(test, event, submission, lab))
+
+
+def _lost_why(worker: _Worker, event: dict[str, Any] | None, limit: float) -> str:
+    """Why a test that started gave no result: out of step, its time limit, or the judge ended."""
+    if event is not None:
+        return f"the grader's judge process went out of step ({_said(event)})"
+    code = worker.exit_code()
+    if code is None:
+        return f"stopped after {limit:g} s, this test's time limit: does your code loop forever or sleep?"
+    return (f"the grader's judge process ended (exit code {code}) while running this test: "
+            f"{worker.stderr_tail(300)}")
 
 
 def _said(event: dict[str, Any] | None) -> str:

@@ -1,10 +1,11 @@
-"""The sandbox: the one process that runs a submission's code, and the judge's handle on it.
+"""The sandbox seen from the judge: start the process that runs a submission's code, call it, stop it whole.
 
 The judge (:mod:`rocketlab.grading.worker`) never imports a submission. It starts :class:`Sandbox`, sends
 it the submission's source text, and plugs :class:`RemoteFunction` / :class:`RemoteClass` proxies into
 the real cluster in place of the learner's functions; every call crosses a pipe as plain data
 (:mod:`rocketlab.grading.sandbox_codec`), so the submission changes a score only through what its
-functions return. The sandbox process:
+functions return. The sandbox process (:mod:`rocketlab.grading.sandbox_child`, confined by
+:mod:`rocketlab.grading.sandbox_confine`):
 
 * runs in new PID, mount and network namespaces (``unshare``; a user namespace too when not root; the
   network one has its own loopback only, so no grader, no other submission's sandbox and no other host
@@ -29,37 +30,34 @@ from __future__ import annotations
 
 import ctypes
 import json
-import linecache
-import logging
 import os
-import resource
 import select
 import shutil
 import signal
 import subprocess
 import sys
-import time
-import traceback
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data
+import rocketlab
+from rocketlab.grading.registry import LABS
+from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data, kit_type
+from rocketlab.grading.sandbox_confine import WORK
 
 MAX_LINE = 32 * 1024 * 1024  # one message on the channel
 MAX_TEXT = 2_000  # exception text kept
 OUTPUT_KEEP = 2_000  # printed characters kept per test
-NOBODY = 65534
 GiB = 1024**3
+PYTHON_LIMITS = {"as": 2 * GiB, "cpu": 600, "nproc": 64, "fsize": 16 * 1024**2, "nofile": 256}
+JVM_LIMITS = {"as": 12 * GiB, "cpu": 1800, "nproc": 1024, "fsize": 256 * 1024**2, "nofile": 4096}
 
 
 def limits_for(lab: str) -> dict[str, int]:
-    """Resource limits of a lab's sandbox: a JVM for lab 07 (Spark) needs far more address space,
-    threads and descriptors than plain Python."""
-    if lab == "lab07":
-        return {"as": 12 * GiB, "cpu": 1800, "nproc": 1024, "fsize": 256 * 1024**2, "nofile": 4096}
-    return {"as": 2 * GiB, "cpu": 600, "nproc": 64, "fsize": 16 * 1024**2, "nofile": 256}
+    """Resource limits of a lab's sandbox: a JVM (a lab whose tests start one, the lab table's ``java``:
+    lab 07's Spark) needs far more address space, threads and descriptors than plain Python."""
+    return dict(JVM_LIMITS if lab in LABS and LABS[lab].java else PYTHON_LIMITS)
 
 
 class SandboxError(Exception):
@@ -96,8 +94,6 @@ def _pdeathsig() -> None:
 
 
 def kit_root() -> Path:
-    import rocketlab
-
     return Path(rocketlab.__file__).resolve().parent.parent
 
 
@@ -111,14 +107,14 @@ class Sandbox:
         self.from_child, from_child_w = os.pipe()
         out_r, out_w = os.pipe()
         self.output_fd = out_r
-        home = "/tmp/work"
+        home = WORK
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home, "TMPDIR": home,
                "PYTHONPATH": str(kit_root()), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
                "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
         for key in ("JAVA_HOME",):
             if os.environ.get(key):
                 env[key] = os.environ[key]
-        argv = [sys.executable, "-m", "rocketlab.grading.sandbox", str(to_child_r), str(from_child_w)]
+        argv = [sys.executable, "-m", "rocketlab.grading.sandbox_child", str(to_child_r), str(from_child_w)]
         if self.isolated:
             argv = [*_unshare_prefix(), *argv]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env,
@@ -269,10 +265,8 @@ class Sandbox:
             raise NotImplementedError(text)
         kit = info.get("kit_class")
         if isinstance(kit, str):
-            from rocketlab.grading.sandbox_codec import _kit_type
-
             try:
-                cls = _kit_type(kit)
+                cls = kit_type(kit)
             except (CodecError, ImportError):
                 cls = None
             if cls is not None and issubclass(cls, Exception) and not issubclass(cls, AssertionError):
@@ -290,9 +284,11 @@ class Sandbox:
         return handle
 
     def _frame_of(self, data: Any) -> Any:
-        from rocketlab.grading.suites.lab07 import spark
-
-        return data_to_frame(spark(), data)
+        """A DataFrame the submission returned, rebuilt in the lab's Spark session (the lab table's ``spark``)."""
+        make = LABS[self.lab].spark if self.lab in LABS else None
+        if make is None:
+            raise CodecError(f"{self.lab} passes no DataFrames")
+        return data_to_frame(make(), data)
 
     def _encode_args(self, args: tuple[Any, ...]) -> Any:
         try:
@@ -403,311 +399,3 @@ class RemoteClass:
 
     def __call__(self, *args: Any) -> RemoteInstance:
         return RemoteInstance(self._sandbox, self._sandbox.new(self._attribute, args), self._attribute)
-
-
-# ---------------------------------------------------------------------------------------- sandbox side
-def _libc() -> Any:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
-    r = _libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                      data.encode() if data else None)
-    if r != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
-
-
-MS_BIND, MS_REC, MS_RDONLY, MS_REMOUNT = 4096, 16384, 1, 32
-
-
-def _confine(config: dict[str, Any]) -> str:
-    """Mounts, limits, and (as root) the switch to ``nobody``; returns the working directory."""
-    work = "/tmp/work"
-    if config.get("isolated"):
-        _loopback_up()
-        carried = _detach_under_tmp(config.get("expose", []))
-        _mount("none", "/tmp", "tmpfs", 0, "size=512m,mode=1777")
-        _attach(carried)
-        as_root_outside = os.geteuid() == 0 and _outer_uid() == 0
-        if as_root_outside:
-            _expose(config.get("expose", []))
-        needed = [Path(e) for e in config.get("expose", [])]
-        for path in config.get("hide", []):
-            p = Path(path)
-            if p.is_dir() and not any(n == p or p in n.parents for n in needed):
-                _mount("none", str(p), "tmpfs", 0, "size=1m,mode=000")
-            elif p.is_file():  # a file, or a directory holding the kit: its files were listed one by one
-                _mount("/dev/null", str(p), None, MS_BIND, None)
-    os.makedirs(work, exist_ok=True)
-    limits = config["limits"]
-    for name, rlimit in (("as", resource.RLIMIT_AS), ("cpu", resource.RLIMIT_CPU),
-                         ("fsize", resource.RLIMIT_FSIZE), ("nofile", resource.RLIMIT_NOFILE)):
-        _setrlimit(rlimit, limits[name])
-    _setrlimit(resource.RLIMIT_CORE, 0)
-    if os.geteuid() == 0 and _outer_uid() == 0 and (config.get("isolated") or _open_to_others(config.get("expose", []))):
-        os.chown(work, NOBODY, NOBODY)
-        _setrlimit(resource.RLIMIT_NPROC, limits["nproc"])
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-    else:  # NPROC counts every process of the real user: leave room for those already running
-        running = sum(1 for e in Path("/proc").iterdir() if e.name.isdigit())
-        _setrlimit(resource.RLIMIT_NPROC, limits["nproc"] + running)
-    if sys.platform.startswith("linux"):
-        _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-    os.chdir(work)
-    return work
-
-
-OPEN_TREE_CLONE, AT_RECURSIVE, AT_FDCWD, MOVE_MOUNT_F_EMPTY_PATH = 1, 0x8000, -100, 0x4
-SYS_OPEN_TREE, SYS_MOVE_MOUNT = 428, 429  # the same number on every architecture (added in Linux 5.2)
-
-
-def _detach_under_tmp(paths: list[str]) -> list[tuple[int, str]]:
-    """Detached copies of the mounts at ``paths`` that lie under ``/tmp`` (a kit or a venv there: the
-    interpreter must stay reachable once an empty tmpfs covers ``/tmp``); :func:`_attach` puts them back."""
-    under = sorted({str(Path(p)) for p in paths if Path(p).is_relative_to("/tmp") and Path(p) != Path("/tmp")})
-    outermost = [p for p in under if not any(p != q and Path(p).is_relative_to(q) for q in under)]
-    libc, carried = _libc(), []
-    for path in outermost:
-        fd = libc.syscall(SYS_OPEN_TREE, AT_FDCWD, path.encode(), OPEN_TREE_CLONE | AT_RECURSIVE | os.O_CLOEXEC)
-        if fd < 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"open_tree {path}: {os.strerror(err)}")
-        carried.append((fd, path))
-    return carried
-
-
-def _attach(carried: list[tuple[int, str]]) -> None:
-    libc = _libc()
-    for fd, path in carried:
-        os.makedirs(path, mode=0o755, exist_ok=True)
-        if libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, path.encode(), MOVE_MOUNT_F_EMPTY_PATH) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"move_mount {path}: {os.strerror(err)}")
-        os.close(fd)
-
-
-def _setrlimit(which: int, value: int) -> None:
-    """Lower a limit to ``value`` (never above the hard limit already set; some systems refuse some)."""
-    soft, hard = resource.getrlimit(which)
-    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-    try:
-        resource.setrlimit(which, (value, value))
-    except (ValueError, OSError):
-        try:  # macOS refuses some hard limits: lower the soft one only
-            resource.setrlimit(which, (min(value, soft) if soft != resource.RLIM_INFINITY else value, hard))
-        except (ValueError, OSError):
-            pass
-
-
-def _open_to_others(paths: list[str]) -> bool:
-    """Whether a user other than the owner can enter every directory on the way to ``paths``."""
-    for path in paths:
-        p = Path(path)
-        for a in [*reversed(p.parents), p]:
-            try:
-                if not os.stat(a).st_mode & 0o001:
-                    return False
-            except OSError:
-                return False
-    return True
-
-
-def _loopback_up() -> None:
-    """The network namespace's own loopback up (Spark's driver and executors talk on 127.0.0.1); it has
-    no other interface, so nothing outside the sandbox can be reached."""
-    import fcntl
-    import socket
-    import struct
-
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        fcntl.ioctl(s, 0x8914, struct.pack("16sH", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS: UP|LOOPBACK|RUNNING
-
-
-def _outer_uid() -> int:
-    """The uid this process has outside a user namespace (0 when there is none and we are root)."""
-    try:
-        first = Path("/proc/self/uid_map").read_text().split()
-        inside, outside = int(first[0]), int(first[1])
-        return os.geteuid() - inside + outside
-    except (OSError, ValueError, IndexError):
-        return os.geteuid()
-
-
-def _expose(paths: list[str]) -> None:
-    """Make ``paths`` reachable by ``nobody``: an ancestor it cannot enter (``/root``, mode 700) is
-    covered with an empty tmpfs holding only binds of what lies under it on the way to ``paths``."""
-    for path in paths:
-        p = Path(path)
-        closed = next((a for a in reversed(p.parents) if a != Path("/") and not os.stat(a).st_mode & 0o001), None)
-        if closed is None or closed == p:
-            continue
-        child = closed / p.relative_to(closed).parts[0]
-        keep = Path("/tmp") / (".keep" + str(abs(hash(str(child)))))
-        if os.path.ismount(closed):
-            covered = Path(str(closed)) / child.name
-            if covered.exists():
-                continue
-        keep.mkdir(parents=True, exist_ok=True)
-        _mount(str(child), str(keep), None, MS_BIND | MS_REC, None)
-        if not os.path.ismount(closed) or not (closed / child.name).exists():
-            _mount("none", str(closed), "tmpfs", 0, "size=1m,mode=755")
-        (closed / child.name).mkdir(exist_ok=True)
-        _mount(str(keep), str(closed / child.name), None, MS_BIND | MS_REC, None)
-        _libc().umount2(str(keep).encode(), 2)  # MNT_DETACH
-
-
-class _Passthrough:
-    """sys.stdout/sys.stderr of the sandbox: unbuffered writes to ``fd`` (the judge drains and caps them)."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def write(self, s: Any) -> int:
-        s = s if isinstance(s, str) else str(s)
-        data = s.encode(errors="replace")
-        try:
-            while data:
-                data = data[os.write(self.fd, data):]
-        except OSError:
-            pass
-        return len(s)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False
-
-
-def _learner_text(exc: BaseException, filename: str) -> str:
-    tb = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in tb if f.filename == filename]
-    where = f" at line {mine[-1].lineno} of your file ({mine[-1].line})" if mine else ""
-    last = tb[-1] if tb else None
-    inside = f" in {Path(last.filename).name}:{last.lineno} ({last.name})" if last and not mine else ""
-    try:
-        message = str(exc)
-    except Exception:  # noqa: BLE001 - a __str__ that raises
-        message = "(its message could not be shown)"
-    if len(message) > MAX_TEXT:
-        message = message[:MAX_TEXT] + f"... ({len(message):,} characters, cut)"
-    return f"{type(exc).__name__}: {message}{where}{inside}"
-
-
-def _describe(value: Any) -> dict[str, Any]:
-    """What the judge needs to know of a top-level name: its kind and parameters (to name a wrong
-    signature), as data."""
-    import inspect
-
-    kind = "class" if isinstance(value, type) else "function" if callable(value) else "other"
-    params = None
-    if kind != "other":
-        try:
-            params = [[p.name, int(p.kind), p.default is not p.empty]
-                      for p in inspect.signature(value).parameters.values()]
-        except (TypeError, ValueError):
-            params = None
-    return {"kind": kind, "params": params}
-
-
-def main(argv: list[str]) -> int:
-    read_fd, write_fd = int(argv[0]), int(argv[1])
-    reader = os.fdopen(read_fd, "rb")
-    write, dumps = os.write, json.dumps
-
-    def send(message: dict[str, Any]) -> None:
-        data = (dumps(message) + "\n").encode()
-        while data:
-            data = data[write(write_fd, data):]
-
-    def readline() -> dict[str, Any]:
-        line = b""
-        while not line.endswith(b"\n"):
-            chunk = reader.readline()
-            if not chunk:
-                raise SystemExit(0)
-            line += chunk
-        return json.loads(line)
-
-    config = readline()
-    _confine(config)
-    sys.stdout = _Passthrough(1)  # type: ignore[assignment]
-    sys.stderr = _Passthrough(2)  # type: ignore[assignment]
-    # the kit's own log (a store's recovery warnings, when a submission drives kit classes) is not the
-    # learner's output: without a handler Python would print it on stderr, captured as "your code printed"
-    logging.getLogger("rocketlab").addHandler(logging.NullHandler())
-    module_globals: dict[str, Any] = {}
-    filename = "submission.py"
-    handles: dict[int, Any] = {}
-    spark_holder: list[Any] = []
-
-    def spark() -> Any:
-        if not spark_holder:
-            from rocketlab.analysis.session import get_spark
-
-            spark_holder.append(get_spark(master="local[2]", app_name="rocketlab-sandbox",
-                                          **{"spark.ui.enabled": "false"}))
-        return spark_holder[0]
-
-    def remote_callable(handle: int) -> Callable[..., Any]:
-        def call_back(*args: Any) -> Any:
-            send({"op": "callback", "fn": handle, "args": encode(list(args))})
-            reply = readline()
-            if "raise" in reply:
-                raise RuntimeError(str(reply["raise"].get("text", "")))
-            return decode(reply.get("value"))
-        return call_back
-
-    def args_of(message: dict[str, Any]) -> list[Any]:
-        args = decode(message["args"], callable_of=remote_callable, frame_of=lambda d: data_to_frame(spark(), d))
-        return list(args)
-
-    while True:
-        message = readline()
-        op = message.get("op")
-        try:
-            if op == "load":
-                filename = str(message["filename"])
-                source = str(message["source"])
-                linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-                code = compile(source, filename, "exec")
-                module_globals = {"__name__": "submission", "__file__": filename, "__builtins__": __builtins__}
-                sys.modules["submission"] = type(sys)("submission")
-                exec(code, module_globals)  # noqa: S102 - this process exists to run it
-                vars(sys.modules["submission"]).update(module_globals)
-                value: Any = {k: _describe(v) for k, v in module_globals.items() if not k.startswith("__")}
-            elif op == "call":
-                value = module_globals[message["attr"]](*args_of(message))
-            elif op == "new":
-                obj = module_globals[message["attr"]](*args_of(message))
-                value = len(handles) + 1
-                handles[value] = obj
-            elif op == "method":
-                value = getattr(handles[message["handle"]], message["name"])(*args_of(message))
-            else:
-                raise SystemExit(f"unknown op {op}")
-            out = encode(value, frames=frame_to_data)
-            sys.stdout.flush()
-            send({"value": out})
-        except SystemExit as e:
-            if op is None or op not in ("load", "call", "new", "method"):
-                raise
-            send({"raise": {"text": f"your code called sys.exit({e.code!r})"}})
-        except BaseException as e:  # noqa: BLE001 - the learner's code raised: the text crosses, capped
-            info: dict[str, Any] = {"text": _learner_text(e, filename),
-                                    "not_implemented": isinstance(e, NotImplementedError)}
-            mod = type(e).__module__
-            if mod.startswith("rocketlab.") and not mod.startswith("rocketlab.grading"):
-                info["kit_class"] = f"{mod}:{type(e).__qualname__}"
-                info["message"] = str(e)[:MAX_TEXT]
-            if isinstance(e, CodecError):
-                info["text"] = f"your function's answer cannot cross to the grader: {str(e)[:MAX_TEXT]}"
-            send({"raise": info})
-
-
-if __name__ == "__main__":
-    time.sleep(0)
-    sys.exit(main(sys.argv[1:]))

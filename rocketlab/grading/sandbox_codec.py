@@ -138,7 +138,7 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
                      f"lists, tuples, dicts, or the kit's classes)")
 
 
-def _kit_type(name: Any) -> type:
+def kit_type(name: Any) -> type:
     if not isinstance(name, str) or ":" not in name:
         raise CodecError(f"bad class name {str(name)[:80]!r}")
     module, qual = name.split(":", 1)
@@ -150,6 +150,10 @@ def _kit_type(name: Any) -> type:
     if not isinstance(obj, type) or not _kit_class(obj):
         raise CodecError(f"{name[:80]} is not one of the kit's classes")
     return obj
+
+
+_UNKNOWN = object()
+"""What the decoders below return for a tag they do not know."""
 
 
 class _Budget:
@@ -178,69 +182,87 @@ def decode(data: Any, *, callable_of: Callable[[int], Any] | None = None,
     if t is not dict or len(data) == 0:
         raise CodecError(f"unexpected {t.__name__} on the channel")
     try:
-        if "$int" in data:
-            return int(str(data["$int"])[:400])
-        if "$float" in data:
-            return float(str(data["$float"])[:40])
-        if "$b" in data:
-            return base64.b64decode(str(data["$b"]), validate=True)
-        if "$t" in data:
-            return tuple(decode(v, **kw) for v in _list(data["$t"]))
-        if "$s" in data:
-            items = [decode(v, **kw) for v in _list(data["$s"])]
-            return frozenset(items) if data.get("frozen") is True else set(items)
-        if "$d" in data:
-            return {decode(k, **kw): decode(v, **kw) for k, v in (_pair(p) for p in _list(data["$d"]))}
-        if "$enum" in data:
-            cls = _kit_type(data["$enum"])
-            if not issubclass(cls, enum.Enum):
-                raise CodecError(f"{data['$enum']} is not an enum")
-            return cls[str(data["name"])]
-        if "$const" in data:
-            module, name = str(data["$const"]).split(":", 1)
-            value = getattr(importlib.import_module(module), name, None) if module.startswith("rocketlab.") \
-                and not module.startswith(_FORBIDDEN) else None
-            if value is None or callable(value) or not _kit_class(type(value)):
-                raise CodecError(f"{str(data['$const'])[:80]} is not one of the kit's constants")
-            return value
-        if "$dc" in data:
-            cls = _kit_type(data["$dc"])
-            if not dataclasses.is_dataclass(cls):
-                raise CodecError(f"{data['$dc']} is not a data class")
-            fields = {str(k): decode(v, **kw) for k, v in _dict(data["f"]).items()}
-            known = {f.name: f for f in dataclasses.fields(cls)}
-            if set(fields) != set(known):
-                raise CodecError(f"{data['$dc']}: fields {sorted(fields)} are not {sorted(known)}")
-            obj = cls(**{k: v for k, v in fields.items() if known[k].init})
-            for k, v in fields.items():
-                if not known[k].init:
-                    object.__setattr__(obj, k, v)
-            return obj
-        if "$nt" in data:
-            cls = _kit_type(data["$nt"])
-            if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
-                raise CodecError(f"{data['$nt']} is not a named tuple")
-            return cls(*[decode(v, **kw) for v in _list(data["v"])])
-        if "$kit" in data:
-            cls = _kit_type(data["$kit"])
-            if dataclasses.is_dataclass(cls) or issubclass(cls, (BaseException, enum.Enum, tuple)):
-                raise CodecError(f"{data['$kit']} cannot be rebuilt from attributes")
-            obj = object.__new__(cls)
-            for k, v in _dict(data["f"]).items():
-                object.__setattr__(obj, str(k), decode(v, **kw))
-            return obj
-        if "$obj" in data:
-            attrs = tuple((str(k), decode(v, **kw)) for k, v in _dict(data["f"]).items())
-            return Returned(str(data["$obj"])[:80], attrs)
-        if "$fn" in data and callable_of is not None:
-            return callable_of(int(data["$fn"]))
-        if "$df" in data and frame_of is not None:
-            return frame_of(data["$df"])
+        value = _decode_tagged(data, kw)
     except CodecError:
         raise
     except Exception as e:  # noqa: BLE001 - whatever the channel carried: one clear line
         raise CodecError(f"a malformed value on the channel ({type(e).__name__}: {str(e)[:200]})") from None
-    raise CodecError(f"an unknown value on the channel: keys {sorted(map(str, data))[:5]}")
+    if value is _UNKNOWN:
+        raise CodecError(f"an unknown value on the channel: keys {sorted(map(str, data))[:5]}")
+    return value
+
+
+def _decode_tagged(data: dict[str, Any], kw: dict[str, Any]) -> Any:
+    """A tagged value (``$int``, ``$b``, ``$t``, ...): plain Python data, else a kit class's, else the
+    submission's own object as a :class:`Returned`, a call-back or a DataFrame; :data:`_UNKNOWN` if none."""
+    if "$int" in data:
+        return int(str(data["$int"])[:400])
+    if "$float" in data:
+        return float(str(data["$float"])[:40])
+    if "$b" in data:
+        return base64.b64decode(str(data["$b"]), validate=True)
+    if "$t" in data:
+        return tuple(decode(v, **kw) for v in _list(data["$t"]))
+    if "$s" in data:
+        items = [decode(v, **kw) for v in _list(data["$s"])]
+        return frozenset(items) if data.get("frozen") is True else set(items)
+    if "$d" in data:
+        return {decode(k, **kw): decode(v, **kw) for k, v in (_pair(p) for p in _list(data["$d"]))}
+    value = _decode_kit(data, kw)
+    if value is not _UNKNOWN:
+        return value
+    if "$obj" in data:
+        attrs = tuple((str(k), decode(v, **kw)) for k, v in _dict(data["f"]).items())
+        return Returned(str(data["$obj"])[:80], attrs)
+    if "$fn" in data and kw["callable_of"] is not None:
+        return kw["callable_of"](int(data["$fn"]))
+    if "$df" in data and kw["frame_of"] is not None:
+        return kw["frame_of"](data["$df"])
+    return _UNKNOWN
+
+
+def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
+    """An enum member, constant, data class, named tuple or slotted object of the kit, rebuilt with the kit's
+    own classes (:func:`kit_type`); :data:`_UNKNOWN` if ``data`` is none of them."""
+    if "$enum" in data:
+        cls = kit_type(data["$enum"])
+        if not issubclass(cls, enum.Enum):
+            raise CodecError(f"{data['$enum']} is not an enum")
+        return cls[str(data["name"])]
+    if "$const" in data:
+        module, name = str(data["$const"]).split(":", 1)
+        value = getattr(importlib.import_module(module), name, None) if module.startswith("rocketlab.") \
+            and not module.startswith(_FORBIDDEN) else None
+        if value is None or callable(value) or not _kit_class(type(value)):
+            raise CodecError(f"{str(data['$const'])[:80]} is not one of the kit's constants")
+        return value
+    if "$dc" in data:
+        cls = kit_type(data["$dc"])
+        if not dataclasses.is_dataclass(cls):
+            raise CodecError(f"{data['$dc']} is not a data class")
+        fields = {str(k): decode(v, **kw) for k, v in _dict(data["f"]).items()}
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        if set(fields) != set(known):
+            raise CodecError(f"{data['$dc']}: fields {sorted(fields)} are not {sorted(known)}")
+        obj = cls(**{k: v for k, v in fields.items() if known[k].init})
+        for k, v in fields.items():
+            if not known[k].init:
+                object.__setattr__(obj, k, v)
+        return obj
+    if "$nt" in data:
+        cls = kit_type(data["$nt"])
+        if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
+            raise CodecError(f"{data['$nt']} is not a named tuple")
+        return cls(*[decode(v, **kw) for v in _list(data["v"])])
+    if "$kit" in data:
+        cls = kit_type(data["$kit"])
+        if dataclasses.is_dataclass(cls) or issubclass(cls, (BaseException, enum.Enum, tuple)):
+            raise CodecError(f"{data['$kit']} cannot be rebuilt from attributes")
+        obj = object.__new__(cls)
+        for k, v in _dict(data["f"]).items():
+            object.__setattr__(obj, str(k), decode(v, **kw))
+        return obj
+    return _UNKNOWN
 
 
 def _list(v: Any) -> list[Any]:
@@ -300,4 +322,4 @@ def data_to_frame(spark: Any, data: Any) -> Any:
     return frame
 
 
-__all__ = ["CodecError", "Returned", "data_to_frame", "decode", "encode", "frame_to_data"]
+__all__ = ["CodecError", "Returned", "data_to_frame", "decode", "encode", "frame_to_data", "kit_type"]

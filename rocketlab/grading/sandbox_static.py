@@ -1,7 +1,7 @@
 """What a submission names, read from its source without running it: delegation to the kit's own answer.
 
-An exercise whose answer is the kit's reference (``plugs.POINTS``: ``rocketlab.dledger.elector_decisions:
-decide_vote`` for ``lab03.handle_vote``) earns nothing, whatever its tests say. The templates import the
+An exercise whose answer is the kit's reference (the lab table's ``reference``:
+``rocketlab.dledger.elector_decisions.decide_vote`` for ``lab03.handle_vote``) earns nothing, whatever its tests say. The templates import the
 modules that hold the references (for the kit's data classes), so a static check of the names a
 submission uses is enough for the plain ways: ``from M import ref [as x]``, ``M.ref`` after ``import M``
 or ``from pkg import M``, ``getattr(M, "ref")``, and ``import_module``/``__import__`` of ``M`` together
@@ -15,18 +15,16 @@ from __future__ import annotations
 
 import ast
 import difflib
-import importlib
 import inspect
 import textwrap
 from typing import Any
 
-from rocketlab import plugs
+from rocketlab.grading.registry import EXERCISES, LABS
 
 
 def references_of(lab: str) -> dict[str, tuple[str, str]]:
     """Exercise id -> (module, attribute) of the kit's own version, for ``lab``'s exercises."""
-    return {name: tuple(where.split(":", 1)) for name, (where, _) in plugs.POINTS.items()  # type: ignore[misc]
-            if name.startswith(lab + ".")}
+    return {e.id: (e.reference.__module__, e.reference.__name__) for e in LABS[lab].exercises}
 
 
 def delegations(source: str, lab: str) -> dict[str, str]:
@@ -109,10 +107,9 @@ def _shape(fn_source: str) -> list[str]:
 def similarity(source: str, exercise: str) -> float | None:
     """0..1: how close the submission's ``exercise`` function is to the kit's reference once names and
     docstrings are gone (a near copy scores above 0.9). None when either cannot be read."""
-    module, attr = plugs.POINTS[exercise][0].split(":")
     mine_name = exercise.split(".", 1)[1]
     try:
-        ref = inspect.getsource(getattr(importlib.import_module(module), attr))
+        ref = inspect.getsource(EXERCISES[exercise].reference)
         tree = ast.parse(source)
     except (OSError, TypeError, SyntaxError):
         return None

@@ -196,7 +196,7 @@ def run_test(test: Any, judge: Judge | None, seed_override: int | None, registry
     exercise = registry.EXERCISES[test.exercise]
     started = time.perf_counter()
     result: dict[str, Any] = {"event": "result", "test": test.name, "passed": False, "seed": None}
-    reference = exercise.reference()
+    reference = exercise.reference
     if judge is not None and judge.broken():
         try:
             judge.start()

@@ -39,6 +39,9 @@ from rocketlab import plugs
 from rocketlab.dledger.member_state import write_file_durably
 from rocketlab.errors import StoreError
 
+FIND_CONSISTENT_POINT_PLUG = plugs.point("lab06.find_consistent_point")
+"""The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 LONG_MAX = 2**63 - 1
 log = logging.getLogger(__name__)
 
@@ -155,7 +158,7 @@ class EpochFileCache:
     def find_consistent_point(self, other: EpochFileCache) -> int:
         """Where this log and ``other``'s stop agreeing (:func:`find_consistent_point`; lab 06's exercise
         ``lab06.find_consistent_point`` when one is plugged in)."""
-        decide = plugs.resolve("lab06.find_consistent_point", find_consistent_point)
+        decide = plugs.resolve(FIND_CONSISTENT_POINT_PLUG, find_consistent_point)
         return decide(self.get_all_entries(), other.get_all_entries())
 
     def truncate_suffix_by_epoch(self, truncate_epoch: int) -> None:

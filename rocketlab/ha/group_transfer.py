@@ -16,6 +16,9 @@ from typing import Any
 
 from rocketlab import plugs
 
+DECIDE_WAIT_TRANSFER_PLUG = plugs.point("lab01.decide_wait_transfer")
+"""The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 
 def decide_wait_transfer(next_offset: int, ack_nums: int, deadline_ms: int, push2_slave_max_offset: int,
                          slave_acks: list[int], now_ms: int) -> bool | None:
@@ -52,7 +55,7 @@ class GroupTransferService:
                          now_ms: int) -> list[tuple[GroupCommitRequest, bool]]:
         """Requests done now: ``(request, transfer_ok)``; the rest keep waiting."""
         acks = list(slave_acks)
-        decide = plugs.resolve("lab01.decide_wait_transfer", decide_wait_transfer)
+        decide = plugs.resolve(DECIDE_WAIT_TRANSFER_PLUG, decide_wait_transfer)
         done, waiting = [], []
         for request in self.requests:
             ok = decide(request.next_offset, request.ack_nums, request.deadline_ms, push2_slave_max_offset,

@@ -2,7 +2,8 @@
 
 Everything here reads the real files of a :class:`~rocketlab.store.MessageStore` opened on tiny mapped
 files; nothing is simulated but the crash (``simulate_crash``: the process dies, the page cache
-survives, the ``abort`` file stays).
+survives, the ``abort`` file stays). The store's clock, a queue's messages and a record's fields come from
+:mod:`rocketlab.scenarios.commitlog_store`, which the grader shares.
 """
 
 from __future__ import annotations
@@ -14,29 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.labs_support import kit_warnings_hidden
+from rocketlab.scenarios.commitlog_store import TOPIC, TickClock, queue_messages
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.consume_queue import unit_position
 from rocketlab.store.crash import simulate_crash
 from rocketlab.store.index_file import index_key_hash_method, index_positions
-from rocketlab.store.message import MessageSysFlag
-from rocketlab.store.message_codec import BLANK_MAGIC_CODE, MESSAGE_MAGIC_CODE
+from rocketlab.store.message_codec import BLANK_MAGIC_CODE
 
 TINY = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
         "max_hash_slot_num": 16, "max_index_num": 64}
 """The lab's store: 4 KiB CommitLog files, 16-unit consume-queue files, 16 slots and 64 entries per index file."""
-TOPIC = "LabTopic"
 BODY_POSITION_V4 = 88  # where the body starts in a record with IPv4 hosts (after BODY length at 84)
-
-
-class TickClock:
-    """A millisecond clock that advances 1 ms per reading (store timestamps without wall time)."""
-
-    def __init__(self, start: int = 1_700_000_000_000) -> None:
-        self.now = start
-
-    def __call__(self) -> int:
-        self.now += 1
-        return self.now
 
 
 def golden_message() -> Message:
@@ -48,43 +37,6 @@ def golden_message() -> Message:
 def open_store(root: str | Path, **options: Any) -> MessageStore:
     """A single-threaded store on :data:`TINY` files (options override)."""
     return MessageStore.open(root, clock=TickClock(), threads=False, **{**TINY, **options})
-
-
-def record_fields(record: bytes) -> list[dict[str, Any]]:
-    """One row per field of a CommitLog record: name, byte offset, length, hex and decoded value."""
-    sys_flag = struct.unpack_from(">i", record, 36)[0]
-    born = 20 if sys_flag & MessageSysFlag.BORNHOST_V6_FLAG else 8
-    store = 20 if sys_flag & MessageSysFlag.STOREHOSTADDRESS_V6_FLAG else 8
-    layout = [("TOTALSIZE", 4, ">i"), ("MAGICCODE", 4, ">i"), ("BODYCRC", 4, ">i"), ("QUEUEID", 4, ">i"),
-              ("FLAG", 4, ">i"), ("QUEUEOFFSET", 8, ">q"), ("PHYSICALOFFSET", 8, ">q"), ("SYSFLAG", 4, ">i"),
-              ("BORNTIMESTAMP", 8, ">q"), ("BORNHOST", born, None), ("STORETIMESTAMP", 8, ">q"),
-              ("STOREHOSTADDRESS", store, None), ("RECONSUMETIMES", 4, ">i"),
-              ("PREPARED TRANSACTION OFFSET", 8, ">q"), ("BODY length", 4, ">i")]
-    rows, at = [], 0
-    for name, size, fmt in layout:
-        raw = record[at:at + size]
-        value: Any = struct.unpack(fmt, raw)[0] if fmt else f"{'.'.join(str(b) for b in raw[:4])}:{int.from_bytes(raw[-4:], 'big')}"
-        if name == "MAGICCODE":
-            value = f"{value & 0xFFFFFFFF:#010x}"
-        rows.append({"field": name, "offset": at, "length": size, "hex": raw.hex(" "), "value": value})
-        at += size
-    body_len = rows[-1]["value"]
-    topic_at = at + body_len
-    width = 1 if struct.unpack_from(">i", record, 4)[0] == MESSAGE_MAGIC_CODE else 2  # v1 or v2 record
-    topic_len = int.from_bytes(record[topic_at:topic_at + width], "big")
-    props_at = topic_at + width + topic_len
-    props_len = struct.unpack_from(">h", record, props_at)[0]
-    tail = [("BODY", at, body_len, record[at:at + body_len].decode(errors="replace")),
-            ("TOPIC length", topic_at, width, topic_len),
-            ("TOPIC", topic_at + width, topic_len, record[topic_at + width:props_at].decode()),
-            ("PROPERTIES length", props_at, 2, props_len),
-            ("PROPERTIES", props_at + 2, props_len,
-             record[props_at + 2:props_at + 2 + props_len].decode().replace("\x01", "=").replace("\x02", ";"))]
-    for name, offset, size, value in tail:
-        raw = record[offset:offset + size]
-        rows.append({"field": name, "offset": offset, "length": size,
-                     "hex": raw[:12].hex(" ") + (" ..." if size > 12 else ""), "value": value})
-    return rows
 
 
 def commitlog_files(store: MessageStore) -> list[dict[str, Any]]:
@@ -182,17 +134,6 @@ def flip_one_byte(root: str | Path, *, count: int = 60, victim: int = 30, body_s
                 "last_message_left": kept[-1] if kept else None}
     finally:
         store.shutdown()
-
-
-def queue_messages(store: MessageStore, topic: str = TOPIC, queue_id: int = 0) -> list[Any]:
-    """Every message a consumer pulls from the queue, pull after pull."""
-    out, offset = [], 0
-    while True:
-        got = store.get_message(topic, queue_id, offset, 32).messages
-        if not got:
-            return out
-        out += got
-        offset += len(got)
 
 
 def flush_cost(root: str | Path, count: int = 200, body_size: int = 1024) -> dict[str, float]:

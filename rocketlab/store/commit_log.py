@@ -51,6 +51,10 @@ from rocketlab.store.status import (
     PutMessageStatus,
 )
 
+ENCODE_RECORD_PLUG = plugs.point("lab02.encode_record")
+IS_END_OF_FILE_PLUG = plugs.point("lab02.is_end_of_file")
+"""The override points of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 if TYPE_CHECKING:
     from rocketlab.store.checkpoint import StoreCheckpoint
 
@@ -104,7 +108,7 @@ class DefaultAppendMessageCallback:
         pos = mf.wrote_position
         max_blank = mf.file_size - pos
         length = len(encoded)
-        if plugs.resolve("lab02.is_end_of_file", is_end_of_file)(length, pos, mf.file_size):
+        if plugs.resolve(IS_END_OF_FILE_PLUG, is_end_of_file)(length, pos, mf.file_size):
             return self._end_of_file(mf, pos, max_blank, store_timestamp)
         wrote_offset = mf.file_from_offset + pos
         tran = sys_flag & _TRAN_MASK
@@ -126,7 +130,7 @@ class DefaultAppendMessageCallback:
         pos = mf.wrote_position
         max_blank = mf.file_size - pos
         length = len(encoded)
-        if plugs.resolve("lab02.is_end_of_file", is_end_of_file)(length, pos, mf.file_size):
+        if plugs.resolve(IS_END_OF_FILE_PLUG, is_end_of_file)(length, pos, mf.file_size):
             return self._end_of_file(mf, pos, max_blank, store_timestamp)
         wrote_offset = mf.file_from_offset + pos
         table = self.topic_queue_table
@@ -190,7 +194,7 @@ class CommitLog:
             config.max_message_size, config.store_host, config.auto_message_version_on_topic_len,
             config.rocketmq_version,
         )
-        plugged_encode = plugs.resolve("lab02.encode_record", None)
+        plugged_encode = plugs.resolve(ENCODE_RECORD_PLUG, None)
         if plugged_encode is not None:  # the graded lab 02: records encoded by the learner's function
             self.encoder = PluggedEncoder(self.encoder, plugged_encode, config.store_host)  # type: ignore[assignment]
         self.append_message_callback = DefaultAppendMessageCallback(self.topic_queue_table, self.encoder.store_host_raw)

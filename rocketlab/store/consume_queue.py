@@ -26,6 +26,9 @@ from rocketlab.store.config import CQ_STORE_UNIT_SIZE
 from rocketlab.store.mapped_file import MappedFile
 from rocketlab.store.mapped_file_queue import MappedFileQueue
 
+UNIT_POSITION_PLUG = plugs.point("lab02.unit_position")
+"""The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
 if TYPE_CHECKING:
     from rocketlab.store.commit_log import CommitLog
 
@@ -195,7 +198,7 @@ class ConsumeQueue:
     def get_index_buffer(self, start_index: int, max_bytes: int | None = None) -> bytes | None:
         """``getIndexBuffer``: units from ``start_index`` to the end of that file's data (never across
         files), at most ``max_bytes``; None when there are none."""
-        file_from_offset, pos = plugs.resolve("lab02.unit_position", unit_position)(start_index, self.mapped_file_size)
+        file_from_offset, pos = plugs.resolve(UNIT_POSITION_PLUG, unit_position)(start_index, self.mapped_file_size)
         offset = file_from_offset + pos
         if offset < self.min_logic_offset:
             return None

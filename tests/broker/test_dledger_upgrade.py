@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from rocketlab.labs_support.rocketmq_on_dledger import FAST, FILE, bodies, write_classic_store
+from rocketlab.scenarios.broker_on_dledger import FAST, FILE, bodies, write_classic_store
 from rocketlab.sim import Cluster
 
 

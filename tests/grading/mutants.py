@@ -203,7 +203,7 @@ MUTANTS: list[tuple[str, str, str, str]] = [
 
 def mutant_source(exercise: str, old: str, new: str) -> str:
     lab = exercise.split(".")[0]
-    source = (SOLUTIONS / LABS[lab][0]).read_text()
+    source = (SOLUTIONS / LABS[lab].exercise_file).read_text()
     count = source.count(old)
     if count != 1:
         raise ValueError(f"{exercise}: {old!r} occurs {count} times in the solution, expected once")
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:  # pragma: no cover - the report
     survivors = 0
     with tempfile.TemporaryDirectory() as tmp:
         for i, (exercise, mistake, old, new) in enumerate(MUTANTS):
-            path = Path(tmp) / f"m{i}_{LABS[exercise.split('.')[0]][0]}"
+            path = Path(tmp) / f"m{i}_{LABS[exercise.split('.')[0]].exercise_file}"
             path.write_text(mutant_source(exercise, old, new))
             report = grade_mutant(exercise, path, everything=everything)
             killers = [t.name.split("/", 1)[1] for t in report.tests if not t.passed]

@@ -25,7 +25,6 @@ import pytest
 
 from rocketlab.cli import main
 from rocketlab.grading.autograder import (
-    NEEDS_JAVA,
     ROOT_ENV,
     SubmissionError,
     failure_results,
@@ -238,9 +237,9 @@ def test_every_labs_zip_has_gradescopes_layout(lab, kit_wheel, hidden_dir, tmp_p
         config = json.loads(z.read("autograder.json"))
         assert z.read("constraints.txt") == (CHECKOUT / "constraints.txt").read_bytes()
     assert modes["setup.sh"] == modes["run_autograder"] == 0o755
-    assert config == {"lab": lab, "exercise_file": LABS[lab][0], "rocketlab": "0.1.0", "wheel": kit_wheel.name,
-                      "java": lab in NEEDS_JAVA, "hidden_tests": []}
-    assert ("openjdk-17-jre-headless" in setup) == (lab in NEEDS_JAVA) == (lab == "lab07")
+    assert config == {"lab": lab, "exercise_file": LABS[lab].exercise_file, "rocketlab": "0.1.0", "wheel": kit_wheel.name,
+                      "java": LABS[lab].java, "hidden_tests": []}
+    assert ("openjdk-17-jre-headless" in setup) == LABS[lab].java == (lab == "lab07")
     assert f"--lab {lab}" in run and "--tests" not in run
     for script in (setup, run):
         assert subprocess.run(["bash", "-n"], input=script, text=True).returncode == 0
@@ -344,7 +343,7 @@ def test_java_is_installed_for_exactly_the_labs_whose_tests_start_a_jvm():
     suites = CHECKOUT / "rocketlab" / "grading" / "suites"
     starts_jvm = {lab for lab in LABS if any(word in (suites / f"{lab}.py").read_text()
                                             for word in ("get_spark", "SparkSession", "oracle"))}
-    assert starts_jvm == set(NEEDS_JAVA) == {"lab07"}
+    assert starts_jvm == {lab for lab in LABS if LABS[lab].java} == {"lab07"}
 
 
 def test_a_grader_that_stops_without_results_still_leaves_one(tmp_path, capsys):

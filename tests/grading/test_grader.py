@@ -20,14 +20,14 @@ from tests.grading.mutants import MUTANTS, SOLUTIONS, grade_mutant, mutant_sourc
 ROOT = Path(__file__).resolve().parents[2]
 
 
-# Lab 07 grades through two Spark sessions (the judge's and the sandbox's): 1-2 minutes per grading on this
-# machine. One lab 07 grading stays in the default run (a learner's complete solution, across the boundary);
+# A Spark lab (lab 07) grades through two Spark sessions (the judge's and the sandbox's): 1-2 minutes per grading
+# on this machine. One such grading stays in the default run (a learner's complete solution, across the boundary);
 # the others are ``slow``.
-SLOW_LAB07 = [pytest.param(lab, marks=pytest.mark.slow) if lab == "lab07" else lab for lab in LABS]
+SLOW_SPARK = [pytest.param(lab, marks=pytest.mark.slow) if LABS[lab].spark else lab for lab in LABS]
 
 
 def solution(lab: str) -> Path:
-    return SOLUTIONS / LABS[lab][0]
+    return SOLUTIONS / LABS[lab].exercise_file
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -40,7 +40,7 @@ def assert_results_valid(data: dict) -> None:
     jsonschema.validate(data, SCHEMA)
 
 
-@pytest.mark.parametrize("lab", SLOW_LAB07)
+@pytest.mark.parametrize("lab", SLOW_SPARK)
 def test_reference_gets_full_marks(lab):
     report = grade(lab, reference=True)
     assert report.all_passed, [(t.name, t.message) for t in report.tests if not t.passed]
@@ -55,7 +55,7 @@ def test_a_learners_complete_solution_gets_full_marks(lab):
     assert report.all_passed, [(t.name, t.message) for t in report.tests if not t.passed]
 
 
-@pytest.mark.parametrize("lab", SLOW_LAB07)
+@pytest.mark.parametrize("lab", SLOW_SPARK)
 def test_the_unchanged_template_scores_zero_with_a_helpful_message(lab):
     report = grade(lab, exercise_file(lab))
     assert report.score == 0 and report.tests
@@ -65,11 +65,11 @@ def test_the_unchanged_template_scores_zero_with_a_helpful_message(lab):
 
 
 @pytest.mark.parametrize("exercise,mistake,old,new", [
-    pytest.param(*m, marks=pytest.mark.slow) if m[0].startswith("lab07.") else m for m in MUTANTS],
+    pytest.param(*m, marks=pytest.mark.slow) if LABS[m[0].split(".")[0]].spark else m for m in MUTANTS],
     ids=[f"{m[0]}:{m[1]}" for m in MUTANTS])
 def test_each_mutant_loses_points(exercise, mistake, old, new, tmp_path):
     lab = exercise.split(".")[0]
-    path = tmp_path / LABS[lab][0]
+    path = tmp_path / LABS[lab].exercise_file
     path.write_text(mutant_source(exercise, old, new))
     report = grade_mutant(exercise, path)  # the decision tables first: most mistakes end here
     assert not report.all_passed, f"mutant survived: {mistake}"
@@ -91,7 +91,7 @@ def load_builtin_all() -> None:
 
 # ---------------------------------------------------------------------- a failing scenario: seed, replay, viewer
 def test_a_failing_scenario_names_its_seed_and_replays_in_the_viewer(tmp_path):
-    path = tmp_path / LABS["lab03"][0]
+    path = tmp_path / LABS["lab03"].exercise_file
     path.write_text(mutant_source("lab03.handle_vote", *next(m for m in MUTANTS if "persist" in m[1])[2:]))
     report = grade("lab03", path, only=["lab03.handle_vote/elections"])
     t = report.tests[0]
@@ -126,7 +126,7 @@ PATCH_IN_CALL = ("from tests.grading.solutions.lab05_rocketmq_on_dledger import 
 
 
 def _write(tmp_path: Path, lab: str, text: str) -> Path:
-    path = tmp_path / LABS[lab][0]
+    path = tmp_path / LABS[lab].exercise_file
     path.write_text(text)
     return path
 
@@ -234,7 +234,7 @@ def test_bulk_mode_grades_a_directory_into_results_and_a_csv(tmp_path):
     subs.mkdir()
     (subs / "alice.py").write_text(solution("lab05").read_text())
     (subs / "bob").mkdir()
-    (subs / "bob" / LABS["lab05"][0]).write_text(exercise_file("lab05").read_text())
+    (subs / "bob" / LABS["lab05"].exercise_file).write_text(exercise_file("lab05").read_text())
     out = tmp_path / "out"
     run = cli("lab05", "--submissions", str(subs), "--out", str(out))
     assert run.returncode == 0, run.stderr

@@ -26,7 +26,7 @@ def test_every_mutant_of_every_exercise_builds_and_differs_from_the_reference():
         assert found, exercise
         _, parts = scope(exercise)
         assert {m.description.split(":")[0] for m in found} <= {name for name, _, _ in parts}
-        reference = EXERCISES[exercise].reference()
+        reference = EXERCISES[exercise].reference
         for m in found[:: max(1, len(found) // 12)]:  # a spread of each exercise's mutants
             mutated = build(m)
             assert callable(mutated) and mutated is not reference

@@ -40,7 +40,7 @@ def submission(tmp_path: Path, name: str, lab: str = "lab05", **marks: str) -> P
         text = text.replace(f"@{key}@", value)
     folder = tmp_path / "submitted"
     folder.mkdir(exist_ok=True)
-    path = folder / LABS[lab][0]
+    path = folder / LABS[lab].exercise_file
     path.write_text(text)
     return path
 
@@ -82,8 +82,8 @@ def test_the_static_check_names_each_way_and_spares_honest_files():
     source = (HOSTILE / "delegate_attribute.py").read_text()
     assert set(delegations(source, "lab05")) == {"lab05.phy_offset", "lab05.which_log"}
     for lab in LABS:
-        assert delegations((SOLUTIONS / LABS[lab][0]).read_text(), lab) == {}, lab
-        assert delegations((ROOT / "labs" / "exercises" / LABS[lab][0]).read_text(), lab) == {}, lab
+        assert delegations((SOLUTIONS / LABS[lab].exercise_file).read_text(), lab) == {}, lab
+        assert delegations((ROOT / "labs" / "exercises" / LABS[lab].exercise_file).read_text(), lab) == {}, lab
 
 
 def test_near_copies_of_the_reference_score_high_in_the_similarity_report():
@@ -93,7 +93,7 @@ def test_near_copies_of_the_reference_score_high_in_the_similarity_report():
 
     copy = inspect.getsource(quorum_index).replace("marks", "m").replace("index", "i").replace("quorum_i", "quorum_index")
     assert similarity(copy, "lab04.quorum_index") > 0.95
-    own = (SOLUTIONS / LABS["lab02"][0]).read_text()  # written its own way: far from the reference
+    own = (SOLUTIONS / LABS["lab02"].exercise_file).read_text()  # written its own way: far from the reference
     assert similarity(own, "lab02.encode_record") < 0.5
 
 
@@ -234,10 +234,10 @@ def test_the_sandbox_cannot_read_hidden_tests_other_submissions_or_results(tmp_p
 def test_bulk_mode_grades_everyone_in_parallel_and_accounts_for_every_entry(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
-    good = (SOLUTIONS / LABS["lab05"][0]).read_text()
+    good = (SOLUTIONS / LABS["lab05"].exercise_file).read_text()
     (subs / "alice.py").write_text(good)
     (subs / "alice").mkdir()
-    (subs / "alice" / LABS["lab05"][0]).write_text((HOSTILE / "always_equal.py").read_text())
+    (subs / "alice" / LABS["lab05"].exercise_file).write_text((HOSTILE / "always_equal.py").read_text())
     (subs / "bob.py").write_text((HOSTILE / "forged_events.py").read_text())
     (subs / "carol").mkdir()
     (subs / "carol" / "lab5.py").write_text(good)
@@ -286,7 +286,7 @@ def test_hidden_tests_stay_invisible_until_published(tmp_path):
     hidden = tmp_path / "hidden"
     hidden.mkdir()
     (hidden / "extra.py").write_text(HIDDEN_TEST)
-    report = grade("lab05", SOLUTIONS / LABS["lab05"][0], only=[FAST[0], "lab05.phy_offset/far_offsets"],
+    report = grade("lab05", SOLUTIONS / LABS["lab05"].exercise_file, only=[FAST[0], "lab05.phy_offset/far_offsets"],
                    tests_dir=hidden)
     hidden_test = [t for t in report.tests if t.hidden]
     assert len(hidden_test) == 1 and not hidden_test[0].passed
@@ -301,7 +301,7 @@ def test_without_namespaces_the_sandbox_still_grades_and_kills_its_session(tmp_p
     """``ROCKETLAB_SANDBOX=plain``: what runs where the kernel refuses namespaces (a new session, the same
     limits): a complete solution gets full marks, garbage and exits fail their test only."""
     monkeypatch.setenv("ROCKETLAB_SANDBOX", "plain")
-    report = grade("lab05", SOLUTIONS / LABS["lab05"][0], only=FAST)
+    report = grade("lab05", SOLUTIONS / LABS["lab05"].exercise_file, only=FAST)
     assert report.all_passed, report.tests
     report = grade("lab05", submission(tmp_path, "garbage_channel"), only=FAST)
     assert [t.passed for t in report.tests] == [False, True]

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import compare_table, expect, scratch_dir
-from rocketlab.labs_support.commitlog import TickClock, queue_messages, record_fields
+from rocketlab.scenarios.commitlog_store import TickClock, queue_messages, record_fields
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.commit_log import is_end_of_file
 from rocketlab.store.consume_queue import unit_position

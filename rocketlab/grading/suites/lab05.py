@@ -13,7 +13,7 @@ import random
 from rocketlab.broker.dledger_commit_log import phy_offset, which_log
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import compare_table, expect, scratch_dir
-from rocketlab.labs_support.rocketmq_on_dledger import (
+from rocketlab.scenarios.broker_on_dledger import (
     FILE,
     bodies,
     new_broker_group,

@@ -14,18 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import plugs
-from rocketlab.analysis.lost import acked_but_lost, lost_messages, read_commit_logs
+from rocketlab.analysis.lost import ACKED_BUT_LOST_PLUG, acked_but_lost, lost_messages, read_commit_logs
+from rocketlab.analysis.session import get_spark
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import expect, scratch_dir
-from rocketlab.sample_data import DEFAULT_ROOT as DATA
+from rocketlab.workspace import kit_root
 
 COLUMNS = ["run", "phy_offset", "size"]
+DATA = kit_root() / "data"
+"""The sample runs as shipped (read only)."""
 
 
-def spark() -> Any:
-    from rocketlab.analysis.session import get_spark
-
-    return get_spark(master="local[2]", app_name="rocketlab-grader-lab07")
+def spark(app_name: str = "rocketlab-grader-lab07", **conf: str) -> Any:
+    """The lab's local Spark session (the lab table's ``spark``: the judge's and the sandbox's)."""
+    return get_spark(master="local[2]", app_name=app_name, **conf)
 
 
 def rows_of(frame: Any, who: str) -> list[tuple]:
@@ -199,7 +201,7 @@ def crash_sweep(ctx: Ctx) -> None:
                    for role in ("ASYNC_MASTER", "SYNC_MASTER")]
         for story in stories:
             story.cluster.close()
-        with plugs.plugged({"lab07.acked_but_lost": ctx.impl}):
+        with plugs.plugged({ACKED_BUT_LOST_PLUG: ctx.impl}):
             found = rows_of(lost_messages(spark(), [s.run_dir for s in stories]), "lost_messages (your query)")
         for story in stories:
             truth = sorted((story.run_dir.name, h.wrote_offset, h.wrote_bytes) for h in story.handles

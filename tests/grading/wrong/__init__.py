@@ -30,7 +30,7 @@ class Wrong:
         return self.exercise.split(".")[0]
 
     def source(self) -> str:
-        text = (SOLUTIONS / LABS[self.lab][0]).read_text().split('"""', 2)[2]
+        text = (SOLUTIONS / LABS[self.lab].exercise_file).read_text().split('"""', 2)[2]
         for old, new in self.edits:
             if text.count(old) != 1:
                 raise ValueError(f"{self.name}: {old!r} occurs {text.count(old)} times in the solution")
@@ -38,7 +38,7 @@ class Wrong:
         return f'"""Wrong solution {self.name}: {self.mistake}."""\n' + text
 
     def write(self, directory: Path) -> Path:
-        path = Path(directory) / LABS[self.lab][0]
+        path = Path(directory) / LABS[self.lab].exercise_file
         path.write_text(self.source())
         return path
 

@@ -1,0 +1,210 @@
+"""The sandbox's own process: loads a submission and runs its functions for the judge, values as data.
+
+Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -m rocketlab.grading.sandbox_child
+READ_FD WRITE_FD`` (inside ``unshare``'s namespaces where it can make them). It reads its configuration
+(one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`), then answers one
+request a line - ``load`` (the submission's source), ``call``, ``new``, ``method`` - with one reply a
+line: ``{"value": ...}`` (:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in
+the learner's terms). A function argument of the judge's is called back across the same pipe. The
+channel's writer and encoder are bound before the submission runs, so code that patches ``os.write`` or
+``json.dumps`` cannot change what crosses. rocketlab's own addition.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import linecache
+import logging
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rocketlab.grading.registry import LABS
+from rocketlab.grading.sandbox import MAX_TEXT
+from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data
+from rocketlab.grading.sandbox_confine import confine
+
+OPS = ("load", "call", "new", "method")
+"""The requests the judge sends."""
+
+
+class _Passthrough:
+    """sys.stdout/sys.stderr of the sandbox: unbuffered writes to ``fd`` (the judge drains and caps them)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def write(self, s: Any) -> int:
+        s = s if isinstance(s, str) else str(s)
+        data = s.encode(errors="replace")
+        try:
+            while data:
+                data = data[os.write(self.fd, data):]
+        except OSError:
+            pass
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _learner_text(exc: BaseException, filename: str) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in tb if f.filename == filename]
+    where = f" at line {mine[-1].lineno} of your file ({mine[-1].line})" if mine else ""
+    last = tb[-1] if tb else None
+    inside = f" in {Path(last.filename).name}:{last.lineno} ({last.name})" if last and not mine else ""
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - a __str__ that raises
+        message = "(its message could not be shown)"
+    if len(message) > MAX_TEXT:
+        message = message[:MAX_TEXT] + f"... ({len(message):,} characters, cut)"
+    return f"{type(exc).__name__}: {message}{where}{inside}"
+
+
+def _describe(value: Any) -> dict[str, Any]:
+    """What the judge needs to know of a top-level name: its kind and parameters (to name a wrong
+    signature), as data."""
+    kind = "class" if isinstance(value, type) else "function" if callable(value) else "other"
+    params = None
+    if kind != "other":
+        try:
+            params = [[p.name, int(p.kind), p.default is not p.empty]
+                      for p in inspect.signature(value).parameters.values()]
+        except (TypeError, ValueError):
+            params = None
+    return {"kind": kind, "params": params}
+
+
+class _Child:
+    """The sandbox's end of the channel: the submission's namespace, its objects, and the pipe."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.reader = os.fdopen(read_fd, "rb")
+        self.write_fd = write_fd
+        self.write, self.dumps = os.write, json.dumps  # bound before the submission can patch them
+        self.module_globals: dict[str, Any] = {}
+        self.filename = "submission.py"
+        self.handles: dict[int, Any] = {}
+        self.lab = ""
+        self.spark_holder: list[Any] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = (self.dumps(message) + "\n").encode()
+        while data:
+            data = data[self.write(self.write_fd, data):]
+
+    def readline(self) -> dict[str, Any]:
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = self.reader.readline()
+            if not chunk:
+                raise SystemExit(0)
+            line += chunk
+        return json.loads(line)
+
+    def spark(self) -> Any:
+        """The lab's Spark session (the lab table's ``spark``), made at the first DataFrame."""
+        if not self.spark_holder:
+            make = LABS[self.lab].spark if self.lab in LABS else None
+            if make is None:
+                raise CodecError(f"{self.lab or 'this lab'} passes no DataFrames")
+            self.spark_holder.append(make(app_name="rocketlab-sandbox", **{"spark.ui.enabled": "false"}))
+        return self.spark_holder[0]
+
+    def remote_callable(self, handle: int) -> Callable[..., Any]:
+        def call_back(*args: Any) -> Any:
+            self.send({"op": "callback", "fn": handle, "args": encode(list(args))})
+            reply = self.readline()
+            if "raise" in reply:
+                raise RuntimeError(str(reply["raise"].get("text", "")))
+            return decode(reply.get("value"))
+        return call_back
+
+    def args_of(self, message: dict[str, Any]) -> list[Any]:
+        args = decode(message["args"], callable_of=self.remote_callable,
+                      frame_of=lambda d: data_to_frame(self.spark(), d))
+        return list(args)
+
+    def load(self, message: dict[str, Any]) -> Any:
+        """Run the submission's source as the module ``submission``; its top-level names described."""
+        self.filename = str(message["filename"])
+        source = str(message["source"])
+        linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
+        code = compile(source, self.filename, "exec")
+        self.module_globals = {"__name__": "submission", "__file__": self.filename, "__builtins__": __builtins__}
+        sys.modules["submission"] = type(sys)("submission")
+        exec(code, self.module_globals)  # noqa: S102 - this process exists to run it
+        vars(sys.modules["submission"]).update(self.module_globals)
+        return {k: _describe(v) for k, v in self.module_globals.items() if not k.startswith("__")}
+
+    def handle(self, op: Any, message: dict[str, Any]) -> Any:
+        """One request's value (SystemExit for an unknown one)."""
+        if op == "load":
+            return self.load(message)
+        if op == "call":
+            return self.module_globals[message["attr"]](*self.args_of(message))
+        if op == "new":
+            obj = self.module_globals[message["attr"]](*self.args_of(message))
+            handle = len(self.handles) + 1
+            self.handles[handle] = obj
+            return handle
+        if op == "method":
+            return getattr(self.handles[message["handle"]], message["name"])(*self.args_of(message))
+        raise SystemExit(f"unknown op {op}")
+
+    def serve(self) -> None:
+        """Answer requests until the judge closes the pipe."""
+        while True:
+            message = self.readline()
+            op = message.get("op")
+            try:
+                out = encode(self.handle(op, message), frames=frame_to_data)
+                sys.stdout.flush()
+                self.send({"value": out})
+            except SystemExit as e:
+                if op is None or op not in OPS:
+                    raise
+                self.send({"raise": {"text": f"your code called sys.exit({e.code!r})"}})
+            except BaseException as e:  # noqa: BLE001 - the learner's code raised: the text crosses, capped
+                self.send({"raise": _error_info(e, self.filename)})
+
+
+def _error_info(e: BaseException, filename: str) -> dict[str, Any]:
+    """What crosses for an exception: its text in the learner's terms; a kit exception's class and message."""
+    info: dict[str, Any] = {"text": _learner_text(e, filename), "not_implemented": isinstance(e, NotImplementedError)}
+    mod = type(e).__module__
+    if mod.startswith("rocketlab.") and not mod.startswith("rocketlab.grading"):
+        info["kit_class"] = f"{mod}:{type(e).__qualname__}"
+        info["message"] = str(e)[:MAX_TEXT]
+    if isinstance(e, CodecError):
+        info["text"] = f"your function's answer cannot cross to the grader: {str(e)[:MAX_TEXT]}"
+    return info
+
+
+def main(argv: list[str]) -> int:
+    child = _Child(int(argv[0]), int(argv[1]))
+    config = child.readline()
+    child.lab = str(config.get("lab", ""))
+    confine(config)
+    sys.stdout = _Passthrough(1)  # type: ignore[assignment]
+    sys.stderr = _Passthrough(2)  # type: ignore[assignment]
+    # the kit's own log (a store's recovery warnings, when a submission drives kit classes) is not the
+    # learner's output: without a handler Python would print it on stderr, captured as "your code printed"
+    logging.getLogger("rocketlab").addHandler(logging.NullHandler())
+    child.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    time.sleep(0)
+    sys.exit(main(sys.argv[1:]))
