@@ -75,10 +75,6 @@ class Lab:
     DataFrames (they cross the sandbox's boundary as rows); also keeps the lab out of the default mutation run."""
 
 
-CATALOGUE = "rocketlab.grading.suites.labs"
-"""The lab table's module. The framework loads it by this name (once, when :mod:`rocketlab.grading` is
-imported) and never imports it otherwise: the table and the suites may use what each lab teaches (lab 07's
-Spark), the framework may not. Its rows register themselves with :func:`register_lab`."""
 LABS: dict[str, Lab] = {}
 """Every graded lab by id, in the table's order."""
 EXERCISES: dict[str, Exercise] = {}
@@ -98,10 +94,12 @@ def register_lab(lab: Lab) -> Lab:
 
 
 def load_labs() -> None:
-    """Import the lab table (and with it every built-in suite); every test must name a known exercise."""
+    """Check, once the lab table has registered its rows (``rocketlab.grading`` imports the table,
+    ``suites/labs.py``, and with it every built-in suite), that every test names a known exercise. The
+    framework's modules never import the table: the table and the suites may use what each lab teaches
+    (lab 07's Spark), the framework may not."""
     global _labs_loaded
     if not _labs_loaded:
-        importlib.import_module(CATALOGUE)
         for test in TESTS.values():
             _known(test.exercise)
         _labs_loaded = True
@@ -192,8 +190,7 @@ def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...]
 
 
 def load_builtin(lab: str) -> None:
-    """Make sure the built-in suite of ``lab`` is registered (the lab table imports every suite)."""
-    load_labs()
+    """Check that ``lab`` is a graded lab (its suite was registered with the lab table)."""
     if lab not in LABS:
         raise RocketlabError(f"unknown lab {lab!r}; the graded labs are {', '.join(LABS)}")
 
