@@ -25,7 +25,6 @@ from rocketlab.dledger import cli as dledger_cli
 from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.grading import autograder, mutation
 from rocketlab.grading import cli as grading_cli
-from rocketlab.labs_support.tour import run_demo
 from rocketlab.net import cli as net_cli
 from rocketlab.oracle import member_kind  # noqa: F401 - registers nodeKind=java-dledger with rocketlab node
 from rocketlab.scenarios import SCENARIOS, ScenarioArgs, get_scenario
@@ -187,6 +186,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     """The tour of :mod:`rocketlab.scenarios.tour`: three runs under --out and one HTML report
     (:func:`rocketlab.labs_support.tour.run_demo`)."""
+    from rocketlab.labs_support.tour import run_demo  # lazy: loads networkx and plotly for the report
+
     out = writable_dir(args.out or default_out("demo"), "--out")
     print(f"rocketlab demo: seed {args.seed}; the same producer writes to a DLedger broker group, an "
           f"ASYNC_MASTER pair and a SYNC_MASTER pair, and each loses its master", flush=True)

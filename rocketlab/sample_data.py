@@ -30,8 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlab.cli_support import writable_dir
 from rocketlab.errors import RocketlabError
+from rocketlab.scenarios import ScenarioArgs, get_scenario
 from rocketlab.scenarios.broker_on_dledger import new_broker_group, write_classic_store
+from rocketlab.scenarios.tour import run_tour
 from rocketlab.workspace import kit_root, require_home, resource
 
 SMALL_STORE: dict[str, Any] = {"mapped_file_size_consume_queue": 1_000 * 20, "max_hash_slot_num": 500,
@@ -91,15 +94,11 @@ class SampleRun:
 
 
 def _tour(out: Path) -> None:
-    from rocketlab.scenarios.tour import run_tour
-
     run_tour(out, seed=1, puts=60, broker={"store_options": SMALL_STORE}, parquet=True).close()
 
 
 def _scenario(name: str, profile: str | None = None, duration_ms: int | None = None) -> Callable[[Path], None]:
     def build(out: Path) -> None:
-        from rocketlab.scenarios import ScenarioArgs, get_scenario
-
         result = get_scenario(name).run(ScenarioArgs(seed=1, profile=profile, duration_ms=duration_ms, data_dir=out))
         try:
             result.cluster.save(out, parquet=True)
@@ -181,8 +180,6 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_regenerate(args: argparse.Namespace) -> int:
-    from rocketlab.cli_support import writable_dir
-
     unknown = sorted(set(args.only or ()) - {r.name for r in RUNS})
     if unknown:  # before anything is created
         raise RocketlabError(f"no sample run named {', '.join(unknown)} (known: {', '.join(r.name for r in RUNS)})")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import plugs
+from rocketlab.analysis.readers import read_events
 from rocketlab.errors import RocketlabError
 
 ACKED_BUT_LOST_PLUG = plugs.point("lab07.acked_but_lost")
@@ -28,8 +29,8 @@ def acked_but_lost(events: Any, records: Any) -> Any:
     ``rocketmq-commitlog`` rows of the same runs; a replica holds the message when a record of a node that is
     not down, not ``corrupt``, sits at the same ``run`` and ``phy_offset`` with ``total_size`` equal to
     ``size``."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+    from pyspark.sql import Window  # lazy: Spark, only where it runs
+    from pyspark.sql import functions as F  # lazy: Spark, only where it runs
 
     acked = (events.where((F.col("kind") == "put") & (F.col("status") == "PUT_OK"))
              .select("run", "phy_offset", "size").distinct())
@@ -57,8 +58,6 @@ def read_commit_logs(spark: Any, dirs: Iterable[str | Path]) -> Any:
 def lost_messages(spark: Any, run_dirs: str | Path | Iterable[str | Path], *, events: Any = None) -> Any:
     """:func:`acked_but_lost` over ``run_dirs`` (each holding a trace and ``nodes/<id>/`` store files);
     ``events``: their trace events when the caller has read them already."""
-    from rocketlab.analysis.readers import read_events
-
     dirs = [Path(run_dirs)] if isinstance(run_dirs, str | Path) else [Path(d) for d in run_dirs]
     if not dirs:
         raise RocketlabError("lost_messages: no run directories given")

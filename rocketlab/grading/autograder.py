@@ -28,8 +28,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlab import __version__
+from rocketlab.cli_support import writable_file
 from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import LABS
+from rocketlab.templating import Markup, render
 
 ROOT_ENV = "ROCKETLAB_AUTOGRADER_ROOT"
 """The environment variable that moves Gradescope's ``/autograder`` (default) elsewhere."""
@@ -56,8 +59,6 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_autograder(args: argparse.Namespace) -> int:
-    from rocketlab.cli_support import writable_file
-
     if args.lab not in LABS:
         raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(LABS)}")
     out = Path(args.out)
@@ -148,9 +149,6 @@ def build_zip(lab: str, out: Path, wheel: Path, tests: Sequence[Path] = ()) -> P
 
 def zip_files(lab: str, wheel_name: str, test_names: Sequence[str] = ()) -> dict[str, tuple[str, int]]:
     """The zip's generated files: name -> (text, mode)."""
-    from rocketlab import __version__
-    from rocketlab.templating import Markup, render
-
     context: dict[str, Any] = {"lab": lab, "title": LABS[lab].title, "java": LABS[lab].java, "wheel": wheel_name,
                "hidden": bool(test_names), "version": __version__, "root_env": ROOT_ENV,
                "default_root": DEFAULT_ROOT, "venv_dir": VENV_DIR}

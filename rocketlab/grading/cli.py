@@ -7,6 +7,7 @@ Exit codes: 0 every test passed (bulk mode: every submission was graded and the 
 from __future__ import annotations
 
 import argparse
+import csv
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.results import write_results, write_summary_csv, write_ungraded
 from rocketlab.grading.runner import GradeReport, TestResult, grade
+from rocketlab.grading.sandbox_static import similarity
 
 
 def register(subparsers: Any) -> None:
@@ -186,9 +188,6 @@ def _bulk(args: argparse.Namespace) -> int:
 def _similarity_csv(lab: str, entries: list[Entry], path: Path) -> None:
     """The instructor's plagiarism pointer: each graded submission's exercises against the kit's references
     (normalised AST similarity, 0..1; see docs/grading-trust.md)."""
-    import csv
-
-    from rocketlab.grading.sandbox_static import similarity
 
     exercises = [e for e in registry.EXERCISES if e.startswith(lab + ".")]
     with path.open("w", newline="") as f:

@@ -21,8 +21,10 @@ import argparse
 import ast
 import importlib
 import inspect
+import io
 import json
 import multiprocessing
+import sys
 import textwrap
 import time
 from collections import Counter
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import plugs
+from rocketlab.cli_support import writable_file
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 
@@ -208,9 +211,6 @@ def build(mutant: Mutant) -> Any:
 
 def _grade_child(mutant: Mutant, tests: list[str], out: Any) -> None:
     """Child process: run ``tests`` on the mutant; send the first failing test's name (or None)."""
-    import io
-    import sys
-
     sys.stdout = sys.stderr = io.StringIO()  # a mutant's prints and the scenarios' chatter
     try:
         impl = build(mutant)
@@ -383,13 +383,10 @@ def chosen_exercises(names: list[str]) -> list[str]:
 
 
 def _run_cli(args: argparse.Namespace) -> int:
-    import sys
-
     if args.budget <= 0 or (args.limit is not None and args.limit <= 0):
         raise RocketlabError("mutate: --budget and --limit must be positive")
     exercises = chosen_exercises(args.labs)
     if args.json:
-        from rocketlab.cli_support import writable_file
 
         writable_file(Path(args.json), "--json")  # before the work starts
     echo = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))

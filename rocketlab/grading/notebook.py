@@ -17,6 +17,8 @@ from rocketlab import plugs
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.runner import GradeReport, grade
+from rocketlab.sim.kernel import HorizonReached
+from rocketlab.sim.replay import stop_at
 from rocketlab.templating import render
 
 
@@ -116,9 +118,6 @@ def replay(test: str, seed: int, submission: str | Path | None = None, *, refere
 
 def _replay_to(fn: Any, impl: Any, seed: int, at_ms: int) -> Any:
     """Run a graded test again and stop the last cluster it keeps at ``at_ms`` (kernel horizon)."""
-    from rocketlab.sim.kernel import HorizonReached
-    from rocketlab.sim.replay import stop_at
-
     kept: list[Any] = []
 
     class StoppingCtx(registry.Ctx):

@@ -34,6 +34,7 @@ from typing import Any
 
 from rocketlab import plugs
 from rocketlab.errors import RocketlabError
+from rocketlab.workspace import home
 
 
 @dataclass(frozen=True)
@@ -253,8 +254,6 @@ def tests_of(lab: str, only: list[str] | None = None) -> list[GradedTest]:
 def exercise_file(lab: str, labs_dir: str | Path | None = None) -> Path:
     """The learner's exercise file of ``lab``: ``labs/exercises/`` of the workspace (or the checkout) the
     current directory is in, else ``./exercises/`` or ``./labs/exercises/``; never the installed kit's."""
-    from rocketlab.workspace import home
-
     name = LABS[lab].exercise_file
     if labs_dir is not None:
         return Path(labs_dir) / "exercises" / name

@@ -16,8 +16,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from rocketlab.grading.runner import GradeReport
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -96,6 +94,8 @@ def write_ungraded(lab: str, why: str, path: str | Path) -> Path:
 def validate(results: dict[str, Any]) -> list[str]:
     """Problems of ``results`` against :data:`SCHEMA` (empty when it is valid), checked by ``jsonschema``;
     each names where it is (``results.tests[0].score: -1 is less than the minimum of 0``)."""
+    import jsonschema  # lazy: 0.9 s to import, and every rocketlab command would pay it
+
     validator = jsonschema.Draft202012Validator(SCHEMA)
     problems = []
     for error in sorted(validator.iter_errors(results), key=lambda e: list(map(str, e.absolute_path))):

@@ -309,7 +309,7 @@ def _plain_row(value: Any) -> Any:
 
 def data_to_frame(spark: Any, data: Any) -> Any:
     """The DataFrame :func:`frame_to_data` described, in ``spark`` (schema and rows checked)."""
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import StructType  # lazy: Spark, only where it runs
 
     try:
         schema = StructType.fromJson(__import__("json").loads(str(data["schema"])))

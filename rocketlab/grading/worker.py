@@ -24,6 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocketlab import plugs
+from rocketlab.grading import registry
+from rocketlab.grading.registry import learner_terms
+from rocketlab.grading.sandbox import RemoteClass, RemoteFunction, Sandbox, SandboxError
+from rocketlab.grading.sandbox_static import delegations
+
 PRINT_LIMIT = 2_000
 
 
@@ -89,8 +95,6 @@ class Judge:
     """The submission's side of the grading, seen from here: a sandbox that has loaded it."""
 
     def __init__(self, request: dict[str, Any]) -> None:
-        from rocketlab.grading.sandbox_static import delegations
-
         self.lab = request["lab"]
         self.path = Path(request["submission"])
         self.source = self.path.read_text(errors="replace")
@@ -102,8 +106,6 @@ class Judge:
 
     def start(self) -> None:
         """A fresh sandbox with the submission loaded (SandboxError if it does not import)."""
-        from rocketlab.grading.sandbox import Sandbox
-
         if self.sandbox is not None:
             self.sandbox.stop()
         self.sandbox = Sandbox(self.lab, hide=self.hide)
@@ -112,8 +114,6 @@ class Judge:
 
     def impl(self, exercise: Any, reference: Any) -> tuple[Any, str | None]:
         """The proxy for ``exercise``, or why the exercise cannot be graded."""
-        from rocketlab.grading.sandbox import RemoteClass, RemoteFunction
-
         if exercise.id in self.delegated:
             return None, self.delegated[exercise.id]
         info = self.names.get(exercise.attribute)
@@ -154,10 +154,6 @@ def main() -> int:
     # the kit's own log (a broker's recovery warnings) is not the learner's output: without a handler Python
     # would write it to sys.stderr, which is captured below as "your code printed"
     logging.getLogger("rocketlab").addHandler(logging.NullHandler())
-    from rocketlab import plugs
-    from rocketlab.grading import registry
-    from rocketlab.grading.registry import learner_terms
-    from rocketlab.grading.sandbox import SandboxError
 
     registry.load_builtin(request["lab"])
     if request.get("tests_dir"):

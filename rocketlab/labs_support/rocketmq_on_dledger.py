@@ -11,6 +11,7 @@ data share.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -83,8 +84,6 @@ def _hex(data: bytes, width: int = 16) -> str:
 def replica_digests(c: Cluster) -> dict[str, str]:
     """Per member, a digest of its DLedger bytes from the divide (or 0) up to its committed position:
     identical on every replica, because followers write each entry at the leader's ``pos``."""
-    import hashlib
-
     out = {}
     for n in c.live_nodes():
         cl = c.node(n).commit_log

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import struct
 
 from rocketlab.errors import RemoteProtocolError
 from rocketlab.grading.registry import Ctx, graded
@@ -82,7 +83,6 @@ def split_reads(ctx: Ctx) -> None:
 def bad_frames(ctx: Ctx) -> None:
     """A negative phyOffset, a negative bodySize or one above max_body raise RemoteProtocolError; a body
     of exactly max_body is fine."""
-    import struct
     header = struct.Struct(">qi")
     cases = [(header.pack(-1, 0), "a negative phyOffset"), (header.pack(0, -5), "a negative bodySize"),
              (header.pack(0, 101), "bodySize 101 with max_body 100")]
@@ -102,7 +102,6 @@ def header_alone(ctx: Ctx) -> None:
     """The header is judged as soon as its 12 bytes are in: a bad one raises RemoteProtocolError before
     any of its body arrives (a bodySize of 2 GiB must not make the slave wait for 2 GiB), a good one
     answers NEED_DATA until its body is complete."""
-    import struct
     header = struct.Struct(">qi")
     for offset, size, max_body in ((0, 2**31 - 1, 1024), (0, 1025, 1024), (-(2**63), 10, 1024), (7, -1, 1024),
                                    (0, 65, 64)):
@@ -136,7 +135,6 @@ def two_connections(ctx: Ctx) -> None:
     """Two parsers (two connections, as after a slave's reconnect or with two slaves) fed in turns, each
     read cut at random: each parser must return its own stream's frames (no state shared between them),
     and a parser that raised leaves the other one unharmed. 30 seeded streams."""
-    import struct
     for seed in range(30):
         rng = random.Random(f"two-connections/{seed}")
         streams = [_frames(seed * 2 + k) for k in range(2)]

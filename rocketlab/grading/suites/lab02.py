@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rocketlab.grading.registry import Ctx, graded
+from rocketlab.grading.registry import Ctx, graded, learner_terms
 from rocketlab.grading.suites._common import compare_table, expect, scratch_dir
 from rocketlab.scenarios.commitlog_store import TickClock, queue_messages, record_fields
 from rocketlab.store import Message, MessageStore, PutMessageStatus
@@ -78,7 +78,6 @@ def golden_records(ctx: Ctx) -> None:
         except NotImplementedError:
             raise
         except Exception as e:
-            from rocketlab.grading.registry import learner_terms
             raise AssertionError(f"encode_record({msg!r}) raised {learner_terms(e, '', '')}") from e
         problem = _diff(mine, want)
         expect(problem is None, f"message {i} (topic {msg.topic[:20]!r}, {len(msg.body)}-byte body, born host "
@@ -126,7 +125,6 @@ def any_message_record(ctx: Ctx) -> None:
         except NotImplementedError:
             raise
         except Exception as e:
-            from rocketlab.grading.registry import learner_terms
             raise AssertionError(f"message {i} ({msg!r}, store host {store_host}) raised "
                                  f"{learner_terms(e, '', '')}") from e
         problem = _diff(mine, want)

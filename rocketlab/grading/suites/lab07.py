@@ -10,14 +10,19 @@ acknowledged messages the surviving slave lacks.
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
 from rocketlab import plugs
 from rocketlab.analysis.lost import ACKED_BUT_LOST_PLUG, acked_but_lost, lost_messages, read_commit_logs
+from rocketlab.analysis.readers import read_events
 from rocketlab.analysis.session import get_spark
+from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import expect, scratch_dir
+from rocketlab.scenarios.tour import master_slave_crash
+from rocketlab.trace.rundir import write_run
 from rocketlab.workspace import kit_root
 
 COLUMNS = ["run", "phy_offset", "size"]
@@ -59,8 +64,6 @@ def _first_difference(got: list[tuple], want: list[tuple]) -> str:
 def sample_runs(ctx: Ctx) -> None:
     """The three runs of ``data/tour``: ASYNC_MASTER loses acknowledged messages, SYNC_MASTER and the
     DLedger group do not; one query over all three."""
-    from rocketlab.analysis.readers import read_events
-
     runs = [DATA / "tour" / name for name in ("async-master-crash", "sync-master-crash", "dledger-failover")]
     s = spark()
     compare(ctx, read_events(s, runs), read_commit_logs(s, runs), "the tour's three runs")
@@ -73,10 +76,6 @@ def _event(t: int, seq: int, node: str | None, kind: str, **fields: Any) -> dict
 def edge_case_frames(root: Path) -> tuple[Any, Any]:
     """Two small runs with the same offsets: in ``one``, n1 crashed and came back, n2 crashed for good; in
     ``two``, n0 crashed, restarted and crashed again at the same instant (``seq`` decides)."""
-    from rocketlab.analysis.readers import read_events
-    from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
-    from rocketlab.trace.rundir import write_run
-
     put = lambda t, seq, off, size, status="PUT_OK": _event(t, seq, "n0", "put", topic="T", queue_id=0,  # noqa: E731
                                                            queue_offset=off // 100, phy_offset=off, size=size,
                                                            status=status)
@@ -123,11 +122,6 @@ def fault_order_frames(root: Path, seed: int = 7, runs: int = 8) -> tuple[Any, A
     order: a crash and a restart at once both ways round, partitions, cut links, pauses and heals after
     a crash (they do not bring a node back) and before one; puts acknowledged or not; records held,
     corrupt or of another size on each node."""
-    import random
-
-    from rocketlab.analysis.readers import read_events
-    from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
-    from rocketlab.trace.rundir import write_run
 
     rng = random.Random(f"lab07/fault-orders/{seed}")
     names = [n for n, _ in COMMIT_LOG_COLUMNS]
@@ -192,8 +186,6 @@ def crash_sweep(ctx: Ctx) -> None:
     """Your query inside ``lost_messages`` over fresh runs: an ASYNC_MASTER and a SYNC_MASTER pair lose
     their master under load; the messages you find lost must be exactly the acknowledged ones the
     surviving slave does not have (the simulator counts them from the slave's max offset)."""
-    from rocketlab.scenarios.tour import master_slave_crash
-
     with scratch_dir("rocketlab-grade-") as root:
         stories = [master_slave_crash(root / f"{role.lower()}-{ctx.seed}", role, seed=ctx.seed, puts=40,
                                       broker={"store_options": {"mapped_file_size_consume_queue": 20_000,
