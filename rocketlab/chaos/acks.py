@@ -15,9 +15,10 @@ kills rarely hit; the trace shows every early acknowledgement. Each check return
   DLedger 0.3.x's and Raft's QuorumAckChecker answer it only when a majority's watermarks in that term
   reach it; the profiles differ in committing *older* terms' entries by counting, which the loss
   naming checks (:mod:`rocketlab.chaos.losses`);
-* :func:`all_ack_acks` - controller mode under ``allAckInSyncStateSet``: a master's ``PUT_OK`` before
-  every other member of the SyncStateSet the controllers last committed (``controller_apply``) had
-  reported the message's end (``ha_report`` at the master, the member named by ``ha_handshake``);
+* :func:`all_ack_acks` - controller mode under ``allAckInSyncStateSet``: the committed master's ``PUT_OK``
+  before every other member of the SyncStateSet the controllers last committed (``controller_apply``) had
+  reported the message's end (``ha_report`` at the master, the member named by ``ha_handshake``); a
+  deposed master's acknowledgements are left to the loss checks;
 * :func:`elections_outside_sync_state_set` - a controller that elected a master outside the committed
   SyncStateSet (unclean election is off in every campaign);
 * :func:`trace_gaps` - a DLedger member whose store holds an entry its trace never recorded appending
@@ -127,23 +128,24 @@ def dledger_acks(events: list[Event], members: int) -> list[dict[str, Any]]:
     return out
 
 
-def _sync_state_sets(events: list[Event]) -> list[tuple[int, str, frozenset[int], Event]]:
-    """(t, broker name, committed SyncStateSet, the event) from the controllers' applied log, once each."""
+def _sync_state_sets(events: list[Event]) -> list[tuple[int, int | None, frozenset[int]]]:
+    """(t, committed master, committed SyncStateSet) from the controllers' applied log, each entry once."""
     seen: set[int] = set()
     out = []
-    current: dict[str, frozenset[int]] = {}
+    master: int | None = None
+    current: frozenset[int] = frozenset()
     for e in events:
         if e.get("kind") != "controller_apply" or e["index"] in seen:
             continue
         seen.add(e["index"])
-        name = e.get("broker_name", "")
         if e.get("event") == "ALTER_SYNC_STATE_SET_EVENT" and e.get("members") is not None:
-            current[name] = frozenset(e["members"])
-        elif e.get("event") == "ELECT_MASTER_EVENT" and e.get("master") is not None:
-            current[name] = frozenset([e["master"]])
+            current = frozenset(e["members"])
+        elif e.get("event") == "ELECT_MASTER_EVENT":
+            master = e.get("master")
+            current = frozenset([master]) if master is not None else current
         else:
             continue
-        out.append((e["t"], name, current[name], e))
+        out.append((e["t"], master, current))
     return out
 
 
@@ -199,15 +201,16 @@ def all_ack_acks(events: list[Event], brokers: Iterable[str]) -> list[dict[str, 
                 reported[key] = e
         elif kind == "put" and e.get("status") == "PUT_OK" and e.get("phy_offset") is not None \
                 and node in brokers and node in ids:
-            committed = [s for t, _, s, _ in sets if t <= e["t"]]
-            if not committed:
-                continue
+            committed = [(master, members) for t, master, members in sets if t <= e["t"]]
+            if not committed or committed[-1][0] != ids[node]:
+                continue  # a deposed master's acknowledgements: the loss checks judge what became of them
+            members = committed[-1][1]
             end = e["phy_offset"] + (e.get("size") or 0)
-            short = sorted(m for m in committed[-1] if m != ids[node]
+            short = sorted(m for m in members if m != ids[node]
                            and ((node, m) not in reported or reported[(node, m)]["offset"] < end))
             if short:
-                out.append({"put": _brief(e), "end": end, "sync_state_set": sorted(committed[-1]), "missing": short,
-                            "evidence": [_brief(reported[(node, m)]) for m in sorted(committed[-1])
+                out.append({"put": _brief(e), "end": end, "sync_state_set": sorted(members), "missing": short,
+                            "evidence": [_brief(reported[(node, m)]) for m in sorted(members)
                                          if (node, m) in reported],
                             "why": f"PUT_OK at {node} for bytes up to {end} before SyncStateSet member(s) "
                                    f"{short} reported them"})

@@ -125,3 +125,16 @@ def test_full_planted_bug_catch_rate(tmp_path, bug, name, variant, faults):
         caught.append(_caught(bug, verdict))
     print(f"catch rate {bug} {variant}: {sum(caught)}/{len(caught)}")
     assert all(caught), f"{bug}: caught on {sum(caught)} of {len(caught)} seeds {seeds}"
+
+
+@pytest.mark.slow
+def test_full_consumer_side_catch_rate(tmp_path, monkeypatch):
+    monkeypatch.setattr(campaign, "read_queue", skipping_read_queue(campaign.read_queue))
+    caught = []
+    for seed in FULL_SEEDS:
+        verdict = run(RunSpec("sync-pair", "", seed, ("pause",), **SHORT), tmp_path / str(seed))
+        print(summary_line(verdict))
+        named = verdict["lost_named"].values()
+        caught.append(not verdict["met"] and bool(named) and all(n.startswith("consumer-side") for n in named))
+    print(f"catch rate consumer-skip: {sum(caught)}/{len(caught)}")
+    assert all(caught)
