@@ -1,9 +1,17 @@
 """The acknowledgement checks over traces made by hand (rocketlab.chaos.acks): each finds the early
-acknowledgement it is for, with its evidence, and nothing in a correct trace."""
+acknowledgement it is for, with its evidence, and nothing in a correct trace; the Figure 8 evidence of the
+loss naming over the sample runs of data/."""
 
 from __future__ import annotations
 
-from rocketlab.chaos import acks
+from pathlib import Path
+
+import pytest
+
+from rocketlab.chaos import acks, losses
+from rocketlab.trace.rundir import iter_events
+
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def _e(t, node, kind, **fields):
@@ -82,3 +90,13 @@ def test_the_trace_against_the_stores():
     assert len(acks.store_losses(again, logs)) == 1
     cut = [*events, _e(3, "n1", "truncate", index=1), _e(4, "n1", "append", index=1, term=1, pos=148, size=148)]
     assert acks.store_losses(cut, logs) == []
+
+
+@pytest.mark.parametrize("sample, counted", [("figure8-dledger-0.3.1.2", True), ("figure8-raft", False)])
+def test_commits_by_counting_are_found_in_the_figure_8_samples(sample, counted):
+    """The loss naming's evidence for Figure 8 (a leader committing an older term's entry by counting) is
+    in the sample run of DLedger 0.3.1.2's Figure 8 schedule, and never under ``raft``."""
+    events = sorted(iter_events(DATA / sample), key=lambda e: (e["t"], e["seq"]))
+    found = losses.counting_commits(events)
+    assert bool(found) == counted
+    assert all(c["entry_term"] < c["term"] for c in found)
