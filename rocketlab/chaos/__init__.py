@@ -14,6 +14,9 @@ root or ``ip netns`` it says so and runs on 127.0.0.1 what it can.
 * :mod:`~rocketlab.chaos.systems` — what runs (classic pairs, a DLedger group, controller mode) and where;
 * :mod:`~rocketlab.chaos.schedule` — the seeded fault schedule;
 * :mod:`~rocketlab.chaos.history` — producers, the history, the consumer;
-* :mod:`~rocketlab.chaos.checker` — the checks and the expected outcome of each system;
+* :mod:`~rocketlab.chaos.checker` — the per-queue checks and the expected outcome of each system;
+* :mod:`~rocketlab.chaos.acks` — the acknowledgement checks from the trace (and the trace against the stores);
+* :mod:`~rocketlab.chaos.losses` — every lost message named from the evidence;
+* :mod:`~rocketlab.chaos.stores` — what the stores hold at the end, read from their files;
 * :mod:`~rocketlab.chaos.campaign` — one run, start to verdict; :mod:`~rocketlab.chaos.cli` — the command.
 """

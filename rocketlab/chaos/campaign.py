@@ -22,7 +22,6 @@ A run (:func:`run`):
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import shlex
@@ -35,14 +34,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlab.chaos import checker
+from rocketlab.chaos import acks, checker, losses
 from rocketlab.chaos.history import History, Producer, load_history, read_queue
 from rocketlab.chaos.netns import NetNamespaces, available
 from rocketlab.chaos.schedule import FAULTS, LOCAL_FAULTS, Step, make_schedule
+from rocketlab.chaos.stores import commit_log_end, member_logs, surviving_bodies
 from rocketlab.chaos.systems import System, Topology, configs, properties_text, system
-from rocketlab.dledger.cli import iter_entries
 from rocketlab.errors import RocketlabError
-from rocketlab.store.message_codec import decode_message
 from rocketlab.trace.rundir import fresh_dir
 
 RECOVERY_MS = 10_000
@@ -63,6 +61,9 @@ class RunSpec:
     quiet_ms: tuple[int, int] = (1000, 3000)
     netns: bool = True
     """Ask for network namespaces (used when this machine can make them)."""
+    node_module: str = ""
+    """``MODULE[:ARG]`` run as ``python -m MODULE [ARG] node --config ...`` instead of ``rocketlab.cli``
+    (the planted-bug suite's wrappers, tests/chaos/planted.py); empty: the kit's own command."""
 
     @classmethod
     def load(cls, path: Path) -> RunSpec:
@@ -80,7 +81,14 @@ class RunSpec:
             args[5:5] = ["--variant", self.variant]
         if not self.netns:
             args.append("--local")
+        if self.node_module:
+            args += ["--node-module", self.node_module]
         return shlex.join(args)
+
+    def node_command(self, config: Path) -> list[str]:
+        """The node's command line after the interpreter (see :attr:`node_module`)."""
+        module, _, arg = (self.node_module or "rocketlab.cli").partition(":")
+        return ["-m", module, *([arg] if arg else []), "node", "--config", str(config)]
 
 
 @dataclass
@@ -206,8 +214,8 @@ class Run:
             props["seed"] = str(self.spec.seed)
             path = self.out / "conf" / f"{n}.conf"
             path.write_text(properties_text(props))
-            self.nodes[n] = _Node(n, [*self._prefix(n), sys.executable, "-m", "rocketlab.cli", "node", "--config",
-                                      str(path)], self.out / "logs" / f"{n}.log")
+            self.nodes[n] = _Node(n, [*self._prefix(n), sys.executable, *self.spec.node_command(path)],
+                                  self.out / "logs" / f"{n}.log")
 
     def start_node(self, n: str) -> None:
         node = self.nodes[n]
@@ -408,28 +416,6 @@ class Run:
         return events
 
 
-def member_logs(out: Path, sys_: System) -> dict[str, list[tuple[int, int, str]]]:
-    """A DLedger group's members' logs from their files: (index, term, the message body in the entry)."""
-    if sys_.name != "dledger":
-        return {}
-
-
-    logs = {}
-    for n in sys_.brokers:
-        entries = []
-        try:
-            for e in iter_entries(str(out / "cluster" / "nodes" / n / "store" / f"dledger-{n}")):
-                try:
-                    text = decode_message(base64.b64decode(e["body_base64"])).body.decode(errors="replace")
-                except Exception:  # noqa: BLE001 - an entry that is no message record
-                    text = ""
-                entries.append((e["index"], e["term"], text))
-        except RocketlabError:
-            pass
-        logs[n] = entries
-    return logs
-
-
 def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     """One run (see the module docstring); its verdict."""
     r = Run(spec, Path(out))
@@ -458,7 +444,8 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
             f.write(json.dumps(e, separators=(",", ":")) + "\n")
     logs = member_logs(r.out, r.sys)
     network = "netns" if r.net is not None else f"127.0.0.1 ({r.local_reason})"
-    verdict = judge(spec, r.steps, network, load_history(r.out / "history.jsonl"), reads, events, logs, r.out)
+    verdict = judge(spec, r.steps, network, load_history(r.out / "history.jsonl"), reads, events, logs, r.out,
+                    master)
     verdict["exit_codes"] = codes
     meta = {"system": r.sys.label, "scenario": "chaos", "seed": spec.seed, "nodes": list(r.sys.nodes),
             "profile": spec.variant if r.sys.name == "dledger" else None, "end_ms": r.now_ms(),
@@ -476,8 +463,9 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
 
 def judge(spec: RunSpec, steps: list[Step], network: str, history: list[dict[str, Any]],
           reads: dict[int, list[tuple[int, str]]], events: list[dict[str, Any]],
-          logs: dict[str, list[tuple[int, int, str]]], out: Path) -> dict[str, Any]:
-    """The verdict of a run from its files (what ``rocketlab chaos check`` recomputes)."""
+          logs: dict[str, list[tuple[int, int, str]]], out: Path, read_from: str | None) -> dict[str, Any]:
+    """The verdict of a run from its files (what ``rocketlab chaos check`` recomputes); ``read_from``: the
+    broker the consumer read every queue back from."""
     sys_ = system(spec.system, spec.variant or None)
     verdict = checker.check_queues(history, reads)
     verdict["system"], verdict["variant"], verdict["seed"] = sys_.name, sys_.variant, spec.seed
@@ -489,8 +477,10 @@ def judge(spec: RunSpec, steps: list[Step], network: str, history: list[dict[str
     if sys_.name == "controller":
         verdict["master_safety"] = checker.election_safety(
             [e for e in events if e.get("node") in sys_.brokers], "MASTER")
-    verdict["lost_named"] = checker.name_losses(verdict["lost"], history, sys_.name, events, logs,
-                                                master_lost=sys_.name in ("sync-pair", "async-pair"))
+    slave_end = commit_log_end(out, sys_.brokers[1]) if sys_.name in ("sync-pair", "async-pair") else None
+    verdict["checks"] = acks.run_checks(sys_.name, sys_.variant, sys_.brokers, events, logs, slave_end)
+    verdict["lost_named"] = losses.name_losses(verdict["lost"], history, sys_.name, events, logs,
+                                               surviving_bodies(out, sys_, logs), read_from)
     met, expected = checker.expectation(sys_.name, sys_.variant, verdict)
     verdict["expected"], verdict["met"] = expected, met
     verdict["replay"] = spec.replay_command(out)
@@ -506,7 +496,7 @@ def check_run_dir(out: Path) -> dict[str, Any]:
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines() if line.strip()]
     network = json.loads((out / "meta.json").read_text()).get("network", "?")
     return judge(spec, steps, network, load_history(out / "history.jsonl"), reads, events,
-                 member_logs(out, system(spec.system, spec.variant or None)), out)
+                 member_logs(out, system(spec.system, spec.variant or None)), out, reads_doc["broker"])
 
 
 def summary_line(v: dict[str, Any]) -> str:
@@ -515,4 +505,6 @@ def summary_line(v: dict[str, Any]) -> str:
     return (f"{label} seed {v['seed']}: {v['ok']} acknowledged, {len(v['lost'])} lost"
             + (f" ({', '.join(named)})" if named else "") + f", {len(v['duplicates'])} duplicated, "
             f"{len(v['gaps'])} gaps, {len(v['order'])} out of order, {v['unknown']} unknown "
-            f"({v['unknown_survived']} kept) - {'as expected' if v['met'] else 'NOT AS EXPECTED'}: {v['expected']}")
+            f"({v['unknown_survived']} kept)" + "".join(f", {name}: {c['count']} (first: {c['first']['why']})"
+                                                      for name, c in sorted(v.get("checks", {}).items()))
+            + f" - {'as expected' if v['met'] else 'NOT AS EXPECTED'}: {v['expected']}")

@@ -14,19 +14,14 @@ From the trace (every node's events, merged): DLedger's election safety (one LEA
 controller mode one MASTER per master epoch. From the stores: the DLedger members' logs match (two logs
 holding an entry with the same index and term are equal up to it).
 
-A lost acknowledged message is **named** where the mechanism is known:
+A lost acknowledged message is **named** from the evidence (:mod:`rocketlab.chaos.losses`:
+``consumer-side``, ``figure-8``, ``queue-offset-reused``, ``unreplicated``, else ``unexplained``), and
+the acknowledgements themselves are checked from the trace (:mod:`rocketlab.chaos.acks`: ``early-ack``,
+``slave-ack-before-write``, ``election-outside-sync-state-set``, ``trace-lost``, ``store-lost-entries``).
+A finding of any check, an ``unexplained`` loss or a ``consumer-side`` one fails every system.
 
-* ``figure-8`` (DLedger profiles): the entry that carried it was committed and later replaced by an
-  entry of another term - DLedger 0.3.x commits an older term's entry by counting replicas, Raft's
-  Figure 8 (DLedger issue #4);
-* ``unreplicated`` (the ASYNC pair): acknowledged by the master before its slave had it, and the master
-  was lost;
-* ``queue-offset-reused`` (controller mode): another acknowledged message holds its queue offset - the
-  next master handed it out again (under RocketMQ's defaults the old master had acknowledged it alone;
-  under ``allAckInSyncStateSet`` it would be the re-promotion bug issue 32 fixed);
-* anything else is ``unexplained``.
-
-:func:`check` returns a verdict (JSON-able); :func:`expectation` says what each system must show.
+:func:`check_queues` returns the per-queue part of a verdict (JSON-able); :func:`expectation` says what each
+system must show.
 """
 
 from __future__ import annotations
@@ -101,45 +96,6 @@ def log_matching(logs: Mapping[str, list[tuple[int, int, str]]]) -> list[dict[st
     return out
 
 
-def name_losses(lost: list[str], history: Iterable[Mapping[str, Any]], system: str,
-                events: Iterable[Mapping[str, Any]], logs: Mapping[str, list[tuple[int, int, str]]] | None,
-                master_lost: bool) -> dict[str, str]:
-    """Each lost id -> the mechanism (see the module docstring)."""
-    if not lost:
-        return {}
-    ops = {op["id"]: op for op in history if op["type"] == "ok"}
-    names: dict[str, str] = {}
-    if system == "dledger":
-        appends = sorted((e["t"], e["index"], e["term"], e.get("pos")) for e in events
-                         if e.get("kind") == "append" and e.get("term") is not None)
-        final: dict[int, int] = {}
-        for log in (logs or {}).values():
-            for index, term, _ in log:
-                final.setdefault(index, term)
-        for op_id in lost:
-            op = ops[op_id]
-            pos = op.get("phy_offset", -1) - 48  # a CommitLog offset on DLedger: the entry's pos + 48
-            at = [(index, term) for t, index, term, p in appends if p == pos and t <= op["t"]]
-            if not at:
-                names[op_id] = "unexplained"
-                continue
-            index, term = at[-1]
-            if final.get(index) != term:
-                now = "truncated" if index not in final else f"replaced by term {final[index]}"
-                names[op_id] = f"figure-8: committed entry {index} of term {term} {now}"
-            else:
-                names[op_id] = "unexplained"
-        return names
-    if system in ("sync-pair", "async-pair"):
-        return {op_id: "unreplicated" if master_lost else "unexplained" for op_id in lost}
-    offsets = Counter((op.get("queue", int(op["id"][1:].split("-")[0])), op.get("queue_offset")) for op in ops.values())
-    for op_id in lost:
-        op = ops[op_id]
-        key = (int(op_id[1:].split("-")[0]), op.get("queue_offset"))
-        names[op_id] = "queue-offset-reused" if offsets[key] > 1 else "unexplained"
-    return names
-
-
 EXPECTED: dict[tuple[str, str], tuple[bool, str]] = {
     ("sync-pair", ""): (True, "no acknowledged message lost (SYNC_MASTER answers only after its slave has it)"),
     ("async-pair", ""): (False, "loses what the master acknowledged before its slave had it, when the master is "
@@ -160,7 +116,8 @@ def expectation(system: str, variant: str, verdict: Mapping[str, Any]) -> tuple[
     lost, names = verdict["lost"], verdict.get("lost_named", {})
     safety = not verdict.get("election_safety") and not verdict.get("log_matching") and \
         not verdict.get("master_safety") and not verdict["duplicates"] and not verdict["gaps"] and \
-        not verdict["order"] and not verdict["refused_but_stored"]
+        not verdict["order"] and not verdict["refused_but_stored"] and not verdict.get("checks") and \
+        not any(n == "unexplained" or n.startswith("consumer-side") for n in names.values())
     strict, text = EXPECTED[(system, variant)]
     if strict:
         return safety and not lost, text

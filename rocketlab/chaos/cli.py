@@ -57,6 +57,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet-ms", default="1000-3000", help="quiet between faults, MIN-MAX ms")
     p.add_argument("--out", type=Path, help="run directory (default runs/chaos/...)")
     p.add_argument("--local", action="store_true", help="127.0.0.1 even where network namespaces work")
+    p.add_argument("--node-module", default="", help="MODULE[:ARG] to run as each node instead of rocketlab.cli "
+                   "(the checker's planted-bug suite)")
 
 
 def _faults(text: str) -> tuple[str, ...]:
@@ -94,7 +96,7 @@ def _spec(system: str, variant: str | None, seed: int, args: argparse.Namespace)
     return RunSpec(sysobj.name, sysobj.variant, seed, _faults(args.faults), args.rounds,
                    recovery_ms=args.recovery_ms if args.recovery_ms is not None else RECOVERY_MS,
                    step_ms=_range(args.step_ms, "--step-ms"), quiet_ms=_range(args.quiet_ms, "--quiet-ms"),
-                   netns=not args.local)
+                   netns=not args.local, node_module=args.node_module)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -125,6 +127,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
                          "lost": len(verdict["lost"]), "named": sorted(set(verdict["lost_named"].values())),
                          "duplicates": len(verdict["duplicates"]), "gaps": len(verdict["gaps"]),
                          "order": len(verdict["order"]), "unknown": verdict["unknown"], "met": verdict["met"],
+                         "checks": {name: c["count"] for name, c in verdict["checks"].items()},
                          "run_dir": str(run_dir), "replay": verdict["replay"]})
     (out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
     (out / "summary.txt").write_text("\n".join(f"{r['system']}/{r['variant']} seed {r['seed']}: {r['acknowledged']} "

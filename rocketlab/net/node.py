@@ -114,6 +114,9 @@ async def run_node(props: dict[str, str], source: str = "config", ready: Callabl
 
 
 async def _flush_every(runtime: NetRuntime, seconds: float) -> None:
+    """The trace reaches its file every ``seconds`` as well: the runtime writes a core's events before the
+    actions they came with go out (a SIGKILL cannot cut one whose consequence another node saw); this
+    catches the rest (the network's own events, a core's events that no action followed)."""
     while True:
         await asyncio.sleep(seconds)
         runtime.recorder.flush()

@@ -213,6 +213,8 @@ class NetRuntime:
         out = fn(*args, now)
         for tr in out.trace:
             self.recorder.emit(now, self.ctx.node_id, tr.kind, tr.fields)
+        if out.trace:  # written before the actions go out: a SIGKILL cannot cut an event another node saw
+            self.recorder.flush()
         for action in out.actions:
             self._apply_table[type(action)](action)
         self._arm_timer()

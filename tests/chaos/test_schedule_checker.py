@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rocketlab.chaos import checker
+from rocketlab.chaos import checker, losses
 from rocketlab.chaos.schedule import FAULTS, Step, make_schedule
 from rocketlab.errors import ConfigError
 
@@ -63,17 +63,41 @@ def test_lost_duplicates_gaps_order_and_refused_but_stored():
     assert (v["ok"], v["fail"], v["unknown"], v["invoked"]) == (6, 1, 1, 8)
 
 
-def test_a_lost_committed_entry_replaced_by_another_term_is_named_figure_8():
+def test_a_lost_entry_committed_by_counting_and_replaced_is_named_figure_8():
     history = _history(("p0-0", "ok", {"phy_offset": 48, "t": 100}), ("p0-1", "ok", {"phy_offset": 200, "t": 100}))
-    events = [{"t": 50, "node": "n0", "kind": "append", "index": 0, "term": 2, "pos": 0},
+    events = [{"t": 40, "node": "n0", "kind": "role", "term": 2, "role": "LEADER", "leader": "n0"},
+              {"t": 50, "node": "n0", "kind": "append", "index": 0, "term": 2, "pos": 0},
               {"t": 60, "node": "n0", "kind": "append", "index": 1, "term": 2, "pos": 152}]
+    counting = [{"t": 150, "node": "n1", "kind": "role", "term": 3, "role": "LEADER", "leader": "n1"},
+                {"t": 151, "node": "n1", "kind": "append", "index": 0, "term": 2, "pos": 0},
+                {"t": 152, "node": "n1", "kind": "append", "index": 1, "term": 2, "pos": 152},
+                {"t": 160, "node": "n1", "kind": "commit", "index": 1, "pos": 152}]
     logs = {"n0": [(0, 3, "p9-9")], "n1": [(0, 3, "p9-9")]}
-    named = checker.name_losses(["p0-0", "p0-1"], history, "dledger", events, logs, master_lost=False)
-    assert named == {"p0-0": "figure-8: committed entry 0 of term 2 replaced by term 3",
-                     "p0-1": "figure-8: committed entry 1 of term 2 truncated"}
-    assert checker.name_losses(["p0-0"], history, "dledger", events, {"n0": [(0, 2, "p0-0")]}, False) == \
-        {"p0-0": "unexplained"}
-    assert checker.name_losses(["p0-0"], history, "async-pair", [], None, master_lost=True) == {"p0-0": "unreplicated"}
+    stores = {"n0": {"p9-9"}, "n1": {"p9-9"}}
+    named = losses.name_losses(["p0-0", "p0-1"], history, "dledger", events + counting, logs, stores, "n0")
+    assert named == {"p0-0": "figure-8: entry 0 of term 2 committed by counting at n1 in term 3 (t=160), then "
+                             "replaced by term 3",
+                     "p0-1": "figure-8: entry 1 of term 2 committed by counting at n1 in term 3 (t=160), then "
+                             "truncated"}
+    # without the commit by counting in a later term there is no Figure 8: unexplained
+    assert losses.name_losses(["p0-0"], history, "dledger", events, logs, stores, "n0") == {"p0-0": "unexplained"}
+    assert losses.name_losses(["p0-0"], history, "dledger", events + counting, {"n0": [(0, 2, "p0-0")]},
+                              {"n0": set()}, "n0") == {"p0-0": "unexplained"}  # the entry is still there
+
+
+def test_a_loss_is_named_after_the_stores():
+    history = _history(("p0-0", "ok", {"phy_offset": 0, "queue_offset": 0}),
+                       ("p1-0", "ok", {"phy_offset": 100, "queue_offset": 0}))
+    assert losses.name_losses(["p0-0"], history, "async-pair", [], None, {"n1": set()}, "n1") == \
+        {"p0-0": "unreplicated"}
+    assert losses.name_losses(["p0-0"], history, "async-pair", [], None, {"n1": {"p0-0"}}, "n1") == \
+        {"p0-0": "consumer-side: in the store of n1, never read back"}
+    stores = {"n0": set(), "n1": set(), "n2": {"p0-0"}}
+    assert losses.name_losses(["p0-0"], history, "controller", [], None, stores, "n0") == \
+        {"p0-0": "diverged: only in the store of n2, not of n0, which was read back"}
+    reused = _history(("p0-0", "ok", {"queue_offset": 0}), ("p0-1", "ok", {"queue_offset": 0}))
+    assert losses.name_losses(["p0-0"], reused, "controller", [], None, {"n0": set()}, "n0") == \
+        {"p0-0": "queue-offset-reused"}
 
 
 def test_expectations_of_each_system():
@@ -87,6 +111,11 @@ def test_expectations_of_each_system():
     assert checker.expectation("async-pair", "", {**clean, "lost": ["p0-1"], "lost_named": {"p0-1": "unreplicated"}})[0]
     assert not checker.expectation("controller", "all-ack", {**clean, "lost": ["p0-1"]})[0]
     assert not checker.expectation("dledger", "raft", {**clean, "election_safety": [{"term": 3, "nodes": ["a", "b"]}]})[0]
+    early = {"early-ack": {"count": 1, "first": {"why": "PUT_OK at n0 for bytes up to 100"}}}
+    assert not checker.expectation("sync-pair", "", {**clean, "checks": early})[0]
+    consumer = {**clean, "lost": ["p0-1"], "lost_named": {"p0-1": "consumer-side: in the store of n1, never read back"}}
+    assert not checker.expectation("async-pair", "", consumer)[0]
+    assert not checker.expectation("controller", "defaults", {**consumer, "lost_named": {"p0-1": "unexplained"}})[0]
 
 
 def test_election_safety_and_log_matching():
