@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib
 import inspect
 import io
 import json
@@ -55,26 +54,27 @@ _FIRST_ONLY = ("elect reads only the first element of the TreeSet; this changes 
                "drops a worse one that ties, never which element is first")
 _SIGN_ONLY = "the comparator's callers read only its sign; the mutated cast keeps the sign of every difference"
 EQUIVALENT: dict[tuple[str, str], str] = {
-    ("lab01.transfer_parser", "line 99: TransferParser: 0 -> 1"): _COUNTER,
-    ("lab01.transfer_parser", "line 99: TransferParser: 0 -> -1"): _COUNTER,
-    ("lab01.transfer_parser", "line 118: TransferParser: Add= -> Sub="): _COUNTER,
-    ("lab01.transfer_parser", "line 118: TransferParser: Add -> Sub"): _COUNTER,
-    ("lab02.encode_record", "line 410: encode_record: 1024 -> 1025"): _WIDER,
-    ("lab02.encode_record", "line 410: encode_record: 4 -> 5"): _WIDER,
-    ("lab04.quorum_index", "line 104: quorum_index: Gt -> GtE"): (
+    ("lab01.transfer_parser", "line +13: TransferParser: 0 -> 1"): _COUNTER,
+    ("lab01.transfer_parser", "line +13: TransferParser: 0 -> -1"): _COUNTER,
+    ("lab01.transfer_parser", "line +32: TransferParser: Add= -> Sub="): _COUNTER,
+    ("lab01.transfer_parser", "line +32: TransferParser: Add -> Sub"): _COUNTER,
+    ("lab02.encode_record", "line +5: encode_record: 1024 -> 1025"): _WIDER,
+    ("lab02.encode_record", "line +5: encode_record: 4 -> 5"): _WIDER,
+    ("lab04.quorum_index", "line +10: quorum_index: Gt -> GtE"): (
         "at index == committed_index the rule answers min(index, committed_index) == index: the same"),
-    ("lab06.elect_master", "line 114: _tree_set: 0 -> 1"): _FIRST_ONLY,
-    ("lab06.elect_master", "line 116: _tree_set: Lt -> LtE"): _FIRST_ONLY + " (c == 0 has already left the loop)",
-    ("lab06.elect_master", "line 116: _tree_set: 0 -> 1"): _FIRST_ONLY + " (c == 0 has already left the loop)",
-    ("lab06.elect_master", "line 119: _tree_set: 1 -> 2"): _FIRST_ONLY,
-    ("lab06.elect_master", "line 36: java_int: 4294967295 -> 4294967294"): (
+    ("lab06.elect_master", "line +13: _tree_set: 0 -> 1"): _FIRST_ONLY,
+    ("lab06.elect_master", "line +15: _tree_set: Lt -> LtE"): _FIRST_ONLY + " (c == 0 has already left the loop)",
+    ("lab06.elect_master", "line +15: _tree_set: 0 -> 1"): _FIRST_ONLY + " (c == 0 has already left the loop)",
+    ("lab06.elect_master", "line +18: _tree_set: 1 -> 2"): _FIRST_ONLY,
+    ("lab06.elect_master", "line +3: java_int: 4294967295 -> 4294967294"): (
         "clearing bit 0 turns a difference of +1 into 0 (a tie): TreeSet then drops the new, worse element; "
         "the first element is unchanged"),
-    ("lab06.elect_master", "line 37: java_int: 2 -> 3"): _SIGN_ONLY,
-    ("lab06.elect_master", "line 37: java_int: 32 -> 33"): _SIGN_ONLY,
+    ("lab06.elect_master", "line +4: java_int: 2 -> 3"): _SIGN_ONLY,
+    ("lab06.elect_master", "line +4: java_int: 32 -> 33"): _SIGN_ONLY,
 }
-"""(exercise, "line N: mutant description") -> why that mutant answers as the reference on every input the
-component can produce (reviewed by hand; the line numbers are of the reference's source file)."""
+"""(exercise, "line +K: NAME: mutant description") -> why that mutant answers as the reference on every input
+the component can produce (reviewed by hand). K counts from the line of NAME's definition (1: the ``def`` or
+``class`` line), so moving a definition within its file or to another keeps its entries."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,7 @@ class Mutant:
     operator: str
     line: int  # line in the reference's source file
     description: str
+    offset: int = 0  # line within the mutated definition (1: its def or class line)
 
 
 def _points(tree: ast.AST) -> Iterator[tuple[ast.AST, str, str, Any]]:
@@ -146,7 +147,7 @@ def scope(exercise: str) -> tuple[Any, list[tuple[str, str, int]]]:
     Classes it only uses (result types, the store's encoder) are the kit's shared parts, not mutated."""
     reference = registry.EXERCISES[exercise].reference
     module_name, attr = reference.__module__, reference.__name__
-    module = importlib.import_module(module_name)
+    module = inspect.getmodule(reference)
     todo, seen, found = [attr], {attr}, []
     while todo:
         name = todo.pop(0)
@@ -187,7 +188,8 @@ def mutants_of(exercise: str) -> list[Mutant]:
         _, points = _mutable_points(source)
         for node, operator, description, _ in points:
             line = first + getattr(node, "lineno", 1) - 1
-            found.append(Mutant(exercise, len(found), operator, line, f"{name}: {description}"))
+            found.append(Mutant(exercise, len(found), operator, line, f"{name}: {description}",
+                                getattr(node, "lineno", 1)))
     return found
 
 
@@ -329,7 +331,7 @@ def _report(outcomes: dict[str, list[Outcome]], elapsed: float, budget_s: float,
 
 
 def _why(m: Mutant) -> str | None:
-    return EQUIVALENT.get((m.exercise, f"line {m.line}: {m.description}"))
+    return EQUIVALENT.get((m.exercise, f"line +{m.offset}: {m.description}"))
 
 
 def report_markdown(report: dict[str, Any]) -> str:
