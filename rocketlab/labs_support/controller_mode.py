@@ -18,7 +18,7 @@ from rocketlab.controller.elect_policy import compare_live_info, java_int
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.controller.invariants import ControllerModeChecker
 from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
-from rocketlab.scenarios.controller_mode import _put_nowait, controller_leader, master_set, settle
+from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, settle
 from rocketlab.scenarios.registry import ScenarioArgs, get_scenario
 from rocketlab.sim import Cluster
 
@@ -105,7 +105,7 @@ def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3, fau
     for n in sorted(c.leader_candidates or ()):
         if n != old:
             c.cut_link(old, n)
-    pending = [_put_nowait(c, old, b"in-flight-%d" % i) for i in range(in_flight)]
+    pending = [put_nowait(c, old, b"in-flight-%d" % i) for i in range(in_flight)]
     c.run_for(1)
     old_end = c.node(old).max_offset
     c.node(old).store.flush()  # what it wrote is on disk: the truncation below has something to cut

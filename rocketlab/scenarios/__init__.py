@@ -12,7 +12,11 @@
 * :mod:`~rocketlab.scenarios.dledger` — the ``dledger-*`` scenarios (election, Figure 8, #247, churn);
 * :mod:`~rocketlab.scenarios.controller_mode` — the ``controller-*`` scenarios (failover, #5663, the
   partitioned master, #9689, unclean election);
-* :mod:`~rocketlab.scenarios.tour` — the stories of ``rocketlab demo`` and ``labs/00_tour.ipynb``.
+* :mod:`~rocketlab.scenarios.tour` — the stories of ``rocketlab demo`` and ``labs/00_tour.ipynb`` (their runs;
+  the report is drawn above, in :mod:`rocketlab.labs_support.tour`);
+* :mod:`~rocketlab.scenarios.broker_on_dledger`, :mod:`~rocketlab.scenarios.commitlog_store` — the builders
+  that labs, graded tests and sample data share (a DLedger broker group and its classic store to upgrade
+  from; the tick clock, a queue's messages, a record's fields).
 
 Importing this package registers every scenario.
 """

@@ -91,7 +91,7 @@ def settle(c: Cluster, members: int = 3, timeout_ms: int = 60_000) -> str:
 
 def _put_on(c: Cluster, node: str, body: bytes) -> Any:
     """A put sent to ``node`` (whatever the controllers think), run until it is answered."""
-    handle = _put_nowait(c, node, body)
+    handle = put_nowait(c, node, body)
     if handle is not None:
         c.run_until(lambda c: handle.done, timeout_ms=10_000)
     return handle
@@ -247,7 +247,7 @@ def run_churn(c: Cluster, rounds: int = 30, interval_ms: int = 1_000, settle_ms:
     for i in range(rounds):
         master = c.leader()
         if master is not None and not c.node(master).fenced:
-            handle = _put_nowait(c, master, b"churn-%d" % i)
+            handle = put_nowait(c, master, b"churn-%d" % i)
             if handle is not None:
                 acked.append(handle)
         faults += churn_step(c, rng, cut)
@@ -268,7 +268,9 @@ def run_churn(c: Cluster, rounds: int = 30, interval_ms: int = 1_000, settle_ms:
             "final_master": master}
 
 
-def _put_nowait(c: Cluster, node: str, body: bytes) -> Any:
+def put_nowait(c: Cluster, node: str, body: bytes) -> Any:
+    """Put ``body`` on broker ``node`` without waiting for its answer (the put handle, to look at later): an
+    in-flight message at the moment of a fault. Shared by the scenarios, lab 06's cells and its suite."""
     handles: list[Any] = []
 
     def put(core: Any, now_ms: int) -> Any:

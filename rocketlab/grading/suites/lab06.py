@@ -19,7 +19,7 @@ from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import compare_table, expect
 from rocketlab.ha.epoch_file_cache import LONG_MAX, EpochEntry, find_consistent_point
-from rocketlab.scenarios.controller_mode import _put_nowait, controller_leader, master_set, running, settle
+from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, running, settle
 from rocketlab.sim.cluster import Cluster
 
 EntryList = list[EpochEntry]
@@ -165,7 +165,7 @@ def returning_master(ctx: Ctx) -> None:
         for n in others:
             c.cut_link(old, n)  # what the master writes now reaches nobody
         for i in range(3):
-            _put_nowait(c, old, b"r%d-in-flight-%d" % (round_, i) * 20)
+            put_nowait(c, old, b"r%d-in-flight-%d" % (round_, i) * 20)
         c.run_for(1)
         c.crash(old)
         expect(c.run_until(lambda c, old=old: c.leader() not in (None, old), timeout_ms=40_000),
@@ -385,7 +385,7 @@ def churn(ctx: Ctx, cycles: int = 5) -> None:
                 if n != master:
                     c.cut_link(master, n)
             for i in range(rng.randrange(1, 4)):
-                _put_nowait(c, master, b"in-flight-%d-%d" % (cycle, i) * rng.randrange(1, 30))
+                put_nowait(c, master, b"in-flight-%d-%d" % (cycle, i) * rng.randrange(1, 30))
             c.run_for(1)
         down = [master]
         leader = controller_leader(c)
