@@ -5,9 +5,9 @@ whether its tests start a JVM or pass Spark DataFrames; each exercise
 (:class:`~rocketlab.grading.registry.Exercise`) names the override point the component declares
 (``rocketlab.plugs.point``), the learner's attribute, the Java it models, where the kit calls it and the
 kit's own version, imported. Everything else is derived: ``rocketlab grade``'s choices, the autograder's
-Java, the sandbox's limits and DataFrames, the static check for delegation, the mutation run. The framework
-(:mod:`rocketlab.grading.registry`) loads this module by name; it may import what the labs teach, the framework
-may not. rocketlab's own addition.
+Java, the sandbox's limits and DataFrames, the static check for delegation, the mutation run. The package
+(:mod:`rocketlab.grading`) imports this module and its rows register themselves; the framework's modules never
+import it: it may import what the labs teach, the framework may not. rocketlab's own addition.
 """
 
 from __future__ import annotations
