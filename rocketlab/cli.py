@@ -47,8 +47,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"rocketlab: {message.removeprefix('rocketlab ')}\n")
 
 
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rocketlab", description="Learn RocketMQ storage and replication by running it. "
                      "Start with `rocketlab init DIR`, then `cd DIR && rocketlab lab` (open labs/00_tour first); "
@@ -116,12 +114,6 @@ def _add_view(sub: Any) -> None:
     p.add_argument("--html", type=Path, dest="out", metavar="OUT",
                    help="the page to write (default RUN_DIR/view.html)")
     p.set_defaults(func=cmd_view)
-
-
-
-
-
-
 
 
 def cmd_view(args: argparse.Namespace) -> int:
@@ -251,8 +243,6 @@ def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Pat
         print("  ".join(f"{k} {v}" for k, v in extra.items()))
     print(format_table(table))
     print(f"run directory: {out}")
-
-
 
 
 def _os_error_line(e: OSError) -> str:

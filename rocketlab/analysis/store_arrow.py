@@ -236,7 +236,6 @@ def index_batches(seg: Segment, columns: Sequence[tuple[str, str]], predicates: 
     yield filter_batch(pa.RecordBatch.from_arrays(arrays, schema=schema), predicates)
 
 
-
 def interval(predicates: Sequence[Predicate], column: str) -> tuple[float, float]:
     """The values of ``column`` every predicate on it admits, as a closed interval."""
     lo, hi = -math.inf, math.inf
@@ -245,7 +244,6 @@ def interval(predicates: Sequence[Predicate], column: str) -> tuple[float, float
             a, b = p.bounds()
             lo, hi = max(lo, a), min(hi, b)
     return lo, hi
-
 
 
 # ------------------------------------------------------------------------------ planning

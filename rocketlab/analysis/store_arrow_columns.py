@@ -172,7 +172,6 @@ except ImportError:  # pragma: no cover - a platform without isal's wheel
     from zlib import crc32 as _crc32
 
 
-
 def _crc_ok(buf: pa.Buffer, at: np.ndarray, length: np.ndarray, stored: np.ndarray) -> np.ndarray:
     """``UtilAll.crc32`` of each body (``crc32 & 0x7FFFFFFF``) equal to the stored BODYCRC."""
     mv = memoryview(buf)

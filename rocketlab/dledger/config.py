@@ -150,7 +150,6 @@ _LOADED: dict[tuple[Any, ...], Any] = {}
 _LOADED_MAX = 1024
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DLedgerConfig:
     """Models DLedgerConfig, DLedger 0.3.1.2: one member's settings, validated on construction.

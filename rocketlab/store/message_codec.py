@@ -90,8 +90,6 @@ def decode_message_id(msg_id: str) -> tuple[Host, int]:
     return unpack_host(raw[:-8]), int.from_bytes(raw[-8:], "big", signed=True)
 
 
-
-
 def encode_message(
     msg: Message,
     *,
@@ -134,8 +132,6 @@ class PluggedEncoder:
 
     def encode_batch(self, batch: Message, born_timestamp: int) -> tuple[bytearray, list[int]]:
         return self.inner.encode_batch(batch, born_timestamp)
-
-
 
 
 # --- decoding -------------------------------------------------------------------------------------
