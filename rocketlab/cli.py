@@ -23,7 +23,7 @@ from rocketlab.chaos import cli as chaos_cli
 from rocketlab.cli_support import default_out, format_table, positive_int, writable_dir, writable_file
 from rocketlab.dledger import cli as dledger_cli
 from rocketlab.errors import InvariantViolation, RocketlabError
-from rocketlab.grading import autograder, mutation
+from rocketlab.grading import assign, autograder, bundle, mutation
 from rocketlab.grading import cli as grading_cli
 from rocketlab.net import cli as net_cli
 from rocketlab.oracle import member_kind  # noqa: F401 - registers nodeKind=java-dledger with rocketlab node
@@ -33,7 +33,7 @@ from rocketlab.trace.rundir import event_files, fresh_dir
 from rocketlab.workspace import require_home
 
 COMMAND_MODULES = (workspace, doctor, lab, analysis_cli, store_cli, dledger_cli, net_cli, chaos_cli, grading_cli,
-                   autograder, mutation, sample_data)
+                   autograder, assign, bundle, mutation, sample_data)
 """The subsystems' command modules, each with a ``register(subparsers)`` adding its subcommands."""
 
 

@@ -24,19 +24,24 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rocketlab import __version__
 from rocketlab.cli_support import writable_file
 from rocketlab.errors import RocketlabError
+from rocketlab.grading.bundle import open_bundle
+from rocketlab.grading.collect import source_notebook
+from rocketlab.grading.questions import NotebookError, grade_checks, questions, read_notebook
 from rocketlab.grading.registry import LABS
 from rocketlab.templating import Markup, render
 
 ROOT_ENV = "ROCKETLAB_AUTOGRADER_ROOT"
 """The environment variable that moves Gradescope's ``/autograder`` (default) elsewhere."""
 DEFAULT_ROOT = "/autograder"
+QUESTIONS_DIR = "questions"
+"""Where ``rocketlab assign`` packs the source notebook whose checks the zip grades (``source/questions/``)."""
 VENV_DIR = "rocketlab-venv"
 """The venv ``setup.sh`` makes under the root (``/autograder/rocketlab-venv``)."""
 OUTPUT_CAP = 20_000
@@ -126,8 +131,10 @@ def constraints_text() -> str:
     return "# The versions this rocketlab was installed with.\n" + "\n".join(rows) + "\n"
 
 
-def build_zip(lab: str, out: Path, wheel: Path, tests: Sequence[Path] = ()) -> Path:
-    """Write ``lab``'s autograder zip to ``out`` (files as :func:`zip_files` lists them)."""
+def build_zip(lab: str, out: Path, wheel: Path, tests: Sequence[Path] = (),
+              extra: Mapping[str, bytes] | None = None) -> Path:
+    """Write ``lab``'s autograder zip to ``out`` (files as :func:`zip_files` lists them, and ``extra``: name ->
+    bytes, e.g. ``rocketlab assign``'s ``questions/NN.ipynb``)."""
     files = zip_files(lab, wheel.name, [t.name for t in tests])
     tmp = out.with_name(f".{out.name}.partial")
     try:
@@ -140,6 +147,8 @@ def build_zip(lab: str, out: Path, wheel: Path, tests: Sequence[Path] = ()) -> P
             z.write(wheel, wheel.name)
             for t in tests:
                 z.write(t, f"tests/{t.name}")
+            for name, data in (extra or {}).items():
+                z.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0)), data)
         os.replace(tmp, out)
     except OSError as e:
         tmp.unlink(missing_ok=True)
@@ -240,8 +249,11 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rocketlab-submission-") as scratch:
         try:
-            found = find_submission(root / "submission", lab)
+            where = _unbundled(root / "submission", lab, Path(scratch) / "bundle")
+            found = find_submission(where, lab)
         except SubmissionError as e:
+            return _write(results, failure_results(f"Not graded: {e}"))
+        except RocketlabError as e:  # a malformed bundle
             return _write(results, failure_results(f"Not graded: {e}"))
         # Graded as the exercise file, by its bare name, in a scratch directory: the replay lines in the
         # learner's results then read ``--submission lab05_rocketmq_on_dledger.py``, no path of the machine.
@@ -250,7 +262,8 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
             notebook_to_module(found, submission)
         else:
             shutil.copyfile(found, submission)
-        print(f"grading {found.relative_to(root / 'submission')} ({lab})", flush=True)
+        print(f"grading {found.relative_to(where)} ({lab})", flush=True)
+        learner = _learner_notebook(where, lab)
         cmd = [*_grade_command(), lab, "--submission", submission.name, "--json", str(results)]
         if tests_dir is not None:
             cmd += ["--tests", str(tests_dir)]
@@ -260,12 +273,62 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
     try:
         written = json.loads(results.read_text())
         if isinstance(written, dict) and ("score" in written or "tests" in written):  # no "score": hidden tests
-            return written
+            return _with_checks(results, written, lab, learner, root)
     except (OSError, ValueError):
         pass
     return _write(results, failure_results(
         f"Not graded: the grader stopped (exit {proc.returncode}) after {time.monotonic() - started:.0f} s "
         "without results; the course staff can see its output."))
+
+
+def _unbundled(submission: Path, lab: str, scratch: Path) -> Path:
+    """Where the learner's files are: ``submission/``, or a bundle zip in it (``rocketlab submit``'s, left
+    zipped) opened into ``scratch`` when no exercise file lies unzipped."""
+    if any(p.name == LABS[lab].exercise_file for p in submission.rglob("*")):
+        return submission
+    zips = sorted(p for p in submission.glob("*.zip") if not p.name.startswith("."))
+    if len(zips) != 1:
+        return submission
+    open_bundle(zips[0], lab, scratch)
+    return scratch
+
+
+def _learner_notebook(where: Path, lab: str) -> dict[str, Any] | str | None:
+    """The learner's copy of the lab's notebook (the shallowest), why it cannot be read, or None."""
+    found = sorted(where.rglob(LABS[lab].notebook), key=lambda p: (len(p.parts), p))
+    if not found:
+        return None
+    try:
+        return read_notebook(found[0])
+    except NotebookError as e:
+        return str(e).replace(str(found[0].parent) + "/", "")
+
+
+def _with_checks(path: Path, results: dict[str, Any], lab: str, learner: dict[str, Any] | str | None,
+                 root: Path) -> dict[str, Any]:
+    """``results`` with the checks of the learner's notebook (its auto-graded questions) as visible tests,
+    against the source notebook ``rocketlab assign`` packed (else the kit's own)."""
+    if learner is None:
+        return results
+    packed = root / "source" / QUESTIONS_DIR / LABS[lab].notebook
+    source = read_notebook(packed) if packed.is_file() else source_notebook(lab)
+    if source is None or not any(q.kind == "check" for q in questions(source)):
+        return results
+    if isinstance(learner, str):
+        results["output"] += f"\nquestions not graded: {learner}"
+        checks = []
+    else:
+        checks = grade_checks(source, learner)
+    for c in checks:
+        results["tests"].append({"name": f"{lab}.questions/{c.grade_id}", "score": c.score, "max_score": c.points,
+                                 "status": "passed" if c.score == c.points else "failed", "output": c.message,
+                                 "output_format": "text", "visibility": "visible", "tags": [f"{lab}.questions"]})
+        if "score" in results:
+            results["score"] = round(results["score"] + c.score, 6)
+        results.setdefault("extra_data", {})["max_score"] = round(
+            results.get("extra_data", {}).get("max_score", 0) + c.points, 6)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    return results
 
 
 def _write(path: Path, data: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,9 @@ from rocketlab.cli_support import writable_dir, writable_file
 from rocketlab.console import progress
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
+from rocketlab.grading.bundle import open_bundle
+from rocketlab.grading.collect import check_tests, grade_questions, source_notebook, write_questions_csv
+from rocketlab.grading.questions import CheckResult
 from rocketlab.grading.results import write_results, write_summary_csv, write_ungraded
 from rocketlab.grading.runner import GradeReport, TestResult, grade
 from rocketlab.grading.sandbox_static import similarity
@@ -39,6 +43,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--submissions", metavar="DIR", help="bulk mode: grade every submission in DIR")
     p.add_argument("--out", metavar="DIR", help="bulk mode: one results.json per submission and summary.csv")
     p.add_argument("--jobs", type=int, default=1, metavar="N", help="bulk mode: grade N submissions at once (default 1)")
+    p.add_argument("--source", metavar="DIR", help="bulk mode: the course's source notebooks, whose questions "
+                                                   "the learners' notebooks answer (default: the kit's labs)")
     p.set_defaults(func=run_grade)
 
 
@@ -78,7 +84,15 @@ def run_grade(args: argparse.Namespace) -> int:
         raise RocketlabError("--reference grades the kit's own code: leave out --submission")
     if args.submission:
         _check_submission(Path(args.submission))
-    elif not args.reference:
+        if Path(args.submission).suffix == ".zip":  # a bundle (`rocketlab submit`): grade its exercise file
+            with tempfile.TemporaryDirectory(prefix="rocketlab-bundle-") as scratch:
+                args.submission = str(open_bundle(Path(args.submission), args.lab, Path(scratch)).exercise)
+                return _grade_single(args)
+    return _grade_single(args)
+
+
+def _grade_single(args: argparse.Namespace) -> int:
+    if not args.submission and not args.reference:
         default = registry.exercise_file(args.lab)
         if not default.is_file():
             raise RocketlabError(f"no {default.name} here: run `rocketlab grade` inside a workspace (`rocketlab init "
@@ -100,9 +114,9 @@ def _check_submission(path: Path) -> None:
         raise RocketlabError(f"--submission {path}: no such file")
     if not path.is_file():
         raise RocketlabError(f"--submission {path}: not a file (a directory of submissions goes to --submissions)")
-    if path.suffix != ".py":
-        raise RocketlabError(f"--submission {path}: not a Python file (.py): submit your copy of the lab's "
-                             "exercise module, e.g. labs/exercises/lab03_dledger_election.py")
+    if path.suffix not in (".py", ".zip"):
+        raise RocketlabError(f"--submission {path}: not a Python file (.py) or a bundle (.zip): submit your copy "
+                             "of the lab's exercise module, e.g. labs/exercises/lab03_dledger_election.py")
 
 
 @dataclass
@@ -112,11 +126,15 @@ class Entry:
     name: str
     path: Path | None
     note: str = ""
+    notebook: Path | None = None
+    """The lab's notebook beside the exercise file (a folder's, a bundle's): its questions are collected."""
+    checks: list[CheckResult] | None = None
 
 
 def _submissions(lab: str, root: Path) -> list[Entry]:
-    """Every entry of ``DIR``: ``name.py`` files and ``name/<the lab's exercise file>`` directories are
-    graded; anything else is listed with the reason it was not (a summary accounts for every learner)."""
+    """Every entry of ``DIR``: ``name.py`` files, ``name/<the lab's exercise file>`` directories and
+    ``name.zip`` bundles are graded; anything else is listed with the reason it was not (a summary accounts
+    for every learner)."""
     if not root.is_dir():
         raise RocketlabError(f"--submissions {root}: not a directory")
     wanted = registry.LABS[lab].exercise_file
@@ -131,30 +149,47 @@ def _submissions(lab: str, root: Path) -> list[Entry]:
             clash = p.stem in dirs
             entries.append(Entry(p.name if clash else p.stem, p,
                                  f"name clash: {p.name} and {p.stem}/ are both here; both graded" if clash else ""))
+        elif p.is_file() and p.suffix == ".zip":
+            entries.append(Entry(p.stem if p.stem not in dirs and p.stem not in stems else p.name, p))
         elif p.is_dir():
             clash = p.name in stems
             name = f"{p.name}/" if clash else p.name
             note = f"name clash: {p.name}.py and {p.name}/ are both here; both graded" if clash else ""
             if (p / wanted).is_file():
-                entries.append(Entry(name, p / wanted, note))
+                notebook = p / registry.LABS[lab].notebook
+                entries.append(Entry(name, p / wanted, note, notebook if notebook.is_file() else None))
             else:
                 inside = sorted(q.name for q in p.iterdir())[:5]
                 entries.append(Entry(name, None, f"not graded: no {wanted} in {p.name}/ (it holds: "
                                                  f"{', '.join(inside) or 'nothing'}){'; ' + note if note else ''}"))
         else:
-            entries.append(Entry(p.name, None, f"not graded: {p.name} is not a Python file (.py) or a directory"))
+            entries.append(Entry(p.name, None, f"not graded: {p.name} is not a Python file (.py), a bundle (.zip) "
+                                               "or a directory"))
     return entries
 
 
 def _grade_one(args: argparse.Namespace, entry: Entry, out: Path) -> tuple[Entry, GradeReport | None]:
     if entry.path is None:
         return entry, None
-    try:
-        report = grade(args.lab, entry.path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
-                       time_limit_s=args.time_limit, hide=[out, Path(args.submissions)])
-    except Exception as e:  # noqa: BLE001 - one submission's trouble never stops the class's grading
-        entry.note = f"not graded: {type(e).__name__}: {str(e)[:300]}"
-        return entry, None
+    with tempfile.TemporaryDirectory(prefix="rocketlab-bundle-") as scratch:
+        try:
+            path = entry.path
+            if path.suffix == ".zip":
+                unpacked = open_bundle(path, args.lab, Path(scratch))
+                path, entry.notebook = unpacked.exercise, unpacked.notebook
+            report = grade(args.lab, path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
+                           time_limit_s=args.time_limit, hide=[out, Path(args.submissions)])
+        except RocketlabError as e:
+            entry.note = f"not graded: {e}"
+            return entry, None
+        except Exception as e:  # noqa: BLE001 - one submission's trouble never stops the class's grading
+            entry.note = f"not graded: {type(e).__name__}: {str(e)[:300]}"
+            return entry, None
+        if entry.notebook is not None and args.question_source is not None:
+            entry.checks, problem = grade_questions(args.lab, args.question_source, entry.notebook, entry.name,
+                                                    out / _folder(entry.name) / "answers.html")
+            report.tests.extend(check_tests(args.lab, entry.checks or []))
+            entry.note = "; ".join(n for n in (entry.note, problem) if n)
     return entry, report
 
 
@@ -163,6 +198,7 @@ def _bulk(args: argparse.Namespace) -> int:
         raise RocketlabError(f"--jobs must be >= 1, got {args.jobs}")
     entries = _submissions(args.lab, Path(args.submissions))
     out = writable_dir(Path(args.out), "--out")
+    args.question_source = source_notebook(args.lab, args.source)
     done: dict[str, tuple[Entry, GradeReport | None]] = {}
     with progress(f"grading {args.lab}", len(entries)) as bar, \
             ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -178,6 +214,8 @@ def _bulk(args: argparse.Namespace) -> int:
     rows = [done[e.name] for e in entries]
     summary = write_summary_csv([(e.name, r, e.note) for e, r in rows], out / "summary.csv")
     _similarity_csv(args.lab, [e for e, r in rows if r is not None], out / "similarity.csv")
+    if args.question_source is not None:
+        write_questions_csv(args.question_source, [(e.name, e.checks) for e, _ in rows], out / "questions.csv")
     for entry, report in rows:
         print(f"{entry.name}: " + (f"{report.score:g}/{report.max_score:g}" if report else "-")
               + (f" ({entry.note})" if entry.note else ""))

@@ -118,7 +118,8 @@ def write_results(report: GradeReport, path: str | Path) -> Path:
 def write_summary_csv(rows: list[tuple[str, GradeReport | None, str]] | list[tuple[str, GradeReport]],
                       path: str | Path) -> Path:
     """One row per submission (the instructor's file: hidden tests included): its name, score, max score,
-    tests passed, then one column per test, then ``note`` (why it was not graded, a name clash)."""
+    tests passed, then one column per test, then ``note`` (why it was not graded, a name clash). An entry that
+    could not be graded has every score empty, not 0."""
     out = Path(path)
     full = [(r[0], r[1], r[2] if len(r) > 2 else "") for r in rows]  # type: ignore[misc]
     names: list[str] = []
@@ -130,8 +131,8 @@ def write_summary_csv(rows: list[tuple[str, GradeReport | None, str]] | list[tup
         w = csv.writer(f)
         w.writerow(["submission", "score", "max_score", "passed", "tests", *names, "note"])
         for who, report, note in full:
-            if report is None:
-                w.writerow([who, "0", "", 0, 0, *("" for _ in names), note])
+            if report is None:  # not graded: no score at all, never a 0 that reads as a graded zero
+                w.writerow([who, "", "", "", "", *("" for _ in names), note])
                 continue
             scores = {t.name: t.score for t in report.tests}
             w.writerow([who, f"{report.score:g}", f"{report.max_score:g}", sum(t.passed for t in report.tests),
