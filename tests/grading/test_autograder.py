@@ -221,6 +221,52 @@ def test_a_broken_install_still_writes_results(gradescope, tmp_path):
     assert results["score"] == 0 and results["output"].startswith("Not graded: the autograder could not start (exit 127)")
 
 
+@pytest.mark.wheel
+def test_a_bundle_is_graded_zipped_or_unzipped_with_its_checks(gradescope, tmp_path, capsys):
+    """``rocketlab submit``'s bundle: Gradescope unzips an uploaded zip into ``submission/``; a bundle left
+    zipped is opened by the autograder. The checks of the packed source notebook join the tests."""
+    from tests.grading.test_assign import _answered, _course_source
+
+    src = _course_source(tmp_path)
+    assert _cli(capsys, "assign", "--source", str(src), "--out", str(tmp_path / "out"), "--no-autograder")[0] == 0
+    notebook = tmp_path / "05_rocketmq_on_dledger.ipynb"
+    notebook.write_text(json.dumps(_answered(tmp_path / "out" / "student" / "labs" / notebook.name, "a", 48, "mine")))
+    bundle = tmp_path / "lab05-submission.zip"
+    code, _, err = _cli(capsys, "submit", "lab05", "--exercise", str(SOLUTIONS / "lab05_rocketmq_on_dledger.py"),
+                        "--notebook", str(notebook), "--out", str(bundle))
+    assert code == 0, err
+    with zipfile.ZipFile(bundle) as z:
+        unzipped = {name: z.read(name).decode() for name in z.namelist()}
+    packed = gradescope / "source" / "questions"
+    packed.mkdir()
+    shutil.copy(src / notebook.name, packed)  # what `rocketlab assign` packs into the zip
+    try:
+        for files in (unzipped, {bundle.name: bundle}):
+            results = run_autograder(gradescope, files)
+            scores = {t["name"]: (t["score"], t["max_score"]) for t in results["tests"]}
+            assert scores["lab05.questions/lab05-which-log"] == (2, 2) and scores["lab05.questions/lab05-header"] == (1, 1)
+            assert sum(t["score"] for t in results["tests"]) == sum(t["max_score"] for t in results["tests"]), scores
+            assert results["extra_data"]["max_score"] == 15 + 3, results["extra_data"]
+    finally:
+        shutil.rmtree(packed)
+
+
+@pytest.mark.wheel
+def test_assign_packs_the_source_notebook_for_the_checks(kit_wheel, tmp_path, capsys):
+    from tests.grading.test_assign import _course_source
+
+    src = _course_source(tmp_path)
+    shutil.copytree(CHECKOUT / "labs" / "exercises", src / "exercises")
+    code, out, err = _cli(capsys, "assign", "--source", str(src), "--out", str(tmp_path / "out"), "--lab", "lab05",
+                          "--wheel", str(kit_wheel))
+    assert code == 0, err
+    with zipfile.ZipFile(tmp_path / "out" / "autograder" / "lab05-autograder.zip") as z:
+        assert z.read("questions/05_rocketmq_on_dledger.ipynb") == (src / "05_rocketmq_on_dledger.ipynb").read_bytes()
+        assert 'chmod -R go-rwx "$SOURCE/questions"' in z.read("setup.sh").decode()
+    assert sorted(p.name for p in (tmp_path / "out" / "student" / "labs").rglob("*.*")) == [
+        "05_rocketmq_on_dledger.ipynb", "lab05_rocketmq_on_dledger.py"]
+
+
 # --- every lab's zip: layout only ------------------------------------------------------------------------
 
 @pytest.mark.wheel
