@@ -80,6 +80,8 @@ def run_grade(args: argparse.Namespace) -> int:
         if args.submission or args.reference or args.json:
             raise RocketlabError("--submissions cannot be combined with --submission, --reference or --json")
         return _bulk(args)
+    if args.source:
+        raise RocketlabError("--source reads the learners' notebooks in bulk mode: add --submissions DIR --out DIR")
     if args.reference and args.submission:
         raise RocketlabError("--reference grades the kit's own code: leave out --submission")
     if args.submission:
@@ -215,7 +217,8 @@ def _bulk(args: argparse.Namespace) -> int:
     summary = write_summary_csv([(e.name, r, e.note) for e, r in rows], out / "summary.csv")
     _similarity_csv(args.lab, [e for e, r in rows if r is not None], out / "similarity.csv")
     if args.question_source is not None:
-        write_questions_csv(args.question_source, [(e.name, e.checks) for e, _ in rows], out / "questions.csv")
+        write_questions_csv(args.question_source, [(e.name, e.checks, _no_questions(e)) for e, _ in rows],
+                            out / "questions.csv")
     for entry, report in rows:
         print(f"{entry.name}: " + (f"{report.score:g}/{report.max_score:g}" if report else "-")
               + (f" ({entry.note})" if entry.note else ""))
@@ -235,6 +238,17 @@ def _similarity_csv(lab: str, entries: list[Entry], path: Path) -> None:
             assert entry.path is not None
             source = entry.path.read_text(errors="replace")
             w.writerow([entry.name, *("" if (v := similarity(source, e)) is None else f"{v:.3f}" for e in exercises)])
+
+
+def _no_questions(entry: Entry) -> str:
+    """Why an entry's questions were not collected (empty when they were)."""
+    if entry.checks is not None:
+        return ""
+    if entry.path is None or entry.note.startswith("not graded"):
+        return "not graded"
+    if entry.notebook is None:
+        return "no notebook in the submission"
+    return next((n for n in entry.note.split("; ") if n.startswith("questions not collected")), "")
 
 
 def _folder(name: str) -> str:

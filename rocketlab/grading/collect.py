@@ -112,17 +112,18 @@ def check_tests(lab: str, checks: list[CheckResult]) -> list[TestResult]:
             for c in checks]
 
 
-def write_questions_csv(source_nb: dict[str, Any], rows: list[tuple[str, list[CheckResult] | None]],
+def write_questions_csv(source_nb: dict[str, Any], rows: list[tuple[str, list[CheckResult] | None, str]],
                         path: Path) -> Path:
     """A row per learner: each written question's column empty (yours to fill), each check's score; a
-    learner without a notebook has every column empty and says so."""
+    learner whose notebook is missing or unreadable has every column empty and the reason (``rows``: name,
+    checks or None, why not)."""
     qs: list[Question] = questions(source_nb)
     with path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["submission", *(f"{q.grade_id} ({q.points:g})" for q in qs), "note"])
-        for who, checks in rows:
+        for who, checks, why in rows:
             if checks is None:
-                w.writerow([who, *("" for _ in qs), "no notebook in the submission"])
+                w.writerow([who, *("" for _ in qs), why])
                 continue
             scores = {c.grade_id: f"{c.score:g}" for c in checks}
             w.writerow([who, *(scores.get(q.grade_id, "") for q in qs), ""])

@@ -48,7 +48,7 @@ BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 SOLUTION_LINE = re.compile(r"^(?P<indent>\s*)(?P<target>[A-Za-z_]\w*)\s*=.*#\s*SOLUTION\s*$")
 """otter-grader's one-line solution: ``x = 3  # SOLUTION`` becomes ``x = ...``."""
 ANSWERS_DETAILS = re.compile(r"\n*<details>\s*<summary>\s*Answers?\b.*?</details>\s*", re.S | re.I)
-"""A ``<details><summary>Answers</summary> ... </details>`` block of a markdown cell."""
+"""A folded block of answers in a markdown cell: ``<details>`` whose summary says "Answers"."""
 MODEL_ANSWER_OPEN = "<details><summary>Answer</summary>"
 """How a model answer opens in the source (folded: the kit's own notebooks are also read alone)."""
 MAX_ANSWER_CHARS = 10_000

@@ -221,6 +221,9 @@ def test_a_class_of_bundles_is_graded_with_its_questions(tmp_path, capsys):
                               "--notebook", str(nb), "--out", str(subs / f"{who}.zip"))
         assert code == 0 and "lab05 bundle" in out, err
     (subs / "mallory.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    with zipfile.ZipFile(subs / "dave.zip", "w") as z:  # made by hand: a notebook that is not JSON
+        z.write(SOLUTIONS / "lab05_rocketmq_on_dledger.py", "lab05_rocketmq_on_dledger.py")
+        z.writestr("05_rocketmq_on_dledger.ipynb", '{"cells": [')
     (subs / "carol").mkdir()
     shutil.copy(SOLUTIONS / "lab05_rocketmq_on_dledger.py", subs / "carol")  # a folder without a notebook
     code, out, err = _cli(capsys, "grade", "lab05", "--submissions", str(subs), "--out", str(tmp_path / "graded"),
@@ -228,7 +231,9 @@ def test_a_class_of_bundles_is_graded_with_its_questions(tmp_path, capsys):
     assert code == 1, out + err  # mallory's bundle could not be graded
     rows = {r["submission"]: r for r in csv.DictReader((tmp_path / "graded" / "summary.csv").open())}
     assert rows["alice"]["score"] == "18" and rows["alice"]["max_score"] == "18", rows["alice"]
-    assert rows["bob"]["score"] == "15" and rows["carol"]["score"] == "15", rows
+    assert rows["bob"]["score"] == "15" and rows["carol"]["score"] == "15" and rows["dave"]["score"] == "15", rows
+    assert "questions not collected: 05_rocketmq_on_dledger.ipynb: not a Jupyter notebook (broken JSON" \
+        in rows["dave"]["note"], rows["dave"]
     assert rows["mallory"]["score"] == "" and rows["mallory"]["max_score"] == "", rows["mallory"]
     assert "malformed bundle" in rows["mallory"]["note"]
     results = json.loads((tmp_path / "graded" / "bob" / "results.json").read_text())
@@ -243,6 +248,8 @@ def test_a_class_of_bundles_is_graded_with_its_questions(tmp_path, capsys):
     assert qrows[0] == ["submission", "lab05-which-log (2)", "lab05-header (1)", "lab05-why (3)", "note"]
     assert qrows[1] == ["alice", "2", "1", "", ""] and qrows[2] == ["bob", "0", "0", "", ""]
     assert qrows[3] == ["carol", "", "", "", "no notebook in the submission"]
+    assert qrows[4][:4] == ["dave", "", "", ""] and "broken JSON" in qrows[4][4]
+    assert qrows[5] == ["mallory", "", "", "", "not graded"]
 
 
 # --- bad input -----------------------------------------------------------------------------------------
