@@ -301,7 +301,7 @@ def grade_checks(source_nb: dict[str, Any], learner_nb: dict[str, Any]) -> list[
         if q.grade_id in problems:
             results.append(CheckResult(q.grade_id, q.points, 0.0, problems[q.grade_id]))
             continue
-        namespace = copy.deepcopy(values)
+        namespace = {**copy.deepcopy(values), "print": _quiet}
         try:
             exec(compile(q.answer, f"<{q.grade_id}-test>", "exec"), namespace)  # noqa: S102 - the instructor's test
         except AssertionError as e:
@@ -313,6 +313,10 @@ def grade_checks(source_nb: dict[str, Any], learner_nb: dict[str, Any]) -> list[
         else:
             results.append(CheckResult(q.grade_id, q.points, q.points, "correct"))
     return results
+
+
+def _quiet(*_args: Any, **_kwargs: Any) -> None:
+    """``print`` while a test cell is graded: its hints are for the learner's notebook, not the grader's log."""
 
 
 # --- writing question cells (for authors) --------------------------------------------------------------
@@ -348,11 +352,12 @@ def check_question(grade_id: str, prompt: str, name: str, answer: Any, test: str
                    points: float = 1) -> list[dict[str, Any]]:
     """The three cells of an auto-graded check: the locked prompt, the answer cell
     (``name = answer  # SOLUTION``) and the test cell, whose ``test`` is hidden from learners
-    (``### BEGIN/END HIDDEN TESTS``) after a visible line that checks the answer was given."""
+    (``### BEGIN/END HIDDEN TESTS``) after two visible lines that say when no answer was given yet (they
+    print, never raise: the student version runs top to bottom)."""
     if not name.isidentifier():
         raise ValueError(f"check {grade_id}: {name!r} is not a Python name")
-    test_source = f"assert {name} is not ..., \"write your answer in place of ...\"\n{BEGIN_HIDDEN}\n" \
-                  f"{test.strip()}\n{END_HIDDEN}"
+    test_source = f"if {name} is ...:\n    print(\"{grade_id}: not answered yet: write your answer in place of ... " \
+                  f"above\")\n{BEGIN_HIDDEN}\n{test.strip()}\n{END_HIDDEN}"
     return [_markdown(prompt, _nbgrader(f"{grade_id}-prompt", grade=False, solution=False, locked=True)),
             _code(f"{name} = {answer!r}  # SOLUTION", _nbgrader(grade_id, grade=False, solution=True, locked=False)),
             _code(test_source, _nbgrader(f"{grade_id}-test", grade=True, solution=False, locked=True, points=points))]
