@@ -1,0 +1,169 @@
+"""Brokers registering with name servers, real processes on 127.0.0.1: broker.conf files as users write them.
+
+* a kit master and slave register with two kit name servers; the slave finds its master (SlaveSynchronize and
+  the HA connection) from the name server's answer alone; the routes follow a topic's creation and a kill;
+* the cross pairs: the real 4.9.5 broker registers with the real name server and the kit's at once (its
+  ``namesrvAddr`` names both), then the kit's broker does the same: both name servers answer alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from rocketlab.broker.protocol import SendMessageRequest
+from rocketlab.namesrv.protocol import GetAllTopicListRequest, GetBrokerClusterInfoRequest, GetRouteInfoRequest
+from rocketlab.net.client import NetClient
+from tests.namesrv.javaproc import java_broker, java_namesrv
+from tests.realnodes import free_port, start_node
+
+pytestmark = pytest.mark.realnet
+
+
+def ask(port: int, msg):
+    async def go():
+        c = await NetClient(("127.0.0.1", port)).connect()
+        try:
+            return await c.request(msg)
+        finally:
+            await c.close()
+    return asyncio.run(go())
+
+
+def wait_for(what, predicate, timeout_s: float = 20.0):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = what()
+        if predicate(value):
+            return value
+        assert time.monotonic() < deadline, f"not reached in {timeout_s} s: {value!r}"
+        time.sleep(0.1)
+
+
+def broker_addrs(port: int, topic: str) -> dict[int, str] | None:
+    r = ask(port, GetRouteInfoRequest(topic))
+    return None if r.route is None else dict(r.route.broker_datas[0].broker_addrs)
+
+
+def conf(path: Path, **keys) -> Path:
+    path.write_text("".join(f"{k}={v}\n" for k, v in keys.items()))
+    return path
+
+
+def events(run_dir: Path, kind: str) -> list[dict]:
+    out = []
+    for f in run_dir.glob("events-*.jsonl"):
+        out += [e for e in map(json.loads, f.read_text().splitlines()) if e["kind"] == kind]
+    return out
+
+
+def test_a_master_and_a_slave_register_with_every_name_server_and_the_slave_finds_its_master_there(tmp_path):
+    ns = [free_port(), free_port()]
+    procs = [start_node(conf(tmp_path / f"ns{i}.conf", nodeKind="namesrv", listenPort=p, runDir=tmp_path / f"ns{i}"))
+             for i, p in enumerate(ns)]
+    mp, sp = free_port(), free_port()
+    common = dict(nodeKind="broker", brokerClusterName="C", brokerName="broker-a",
+                  namesrvAddr=f"127.0.0.1:{ns[0]};127.0.0.1:{ns[1]}", mappedFileSizeCommitLog=1 << 20)
+    try:
+        procs.append(start_node(conf(tmp_path / "m.conf", **common, listenPort=mp, haListenPort=free_port(),
+                                     storePathRootDir=tmp_path / "m", runDir=tmp_path / "mrun")))
+        procs.append(start_node(conf(tmp_path / "s.conf", **common, listenPort=sp, brokerId=1, brokerRole="SLAVE",
+                                     storePathRootDir=tmp_path / "s", runDir=tmp_path / "srun")))
+        cluster = ask(ns[1], GetBrokerClusterInfoRequest()).cluster_info
+        assert cluster.cluster_addr_table == {"C": ("broker-a",)}
+        wait_for(lambda: ask(ns[0], GetBrokerClusterInfoRequest()).cluster_info.broker_addr_table["broker-a"].broker_addrs,
+                 lambda a: a == {0: f"127.0.0.1:{mp}", 1: f"127.0.0.1:{sp}"})
+        assert ask(ns[0], GetRouteInfoRequest("Fresh")).code == 17
+        assert ask(mp, SendMessageRequest("Fresh", b"hello")).status == "PUT_OK"  # the topic is created ...
+        for port in ns:  # ... and registered at once, with both addresses of its broker
+            wait_for(lambda port=port: broker_addrs(port, "Fresh"), lambda a: a == {0: f"127.0.0.1:{mp}",
+                                                                                  1: f"127.0.0.1:{sp}"})
+        wait_for(lambda: [e for e in events(tmp_path / "mrun", "ha_report") if e["offset"] > 0], bool)
+        answered = events(tmp_path / "srun", "namesrv_register")
+        assert {e["namesrv"] for e in answered} == {f"127.0.0.1:{p}" for p in ns} and all(e["ok"] for e in answered)
+        assert f"127.0.0.1:{mp}" in {e.get("master_addr") for e in answered}
+        os.kill(procs[2].pid, signal.SIGKILL)  # the master dies: its connections close, the name servers drop it
+        procs[2].wait()
+        for port in ns:
+            wait_for(lambda port=port: broker_addrs(port, "Fresh"), lambda a: a == {1: f"127.0.0.1:{sp}"})
+        removed = events(tmp_path / "ns0", "broker_unregistered")
+        assert [(e["broker_addr"], e["reason"]) for e in removed] == [(f"127.0.0.1:{mp}", "channel destroyed")]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            p.wait(timeout=20)
+
+
+def _java_broker_port() -> int:
+    """A port p with p-2 (the VIP channel) and p+1 (HA) free too."""
+    for _ in range(50):
+        p = free_port()
+        if p > 3 and all(_free(q) for q in (p - 2, p + 1)):
+            return p
+    raise AssertionError("no free port triple")
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def everything(port: int) -> dict:
+    topics = sorted(ask(port, GetAllTopicListRequest()).topic_list.topic_list)
+    routes = {}
+    for t in topics:
+        r = ask(port, GetRouteInfoRequest(t))
+        routes[t] = r.route.decoded() if r.route is not None else r.code
+    return {"cluster": ask(port, GetBrokerClusterInfoRequest()).cluster_info.decoded(), "topics": topics,
+            "routes": routes}
+
+
+def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_and_the_kits(tmp_path):
+    jns = java_namesrv(free_port(), tmp_path / "jns")
+    jport = int(jns.ready["namesrv"].rsplit(":", 1)[1])
+    kport = free_port()
+    procs = [start_node(conf(tmp_path / "ns.conf", nodeKind="namesrv", listenPort=kport, runDir=tmp_path / "ns"))]
+    both = f"127.0.0.1:{jport};127.0.0.1:{kport}"
+    jb = None
+    try:
+        bp = _java_broker_port()
+        props = conf(tmp_path / "jb.properties", brokerClusterName="JC", brokerName="java-a", brokerId=0,
+                     brokerRole="ASYNC_MASTER", flushDiskType="ASYNC_FLUSH", listenPort=bp, namesrvAddr=both,
+                     storePathRootDir=tmp_path / "jstore", mappedFileSizeCommitLog=10485760, maxHashSlotNum=10000,
+                     maxIndexNum=40000)
+        jb = java_broker(props, tmp_path / "jb")
+        java_side = wait_for(lambda: everything(jport), lambda s: "java-a" in s["cluster"]["brokerAddrTable"])
+        # what the real broker registers, as the real name server holds it:
+        assert java_side["cluster"]["brokerAddrTable"]["java-a"] == ("JC", {0: f"127.0.0.1:{bp}"})
+        assert {"TBW102", "SELF_TEST_TOPIC", "JC", "java-a"} <= set(java_side["topics"])
+        assert wait_for(lambda: everything(kport), lambda s: s == java_side) == java_side  # the kit's holds the same
+        kp = free_port()
+        procs.append(start_node(conf(tmp_path / "kb.conf", nodeKind="broker", brokerClusterName="KC",
+                                     brokerName="kit-a", listenPort=kp, haListenPort=kp + 1, namesrvAddr=both,
+                                     storePathRootDir=tmp_path / "kstore", mappedFileSizeCommitLog=1 << 20,
+                                     runDir=tmp_path / "kb")))
+        assert ask(kp, SendMessageRequest("KitTopic", b"x")).status == "PUT_OK"
+        java_side = wait_for(lambda: everything(jport), lambda s: "KitTopic" in s["topics"])
+        assert java_side["routes"]["KitTopic"]["brokerDatas"] == {"kit-a": ("KC", {0: f"127.0.0.1:{kp}"})}
+        assert java_side["routes"]["KitTopic"]["queueDatas"]["kit-a"].write_queue_nums == 4
+        assert wait_for(lambda: everything(kport), lambda s: s == java_side) == java_side
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=20)
+        if jb is not None:
+            jb.stop()
+        jns.stop()
