@@ -19,7 +19,11 @@ from pathlib import Path
 import pytest
 
 from rocketlab.broker.protocol import SendMessageRequest
-from rocketlab.namesrv.protocol import GetAllTopicListRequest, GetBrokerClusterInfoRequest, GetRouteInfoRequest
+from rocketlab.namesrv.protocol import (
+    GetAllTopicListRequest,
+    GetBrokerClusterInfoRequest,
+    GetRouteInfoRequest,
+)
 from rocketlab.net.client import NetClient
 from tests.namesrv.javaproc import java_broker, java_namesrv
 from tests.realnodes import free_port, start_node
