@@ -16,7 +16,13 @@ Trace: ``broker_registered`` (cluster, broker_name, broker_id, broker_addr, firs
 Differences from 4.9.5: no KV config (PUT/GET/DELETE_KV_CONFIG, the order-topic configuration a
 registration's answer carries: the answer has no body, as Java's with an empty KV table), no
 write-permission wipes, no topic deletion, no ``clusterTest``; those codes are answered
-REQUEST_CODE_NOT_SUPPORTED. The routing info lives in memory only, as in Java.
+REQUEST_CODE_NOT_SUPPORTED, where 4.9.5's ``DefaultRequestProcessor`` (the server's default processor)
+returns null for a code it does not know and the client waits in vain. A request whose header lacks a
+``@CFNotNull`` field is refused SYSTEM_ERROR and stores nothing, where 4.9.5's
+``decodeCommandCustomHeader`` logs the missing field and goes on with null (it registers a broker named
+null, unregisters nothing, finds no route for a null topic); a body or header value that cannot be read is
+SYSTEM_ERROR in both (``tests/namesrv/test_namesrv_bad_input.py`` shows both servers). The routing info
+lives in memory only, as in Java.
 """
 
 from __future__ import annotations

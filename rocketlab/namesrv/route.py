@@ -165,7 +165,7 @@ class ClusterInfo:
 
     def decoded(self) -> dict[str, Any]:
         return {"brokerAddrTable": {n: (b.cluster, dict(b.broker_addrs)) for n, b in self.broker_addr_table.items()},
-                "clusterAddrTable": {c: sorted(v) for c, v in self.cluster_addr_table.items()}}
+                "clusterAddrTable": {c: sorted(v, key=str) for c, v in self.cluster_addr_table.items()}}
 
 
 @dataclass(frozen=True)
