@@ -1,6 +1,6 @@
 """The real RocketMQ 4.9.5 name server and broker for tests: ``brokeroracle.NamesrvMain`` / ``BrokerMain`` on the
-class path ``ROCKETLAB_JAVA_BROKER`` names (``.ci/oracle-classpath broker ../shared/java``), with the JVM
-options of ``../shared/java/run-broker-oracle.sh``. Without it (or without java) a test skips saying why; under
+class path ``ROCKETLAB_JAVA_BROKER`` names (``.ci/oracle-classpath broker JARS_DIR``), with the JVM
+options the jars' README gives. Without it (or without java) a test skips saying why; under
 CI=true it fails. Each process is stopped by its PID (TERM, then KILL)."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def java_broker_class_path() -> str:
     value = os.environ.get(ENV, "").strip()
     why = None
     if not value:
-        why = f"{ENV} is not set (.ci/oracle-classpath broker ../shared/java prints it)"
+        why = f"{ENV} is not set (.ci/oracle-classpath broker JARS_DIR prints it)"
     elif shutil.which("java") is None:
         why = "no java on PATH"
     else:

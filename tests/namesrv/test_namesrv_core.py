@@ -25,6 +25,7 @@ from rocketlab.namesrv.protocol import (
     ResponseCode,
 )
 from rocketlab.namesrv.route import RegisterBrokerBody, topic_config
+from rocketlab.net.node import with_own_address
 from rocketlab.trace.schema import validate_event
 
 NS = "127.0.0.1:9876"
@@ -136,3 +137,15 @@ def test_without_namesrvaddr_nothing_is_sent_and_bad_addresses_are_one_clear_err
     api = BrokerOuterAPI(registration_config({"namesrvAddr": NS, "registerNameServerPeriod": "1000"}, "n0", "b"),
                          lambda: (0, None))
     assert api.config.register_period_ms == 10_000  # Java clamps it to 10-60 s
+
+
+def test_a_config_without_selfid_and_peers_is_a_node_of_its_own_and_half_of_them_is_one_clear_error():
+    assert with_own_address({"nodeKind": "namesrv"}) == {
+        "nodeKind": "namesrv", "selfId": "namesrv_9876", "peers": "namesrv_9876-127.0.0.1:9876"}
+    assert with_own_address({"nodeKind": "broker", "listenPort": "30911"})["peers"] == "broker_30911-127.0.0.1:30911"
+    today = {"selfId": "n0", "peers": "n0-127.0.0.1:1"}
+    assert with_own_address(today) is today
+    with pytest.raises(ConfigError, match="x.conf: selfId is set but peers is not"):
+        with_own_address({"selfId": "n0"}, "x.conf")
+    with pytest.raises(ConfigError, match="listenPort=70000 is not a TCP port"):
+        with_own_address({"nodeKind": "namesrv", "listenPort": "70000"})
