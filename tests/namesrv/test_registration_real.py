@@ -13,6 +13,8 @@ import json
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -70,17 +72,21 @@ def events(run_dir: Path, kind: str) -> list[dict]:
 
 def test_a_master_and_a_slave_register_with_every_name_server_and_the_slave_finds_its_master_there(tmp_path):
     ns = [free_port(), free_port()]
-    procs = [start_node(conf(tmp_path / f"ns{i}.conf", nodeKind="namesrv", listenPort=p, runDir=tmp_path / f"ns{i}"))
-             for i, p in enumerate(ns)]
     mp, sp = free_port(), free_port()
-    common = dict(nodeKind="broker", brokerClusterName="C", brokerName="broker-a",
+    common = dict(nodeKind="broker", brokerClusterName="C", brokerName="broker-a", haSendHeartbeatInterval=500,
                   namesrvAddr=f"127.0.0.1:{ns[0]};127.0.0.1:{ns[1]}", mappedFileSizeCommitLog=1 << 20)
+    procs = start_nodes([conf(tmp_path / f"ns{i}.conf", nodeKind="namesrv", listenPort=p, runDir=tmp_path / f"ns{i}")
+                         for i, p in enumerate(ns)])
+    procs += start_nodes([  # the name servers listen: the brokers' first registration reaches them
+        conf(tmp_path / "m.conf", **common, listenPort=mp, haListenPort=free_port(), storePathRootDir=tmp_path / "m",
+             runDir=tmp_path / "mrun")])
+    wait_for(lambda: ask(ns[0], GetBrokerClusterInfoRequest()).cluster_info.cluster_addr_table, bool)
+    procs += start_nodes([  # the master registered: the slave's first answer names it (else its next one would)
+        conf(tmp_path / "s.conf", **common, listenPort=sp, brokerId=1, brokerRole="SLAVE",
+             storePathRootDir=tmp_path / "s", runDir=tmp_path / "srun")])
     try:
-        procs.append(start_node(conf(tmp_path / "m.conf", **common, listenPort=mp, haListenPort=free_port(),
-                                     storePathRootDir=tmp_path / "m", runDir=tmp_path / "mrun")))
-        procs.append(start_node(conf(tmp_path / "s.conf", **common, listenPort=sp, brokerId=1, brokerRole="SLAVE",
-                                     storePathRootDir=tmp_path / "s", runDir=tmp_path / "srun")))
-        cluster = ask(ns[1], GetBrokerClusterInfoRequest()).cluster_info
+        cluster = wait_for(lambda: ask(ns[1], GetBrokerClusterInfoRequest()).cluster_info,
+                           lambda c: c.cluster_addr_table)
         assert cluster.cluster_addr_table == {"C": ("broker-a",)}
         wait_for(lambda: ask(ns[0], GetBrokerClusterInfoRequest()).cluster_info.broker_addr_table["broker-a"].broker_addrs,
                  lambda a: a == {0: f"127.0.0.1:{mp}", 1: f"127.0.0.1:{sp}"})
@@ -105,6 +111,19 @@ def test_a_master_and_a_slave_register_with_every_name_server_and_the_slave_find
                 p.send_signal(signal.SIGTERM)
         for p in procs:
             p.wait(timeout=20)
+
+
+def start_nodes(configs: list[Path]) -> list[subprocess.Popen]:
+    """``rocketlab node --config`` for each, started together; returns once every one listens."""
+    procs = []
+    for config in configs:
+        with open(config.with_suffix(".log"), "ab") as stderr:
+            procs.append(subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
+                                          stdout=subprocess.PIPE, stderr=stderr, text=True))
+    for proc, config in zip(procs, configs, strict=True):
+        line = proc.stdout.readline()
+        assert line and json.loads(line)["listening"], config.with_suffix(".log").read_text()
+    return procs
 
 
 def _java_broker_port() -> int:
