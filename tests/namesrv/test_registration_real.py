@@ -190,3 +190,38 @@ def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_a
         if jb is not None:
             jb.stop()
         jns.stop()
+
+
+DLEDGER_TIMERS = dict(heartBeatTimeIntervalMs=100, maxHeartBeatLeak=10, minVoteIntervalMs=50, maxVoteIntervalMs=150,
+                      voteRoundWaitBaseMs=100, maxWaitAckTimeMs=1500, dispatcherErrorBackoffMs=50,
+                      pushCommitIntervalMs=200, checkAbnormalFutureIntervalMs=200, followerPushTimeoutMs=200)
+
+
+def test_the_route_follows_a_dledger_failover_the_new_master_registers_as_brokerid_0(tmp_path):
+    ns = free_port()
+    procs = start_nodes([conf(tmp_path / "ns.conf", nodeKind="namesrv", listenPort=ns, runDir=tmp_path / "ns")])
+    ports = {n: free_port() for n in ("n0", "n1", "n2")}
+    peers = ";".join(f"{n}-127.0.0.1:{p}" for n, p in ports.items())
+    procs += start_nodes([conf(tmp_path / f"{n}.conf", nodeKind="broker", enableDLegerCommitLog="true",
+                               brokerClusterName="DC", brokerName="RaftNode00", selfId=n, peers=peers,
+                               namesrvAddr=f"127.0.0.1:{ns}", storePathRootDir=tmp_path / n,
+                               runDir=tmp_path / "run", mappedFileSizeCommitLog=64 * 1024, **DLEDGER_TIMERS)
+                          for n in ports])
+    by_addr = {f"127.0.0.1:{p}": i for i, p in enumerate(ports.values())}
+    try:
+        addrs = wait_for(lambda: ask(ns, GetBrokerClusterInfoRequest()).cluster_info.broker_addr_table,
+                         lambda t: "RaftNode00" in t and 0 in t["RaftNode00"].broker_addrs)["RaftNode00"].broker_addrs
+        master = by_addr[addrs[0]]
+        assert ask(ports[f"n{master}"], SendMessageRequest("Routed", b"x")).status == "PUT_OK"
+        wait_for(lambda: broker_addrs(ns, "Routed"), lambda a: a is not None and a.get(0) == addrs[0])
+        os.kill(procs[1 + master].pid, signal.SIGKILL)
+        procs[1 + master].wait()
+        after = wait_for(lambda: broker_addrs(ns, "Routed"), lambda a: a.get(0) not in (None, addrs[0]), 30)
+        assert addrs[0] not in after.values() and by_addr[after[0]] != master  # the dead one is gone
+        assert sorted(after) == [0, by_addr[next(a for a in after.values() if a != after[0])] + 1]  # slave id
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            p.wait(timeout=20)
