@@ -59,6 +59,7 @@ from rocketlab.broker.broker import (
     message_of,
     pull_from_store,
 )
+from rocketlab.broker.broker_outer_api import BrokerOuterAPI
 from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse, SendMessageRequest
 from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerConfig
 from rocketlab.controller.wire import NotifyBrokerRoleChanged
@@ -174,6 +175,8 @@ class AutoSwitchBrokerCore(BaseCore):
         self.term = 0  # the master epoch this broker acts under
         self.master_id: str | None = None
         self.tokens = itertools.count(1)
+        self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name, lambda: (self.broker_config_id, None),
+                                           config.cluster_name)  # registers once the controller named its id
         self.pending: dict[int, PutHandle] = {}
         self.next_flush_ms = 0
         self.flush_on_threads = ctx.threads and config.flush_disk_type == "ASYNC_FLUSH"
@@ -424,6 +427,7 @@ class AutoSwitchBrokerCore(BaseCore):
         out.trace("role", term=0, role="FENCED", leader=None)
         if self.replicas is not None:
             self.replicas.on_start(now_ms, out)
+        self.outer_api.start(now_ms, out)
         return out.build()
 
     def on_stop(self) -> None:
@@ -438,7 +442,7 @@ class AutoSwitchBrokerCore(BaseCore):
 
     def next_deadline_ms(self) -> int | None:
         times = [None if self.flush_on_threads else self.next_flush_ms, self.ha_service.next_deadline_ms(),
-                 self.reput_at]
+                 self.reput_at, self.outer_api.next_deadline_ms()]
         if self.ha_client is not None:
             times.append(self.ha_client.next_deadline_ms())
         if self.replicas is not None:
@@ -462,6 +466,7 @@ class AutoSwitchBrokerCore(BaseCore):
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
         if self.replicas is not None:
             self.replicas.on_tick(now_ms, out)
+        self.outer_api.on_tick(now_ms, out)
         return self._after(out)
 
     # ------------------------------------------------------------------ HA streams
@@ -514,6 +519,7 @@ class AutoSwitchBrokerCore(BaseCore):
         out = OutputBuilder()
         if self.replicas is not None and self.replicas.owns(request_id):
             self.replicas.on_reply(request_id, msg, now_ms, out)
+        self.outer_api.on_reply(request_id, msg, now_ms, out)  # the controller names its master
         return self._after(out)
 
     def on_message(self, src: str, msg: Any, now_ms: int) -> Output:

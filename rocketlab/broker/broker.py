@@ -26,6 +26,9 @@ RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, 
   asyncPutMessage waits for both at once.
 
 Every finished put is a ``put`` trace event; HA adds ``ha_report``, ``ha_transfer`` and ``ha_close``.
+With ``namesrvAddr`` the broker registers with its name servers
+(:class:`~rocketlab.broker.broker_outer_api.BrokerOuterAPI`); a slave then follows the answer's
+``masterAddr`` (SlaveSynchronize) and ``haServerAddr`` (its HA client, when ``haMasterAddress`` is not set).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rocketlab.broker.broker_outer_api import BrokerOuterAPI
 from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.protocol import (
     GetAllMetadataRequest,
@@ -164,6 +168,9 @@ class BrokerCore(BaseCore):
         self.slave_synchronize = SlaveSynchronize(self.metadata, config.slave_sync_interval_ms,
                                                   config.slave_sync_first_delay_ms)
         self.reput_at: int | None = None
+        self.master_id = config.master_id
+        self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
+                                           lambda: (config.broker_id, self.metadata.topic_config_manager))
 
     # --- inspection --------------------------------------------------------------------------
     @property
@@ -193,6 +200,7 @@ class BrokerCore(BaseCore):
                   self.config.master_id)
         if self.ha_client is not None:
             self.ha_client.on_tick(now_ms, out)
+        self.outer_api.start(now_ms, out)
         return out.build()
 
     def on_stop(self) -> None:
@@ -276,9 +284,11 @@ class BrokerCore(BaseCore):
         if ha is not None:
             times.append(ha)
         if self.ha_client is not None:
-            sync = self.slave_synchronize.next_deadline_ms(self.config.master_id)
+            sync = self.slave_synchronize.next_deadline_ms(self.master_id)
             if sync is not None:
                 times.append(sync)
+        if self.outer_api.next_deadline_ms() is not None:
+            times.append(self.outer_api.next_deadline_ms())
         if self.reput_at is not None:
             times.append(self.reput_at)
         if self.flushing:
@@ -297,7 +307,8 @@ class BrokerCore(BaseCore):
             self._completed(self.ha_service.on_tick(now_ms, out), now_ms, out)
         else:
             self.ha_client.on_tick(now_ms, out)
-            self.slave_synchronize.on_tick(self.config.master_id, now_ms, out)
+            self.slave_synchronize.on_tick(self.master_id, now_ms, out)
+        self.outer_api.on_tick(now_ms, out)
         if self.reput_at is not None and now_ms >= self.reput_at:
             self.reput_at = None
             self.store.reput(REPUT_SLICE_BYTES)
@@ -353,8 +364,14 @@ class BrokerCore(BaseCore):
 
     def on_reply(self, src: str, request_id: int, msg: Any | None, now_ms: int) -> Output:
         self.now_ms = now_ms
+        out = OutputBuilder()
+        answer = self.outer_api.on_reply(request_id, msg, now_ms, out)
+        if answer is not None and not self.config.is_master:  # doRegisterBrokerAll's use of the result
+            if self.config.ha_master_address is None and answer.ha_server_addr is not None:
+                self.ha_client.update_master_address(answer.ha_server_addr)
+            self.master_id = answer.master_addr
         self.slave_synchronize.on_reply(request_id, msg)
-        return EMPTY
+        return out.build()
 
 
 # --- pieces shared with the broker on DLedger (rocketlab.broker.dledger_broker) --------------------

@@ -62,6 +62,7 @@ from rocketlab.broker.broker import (
     message_of,
     pull_from_store,
 )
+from rocketlab.broker.broker_outer_api import BrokerOuterAPI
 from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.dledger_commit_log import broker_id_of
 from rocketlab.broker.dledger_commit_log_status import ROCKETMQ_VERSIONS
@@ -83,6 +84,7 @@ from rocketlab.dledger.codec import DLEDGER_FAMILY
 from rocketlab.dledger.config import DLedgerConfig, members_peers
 from rocketlab.dledger.protocol import MESSAGE_TYPES as DLEDGER_MESSAGES
 from rocketlab.errors import ConfigError
+from rocketlab.namesrv.protocol import NAMESRV_FAMILY
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.store import Message, PutMessageResult
 from rocketlab.store.config import BrokerRole
@@ -94,8 +96,9 @@ _DLEDGER_TYPES = frozenset(DLEDGER_MESSAGES)
 
 def dledger_broker_codec() -> RemotingCodec:
     """The remoting codec of a broker on DLedger: it sends and serves DLedger's RPCs, the broker's requests
-    and the group check on its one message port."""
-    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, GROUP_CHECK_FAMILY))
+    and the group check on its one message port, and registers with name servers."""
+    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, GROUP_CHECK_FAMILY, NAMESRV_FAMILY),
+                         serves=("dledger", "broker", "group-check"))
 
 
 # ---------------------------------------------------------------------- config
@@ -258,6 +261,8 @@ class DLedgerBrokerCore(BaseCore):
         self.server_started = False
         self.tokens = itertools.count(1)
         self.pending: dict[int, PutHandle] = {}
+        self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
+                                           lambda: (self.broker_id, self.metadata.topic_config_manager))
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -291,6 +296,7 @@ class DLedgerBrokerCore(BaseCore):
         out = OutputBuilder()
         self._trace_role(out)
         self.group_check.on_tick(now_ms, out)
+        self.outer_api.start(now_ms, out)
         return self._finish(EMPTY, out, now_ms)
 
     def on_stop(self) -> None:
@@ -300,7 +306,8 @@ class DLedgerBrokerCore(BaseCore):
         self.store.crash(lose_unflushed)
 
     def next_deadline_ms(self) -> int | None:
-        times = [self.role_change_handler.next_deadline_ms(), self.group_check.next_deadline_ms()]
+        times = [self.role_change_handler.next_deadline_ms(), self.group_check.next_deadline_ms(),
+                 self.outer_api.next_deadline_ms()]
         if self.pending:
             times.append(min(h.start_ms for h in self.pending.values()) + self.config.put_timeout_ms)
         if self.server_started:
@@ -314,6 +321,7 @@ class DLedgerBrokerCore(BaseCore):
         self.now_ms = now_ms
         out = OutputBuilder()
         self.group_check.on_tick(now_ms, out)
+        self.outer_api.on_tick(now_ms, out)
         server_out = self.server.on_tick(now_ms) if self.server_started else EMPTY
         if self.broker_role == "SLAVE":
             self.slave_synchronize.on_tick(self.master_id, now_ms, out)
@@ -445,6 +453,7 @@ class DLedgerBrokerCore(BaseCore):
         self.now_ms = now_ms
         if request_id >= SYNC_REQUEST_BASE:
             out = OutputBuilder()
+            self.outer_api.on_reply(request_id, msg, now_ms, out)  # the DLedger leader is its master
             if not self.slave_synchronize.on_reply(request_id, msg):
                 self.group_check.on_reply(request_id, msg, out)
             return self._finish(EMPTY, out, now_ms)

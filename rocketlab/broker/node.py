@@ -7,7 +7,10 @@ master's haListenPort), ``storePathRootDir``, ``mappedFileSizeCommitLog``, ``flu
 ``haHousekeepingInterval``, ``slaveTimeout``; plus the node keys ``selfId`` and ``peers`` (the
 group's message addresses: producers and consumers connect to ``selfId``'s address, a slave pulls
 metadata from ``masterId``, default ``n0``; empty: no metadata sync, for a master that is not a rocketlab
-node, such as a real Java store).
+node, such as a real Java store). With ``namesrvAddr`` (``;``-separated name servers) the broker registers
+with them (``brokerClusterName``, ``listenPort``, ``brokerIP1``, ``brokerIP2``, ``registerNameServerPeriod``,
+:mod:`rocketlab.broker.broker_outer_api`); a slave then needs neither ``haMasterAddress`` nor ``masterId``:
+it learns both from the name server's answer, as a Java slave does.
 
 With ``enableDLegerCommitLog=true`` the broker keeps its CommitLog on DLedger and fails over by itself
 (:mod:`rocketlab.broker.dledger_broker`); ``brokerRole``, ``brokerId`` and the HA keys are then ignored,
@@ -41,8 +44,8 @@ from rocketlab.properties import int_property as _int
 
 def broker_config_from_properties(props: dict[str, str]):
     role = props.get("brokerRole", "ASYNC_MASTER")
-    if role == "SLAVE" and len(props.get("haMasterAddress", "")) < 6:
-        raise ConfigError("a SLAVE needs haMasterAddress=host:port (the master's haListenPort)")
+    if role == "SLAVE" and len(props.get("haMasterAddress", "")) < 6 and not props.get("namesrvAddr"):
+        raise ConfigError("a SLAVE needs haMasterAddress=host:port (the master's haListenPort) or namesrvAddr")
     ha = HAConfig(
         ha_send_heartbeat_interval=_int(props, "haSendHeartbeatInterval", 5000),
         ha_housekeeping_interval=_int(props, "haHousekeepingInterval", 20000),
@@ -52,8 +55,8 @@ def broker_config_from_properties(props: dict[str, str]):
         broker_name=props.get("brokerName", "broker-a"),
         broker_id=_int(props, "brokerId", 0 if role != "SLAVE" else 1),
         broker_role=role,
-        ha_master_address=props.get("haMasterAddress"),
-        master_id=(props.get("masterId", "n0") or None) if role == "SLAVE" else None,
+        ha_master_address=props.get("haMasterAddress") or None,
+        master_id=(props.get("masterId", "" if props.get("namesrvAddr") else "n0") or None) if role == "SLAVE" else None,
         slave_read_enable=_bool(props, "slaveReadEnable", False),
         flush_disk_type=props.get("flushDiskType", "ASYNC_FLUSH"),
         mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),

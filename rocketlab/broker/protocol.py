@@ -35,6 +35,7 @@ from typing import Any
 
 from rocketlab.controller.wire import CONTROLLER_FAMILY, NOTIFY_FAMILY
 from rocketlab.errors import CodecError
+from rocketlab.namesrv.protocol import NAMESRV_FAMILY
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import RemotingCommand, RemotingSysResponseCode
 from rocketlab.remoting.family import Family, Parts
@@ -358,11 +359,13 @@ BROKER_FAMILY = BrokerFamily()
 
 def broker_codec() -> RemotingCodec:
     """The remoting codec of a classic broker and its clients: the broker's requests (SlaveSynchronize's
-    too), which it serves."""
-    return RemotingCodec((BROKER_FAMILY,))
+    too), which it serves; the name server's, which it sends to register."""
+    return RemotingCodec((BROKER_FAMILY, NAMESRV_FAMILY), serves=("broker",))
 
 
 def auto_switch_broker_codec() -> RemotingCodec:
     """The remoting codec of a controller-mode broker (:mod:`rocketlab.broker.auto_switch_broker`): it serves
-    the broker's requests and the controllers' role-change notices, and sends the controller RPCs."""
-    return RemotingCodec((BROKER_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY), serves=("broker", "controller-notify"))
+    the broker's requests and the controllers' role-change notices, and sends the controller RPCs and the
+    name server's registrations."""
+    return RemotingCodec((BROKER_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY, NAMESRV_FAMILY),
+                         serves=("broker", "controller-notify"))

@@ -1,10 +1,14 @@
 """``rocketlab node --config FILE``: one real node on TCP, configured by a properties file.
 
-Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger, controller, or
+Common keys (RocketMQ/DLedger spelling): ``nodeKind`` (pingpong, broker, dledger, controller, namesrv, or
 ``java-dledger``: a real DLedger 0.3.1.2 member, see :mod:`rocketlab.oracle.member_kind`), ``selfId``,
 ``peers`` (``n0-host:port;n1-host:port``), ``runDir`` (trace ``events-<selfId>.jsonl`` and the node's
 data under ``nodes/<selfId>/``), ``seed``; for streams ``streamListenPort`` and ``streamPeers``.
 Each kind adds its own keys. The process stops cleanly on SIGTERM or SIGINT.
+
+A file that names neither ``selfId`` nor ``peers`` (a ``namesrv.conf`` or ``broker.conf`` as RocketMQ users
+write them) is a node of its own: it listens on 127.0.0.1:``listenPort`` (default 9876 for a name server,
+10911 for a broker, as in RocketMQ) and is named ``<nodeKind>_<listenPort>`` (``dLegerSelfId`` when set).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from rocketlab.controller.node import build_controller
 from rocketlab.core import NodeContext, NodeSpec
 from rocketlab.dledger.node import build_dledger
 from rocketlab.errors import ConfigError
+from rocketlab.namesrv.node import DEFAULT_LISTEN_PORT as NAMESRV_PORT
+from rocketlab.namesrv.node import build_namesrv
 from rocketlab.net.runtime import NetRuntime
 from rocketlab.peers import parse_peers
 from rocketlab.pingpong import build_pingpong
@@ -37,6 +43,7 @@ NODE_KINDS: dict[str, Callable[[dict[str, str]], NodeSpec]] = {
     "broker": build_broker,
     "dledger": build_dledger,
     "controller": build_controller,
+    "namesrv": build_namesrv,
 }
 """``nodeKind`` -> the function building its :class:`~rocketlab.core.NodeSpec` from the node's properties,
 each imported from the core package that owns the kind (the runtime sits above the cores). A new kind
@@ -71,9 +78,7 @@ def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:
     kind = props.get("nodeKind", "pingpong")
     if kind not in NODE_KINDS:
         raise ConfigError(f"{source}: nodeKind={kind!r} is not one of {_known_kinds()}")
-    for key in ("selfId", "peers"):
-        if key not in props:
-            raise ConfigError(f"{source}: {key} is required")
+    props = with_own_address(props, source)
     self_id = props["selfId"]
     peers = parse_peers(props["peers"])
     if self_id not in peers:
@@ -90,6 +95,23 @@ def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:
                       stream_listen=(peers[self_id][0], stream_port) if stream_port else None,
                       stream_peers=stream_peers, recorder=TraceRecorder(keep=False, sink=sink),
                       trace_network=props.get("traceNetwork", "false") == "true")
+
+
+def with_own_address(props: dict[str, str], source: str = "config") -> dict[str, str]:
+    """``props`` with ``selfId`` and ``peers`` as the module docstring derives them for a file naming
+    neither (a RocketMQ-style ``broker.conf``); a file naming one of them must name both."""
+    if "selfId" in props and "peers" in props:
+        return props
+    for key in ("selfId", "peers"):
+        if key in props:
+            other = "peers" if key == "selfId" else "selfId"
+            raise ConfigError(f"{source}: {key} is set but {other} is not (name both, or neither for a node of its own)")
+    kind = props.get("nodeKind", "pingpong")
+    port = int_property(props, "listenPort", NAMESRV_PORT if kind == "namesrv" else 10911)
+    if not 0 < port < 65536:
+        raise ConfigError(f"{source}: listenPort={port} is not a TCP port")
+    self_id = props.get("dLegerSelfId") or f"{kind}_{port}"
+    return {**props, "selfId": self_id, "peers": f"{self_id}-127.0.0.1:{port}"}
 
 
 async def run_node(props: dict[str, str], source: str = "config", ready: Callable[[Any], None] | None = None) -> None:

@@ -10,7 +10,10 @@ wire is RocketMQ remoting, as Netty carries it between Java processes
   ``host:port`` is dialled the same way); a request gets an ``opaque`` of that
   connection and its response comes back on it; a request that arrives is answered on the connection
   it arrived on, whoever opened it - so Java members and clients (``DLedgerClient``,
-  ``NettyRemotingClient``) talk to our nodes and ours to theirs;
+  ``NettyRemotingClient``) talk to our nodes and ours to theirs; a node's own requests and oneways to a
+  client (a broker's NOTIFY_CONSUMER_IDS_CHANGED) go on the connection the client opened, and once that
+  connection closed they fail (a request: ``on_reply(..., None)`` at once; a oneway: dropped, logged)
+  rather than dial the client's own ephemeral port, as Java's write to a closed channel fails;
 * every message is a :class:`~rocketlab.remoting.command.RemotingCommand` made by the node's
   :class:`~rocketlab.remoting.codec.RemotingCodec`; connections are parsed by
   :class:`~rocketlab.remoting.connection.RemotingConnection` (sans-IO);
@@ -69,6 +72,7 @@ from rocketlab.trace.recorder import TraceRecorder
 log = logging.getLogger("rocketlab.net")
 CONNECT_TIMEOUT_S = 1.0
 RECONNECT_COOLDOWN_MS = 100
+GONE_CLIENTS_KEPT = 4096
 
 
 def now_ms() -> int:
@@ -148,6 +152,8 @@ class NetRuntime:
         self.inbound: dict[tuple[str, int], tuple[_Conn, int, Any]] = {}
         self.inbound_ids = itertools.count(1)
         self.conns: set[_Conn] = set()
+        self.gone_clients: dict[str, None] = {}
+        """Names known only from accepted connections that closed (insertion order: the oldest go first)."""
         self.streams: dict[Any, asyncio.StreamWriter] = {}
         self.servers: list[asyncio.base_events.Server] = []
         self.tasks: set[asyncio.Task] = set()
@@ -249,6 +255,8 @@ class NetRuntime:
         for conn in self.conns:  # a client (not a peer): it listens on the connection it opened
             if to in conn.names and not conn.closed:
                 return conn
+        if to in self.gone_clients:
+            raise RocketlabError(f"{self.ctx.node_id}: the connection of client {to} is closed")
         try:  # a literal address (a Java controller leader's, as its metadata names it)
             address = parse_address(to, "destination")
         except RocketlabError:
@@ -415,6 +423,8 @@ class NetRuntime:
             self._resolve(request_id, None)
         conn.pending.clear()
         still_open = set().union(*(c.names for c in self.conns)) if self.conns else set()
+        if conn.node_id is None:
+            self._forget_clients(conn.names - still_open)
         closed_peer = getattr(self.core, "on_peer_closed", None)
         for name in sorted(conn.names - still_open):
             if self.trace_network:
@@ -422,6 +432,12 @@ class NetRuntime:
                                    {"src": name, "dst": self.ctx.node_id, "reason": reason})
             if closed_peer is not None and self.core is not None:
                 self._input(closed_peer, name)
+
+    def _forget_clients(self, names: set[str]) -> None:
+        for name in sorted(names):
+            self.gone_clients[name] = None
+        while len(self.gone_clients) > GONE_CLIENTS_KEPT:
+            del self.gone_clients[next(iter(self.gone_clients))]
 
     def _on_command(self, conn: _Conn, cmd: RemotingCommand) -> None:
         if cmd.is_response:
@@ -450,6 +466,7 @@ class NetRuntime:
             return
         src = self.codec.sender(msg) or conn.node_id or conn.label
         conn.names.add(src)
+        self.gone_clients.pop(src, None)
         if self.core is None:
             return
         if cmd.is_oneway:

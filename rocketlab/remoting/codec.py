@@ -86,7 +86,7 @@ class RemotingCodec:
         else:
             flag = RESPONSE_FLAG
         return RemotingCommand(code=parts.code, flag=flag, opaque=opaque, remark=parts.remark,
-                               ext_fields=parts.ext_fields, body=parts.body)
+                               ext_fields=parts.ext_fields, body=parts.body, version=parts.version)
 
     def message(self, cmd: RemotingCommand, answers: Any = None) -> Any:
         """The message of a command; a response needs ``answers`` (the request or its class).

@@ -16,12 +16,14 @@ from rocketlab.remoting.command import RemotingCommand
 
 class Parts(NamedTuple):
     """What a message puts in its command: ``code`` (request code, or response code for a response),
-    ``remark``, ``ext_fields`` (ordered as they travel) and ``body``."""
+    ``remark``, ``ext_fields`` (ordered as they travel), ``body`` and the command's ``version`` (the
+    sender's ``MQVersion`` ordinal, which some Java processors read; 0 unless a family sets it)."""
 
     code: int
     remark: str | None
     ext_fields: dict[str, str] | None
     body: bytes | None
+    version: int = 0
 
 
 class UnsupportedRequest(CodecError):

@@ -34,6 +34,9 @@ FIELD_TYPES: dict[str, str] = {
     # the simulated / real network
     "src": "string", "dst": "string", "msg": "string", "channel": "string", "msg_id": "long",
     "reason": "string", "bytes": "long",
+    # the name server and registration with it
+    "cluster": "string", "broker_name": "string", "broker_id": "long", "broker_addr": "string",
+    "first": "bool", "namesrv": "string", "master_addr": "string", "ha_server_addr": "string",
     # smoke ping/pong
     "ping_seq": "long", "rtt_ms": "double", "ok": "bool",
 }
@@ -67,6 +70,14 @@ KINDS: dict[str, tuple[str, ...]] = {
     "stream_close": ("src", "dst", "reason"),
     # a process died: a node that had a connection with it (src) is told (dst)
     "peer_closed": ("src", "dst", "reason"),
+    # the name server: a broker registered (first: new under its id), removed (reason: unregister, channel
+    # destroyed), expired (120 s without a registration); a route asked for (ok: found)
+    "broker_registered": ("cluster", "broker_name", "broker_id", "broker_addr", "first"),
+    "broker_unregistered": ("broker_addr", "reason"),
+    "broker_expired": ("broker_addr",),
+    "route_query": ("topic", "ok"),
+    # a broker's registration with one name server answered (ok) or not; a slave's master_addr/ha_server_addr
+    "namesrv_register": ("namesrv", "broker_id", "ok"),
     # smoke scenario
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
 }

@@ -18,6 +18,7 @@ from rocketlab.controller.wire import ControllerNodeCodec, NotifyBrokerRoleChang
 from rocketlab.dledger.codec import DLEDGER_FAMILY, DLedgerCodec
 from rocketlab.dledger.protocol import HeartBeatRequest
 from rocketlab.errors import CodecError
+from rocketlab.namesrv.protocol import GetRouteInfoRequest, namesrv_codec
 from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.pingpong import Ping, PingPongCodec
 from rocketlab.remoting.codec import RemotingCodec
@@ -31,6 +32,7 @@ ONE_OF_EACH = {
     "controller": p.ElectMasterRequestHeader.of_admin_trigger("c", "b", 2),
     "controller-notify": NotifyBrokerRoleChanged("n0:10911", 2, 2, 0, frozenset({0})),
     "pingpong": Ping(1, 5),
+    "namesrv": GetRouteInfoRequest("T"),
 }
 
 
@@ -45,11 +47,12 @@ def test_all_families_cover_every_family_once_and_a_codec_of_them_all_serves_eve
 @pytest.mark.parametrize(("codec", "families"), [
     (DLedgerCodec(), {"dledger"}),
     (PingPongCodec(), {"pingpong"}),
-    (broker_codec(), {"broker"}),
-    (dledger_broker_codec(), {"dledger", "broker", "group-check"}),
-    (auto_switch_broker_codec(), {"broker", "controller", "controller-notify"}),
+    (broker_codec(), {"broker", "namesrv"}),
+    (dledger_broker_codec(), {"dledger", "broker", "group-check", "namesrv"}),
+    (auto_switch_broker_codec(), {"broker", "controller", "controller-notify", "namesrv"}),
     (ControllerNodeCodec(), {"controller", "controller-notify", "dledger"}),
-], ids=["dledger", "pingpong", "broker", "dledger-broker", "auto-switch-broker", "controller"])
+    (namesrv_codec(), {"namesrv"}),
+], ids=["dledger", "pingpong", "broker", "dledger-broker", "auto-switch-broker", "controller", "namesrv"])
 def test_a_node_kind_encodes_its_own_families_and_no_other(codec, families):
     for name, msg in ONE_OF_EACH.items():
         if name in families:
@@ -72,6 +75,9 @@ def test_a_request_of_a_family_known_but_not_served_is_unsupported():
         controller.decode(notify)
     with pytest.raises(UnsupportedRequest, match="request type 10 not supported"):
         DLedgerCodec().decode(everything.encode(ONE_OF_EACH["broker"]))
+    for broker in (broker_codec(), dledger_broker_codec(), auto_switch_broker_codec()):  # they send it, not serve it
+        with pytest.raises(UnsupportedRequest, match="request type 105 not supported"):
+            broker.decode(everything.encode(ONE_OF_EACH["namesrv"]))
 
 
 def test_serves_names_only_families_the_codec_was_given():
