@@ -5,9 +5,12 @@
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
 import pytest
 
+from rocketlab.oracle.client_jvm import BrokerJava, find_broker_java
 from rocketlab.oracle.jvm import Oracle, find_oracle
 
 
@@ -34,3 +37,37 @@ def oracle5() -> Oracle:
 def oracle(request) -> Oracle:
     """Each release in turn."""
     return need_oracle(request.param)
+
+
+# --------------------------------------------------------------------------------- 4.9.5 client, name server, broker
+_SHARED_SCRIPT = Path(__file__).resolve().parents[2].parent / "shared" / "java" / "run-broker-oracle.sh"
+
+
+def _local_broker_class_path() -> None:
+    """Local runs only (never under CI=true, where ``.ci/run`` sets it): take ``ROCKETLAB_JAVA_BROKER`` from
+    ``../shared/java/run-broker-oracle.sh classpath`` when it is not set and that script is beside the
+    checkout (a worktree's is one level further up)."""
+    if os.environ.get("ROCKETLAB_JAVA_BROKER") or os.environ.get("CI") == "true":
+        return
+    for script in (_SHARED_SCRIPT, _SHARED_SCRIPT.parents[3] / "shared" / "java" / "run-broker-oracle.sh"):
+        if script.is_file():
+            out = subprocess.run([str(script), "classpath"], capture_output=True, text=True)
+            if out.returncode == 0 and out.stdout.strip():
+                os.environ["ROCKETLAB_JAVA_BROKER"] = out.stdout.strip()
+                return
+
+
+def need_broker_java() -> BrokerJava:
+    _local_broker_class_path()
+    java, why = find_broker_java()
+    if java is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the RocketMQ 4.9.5 client/name server/broker are required under CI=true: {why}",
+                        pytrace=False)
+        pytest.skip(why)
+    return java
+
+
+@pytest.fixture(scope="session")
+def broker_java() -> BrokerJava:
+    return need_broker_java()
