@@ -195,11 +195,11 @@ class Backend:
         ids = ("n0", "n1", "n2")
         if self.kinds[1] == "java":
             dports = [free_port() for _ in ids]
-            peers = ";".join(f"{n}-127.0.0.1:{p}" for n, p in zip(ids, dports))
+            peers = ";".join(f"{n}-127.0.0.1:{p}" for n, p in zip(ids, dports, strict=True))
         else:  # the kit's DLedger RPCs travel on each node's message port
-            peers = ";".join(f"{n}-127.0.0.1:{p}" for n, p in zip(ids, ports))
+            peers = ";".join(f"{n}-127.0.0.1:{p}" for n, p in zip(ids, ports, strict=True))
         out = []
-        for n, port in zip(ids, ports):
+        for n, port in zip(ids, ports, strict=True):
             extra = {"brokerName": "broker-d", "enableDLegerCommitLog": "true", "dLegerGroup": "broker-d",
                      "dLegerSelfId": n, "dLegerPeers": peers}
             if self.kinds[1] == "kit":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -145,6 +147,21 @@ def test_a_failing_listener_gets_retries_then_the_dlq(backend, app, sends):
         assert found[0]["topic"] == dlq and found[0]["reconsume"] == 3  # counted on the way in
     queues = app.request("offsets", namesrv=ns, topic=dlq, broker="broker-a", queues=1)["queues"]
     assert queues == [{"queue": 0, "min": 0, "max": 6}]
+
+
+def test_pypi_rocketmq_sends_10_and_push_consumes_10(backend, app, tmp_path):
+    """A second client nobody here wrote: PyPI's rocketmq 0.4.4 (rocketmq-client-cpp in its wheel)."""
+    pytest.importorskip("rocketmq.client", reason="PyPI's rocketmq 0.4.4 is not installed (the test extra)")
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "PyTopic")
+    proc = subprocess.run([sys.executable, "-m", "rocketlab.oracle.pypi_client", ns, "PyTopic", "10", "g_pypi"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+    lines = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert lines and lines[-1] == {"sent": 10, "received": 10, "duplicates": 0, "unexpected": 0}, \
+        (proc.stdout[-800:], proc.stderr[-800:])
+    recvs = [e for e in lines if e.get("event") == "recv"]
+    assert sorted(r["body"] for r in recvs) == sorted(f"pypi-{i}-größe" for i in range(10))
+    assert proc.returncode == 0
 
 
 def test_a_consumer_restarted_after_a_broker_restart_resumes_at_its_committed_offset(backend, app, sends):
