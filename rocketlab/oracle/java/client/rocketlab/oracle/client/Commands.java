@@ -48,6 +48,10 @@ final class Commands {
                 return consumers.stop(req.path("name").asText());
             case "allocation":
                 return consumers.allocation(req.path("name").asText());
+            case "now":
+                ObjectNode now = ClientApp.ok();
+                now.put("t_us", ClientApp.micros());
+                return now;
             case "stop_producers":
                 for (DefaultMQProducer p : producers.values()) {
                     p.shutdown();

@@ -15,7 +15,7 @@ import org.apache.rocketmq.common.message.MessageDecoder;
  * One producing run: {@code count} messages of {@link Shapes} to {@code topic}, synchronously, one {@code send}
  * event per message. With {@code batch_every} N > 0, every N-th step sends a batch of {@code batch_size}
  * messages in one SEND_BATCH_MESSAGE (each message of it gets its own event). {@code interval_ms} paces the
- * sends; {@code background} runs it on its own thread until done or stopped.
+ * sends; {@code size} > 0 gives every body that size; {@code background} runs it on its own thread until done or stopped.
  */
 final class Producing extends Thread {
     final String run;
@@ -27,6 +27,7 @@ final class Producing extends Thread {
     private final int batchEvery;
     private final int batchSize;
     private final long intervalMs;
+    private final int fixedSize;
     private volatile boolean halted;
     private int sent;
     private int ok;
@@ -44,6 +45,7 @@ final class Producing extends Thread {
         this.batchEvery = req.path("batch_every").asInt(0);
         this.batchSize = req.path("batch_size").asInt(4);
         this.intervalMs = req.path("interval_ms").asLong(0);
+        this.fixedSize = req.path("size").asInt(0);
     }
 
     void halt() {
@@ -58,7 +60,11 @@ final class Producing extends Thread {
             int n = batchEvery > 0 && step % batchEvery == batchEvery - 1 ? Math.min(batchSize, count - i) : 1;
             List<Message> msgs = new ArrayList<>();
             for (int k = 0; k < n; k++) {
-                msgs.add(Shapes.message(topic, seed, i + k, big && n == 1, run));
+                Message m = Shapes.message(topic, seed, i + k, big && n == 1, run);
+                if (fixedSize > 0) {
+                    m.setBody(Shapes.body(seed, 0, fixedSize));  // one size for all (the latency benchmark)
+                }
+                msgs.add(m);
             }
             send(msgs, i, n > 1);
             i += n;
