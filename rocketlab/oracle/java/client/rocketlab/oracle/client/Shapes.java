@@ -9,7 +9,7 @@ import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageConst;
 
 /**
- * Messages of mixed shape, the same for the same (seed, i): bodies of 1 B to 4 MiB (those over 4 KiB are
+ * Messages of mixed shape, the same for the same (seed, i): bodies of 1 B to 4 MiB (those of 4 KiB and more are
  * zlib-compressed by the producer, compressMsgBodyOverHowmuch), one or two keys, tags TagA/TagB/TagC or none,
  * user properties with non-ASCII values, non-ASCII bodies. {@code big} adds the 1 MiB and 4 MiB bodies.
  */
