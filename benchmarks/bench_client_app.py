@@ -10,7 +10,8 @@
    on the kit's DLedger group and controller mode: sends failed, lost, duplicated, kill to first SEND_OK on
    the new master, consumer catch-up.
 
-    ROCKETLAB_JAVA_BROKER=... python benchmarks/bench_client_app.py [--backends java,kit] [--failover] [--quick]
+    ROCKETLAB_JAVA_BROKER=... python benchmarks/bench_client_app.py [--backends java,kit] [--failover [--rounds 3]]
+        [--quick]
 
 Backends the kit cannot run yet (no ``nodeKind=namesrv``) are reported as skipped, not measured.
 """
@@ -74,10 +75,12 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--count", type=int, default=20000)
     ap.add_argument("--failover", action="store_true", help="measure failovers instead")
-    ap.add_argument("--quick", action="store_true", help="2,000 messages")
+    ap.add_argument("--rounds", type=int, default=3, help="failovers per group (--failover)")
+    ap.add_argument("--quick", action="store_true", help="2,000 messages, one failover round")
     args = ap.parse_args()
     java = BrokerJava.find()
     count = 2000 if args.quick else args.count
+    args.rounds = 1 if args.quick else args.rounds
     path = RESULTS_DIR / "client_app.json"
     results = json.loads(path.read_text())["results"] if path.exists() else {}
     kit_ok = "namesrv" in NODE_KINDS
@@ -90,10 +93,15 @@ def main() -> int:
                 if name == "kit" and not kit_ok:
                     fo[key] = {"skipped": "the kit has no nodeKind=namesrv yet"}
                     continue
-                r = measure_failover(java, tmp / key, name, layout).as_dict()
-                fo[key] = r
-                line(f"{key} kill to first SEND_OK", r["kill_to_first_send_ok_s"], "s",
-                     f"failed {r['failed']} lost {r['lost']} duplicated {r['duplicated']}")
+                rounds = [measure_failover(java, tmp / f"{key}-{k}", name, layout).as_dict()
+                          for k in range(args.rounds)]
+                fo[key] = {"rounds": rounds, **{f"median_{f}": statistics.median(r[f] for r in rounds) for f in
+                                                ("kill_to_first_send_ok_s", "kill_to_first_consumed_s", "failed")},
+                           "lost": sum(r["lost"] for r in rounds), "duplicated": sum(r["duplicated"] for r in rounds)}
+                for r in rounds:
+                    line(f"{key} kill to first SEND_OK", r["kill_to_first_send_ok_s"], "s",
+                         f"consumed {r['kill_to_first_consumed_s']} s, failed {r['failed']} lost {r['lost']} "
+                         f"duplicated {r['duplicated']}")
         else:
             prod = results.setdefault("producer", {})
             for name in args.backends.split(","):
