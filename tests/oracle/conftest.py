@@ -1,12 +1,11 @@
 """The Java oracle's fixtures: the real RocketMQ 4.9.5 / 5.3.3 found through ``ROCKETLAB_JAVA_4`` /
-``ROCKETLAB_JAVA_5`` (see :mod:`rocketlab.oracle`). Without it a test skips, saying why; under
-``CI=true`` (where ``.ci/run`` sets both) it fails."""
+``ROCKETLAB_JAVA_5`` (see :mod:`rocketlab.oracle`), and the 4.9.5 client, name server and broker through
+``ROCKETLAB_JAVA_BROKER`` (:mod:`rocketlab.oracle.client_jvm`). Without it a test skips, saying why; under
+``CI=true`` (where ``.ci/run`` sets them) it fails."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -40,25 +39,7 @@ def oracle(request) -> Oracle:
 
 
 # --------------------------------------------------------------------------------- 4.9.5 client, name server, broker
-_SHARED_SCRIPT = Path(__file__).resolve().parents[2].parent / "shared" / "java" / "run-broker-oracle.sh"
-
-
-def _local_broker_class_path() -> None:
-    """Local runs only (never under CI=true, where ``.ci/run`` sets it): take ``ROCKETLAB_JAVA_BROKER`` from
-    ``../shared/java/run-broker-oracle.sh classpath`` when it is not set and that script is beside the
-    checkout (a worktree's is one level further up)."""
-    if os.environ.get("ROCKETLAB_JAVA_BROKER") or os.environ.get("CI") == "true":
-        return
-    for script in (_SHARED_SCRIPT, _SHARED_SCRIPT.parents[3] / "shared" / "java" / "run-broker-oracle.sh"):
-        if script.is_file():
-            out = subprocess.run([str(script), "classpath"], capture_output=True, text=True)
-            if out.returncode == 0 and out.stdout.strip():
-                os.environ["ROCKETLAB_JAVA_BROKER"] = out.stdout.strip()
-                return
-
-
 def need_broker_java() -> BrokerJava:
-    _local_broker_class_path()
     java, why = find_broker_java()
     if java is None:
         if os.environ.get("CI") == "true":
