@@ -27,7 +27,13 @@ Modules
     :mod:`~rocketlab.oracle.ha` runs a master and a slave across languages; :mod:`~rocketlab.oracle.autoswitch`
     does the same for controller mode (5.3.3's AutoSwitchHAService beside our broker core, roles given by the
     test) and runs real ``DLedgerController`` members and ``EventSerializer``; :mod:`~rocketlab.oracle.mix` is
-    the seeded mix of messages the comparisons put through both. ``java/`` holds our driver's sources
+    the seeded mix of messages the comparisons put through both. For applications (issue 39):
+    :mod:`~rocketlab.oracle.client_jvm` finds the 4.9.5 client/name server/broker class path
+    (``ROCKETLAB_JAVA_BROKER``) and compiles the client application (``java/client``);
+    :mod:`~rocketlab.oracle.broker_group` starts a name server and brokers, Java's or the kit's;
+    :mod:`~rocketlab.oracle.client_app` drives the unchanged producer and consumers and checks what they saw;
+    :mod:`~rocketlab.oracle.failover` measures a failover as the application sees it;
+    :mod:`~rocketlab.oracle.pypi_client` runs PyPI's ``rocketmq`` (rocketmq-client-cpp) as a second client. ``java/`` holds our driver's sources
     (ours: it only calls the released code's public API).
 
 Known differences (the oracle tests name them): a message with a delay level (Java's CommitLog moves it to

@@ -1,6 +1,7 @@
 """The Java oracle's fixtures: the real RocketMQ 4.9.5 / 5.3.3 found through ``ROCKETLAB_JAVA_4`` /
-``ROCKETLAB_JAVA_5`` (see :mod:`rocketlab.oracle`). Without it a test skips, saying why; under
-``CI=true`` (where ``.ci/run`` sets both) it fails."""
+``ROCKETLAB_JAVA_5`` (see :mod:`rocketlab.oracle`), and the 4.9.5 client, name server and broker through
+``ROCKETLAB_JAVA_BROKER`` (:mod:`rocketlab.oracle.client_jvm`). Without it a test skips, saying why; under
+``CI=true`` (where ``.ci/run`` sets them) it fails."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 
 import pytest
 
+from rocketlab.oracle.client_jvm import BrokerJava, find_broker_java
 from rocketlab.oracle.jvm import Oracle, find_oracle
 
 
@@ -34,3 +36,19 @@ def oracle5() -> Oracle:
 def oracle(request) -> Oracle:
     """Each release in turn."""
     return need_oracle(request.param)
+
+
+# --------------------------------------------------------------------------------- 4.9.5 client, name server, broker
+def need_broker_java() -> BrokerJava:
+    java, why = find_broker_java()
+    if java is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the RocketMQ 4.9.5 client/name server/broker are required under CI=true: {why}",
+                        pytrace=False)
+        pytest.skip(why)
+    return java
+
+
+@pytest.fixture(scope="session")
+def broker_java() -> BrokerJava:
+    return need_broker_java()

@@ -1,0 +1,139 @@
+"""The RocketMQ 4.9.5 client, name server and broker JVMs (``lib-broker``): class path, compile, command lines.
+
+The class path comes from one setting, ``ROCKETLAB_JAVA_BROKER`` (entries separated by ``:``, ``dir/*``, or
+``@FILE``, as :mod:`rocketlab.oracle.jvm` reads ``ROCKETLAB_JAVA_4``): the unchanged
+``rocketmq-client``/``namesrv``/``broker`` 4.9.5 jars with their dependencies and the launchers
+``brokeroracle.NamesrvMain`` / ``brokeroracle.BrokerMain`` (they start ``NamesrvController`` and
+``BrokerController`` as ``NamesrvStartup`` / ``BrokerStartup`` do, without logback). CI sets it with
+``.ci/oracle-classpath broker``.
+
+Our client application (``java/client``: :class:`rocketlab.oracle.client.ClientApp`) is compiled against it on
+first use and cached like the store driver; it runs as an :class:`~rocketlab.oracle.jvm.OracleProcess` (JSON
+lines, stopped by PID). The servers' JVM options are those of ``BrokerStartup``'s scripts trimmed for tests
+(256 MiB heap, serial GC, C1 only); the client's add ``rocketmq.client.rebalance.waitInterval`` (the
+``RebalanceService`` period, 20 s by default; tests use 1 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rocketlab.oracle.jvm import (
+    JVM_OPTIONS,
+    Jdk,
+    OracleProcess,
+    OracleUnavailable,
+    _class_names,
+    find_jdk,
+    parse_class_path,
+)
+
+SETTING = "ROCKETLAB_JAVA_BROKER"
+SOURCES = Path(__file__).with_name("java") / "client"
+REQUIRED = (
+    ("org/apache/rocketmq/client/producer/DefaultMQProducer.class", "rocketmq-client 4.9.5"),
+    ("org/apache/rocketmq/namesrv/NamesrvController.class", "rocketmq-namesrv 4.9.5"),
+    ("org/apache/rocketmq/broker/BrokerController.class", "rocketmq-broker 4.9.5"),
+    ("brokeroracle/BrokerMain.class", "the BrokerMain / NamesrvMain launchers (broker-oracle.jar)"),
+    ("com/fasterxml/jackson/databind/ObjectMapper.class", "jackson-databind"),
+)
+SERVER_OPTIONS = (
+    "-XX:MaxDirectMemorySize=128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+    "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-exports", "java.base/sun.security.x509=ALL-UNNAMED",
+    "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
+    "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+    "-Djna.boot.library.path=/usr/lib/x86_64-linux-gnu/jni", "-Djna.boot.library.name=jnidispatch.system",
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
+    "-Drocketmq.client.logUseSlf4j=true",
+)
+"""What ``run-broker-oracle.sh``-style servers need on JDK 17 (the TLS self-signed certificate's export too)."""
+
+
+@dataclass(frozen=True)
+class BrokerJava:
+    """The 4.9.5 client, name server and broker on ``class_path``, runnable with ``jdk``."""
+
+    class_path: tuple[str, ...]
+    jdk: Jdk
+    _compiled: list[Path] = field(default_factory=list, compare=False, repr=False)
+
+    @classmethod
+    def find(cls) -> BrokerJava:
+        value = os.environ.get(SETTING, "").strip()
+        if not value:
+            raise OracleUnavailable(f"{SETTING} is not set: the RocketMQ 4.9.5 client/name server/broker oracle "
+                                    "is off (see rocketlab.oracle.client_jvm)")
+        entries = parse_class_path(value, SETTING)
+        names = _class_names(entries)
+        for cls_file, where in REQUIRED:
+            if cls_file not in names:
+                raise OracleUnavailable(f"{SETTING}: no entry of the class path has "
+                                        f"{cls_file[:-6].replace('/', '.')} ({where})")
+        return cls(entries, find_jdk())
+
+    @property
+    def class_path_text(self) -> str:
+        return os.pathsep.join(self.class_path)
+
+    def classes(self) -> Path:
+        """The client application compiled against this class path (once, then cached)."""
+        if self._compiled:
+            return self._compiled[0]
+        sources = sorted(SOURCES.rglob("*.java"))
+        digest = hashlib.sha256()
+        for src in sources:
+            digest.update(src.name.encode() + b"\0" + src.read_bytes())
+        digest.update(self.class_path_text.encode() + self.jdk.version.encode())
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketlab" / "oracle"
+        target = cache / f"client-4.9.5-{digest.hexdigest()[:16]}"
+        if not (target / "rocketlab" / "oracle" / "client" / "ClientApp.class").exists():
+            cache.mkdir(parents=True, exist_ok=True)
+            build = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
+            proc = subprocess.run([self.jdk.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(build),
+                                   "-cp", self.class_path_text, *map(str, sources)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                shutil.rmtree(build, ignore_errors=True)
+                first = next((ln for ln in proc.stderr.splitlines() if "error:" in ln), proc.stderr.strip())
+                raise OracleUnavailable(f"javac could not compile the client application against {SETTING}: "
+                                        f"{first.strip()[:300]}")
+            try:
+                build.rename(target)
+            except OSError:  # another process compiled it first
+                shutil.rmtree(build, ignore_errors=True)
+        self._compiled.append(target)
+        return target
+
+    def server_command(self, main: str, *args: str, home: Path, heap_mb: int = 256) -> list[str]:
+        """``java`` running ``brokeroracle.NamesrvMain`` / ``BrokerMain`` (the real servers) with ``args``."""
+        home.mkdir(parents=True, exist_ok=True)
+        return [self.jdk.java, f"-Xmx{heap_mb}m", *SERVER_OPTIONS, f"-Duser.home={home}",
+                f"-Drocketmq.home.dir={home}", "-cp", self.class_path_text, main, *args]
+
+    def start_client(self, workdir: Path, *, name: str = "client", heap_mb: int = 384,
+                     rebalance_wait_ms: int = 1000) -> OracleProcess:
+        """A new JVM running :class:`ClientApp` (its log ``NAME.log`` and scratch home in ``workdir``)."""
+        home = Path(workdir) / f"{name}-home"
+        home.mkdir(parents=True, exist_ok=True)
+        cmd = [self.jdk.java, *JVM_OPTIONS, f"-Xmx{heap_mb}m", "-XX:TieredStopAtLevel=1",
+               f"-Duser.home={home}", f"-Drocketmq.home.dir={home}",
+               f"-Drocketmq.client.rebalance.waitInterval={rebalance_wait_ms}",
+               "-cp", os.pathsep.join([str(self.classes()), self.class_path_text]),
+               "rocketlab.oracle.client.ClientApp"]
+        return OracleProcess(cmd, Path(workdir) / f"{name}.log", "4.9.5")
+
+
+def find_broker_java() -> tuple[BrokerJava | None, str]:
+    """``(java, "")`` where the 4.9.5 client/name server/broker can run, else ``(None, why not)``."""
+    try:
+        java = BrokerJava.find()
+        java.classes()
+        return java, ""
+    except OracleUnavailable as exc:
+        return None, str(exc)
