@@ -59,8 +59,11 @@ from rocketlab.broker.broker import (
     message_of,
     pull_from_store,
 )
-from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse, SendMessageRequest
+from rocketlab.broker.config_manager import BrokerMetadata
+from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse
 from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerConfig
+from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath
+from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.controller.wire import NotifyBrokerRoleChanged
 from rocketlab.core import BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.errors import ConfigError
@@ -73,6 +76,7 @@ from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.consume_queue import INT_MAX as CQ_FILLER_SIZE
 from rocketlab.store.consume_queue import UNIT
 from rocketlab.store.crash import simulate_crash
+from rocketlab.store.message_batch import MessageExtBatch
 from rocketlab.store.message_codec import check_message_and_return_size
 
 ROCKETMQ_VERSIONS = ("5.3.3",)
@@ -116,6 +120,7 @@ class AutoSwitchBrokerConfig:
     flush_interval_commit_log: int = 500
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
+    send: SendConfig = field(default_factory=SendConfig)
 
     def __post_init__(self) -> None:
         for name in ("in_sync_replicas", "min_in_sync_replicas", "ha_max_time_slave_not_catchup"):
@@ -183,6 +188,10 @@ class AutoSwitchBrokerCore(BaseCore):
             config.cluster_name, config.broker_name, config.election_priority,
             config.controller_heart_beat_timeout_mills), self, root / "brokerIdentity",
             ctx.rng("replicas")) if controllers else None
+        self.metadata = BrokerMetadata(root / "config")
+        self.metadata.load()
+        self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
+                                  lambda: self.role == "MASTER" and not self.fenced, ctx.rng("send"), message_of)
 
     def _recover_in_controller_mode(self, on_disk: dict[tuple[str, int], int]) -> None:
         """What 5.3.3's recovery does in controller mode, on top of the store's own (which rebuilt the
@@ -302,6 +311,7 @@ class AutoSwitchBrokerCore(BaseCore):
             self.fenced = False  # without a controller nothing fences the store (AutoSwitchHATest)
         self.term, self.master_id = epoch, self.node_id
         out.trace("role", term=epoch, role="MASTER", leader=self.node_id)
+        self.send_path.start(now_ms)
         return self._after(out)
 
     def _epoch_refused(self, epoch: int, role: str, out: OutputBuilder) -> bool:
@@ -392,7 +402,8 @@ class AutoSwitchBrokerCore(BaseCore):
         if need_ha and self.ha_service.in_sync_replicas_nums() < self.config.min_in_sync_replicas:
             finish_put(handle, PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH.name, now_ms, out)
             return handle, out.build()
-        handle.result = result = self.store.put_message(msg)
+        handle.result = result = (self.store.put_messages(msg) if isinstance(msg, MessageExtBatch)
+                                  else self.store.put_message(msg))
         self.store.reput()
         status: PutMessageStatus | None = result.status
         if status is PutMessageStatus.PUT_OK and need_ha:
@@ -427,6 +438,7 @@ class AutoSwitchBrokerCore(BaseCore):
         return out.build()
 
     def on_stop(self) -> None:
+        self.send_path.stop()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool = False) -> None:
@@ -443,6 +455,7 @@ class AutoSwitchBrokerCore(BaseCore):
             times.append(self.ha_client.next_deadline_ms())
         if self.replicas is not None:
             times.append(self.replicas.next_deadline_ms())
+        times.append(self.send_path.next_deadline_ms())
         return min((t for t in times if t is not None), default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -462,7 +475,7 @@ class AutoSwitchBrokerCore(BaseCore):
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
         if self.replicas is not None:
             self.replicas.on_tick(now_ms, out)
-        return self._after(out)
+        return self._after(out) + self.send_path.on_tick(now_ms)
 
     # ------------------------------------------------------------------ HA streams
     def on_stream_open(self, stream_id: Any, peer: str, accepted: bool, now_ms: int) -> Output:
@@ -496,8 +509,8 @@ class AutoSwitchBrokerCore(BaseCore):
     # ------------------------------------------------------------------ requests
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if isinstance(msg, SendMessageRequest):
-            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
+        if isinstance(msg, SEND_PATH_REQUESTS):
+            return self.send_path.on_request(src, request_id, msg, now_ms)
         out = OutputBuilder()
         if isinstance(msg, PullMessageRequest):
             out.reply(src, request_id, self.pull_message(msg))
