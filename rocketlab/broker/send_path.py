@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rocketlab.broker.config_manager import BrokerMetadata
-from rocketlab.broker.protocol import SendMessageRequest
+from rocketlab.broker.protocol import SendMessageRequest, SendMessageResponse
 from rocketlab.broker.schedule_message_service import ScheduleMessageService
 from rocketlab.broker.send_message_back import consumer_send_msg_back, send_back_answer
 from rocketlab.broker.send_message_processor import SendMessageProcessor
@@ -92,14 +92,32 @@ class SendPath:
             return out.build()
         return self._put(inner, now_ms, (src, request_id), out)
 
-    def _put(self, msg: Message, now_ms: int, reply_to: tuple[str, int] | None, out: OutputBuilder) -> Output:
+
+    def _put(self, msg: Message, now_ms: int, reply_to: tuple[str, int], out: OutputBuilder) -> Output:
+        """Put ``msg``; the answer names the queue the producer asked for (``queueIdInt``), also when the
+        message waits in SCHEDULE_TOPIC_XXXX."""
         if msg.topic == RMQ_SYS_SCHEDULE_TOPIC:
             out.trace("schedule", topic=msg.properties.get("REAL_TOPIC", ""), delay_level=msg.queue_id + 1,
                       uniq_key=msg.uniq_key or "")
-        produced = self.put(msg, now_ms, reply_to)[1]
+        queue_id = int(msg.properties.get("REAL_QID", msg.queue_id)) if msg.topic == RMQ_SYS_SCHEDULE_TOPIC \
+            else msg.queue_id
+        handle, produced = self.put(msg, now_ms, None)
+
+        def answer(status: str) -> SendMessageResponse:
+            return send_response(handle, status, queue_id)
+
+        self._answer(handle, reply_to, answer, out)
         if msg.topic == RMQ_SYS_SCHEDULE_TOPIC:
             self.schedule.wake(msg.queue_id + 1, now_ms)
         return out.build() + produced
+
+    @staticmethod
+    def _answer(handle: Any, reply_to: tuple[str, int], answer: Callable[[str], Any], out: OutputBuilder) -> None:
+        """Answer now if the put is done, else when the core finishes it (``PutHandle.answer``)."""
+        if handle.done:
+            out.reply(reply_to[0], reply_to[1], answer(handle.status))
+        else:
+            handle.reply_to, handle.answer = reply_to, answer
 
     def _send_back(self, src: str, request_id: int, req: ConsumerSendMsgBackRequest, now_ms: int,
                    out: OutputBuilder) -> Output:
@@ -110,8 +128,13 @@ class SendPath:
         if back.message.topic == RMQ_SYS_SCHEDULE_TOPIC:
             self.schedule.wake(back.message.queue_id + 1, now_ms)
         handle, produced = self.put(back.message, now_ms, None)
-        if handle.done:
-            out.reply(src, request_id, send_back_answer(handle.status))
-        else:
-            handle.reply_to, handle.answer = (src, request_id), send_back_answer
+        self._answer(handle, (src, request_id), send_back_answer, out)
         return out.build() + produced
+
+
+def send_response(handle: Any, status: str, queue_id: int) -> SendMessageResponse:
+    """``handlePutMessageResult``'s answer for a finished put (``queue_id``: the one the producer asked for)."""
+    offset = handle.queue_offset
+    wrote = handle.wrote_offset
+    return SendMessageResponse(status, handle.msg_id, -1 if offset is None else offset, -1 if wrote is None else wrote,
+                               queue_id=queue_id)

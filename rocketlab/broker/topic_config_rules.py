@@ -32,7 +32,6 @@ from rocketlab.broker.topic_validator import (
     SYSTEM_ERROR,
     PermName,
     broker_system_topics,
-    is_topic_or_group_illegal,
     system_topic_conflict,
     validate_topic,
 )
@@ -40,7 +39,6 @@ from rocketlab.errors import ConfigError
 
 DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 SCHEDULE_TOPIC_QUEUE_NUM = 18
-GROUP_NAME_MAX_LENGTH = 255  # Validators.CHARACTER_MAX_LENGTH
 
 
 @dataclass(frozen=True)
@@ -132,15 +130,13 @@ def create_topic_in_send_message_back_method(metadata: BrokerMetadata, topic: st
 
 def find_subscription_group_config(metadata: BrokerMetadata, config: SendConfig, group: str,
                                    now_ms: int) -> dict[str, Any] | None:
-    """``findSubscriptionGroupConfig``: created on first use when ``autoCreateSubscriptionGroup`` (and the
-    name is legal); None otherwise."""
+    """``findSubscriptionGroupConfig``: created on first use when ``autoCreateSubscriptionGroup`` (4.9.5 does
+    not check the name here); None otherwise."""
     manager = metadata.subscription_group_manager
     found = manager.subscription_group_table.get(group)
     if found is not None:
         return found
     if not config.auto_create_subscription_group and not group.startswith("CID_RMQ_SYS_"):
-        return None
-    if len(group) > GROUP_NAME_MAX_LENGTH or is_topic_or_group_illegal(group):
         return None
     manager.subscription_group_table[group] = default_subscription_group(group)
     manager.data_version.next_version(now_ms)
@@ -161,4 +157,4 @@ def update_and_create_topic(metadata: BrokerMetadata, config: SendConfig, req: C
     created = topic_config(req.topic, req.read_queue_nums, req.perm, req.topic_sys_flag or 0,
                            req.topic_filter_type, write_queue_nums=req.write_queue_nums)
     metadata.topic_config_manager.update_topic_config(created, now_ms)
-    return AdminResponse(0, None)
+    return AdminResponse(0, "not set any response code")  # createResponseCommand's remark, never cleared
