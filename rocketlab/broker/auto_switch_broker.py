@@ -59,10 +59,9 @@ from rocketlab.broker.broker import (
     message_of,
     pull_from_store,
 )
-from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse
 from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerConfig
-from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath
+from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath, loaded_metadata, store_put
 from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.controller.wire import NotifyBrokerRoleChanged
 from rocketlab.core import BaseCore, NodeContext, Output, OutputBuilder
@@ -76,7 +75,6 @@ from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.consume_queue import INT_MAX as CQ_FILLER_SIZE
 from rocketlab.store.consume_queue import UNIT
 from rocketlab.store.crash import simulate_crash
-from rocketlab.store.message_batch import MessageExtBatch
 from rocketlab.store.message_codec import check_message_and_return_size
 
 ROCKETMQ_VERSIONS = ("5.3.3",)
@@ -188,8 +186,7 @@ class AutoSwitchBrokerCore(BaseCore):
             config.cluster_name, config.broker_name, config.election_priority,
             config.controller_heart_beat_timeout_mills), self, root / "brokerIdentity",
             ctx.rng("replicas")) if controllers else None
-        self.metadata = BrokerMetadata(root / "config")
-        self.metadata.load()
+        self.metadata = loaded_metadata(root / "config")
         self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
                                   lambda: self.role == "MASTER" and not self.fenced, ctx.rng("send"), message_of)
 
@@ -402,8 +399,7 @@ class AutoSwitchBrokerCore(BaseCore):
         if need_ha and self.ha_service.in_sync_replicas_nums() < self.config.min_in_sync_replicas:
             finish_put(handle, PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH.name, now_ms, out)
             return handle, out.build()
-        handle.result = result = (self.store.put_messages(msg) if isinstance(msg, MessageExtBatch)
-                                  else self.store.put_message(msg))
+        handle.result = result = store_put(self.store, msg)
         self.store.reput()
         status: PutMessageStatus | None = result.status
         if status is PutMessageStatus.PUT_OK and need_ha:

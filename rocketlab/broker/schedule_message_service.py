@@ -68,6 +68,7 @@ class _Level:
     idle_since: int | None = None
     waiting: Any = None  # the handle of a delivery whose put is not answered yet
     waiting_next: int = 0
+    waiting_trace: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -143,6 +144,7 @@ class ScheduleMessageService:
             if not state.waiting.done:
                 return False
             ok = state.waiting.status == "PUT_OK"
+            out.trace("schedule_deliver", **state.waiting_trace, status=state.waiting.status)
             state.waiting = None
             if not ok:
                 return False
@@ -169,12 +171,12 @@ class ScheduleMessageService:
                 if deliver - store_now > 0:
                     return moved
                 handle = put(message_timeup(ext), now_ms)
-                out.trace("schedule_deliver", topic=ext.properties.get("REAL_TOPIC", ""), delay_level=level,
-                          uniq_key=ext.uniq_key or "", offset_msg_id=ext.msg_id,
-                          status=handle.status if handle.done else "PENDING")
+                fields = {"topic": ext.properties.get("REAL_TOPIC", ""), "delay_level": level,
+                          "uniq_key": ext.uniq_key or "", "offset_msg_id": ext.msg_id}
                 if not handle.done:
-                    state.waiting, state.waiting_next = handle, offset + i + 1
+                    state.waiting, state.waiting_next, state.waiting_trace = handle, offset + i + 1, fields
                     return moved
+                out.trace("schedule_deliver", **fields, status=handle.status)
                 if handle.status != "PUT_OK":
                     return moved
                 self.offsets.offset_table[level] = offset + i + 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from rocketlab.broker.config_manager import BrokerMetadata
@@ -25,6 +26,7 @@ from rocketlab.broker.topic_config_rules import SendConfig, update_and_create_to
 from rocketlab.broker.topic_validator import RMQ_SYS_SCHEDULE_TOPIC, SYSTEM_ERROR
 from rocketlab.core import EMPTY, Output, OutputBuilder
 from rocketlab.store.message import Message
+from rocketlab.store.message_batch import MessageExtBatch
 
 Put = Callable[[Message, int, "tuple[str, int] | None"], "tuple[Any, Output]"]
 """The core's put: ``put(message, now_ms, reply_to) -> (PutHandle, Output)``; a :class:`MessageExtBatch`
@@ -126,6 +128,8 @@ class SendPath:
             out.reply(src, request_id, back.response)
             return out.build()
         if back.message.topic == RMQ_SYS_SCHEDULE_TOPIC:
+            out.trace("schedule", topic=back.message.properties.get("REAL_TOPIC", ""),
+                      delay_level=back.message.queue_id + 1, uniq_key=back.message.uniq_key or "")
             self.schedule.wake(back.message.queue_id + 1, now_ms)
         handle, produced = self.put(back.message, now_ms, None)
         self._answer(handle, (src, request_id), send_back_answer, out)
@@ -138,3 +142,15 @@ def send_response(handle: Any, status: str, queue_id: int) -> SendMessageRespons
     wrote = handle.wrote_offset
     return SendMessageResponse(status, handle.msg_id, -1 if offset is None else offset, -1 if wrote is None else wrote,
                                queue_id=queue_id)
+
+
+def store_put(store: Any, msg: Message) -> Any:
+    """The store's put of ``msg``: ``putMessages`` for a :class:`MessageExtBatch`, else ``putMessage``."""
+    return store.put_messages(msg) if isinstance(msg, MessageExtBatch) else store.put_message(msg)
+
+
+def loaded_metadata(config_dir: Path) -> BrokerMetadata:
+    """The broker's tables, loaded from ``config_dir``."""
+    metadata = BrokerMetadata(config_dir)
+    metadata.load()
+    return metadata
