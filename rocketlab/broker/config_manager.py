@@ -4,8 +4,9 @@ Models ``TopicConfigManager`` (``topics.json``), ``ConsumerOffsetManager`` (``co
 ``ScheduleMessageService``'s offsets (``delayOffset.json``) and ``SubscriptionGroupManager``
 (``subscriptionGroup.json``), each a ``ConfigManager`` that persists its table and a ``DataVersion``
 (``{timestamp, counter}``; two versions are equal only if both are). Simplified: fastjson writes
-integer map keys unquoted (``{0:12}``); we write standard JSON with string keys. Files are replaced
-atomically (temporary file, fsync, rename).
+integer map keys unquoted (``{0:12}``); we write standard JSON with string keys, except in
+``delayOffset.json``, written in fastjson's form. Files are replaced atomically (temporary file, fsync,
+rename).
 """
 
 from __future__ import annotations

@@ -4,7 +4,11 @@ Keys (RocketMQ's spelling): ``brokerName``, ``brokerId``, ``brokerRole`` (ASYNC_
 SLAVE), ``haListenPort`` (the master's HA port), ``haMasterAddress`` (a slave's ``host:port`` of the
 master's haListenPort), ``storePathRootDir``, ``mappedFileSizeCommitLog``, ``flushDiskType``,
 ``slaveReadEnable``, ``flushIntervalCommitLog``, ``haSendHeartbeatInterval``,
-``haHousekeepingInterval``, ``slaveTimeout``; plus the node keys ``selfId`` and ``peers`` (the
+``haHousekeepingInterval``, ``slaveTimeout``; the send path's (every broker kind, see
+:func:`send_config_from_properties`): ``brokerClusterName``, ``autoCreateTopicEnable``,
+``defaultTopicQueueNums``, ``brokerPermission``, ``autoCreateSubscriptionGroup``, ``messageDelayLevel``,
+``maxMessageSize``, and ``listenPort`` / ``brokerIP1`` for the store host of every record (default: the
+node's own address in ``peers``); plus the node keys ``selfId`` and ``peers`` (the
 group's message addresses: producers and consumers connect to ``selfId``'s address, a slave pulls
 metadata from ``masterId``, default ``n0``; empty: no metadata sync, for a master that is not a rocketlab
 node, such as a real Java store).
