@@ -22,8 +22,12 @@ serves the role-change notices of :mod:`rocketlab.controller.wire`).
 Java: ``common/protocol/RequestCode``, ``ResponseCode``, ``header/SendMessageRequestHeader`` (and V2),
 ``SendMessageResponseHeader``, ``PullMessageRequestHeader``, ``PullMessageResponseHeader``,
 ``UpdateConsumerOffsetRequestHeader`` (4.9.5; 5.3.3's carry the same fields plus null ones).
-Differences: ``producerGroup`` is ``rocketlab`` unless set, ``bornTimestamp`` 0 unless set (the kit's
-broker stamps its own time, as it always did); a pull carries ``subscription`` ``*``.
+A send carries every header field (``sysFlag``, ``flag``, ``reconsumeTimes``, ``maxReconsumeTimes``,
+``defaultTopic``, ...) and its properties string as it came; SEND_BATCH_MESSAGE (320) is a send with
+``batch`` (V2 header, the packed messages as body); the broker's send path is
+:mod:`rocketlab.broker.send_path`. Differences: the kit's clients write ``producerGroup`` ``rocketlab`` and
+``bornTimestamp`` 0 unless set (the broker stores what it is given, as Java does) and RemotingCommand version
+0; a pull carries ``subscription`` ``*``.
 """
 
 from __future__ import annotations
