@@ -13,8 +13,9 @@ fastjson's form). Only a master delivers.
 
 Differences, for a sans-IO core: a level's timer runs from the first message put to it (or, at start, if
 its queue has messages left) until its queue has been empty for ``idle_stop_ms`` (10 s), where Java's runs
-forever; the consume queue's tagsCode of a scheduled unit is the tags' hash, and the delivery time is
-computed from the record's store time (Java writes the delivery time into the unit); offsets are persisted
+forever; the delivery time is computed from the record's store time (the same as the unit's tagsCode, which
+the store writes through :meth:`ScheduleMessageService.tags_code_of`, except for units a store rebuilt in
+its recovery at open, before the broker set the service: those keep the tags' hash); offsets are persisted
 after each delivery round that moved them and at stop (Java: every ``flushDelayOffsetInterval``, 10 s).
 """
 
@@ -86,6 +87,21 @@ class ScheduleMessageService:
     @property
     def max_delay_level(self) -> int:
         return max(self.delay_level_table, default=0)
+
+    def compute_deliver_timestamp(self, level: int, store_timestamp: int) -> int:
+        """``computeDeliverTimestamp``: store time + the level's delay (+ 1 s for an unknown level)."""
+        delay = self.delay_level_table.get(level)
+        return store_timestamp + (delay if delay is not None else 1000)
+
+    def tags_code_of(self, properties: dict[str, str] | None, store_timestamp: int, tags_code: int) -> int:
+        """A SCHEDULE_TOPIC_XXXX unit's tagsCode (``checkMessageAndReturnSize``): the delivery time of its
+        DELAY level (capped at the highest), else the tags' hash."""
+        try:
+            level = delay_level_of((properties or {}).get("DELAY"))
+        except ValueError:
+            return tags_code
+        level = min(level, self.max_delay_level)
+        return self.compute_deliver_timestamp(level, store_timestamp) if level > 0 else tags_code
 
     def offset(self, level: int) -> int:
         return self.offsets.offset_table.get(level, 0)
@@ -165,7 +181,7 @@ class ScheduleMessageService:
                     self.offsets.offset_table[level] = offset + i + 1  # an unreadable unit is skipped
                     moved = True
                     continue
-                deliver = ext.store_timestamp + delay
+                deliver = self.compute_deliver_timestamp(level, ext.store_timestamp)
                 if deliver > store_now + delay:
                     deliver = store_now  # correctDeliverTimestamp
                 if deliver - store_now > 0:

@@ -49,6 +49,7 @@ class SendPath:
         self.legacy_message = legacy_message
         self.processor = SendMessageProcessor(config, broker_name, metadata, store.config.store_host, rng)
         self.schedule = ScheduleMessageService(store, metadata.delay_offset_manager, self.processor.delay_level_table)
+        store.schedule_message_service = self.schedule
 
     def start(self, now_ms: int) -> None:
         """The broker became master (or starts as one): delivery timers for what waits."""

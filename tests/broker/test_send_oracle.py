@@ -4,7 +4,8 @@ CONSUMER_SEND_MSG_BACK and UPDATE_AND_CREATE_TOPIC requests (the kit's encoder) 
 answers, and the same stored records, byte for byte, except the fields that cannot match: the store
 timestamp, the born host's port (each connection's own), the store host's port (each broker's own listen
 port, asserted) and, where a property carries an offset message id (ORIGIN_MESSAGE_ID), that broker's store
-host in it. Delayed messages (``messageDelayLevel=2s``: one level, so every delay is capped to it) are
+host in it; and the same consume queues (a SCHEDULE_TOPIC_XXXX unit's tagsCode is its delivery time on
+both: store time + the delay). Delayed messages (``messageDelayLevel=2s``: one level, so every delay is capped to it) are
 delivered by both before they stop.
 
 The real broker: ``ROCKETLAB_BROKER_ORACLE`` (the script), else ``run-broker-oracle.sh`` beside the
@@ -17,6 +18,7 @@ import asyncio
 import dataclasses
 import os
 import signal
+import struct
 import subprocess
 import time
 import zlib
@@ -118,6 +120,30 @@ def _records(store: Path) -> list[bytes]:
     return out
 
 
+def _consume_queues(store: Path, records: list[bytes]) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
+    """Every consume queue's units; a SCHEDULE_TOPIC_XXXX unit's tagsCode (its delivery time) checked against
+    its record's store time + 2 s and then left out."""
+    store_time = {}
+    pos = 0
+    for record in records:
+        store_time[pos] = int.from_bytes(record[56:64], "big")
+        pos += len(record)
+    out = {}
+    for queue in sorted((store / "consumequeue").glob("*/*")):
+        data = (queue / "00000000000000000000").read_bytes()
+        units = []
+        for i in range(0, len(data), 20):
+            phy, size, tags = struct.unpack_from(">qiq", data, i)
+            if (phy, size, tags) == (0, 0, 0) and i > 0:
+                break
+            if queue.parent.name == "SCHEDULE_TOPIC_XXXX":
+                assert tags == store_time[phy] + 2000, (queue, phy)
+                tags = 0
+            units.append((phy, size, tags))
+        out[(queue.parent.name, queue.name)] = units
+    return out
+
+
 def test_the_kit_broker_answers_and_stores_sends_as_the_real_4_9_5_broker(tmp_path):
     script = broker_oracle_script()
     java_dir, ns_port, java_port = tmp_path / "java", free_port(), free_port()
@@ -159,3 +185,6 @@ def test_the_kit_broker_answers_and_stores_sends_as_the_real_4_9_5_broker(tmp_pa
         assert j.store_host == ("127.0.0.1", java_port) and k.store_host == ("127.0.0.1", kit_port)
         assert j.born_host[0] == k.born_host[0] == "127.0.0.1"
         assert _masked(kit_record, kit_port) == _masked(java_record, java_port), (j, k)
+    java_queues = _consume_queues(java_dir / "store", java_records)
+    assert java_queues[("SCHEDULE_TOPIC_XXXX", "0")] and java_queues[("%DLQ%G2", "0")]
+    assert _consume_queues(tmp_path / "kit", kit_records) == java_queues
