@@ -9,7 +9,8 @@ both: store time + the delay). Delayed messages (``messageDelayLevel=2s``: one l
 delivered by both before they stop.
 
 The real broker: ``ROCKETLAB_BROKER_ORACLE`` (the script), else ``run-broker-oracle.sh`` beside the
-``lib/`` of ``ROCKETLAB_JAVA_4``; without it the test skips (fails under CI=true).
+``lib-broker/`` of ``ROCKETLAB_JAVA_BROKER`` or the ``lib/`` of ``ROCKETLAB_JAVA_4``; without it the test skips
+(fails under CI=true).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ pytestmark = pytest.mark.realnet
 def broker_oracle_script() -> Path:
     explicit = os.environ.get("ROCKETLAB_BROKER_ORACLE")
     candidates = [Path(explicit)] if explicit else []
-    for jar in os.environ.get("ROCKETLAB_JAVA_4", "").split(":"):
-        if jar.endswith("rocketmq-store-4.9.5.jar"):
-            candidates.append(Path(jar).parent.parent / "run-broker-oracle.sh")
+    for setting in ("ROCKETLAB_JAVA_BROKER", "ROCKETLAB_JAVA_4"):  # a class path of ../shared/java's jars
+        for jar in os.environ.get(setting, "").split(":"):
+            if jar.endswith(("rocketmq-store-4.9.5.jar", "broker-oracle.jar")):
+                candidates.append(Path(jar).parent.parent / "run-broker-oracle.sh")
     for script in candidates:
         if script.is_file() and (script.parent / "lib-broker" / "broker-oracle.jar").is_file():
             return script
