@@ -4,6 +4,7 @@ input. The same requests against the real 4.9.5 broker are in ``test_send_oracle
 
 from __future__ import annotations
 
+import re
 import zlib
 
 import pytest
@@ -267,7 +268,7 @@ def test_a_producer_s_delayed_message_waits_in_the_schedule_topic_and_survives_a
     (delivered,) = _records(core, "T", 2)
     assert delivered.body == b"later" and delivered.properties["REAL_TOPIC"] == "T"
     text = (tmp_path / "store" / "config" / "delayOffset.json").read_text()
-    assert '4: 1' in text and '"4"' not in text  # fastjson's unquoted integer key
+    assert re.search(r"\b4\s*:\s*1\b", text) and '"4"' not in text  # fastjson's unquoted integer key
     core.on_stop()
     (tmp_path / "store" / "config" / "delayOffset.json").write_text('{"offsetTable":{"4":1}}')
     reread = DelayOffsetManager(tmp_path / "store" / "config")
