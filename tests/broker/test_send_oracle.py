@@ -160,7 +160,9 @@ def test_the_kit_broker_answers_and_stores_sends_as_the_real_4_9_5_broker(tmp_pa
     try:
         java_answers, java_client = asyncio.run(_send_all(java_port))
         kit_answers, kit_client = asyncio.run(_send_all(kit_port))
-        time.sleep(4.0)  # level 1 (2 s, after every send): both deliver what waits in SCHEDULE_TOPIC_XXXX
+        deadline = time.monotonic() + 15  # level 1 (2 s, after every send): both deliver what waits
+        while time.monotonic() < deadline and min(len(_records(java_dir / "store")), len(_records(tmp_path / "kit"))) < 13:
+            time.sleep(0.2)
     finally:
         kit.send_signal(signal.SIGTERM)
         kit.wait(timeout=20)
