@@ -11,8 +11,17 @@ grows), so :meth:`PropertyMap.java_order` is the order the Java broker writes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
-from rocketlab.remoting.fastjson import hashmap_capacity, java_string_hash
+from rocketlab.remoting.fastjson import hashmap_capacity
+from rocketlab.store.message import java_string_hash
+
+
+@lru_cache(maxsize=4096)
+def _spread(key: str) -> int:
+    """``HashMap.hash(key)``: ``h ^ (h >>> 16)`` of ``String.hashCode()`` (cached: property names repeat)."""
+    h = java_string_hash(key) & 0xFFFFFFFF
+    return h ^ (h >> 16)
 
 
 class PropertyMap:
@@ -46,13 +55,9 @@ class PropertyMap:
     def java_order(self) -> dict[str, str]:
         """The entries in the map's iteration order (what ``messageProperties2String`` writes)."""
         mask = hashmap_capacity(self.max_size) - 1
-        keys = list(self.items)
-
-        def bucket(i: int) -> tuple[int, int]:
-            h = java_string_hash(keys[i]) & 0xFFFFFFFF
-            return (h ^ (h >> 16)) & mask, i
-
-        return {keys[i]: self.items[keys[i]] for i in sorted(range(len(keys)), key=bucket)}
+        items = self.items
+        order = sorted(enumerate(items), key=lambda pair: (_spread(pair[1]) & mask, pair[0]))
+        return {key: items[key] for _, key in order}
 
 
 def decoded_properties(properties: Mapping[str, str]) -> PropertyMap:
