@@ -50,6 +50,8 @@ from rocketlab.broker.protocol import (
     UpdateConsumerOffsetRequest,
     UpdateConsumerOffsetResponse,
 )
+from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath
+from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.errors import ConfigError
 from rocketlab.ha.config import HAConfig
@@ -59,6 +61,7 @@ from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.crash import simulate_crash
 from rocketlab.store.flush import PutMessageFuture
+from rocketlab.store.message_batch import MessageExtBatch
 
 ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
 REPUT_INTERVAL_MS = 1  # ReputMessageService's pause between rounds
@@ -87,6 +90,7 @@ class BrokerConfig:
     store_path_root_dir: str | None = None
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
+    send: SendConfig = field(default_factory=SendConfig)
 
     def __post_init__(self) -> None:
         if self.broker_role not in ROLES:
@@ -116,6 +120,8 @@ class PutHandle:
     done: bool = False
     latency_ms: float = 0.0
     reply_to: tuple[str, int] | None = None
+    answer: Any = None
+    """``answer(status) -> response`` for ``reply_to`` when the request was no SEND_MESSAGE (a send-back)."""
 
     @property
     def wrote_offset(self) -> int | None:
@@ -171,6 +177,8 @@ class BrokerCore(BaseCore):
         self.master_id = config.master_id
         self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
                                            lambda: (config.broker_id, self.metadata.topic_config_manager))
+        self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
+                                  lambda: self.config.is_master, ctx.rng("send"), message_of)
 
     # --- inspection --------------------------------------------------------------------------
     @property
@@ -201,9 +209,12 @@ class BrokerCore(BaseCore):
         if self.ha_client is not None:
             self.ha_client.on_tick(now_ms, out)
         self.outer_api.start(now_ms, out)
+        if self.config.is_master:
+            self.send_path.start(now_ms)
         return out.build()
 
     def on_stop(self) -> None:
+        self.send_path.stop()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool) -> None:
@@ -219,7 +230,11 @@ class BrokerCore(BaseCore):
         handle = PutHandle(next(self.tokens), msg.topic, msg.queue_id, now_ms, reply_to=reply_to)
         if self.config.is_master:
             self.metadata.topic_config_manager.create_topic_if_absent(msg.topic, now_ms)
-        if self.flush_on_threads and self.config.flush_disk_type == "SYNC_FLUSH":
+        if isinstance(msg, MessageExtBatch):
+            handle.result = self.store.put_messages(msg)
+            self.store.reput()
+            self._stored(handle, msg, now_ms, out)
+        elif self.flush_on_threads and self.config.flush_disk_type == "SYNC_FLUSH":
             future = self.store.async_put_message(msg)  # the group commit thread completes it
             handle.result = future.result_so_far()
             self.store.reput()
@@ -293,6 +308,9 @@ class BrokerCore(BaseCore):
             times.append(self.reput_at)
         if self.flushing:
             times.append(self.now_ms + 1)
+        send = self.send_path.next_deadline_ms()
+        if send is not None:
+            times.append(send)
         return min(times, default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -314,7 +332,7 @@ class BrokerCore(BaseCore):
             self.store.reput(REPUT_SLICE_BYTES)
             if self.store.dispatch_behind_bytes() > 0:
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
-        return out.build()
+        return out.build() + self.send_path.on_tick(now_ms)
 
     # --- HA streams ----------------------------------------------------------------------------
     def on_stream_open(self, stream_id: Any, peer: str, accepted: bool, now_ms: int) -> Output:
@@ -347,8 +365,8 @@ class BrokerCore(BaseCore):
     # --- requests ------------------------------------------------------------------------------
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if isinstance(msg, SendMessageRequest):
-            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
+        if isinstance(msg, SEND_PATH_REQUESTS):
+            return self.send_path.on_request(src, request_id, msg, now_ms)
         out = OutputBuilder()
         if isinstance(msg, PullMessageRequest):
             out.reply(src, request_id, self.pull_message(msg))
@@ -422,9 +440,11 @@ class SlaveSynchronize:
 
 
 def message_of(req: SendMessageRequest) -> Message:
-    """The store's Message for a SEND_MESSAGE request."""
+    """The store's Message for a SEND_MESSAGE request as the kit put it before the send path: what a broker
+    that is not master puts (its store refuses it) and the simulator's clients' shortcut."""
     return Message(topic=req.topic, body=req.body, queue_id=req.queue_id, tags=req.tags, keys=req.keys,
-                   properties=dict(req.properties or {}))
+                   properties=dict(req.properties or {}), flag=req.flag, sys_flag=req.sys_flag,
+                   reconsume_times=req.reconsume_times)
 
 
 def finish_put(handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) -> None:
@@ -434,7 +454,9 @@ def finish_put(handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) 
     out.trace("put", topic=handle.topic, queue_id=handle.queue_id, queue_offset=handle.queue_offset,
               phy_offset=handle.wrote_offset, size=handle.wrote_bytes or 0, status=status,
               latency_ms=handle.latency_ms)
-    if handle.reply_to is not None:
+    if handle.reply_to is not None and handle.answer is not None:
+        out.reply(handle.reply_to[0], handle.reply_to[1], handle.answer(status))
+    elif handle.reply_to is not None:
         src, request_id = handle.reply_to
         out.reply(src, request_id, SendMessageResponse(
             status, handle.msg_id, _or_minus_one(handle.queue_offset), _or_minus_one(handle.wrote_offset),

@@ -4,19 +4,23 @@ Models ``TopicConfigManager`` (``topics.json``), ``ConsumerOffsetManager`` (``co
 ``ScheduleMessageService``'s offsets (``delayOffset.json``) and ``SubscriptionGroupManager``
 (``subscriptionGroup.json``), each a ``ConfigManager`` that persists its table and a ``DataVersion``
 (``{timestamp, counter}``; two versions are equal only if both are). Simplified: fastjson writes
-integer map keys unquoted (``{0:12}``); we write standard JSON with string keys. Files are replaced
-atomically (temporary file, fsync, rename).
+integer map keys unquoted (``{0:12}``); we write standard JSON with string keys, except in
+``delayOffset.json``, written in fastjson's form. Files are replaced atomically (temporary file, fsync,
+rename).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.remoting import fastjson
 
 
 @dataclass
@@ -94,7 +98,15 @@ class ConfigManager:
 
 
 class TopicConfigManager(ConfigManager):
-    """Models ``TopicConfigManager``: topics are created on first use (``autoCreateTopicEnable``)."""
+    """Models ``TopicConfigManager``: ``topicConfigTable`` and its DataVersion.
+
+    Every change (a topic created on first use, by CONSUMER_SEND_MSG_BACK, or by UPDATE_AND_CREATE_TOPIC)
+    bumps the DataVersion, persists, and calls each listener of :meth:`add_change_listener` with the
+    changed topic's config: Java's ``registerBrokerAll`` / ``registerIncrementBrokerData`` after a change,
+    for the name server registration to hook into. The creation rules themselves are in
+    :mod:`rocketlab.broker.topic_config_rules`; :meth:`create_topic_if_absent` is the kit's simplified
+    creation the simulator's direct puts use (4 queues, perm RW).
+    """
 
     file_name = "topics.json"
 
@@ -102,13 +114,27 @@ class TopicConfigManager(ConfigManager):
         super().__init__(config_dir)
         self.topic_config_table: dict[str, dict[str, Any]] = {}
         self.data_version = DataVersion()
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def add_change_listener(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        """``listener(topic_config)`` after every change (the DataVersion is bumped and persisted first)."""
+        self.listeners.append(listener)
+
+    def select_topic_config(self, topic: str) -> dict[str, Any] | None:
+        return self.topic_config_table.get(topic)
+
+    def update_topic_config(self, config: dict[str, Any], now_ms: int) -> None:
+        """``updateTopicConfig``: put, next DataVersion, persist; then the listeners."""
+        self.topic_config_table[config["topicName"]] = config
+        self.data_version.next_version(now_ms)
+        self.persist()
+        for listener in self.listeners:
+            listener(config)
 
     def create_topic_if_absent(self, topic: str, now_ms: int, queue_nums: int = 4) -> bool:
         if topic in self.topic_config_table:
             return False
-        self.topic_config_table[topic] = default_topic_config(topic, queue_nums)
-        self.data_version.next_version(now_ms)
-        self.persist()
+        self.update_topic_config(default_topic_config(topic, queue_nums), now_ms)
         return True
 
     def encode(self) -> dict[str, Any]:
@@ -169,19 +195,53 @@ class ConsumerOffsetManager(ConfigManager):
 
 
 class DelayOffsetManager(ConfigManager):
-    """The schedule service's progress per delay level (``delayOffset.json``)."""
+    """``ScheduleMessageService``'s progress per delay level (``delayOffset.json``, its
+    ``DelayOffsetSerializeWrapper``): ``offsetTable`` delay level -> the next consume-queue offset of
+    ``SCHEDULE_TOPIC_XXXX``'s queue ``level - 1``. Written in fastjson's form, the integer keys unquoted
+    (``{"offsetTable": {1: 3, 2: 0}}``); read in that form or with quoted keys."""
 
     file_name = "delayOffset.json"
 
     def __init__(self, config_dir: Path | None) -> None:
         super().__init__(config_dir)
-        self.offset_table: dict[str, int] = {}
+        self.offset_table: dict[int, int] = {}
 
     def encode(self) -> dict[str, Any]:
-        return {"offsetTable": self.offset_table}
+        return {"offsetTable": dict(sorted(self.offset_table.items()))}
 
     def decode(self, data: dict[str, Any]) -> None:
-        self.offset_table = {k: int(v) for k, v in data.get("offsetTable", {}).items()}
+        table = data.get("offsetTable", {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{self.file_name}: offsetTable must be an object")
+        try:
+            self.offset_table = {int(k): int(v) for k, v in table.items()}
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"{self.file_name}: offsetTable needs integer levels and offsets ({e})") from None
+
+    def load(self) -> None:
+        path = self.path
+        if path is None or not path.exists():
+            return
+        try:
+            data = fastjson.loads(path.read_bytes())
+        except ValueError as e:
+            raise ConfigError(f"{path}: corrupt JSON ({e}); fix or remove it") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: expected a JSON object")
+        self.decode(data)
+
+    def persist(self) -> None:
+        path = self.path
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = re.sub(r'^(\s*)"(-?\d+)": ', r"\1\2: ", json.dumps(self.encode(), indent=4), flags=re.M)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
 
 
 class BrokerMetadata:

@@ -77,8 +77,10 @@ from rocketlab.broker.protocol import (
     BROKER_FAMILY,
     PullMessageRequest,
     PullMessageResponse,
-    SendMessageRequest,
 )
+from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath
+from rocketlab.broker.send_protocol import SEND_BACK_FAMILY
+from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.dledger.codec import DLEDGER_FAMILY
 from rocketlab.dledger.config import DLedgerConfig, members_peers
@@ -88,6 +90,7 @@ from rocketlab.namesrv.protocol import NAMESRV_FAMILY
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.store import Message, PutMessageResult
 from rocketlab.store.config import BrokerRole
+from rocketlab.store.message_batch import MessageExtBatch
 
 SYNC_REQUEST_BASE = 1 << 40  # request ids of SlaveSynchronize (DLedger's own count up from 1)
 CHECK_REQUEST_BASE = 1 << 41  # request ids of the group check
@@ -97,8 +100,8 @@ _DLEDGER_TYPES = frozenset(DLEDGER_MESSAGES)
 def dledger_broker_codec() -> RemotingCodec:
     """The remoting codec of a broker on DLedger: it sends and serves DLedger's RPCs, the broker's requests
     and the group check on its one message port, and registers with name servers."""
-    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, GROUP_CHECK_FAMILY, NAMESRV_FAMILY),
-                         serves=("dledger", "broker", "group-check"))
+    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, SEND_BACK_FAMILY, GROUP_CHECK_FAMILY, NAMESRV_FAMILY),
+                         serves=("dledger", "broker", SEND_BACK_FAMILY.name, "group-check"))
 
 
 # ---------------------------------------------------------------------- config
@@ -138,6 +141,7 @@ class DLedgerBrokerConfig:
     store_options: dict[str, Any] = field(default_factory=dict)
     trim_consume_queues_on_truncation: bool = False
     rocketmq_version: str = "4.9.5"
+    send: SendConfig = field(default_factory=SendConfig)
 
     def __post_init__(self) -> None:
         if self.rocketmq_version not in ROCKETMQ_VERSIONS:
@@ -263,6 +267,10 @@ class DLedgerBrokerCore(BaseCore):
         self.pending: dict[int, PutHandle] = {}
         self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
                                            lambda: (self.broker_id, self.metadata.topic_config_manager))
+        self.send_path = SendPath(
+            config.send, config.broker_name, self.metadata, self.store,
+            lambda m, now, r: self.put_message(m, now, r, batch=m if isinstance(m, MessageExtBatch) else None),
+            lambda: self.broker_role != "SLAVE", ctx.rng("send"), message_of)
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -300,6 +308,7 @@ class DLedgerBrokerCore(BaseCore):
         return self._finish(EMPTY, out, now_ms)
 
     def on_stop(self) -> None:
+        self.send_path.stop()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool) -> None:
@@ -314,6 +323,7 @@ class DLedgerBrokerCore(BaseCore):
             times.append(self.server.next_deadline_ms())
         if self.broker_role == "SLAVE":
             times.append(self.slave_synchronize.next_deadline_ms(self.master_id))
+        times.append(self.send_path.next_deadline_ms())
         present = [t for t in times if t is not None]
         return min(present) if present else None
 
@@ -326,7 +336,7 @@ class DLedgerBrokerCore(BaseCore):
         if self.broker_role == "SLAVE":
             self.slave_synchronize.on_tick(self.master_id, now_ms, out)
         self._time_out_puts(now_ms, out)
-        return self._finish(server_out, out, now_ms)
+        return self._finish(server_out, out, now_ms) + self.send_path.on_tick(now_ms)
 
     def _time_out_puts(self, now_ms: int, out: OutputBuilder) -> None:
         """``waitForPutResult``: a put unanswered after ``put_timeout_ms`` is UNKNOWN_ERROR."""
@@ -398,6 +408,7 @@ class DLedgerBrokerCore(BaseCore):
         self.master_id = self.node_id
         self.store.set_broker_role(BrokerRole(role))
         self._trace_role(out)
+        self.send_path.start(now_ms)
 
     # ------------------------------------------------------------------ puts
     def put_message(self, msg: Message, now_ms: int, reply_to: tuple[str, int] | None = None,
@@ -430,8 +441,8 @@ class DLedgerBrokerCore(BaseCore):
             if not self.server_started:
                 return EMPTY  # not a member yet (group check pending): the caller times out
             return self._finish(self.server.on_request(src, request_id, msg, now_ms), OutputBuilder(), now_ms)
-        if isinstance(msg, SendMessageRequest):
-            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
+        if isinstance(msg, SEND_PATH_REQUESTS):
+            return self.send_path.on_request(src, request_id, msg, now_ms)
         out = OutputBuilder()
         if isinstance(msg, PullMessageRequest):
             out.reply(src, request_id, self.pull_message(msg))

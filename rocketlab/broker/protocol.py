@@ -22,17 +22,22 @@ serves the role-change notices of :mod:`rocketlab.controller.wire`).
 Java: ``common/protocol/RequestCode``, ``ResponseCode``, ``header/SendMessageRequestHeader`` (and V2),
 ``SendMessageResponseHeader``, ``PullMessageRequestHeader``, ``PullMessageResponseHeader``,
 ``UpdateConsumerOffsetRequestHeader`` (4.9.5; 5.3.3's carry the same fields plus null ones).
-Differences: ``producerGroup`` is ``rocketlab`` unless set, ``bornTimestamp`` 0 unless set (the kit's
-broker stamps its own time, as it always did); a pull carries ``subscription`` ``*``.
+A send carries every header field (``sysFlag``, ``flag``, ``reconsumeTimes``, ``maxReconsumeTimes``,
+``defaultTopic``, ...) and its properties string as it came; SEND_BATCH_MESSAGE (320) is a send with
+``batch`` (V2 header, the packed messages as body); the broker's send path is
+:mod:`rocketlab.broker.send_path`. Differences: the kit's clients write ``producerGroup`` ``rocketlab`` and
+``bornTimestamp`` 0 unless set (the broker stores what it is given, as Java does) and RemotingCommand version
+0; a pull carries ``subscription`` ``*``.
 """
 
 from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from rocketlab.broker.send_protocol import SEND_BACK_FAMILY
 from rocketlab.controller.wire import CONTROLLER_FAMILY, NOTIFY_FAMILY
 from rocketlab.errors import CodecError
 from rocketlab.namesrv.protocol import NAMESRV_FAMILY
@@ -54,16 +59,43 @@ class SendMessageRequest:
     properties: dict[str, str] | None = None
     producer_group: str = "rocketlab"
     born_timestamp: int = 0
+    sys_flag: int = 0
+    flag: int = 0
+    reconsume_times: int = 0
+    max_reconsume_times: int | None = None
+    default_topic: str = "TBW102"
+    default_topic_queue_nums: int = 4
+    batch: bool = False
+    unit_mode: bool = False
+    v2: bool = field(default=False, compare=False)
+    version: int = field(default=399, compare=False)
+    """The request's RemotingCommand version (MQVersion ordinal; 399 = V4_9_5, a 4.9.5 client); below 117
+    (V3_4_9) the broker ignores ``max_reconsume_times``, as Java does. Read from the wire, never written."""
+    properties_string: str | None = field(default=None, compare=False)
+    """The properties as they came on the wire (their order decides Java's ``HashMap`` order when the
+    broker re-writes them); None: built from ``tags``, ``keys`` and ``properties``."""
+
+    def property_map(self) -> dict[str, str]:
+        """``string2messageProperties`` of the properties sent, in their order on the wire."""
+        if self.properties_string is not None:
+            return string_to_message_properties(self.properties_string)
+        text = _properties_string(self)
+        return string_to_message_properties(text) if text else {}
 
 
 @dataclass(frozen=True, slots=True)
 class SendMessageResponse:
+    """``status``: a PutMessageStatus name, or (with ``code``) the name of the ResponseCode a processor
+    refused with (NO_PERMISSION, TOPIC_NOT_EXIST, SUBSCRIPTION_GROUP_NOT_EXIST, SYSTEM_ERROR,
+    MESSAGE_ILLEGAL) and Java's remark."""
+
     status: str
     msg_id: str | None = None
     queue_offset: int = -1
     phy_offset: int = -1
     remark: str | None = None
     queue_id: int | None = None
+    code: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +171,7 @@ class RequestCode:
     UPDATE_CONSUMER_OFFSET = 15
     GET_ALL_TOPIC_CONFIG = 21
     SEND_MESSAGE_V2 = 310
+    SEND_BATCH_MESSAGE = 320
 
 
 class ResponseCode:
@@ -154,6 +187,9 @@ class ResponseCode:
     PULL_NOT_FOUND = 19
     PULL_RETRY_IMMEDIATELY = 20
     PULL_OFFSET_MOVED = 21
+    NO_PERMISSION = 16
+    TOPIC_NOT_EXIST = 17
+    SUBSCRIPTION_GROUP_NOT_EXIST = 26
 
 
 # ------------------------------------------------------------------------------------ header classes
@@ -241,6 +277,43 @@ def _offset_of(msg_id: str | None) -> int:
         return -1
 
 
+_REFUSALS = {ResponseCode.NO_PERMISSION: "NO_PERMISSION", ResponseCode.TOPIC_NOT_EXIST: "TOPIC_NOT_EXIST",
+             ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST: "SUBSCRIPTION_GROUP_NOT_EXIST"}
+
+
+def _encode_send(msg: SendMessageRequest) -> Parts:
+    """SEND_MESSAGE (``SendMessageRequestHeader``), or as ``MQClientAPIImpl`` sends with ``sendSmartMsg``:
+    SEND_MESSAGE_V2 (``v2``) or SEND_BATCH_MESSAGE (``batch``) with the one-letter V2 header."""
+    props_text = msg.properties_string if msg.properties_string is not None else _properties_string(msg)
+    values = {"producerGroup": msg.producer_group, "topic": msg.topic, "defaultTopic": msg.default_topic,
+              "defaultTopicQueueNums": msg.default_topic_queue_nums, "queueId": msg.queue_id, "sysFlag": msg.sys_flag,
+              "bornTimestamp": msg.born_timestamp, "flag": msg.flag, "properties": props_text,
+              "reconsumeTimes": msg.reconsume_times, "unitMode": msg.unit_mode, "batch": msg.batch,
+              "maxReconsumeTimes": msg.max_reconsume_times}
+    if not (msg.v2 or msg.batch):
+        return Parts(RequestCode.SEND_MESSAGE, None, SEND_MESSAGE_REQUEST_HEADER.write(values), msg.body)
+    ext = SEND_MESSAGE_REQUEST_HEADER_V2.write({k: values[v] for k, v in _V2.items()})
+    return Parts(RequestCode.SEND_BATCH_MESSAGE if msg.batch else RequestCode.SEND_MESSAGE_V2, None, ext, msg.body)
+
+
+def _decode_send(cmd: RemotingCommand) -> SendMessageRequest:
+    """``AbstractSendMessageProcessor.parseRequestHeader``: V2 for SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE."""
+    if cmd.code == RequestCode.SEND_MESSAGE:
+        h = SEND_MESSAGE_REQUEST_HEADER.read(cmd)
+    else:
+        h = {_V2[k]: v for k, v in SEND_MESSAGE_REQUEST_HEADER_V2.read(cmd).items() if k in _V2}
+    raw = h.get("properties")
+    properties = string_to_message_properties(raw) if raw else {}
+    tags, keys = properties.pop("TAGS", None), properties.pop("KEYS", None)
+    return SendMessageRequest(
+        h["topic"], cmd.body or b"", h["queueId"], tags, keys, properties or None, h["producerGroup"],
+        h["bornTimestamp"], sys_flag=h["sysFlag"], flag=h["flag"], reconsume_times=h.get("reconsumeTimes") or 0,
+        max_reconsume_times=h.get("maxReconsumeTimes"), default_topic=h["defaultTopic"],
+        default_topic_queue_nums=h["defaultTopicQueueNums"], batch=bool(h.get("batch")),
+        unit_mode=bool(h.get("unitMode")), v2=cmd.code != RequestCode.SEND_MESSAGE, version=cmd.version,
+        properties_string=raw)
+
+
 class BrokerFamily(Family):
     """The broker's requests (see the module docstring)."""
 
@@ -250,7 +323,7 @@ class BrokerFamily(Family):
                 GetAllMetadataRequest: RequestCode.GET_ALL_TOPIC_CONFIG}
     responses = frozenset({SendMessageResponse, PullMessageResponse, GetAllMetadataResponse,
                            UpdateConsumerOffsetResponse})
-    codes = frozenset({*requests.values(), RequestCode.SEND_MESSAGE_V2})
+    codes = frozenset({*requests.values(), RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE})
     _answers = {SendMessageRequest: SendMessageResponse, PullMessageRequest: PullMessageResponse,
                 UpdateConsumerOffsetRequest: UpdateConsumerOffsetResponse, GetAllMetadataRequest: GetAllMetadataResponse}
 
@@ -258,12 +331,7 @@ class BrokerFamily(Family):
     def encode(self, msg: Any) -> Parts:
         t = type(msg)
         if t is SendMessageRequest:
-            ext = SEND_MESSAGE_REQUEST_HEADER.write({
-                "producerGroup": msg.producer_group, "topic": msg.topic, "defaultTopic": "TBW102",
-                "defaultTopicQueueNums": 4, "queueId": msg.queue_id, "sysFlag": 0, "bornTimestamp": msg.born_timestamp,
-                "flag": 0, "properties": _properties_string(msg), "reconsumeTimes": 0, "unitMode": False,
-                "batch": False, "maxReconsumeTimes": None})
-            return Parts(RequestCode.SEND_MESSAGE, None, ext, msg.body)
+            return _encode_send(msg)
         if t is PullMessageRequest:
             ext = PULL_MESSAGE_REQUEST_HEADER.write({
                 "consumerGroup": msg.consumer_group, "topic": msg.topic, "queueId": msg.queue_id,
@@ -277,6 +345,8 @@ class BrokerFamily(Family):
         if t is GetAllMetadataRequest:
             return Parts(RequestCode.GET_ALL_TOPIC_CONFIG, None, None, None)
         if t is SendMessageResponse:
+            if msg.code is not None:
+                return Parts(msg.code, msg.remark, {}, None)
             code, remark = SEND_CODES.get(msg.status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT"))
             if msg.status == "PROPERTIES_SIZE_EXCEEDED":
                 code, remark = SEND_CODES["MESSAGE_ILLEGAL"]
@@ -301,16 +371,8 @@ class BrokerFamily(Family):
 
     # ------------------------------------------------------------------ in
     def decode_request(self, cmd: RemotingCommand) -> Any:
-        if cmd.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
-            if cmd.code == RequestCode.SEND_MESSAGE_V2:
-                h = {_V2[k]: v for k, v in SEND_MESSAGE_REQUEST_HEADER_V2.read(cmd).items() if k in _V2}
-            else:
-                h = SEND_MESSAGE_REQUEST_HEADER.read(cmd)
-
-            properties = string_to_message_properties(h["properties"]) if h.get("properties") else {}
-            tags, keys = properties.pop("TAGS", None), properties.pop("KEYS", None)
-            return SendMessageRequest(h["topic"], cmd.body or b"", h["queueId"], tags, keys, properties or None,
-                                      h["producerGroup"], h["bornTimestamp"])
+        if cmd.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
+            return _decode_send(cmd)
         if cmd.code == RequestCode.PULL_MESSAGE:
             h = PULL_MESSAGE_REQUEST_HEADER.read(cmd)
             return PullMessageRequest(h["topic"], h["queueId"], h["queueOffset"], h["maxMsgNums"], h["consumerGroup"])
@@ -324,6 +386,8 @@ class BrokerFamily(Family):
         if t is SendMessageResponse:
             if cmd.code == ResponseCode.SYSTEM_ERROR:
                 status = _STATUS_OF_REMARK.get(cmd.remark or "", "UNKNOWN_ERROR")
+            elif cmd.code in _REFUSALS:
+                return SendMessageResponse(_REFUSALS[cmd.code], remark=cmd.remark, code=cmd.code)
             else:
                 status = _STATUS_OF_CODE.get(cmd.code)
                 if status is None:
@@ -360,12 +424,12 @@ BROKER_FAMILY = BrokerFamily()
 def broker_codec() -> RemotingCodec:
     """The remoting codec of a classic broker and its clients: the broker's requests (SlaveSynchronize's
     too), which it serves; the name server's, which it sends to register."""
-    return RemotingCodec((BROKER_FAMILY, NAMESRV_FAMILY), serves=("broker",))
+    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, NAMESRV_FAMILY), serves=("broker", SEND_BACK_FAMILY.name))
 
 
 def auto_switch_broker_codec() -> RemotingCodec:
     """The remoting codec of a controller-mode broker (:mod:`rocketlab.broker.auto_switch_broker`): it serves
     the broker's requests and the controllers' role-change notices, and sends the controller RPCs and the
     name server's registrations."""
-    return RemotingCodec((BROKER_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY, NAMESRV_FAMILY),
-                         serves=("broker", "controller-notify"))
+    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY, NAMESRV_FAMILY),
+                         serves=("broker", SEND_BACK_FAMILY.name, "controller-notify"))

@@ -39,6 +39,9 @@ FIELD_TYPES: dict[str, str] = {
     "first": "bool", "namesrv": "string", "master_addr": "string", "ha_server_addr": "string",
     # smoke ping/pong
     "ping_seq": "long", "rtt_ms": "double", "ok": "bool",
+    # the send path: retries, dead letters, delayed delivery; a message's two ids (msg_id is the network's)
+    "group": "string", "uniq_key": "string", "offset_msg_id": "string", "reconsume_times": "long",
+    "delay_level": "long",
 }
 
 # kind -> required fields (docs/trace.md's table plus the network and smoke kinds).
@@ -80,6 +83,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "namesrv_register": ("namesrv", "broker_id", "ok"),
     # smoke scenario
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
+    # the send path (broker.send_path): a failed message sent back for retry, moved to its group's DLQ,
+    # stored to wait for its delay level, delivered to its real topic
+    "send_back": ("group", "topic", "uniq_key", "offset_msg_id", "reconsume_times", "delay_level"),
+    "dlq": ("group", "topic", "uniq_key", "offset_msg_id", "reconsume_times"),
+    "schedule": ("topic", "delay_level", "uniq_key"),
+    "schedule_deliver": ("topic", "delay_level", "uniq_key", "offset_msg_id", "status"),
 }
 
 FAULT_ACTIONS = fault_actions()
