@@ -109,10 +109,10 @@ FIGURE_8_STOPS = {
 """Figure 8's moments as the viewer's bookmarks (:func:`figure8_stops`): the schedule's (a)-(d) and the loss."""
 
 
-def figure8_stops(c: Cluster, report: Figure8Report) -> list[dict[str, Any]]:
-    """Where (a)-(e) of :data:`FIGURE_8_STOPS` happened in this run, read from its trace: ``{"t", "name",
-    "text"}`` each; a moment the run did not reach (the ``raft`` profile loses nothing) is left out."""
-    names = report.names
+def figure8_stops(c: Cluster, names: dict[str, str], x_index: int | None) -> list[dict[str, Any]]:
+    """Where (a)-(e) of :data:`FIGURE_8_STOPS` happened in this run, read from its trace (``names`` and
+    ``x_index`` as :class:`Figure8Report` has them): ``{"t", "name", "text"}`` each; a moment the run did
+    not reach (the ``raft`` profile loses nothing) is left out."""
     words = {k: f"{k} ({v})" for k, v in names.items()}
     found: list[dict[str, Any]] = []
 
@@ -129,7 +129,7 @@ def figure8_stops(c: Cluster, report: Figure8Report) -> list[dict[str, Any]]:
         events.append(("(b)", s5))
         back = first(s5["t"] if s5 else crash["t"], leader(names["S1"]))
         x = back and first(back["t"], lambda e: e["kind"] == "commit" and e["node"] == names["S1"]
-                           and e["index"] == report.x_index)
+                           and e["index"] == x_index)
         events.append(("(c)", x and {**x, "term": back["term"]}))
         again = x and first(x["t"], leader(names["S5"]))
         events.append(("(d)", again))

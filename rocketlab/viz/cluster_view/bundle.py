@@ -28,10 +28,15 @@ _TOP_LEVEL = re.compile(r"^(?:export )?(?:const|let|function|class) (\w+)", re.M
 @cache
 def viewer_source() -> str:
     """The joined module (``ClusterView._esm`` and the offline page's script)."""
+    return join_modules(JS_DIR, MODULES)
+
+
+def join_modules(js_dir: Path, modules: tuple[str, ...]) -> str:
+    """``modules`` of ``js_dir`` (in dependency order, the entry last) as one ES module."""
     parts: list[str] = []
     declared: dict[str, str] = {}
-    for i, name in enumerate(MODULES):
-        text = (JS_DIR / name).read_text(encoding="utf-8")
+    for i, name in enumerate(modules):
+        text = (js_dir / name).read_text(encoding="utf-8")
         for imported, source in _IMPORT.findall(text):
             for what in (w.strip() for w in imported.split(",")):
                 if declared.get(what) != source:
@@ -42,7 +47,7 @@ def viewer_source() -> str:
                 raise RocketlabError(f"js/{name} declares {top}, already declared in js/{declared[top]}")
             declared[top] = name
         text = _IMPORT.sub("", text)
-        if i < len(MODULES) - 1:
+        if i < len(modules) - 1:
             text = _EXPORT.sub("", text)
         parts.append(f"// ---- js/{name}\n{text}")
     source = "\n".join(parts)

@@ -311,7 +311,7 @@ class ViewSession:
         old = self.cluster
         self.cluster, self.intents, self.timers = fork.cluster, fork.intents, fork.timers
         self._last_timer, self.puts, self.generation = fork._last_timer, fork.puts, fork.generation
-        self.base_end = fork.base_end
+        self.base_end, self.bookmarks = fork.base_end, fork.bookmarks
         old.close()
 
     # --- output -----------------------------------------------------------------------------

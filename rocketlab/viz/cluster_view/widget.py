@@ -123,7 +123,7 @@ class ClusterView(anywidget.AnyWidget):
 
         view = cls(cluster, speed=speed, producer=run, base_code=base_code, **kwargs)
         if name == "figure8":  # (a)-(e) as named stops: the jump menu's "stop", Home then down arrow
-            for stop in ds.figure8_stops(cluster, report):
+            for stop in ds.figure8_stops(cluster, report.names, report.x_index):
                 view.bookmark(stop["t"], stop["name"], stop["text"])
         return view
 
@@ -257,6 +257,11 @@ class ClusterView(anywidget.AnyWidget):
         errors = [r["text"] for r in self.replies if r["type"] == "message" and r.get("level") == "error"]
         if errors:
             raise RocketlabError(errors[0])
+
+    @property
+    def bookmarks(self) -> list[dict[str, Any]]:
+        """The named stops set so far (:meth:`bookmark`), in time order."""
+        return list(self.session.bookmarks if self.session is not None else self.recorded.get("bookmarks", []))
 
     def bookmark(self, t_ms: int, name: str, text: str = "") -> None:
         """A named stop at ``t_ms`` (a lab's "(a)", "(b)", ...): the viewer's stop buttons, its jump menu's
