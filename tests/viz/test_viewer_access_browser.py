@@ -170,7 +170,7 @@ def assert_tab_reaches_the_controls(page, viewer) -> None:
     node's menu (focus on its first item), Escape closes it."""
     viewer.locator(".rl-play").focus()
     reached = []
-    for _ in range(60):
+    for _ in range(70):
         reached.append(page.evaluate("() => { const e = document.activeElement; return (e.getAttribute('aria-label') "
                                      "|| e.className.baseVal || e.className || e.tagName) + ''; }"))
         page.keyboard.press("Tab")
@@ -179,6 +179,8 @@ def assert_tab_reaches_the_controls(page, viewer) -> None:
                   "network mode", "latency"):
         assert label in joined, joined
     assert any(r.startswith("n0, ") for r in reached) and any(r.startswith("link n0 to n1") for r in reached), joined
+    last_node = max(i for i, r in enumerate(reached) if r.startswith("n") and ", " in r and not r.startswith("network"))
+    assert last_node < min(i for i, r in enumerate(reached) if r.startswith("link ")), joined  # every node first
     viewer.locator(".rl-node[data-node='n0']").focus()
     page.keyboard.press("Enter")
     menu = viewer.locator(".rl-menu")
@@ -186,6 +188,68 @@ def assert_tab_reaches_the_controls(page, viewer) -> None:
     assert page.evaluate("() => document.activeElement.getAttribute('role')") == "menuitem"
     page.keyboard.press("Escape")
     assert menu.count() == 0
+
+
+def _shot(page, viewer, name: str) -> None:
+    """A screenshot of ``viewer`` into $ROCKETLAB_SHOTS, when set (to look at what the tests saw)."""
+    if os.environ.get("ROCKETLAB_SHOTS"):
+        Path(os.environ["ROCKETLAB_SHOTS"]).mkdir(parents=True, exist_ok=True)
+        viewer.screenshot(path=str(Path(os.environ["ROCKETLAB_SHOTS"]) / name))
+
+
+def switch_theme(page, theme: str) -> None:
+    """Settings > Theme > ``theme``, as a learner does; until the page says it is on."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Settings").first.click()
+    page.locator(".lm-Menu-item:has(.lm-Menu-itemLabel:text-is('Theme'))").hover()
+    page.locator(f".lm-Menu-item:has(.lm-Menu-itemLabel:text-is('{theme}'))").click()
+    light = "true" if "Light" in theme else "false"
+    page.wait_for_function(f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000)
+    page.wait_for_timeout(500)  # the theme's CSS applied
+
+
+ACTIVE_CELL = ("() => [...document.querySelectorAll('.jp-Notebook .jp-Cell')]"
+               ".findIndex((c) => c.classList.contains('jp-mod-active'))")
+FOCUS = """() => { const e = document.activeElement;
+  return { viewer: !!e.closest('.rl-viewer'), menu: !!e.closest('.rl-menu'), role: e.getAttribute('role'),
+           node: e.getAttribute('data-node'), cls: (e.className.baseVal !== undefined ? e.className.baseVal : e.className) }; }"""
+
+
+def assert_the_viewer_keeps_its_keys(page, viewer, loss_ms: int | None) -> None:
+    """Clicked, the viewer takes its keys (JupyterLab's active cell stays): Home and the down arrow reach
+    the first violation (``loss_ms``) in at most 10 presses; left / right step; a node's menu keeps the
+    arrow keys and Escape closes it; every event of the list is focusable and Enter selects it."""
+    viewer.locator(".rl-head").click()
+    assert page.evaluate(FOCUS)["viewer"], page.evaluate(FOCUS)
+    cell = page.evaluate(ACTIVE_CELL)
+    page.keyboard.press("Home")
+    presses = 1
+    if loss_ms is not None:
+        while viewer.get_attribute("data-violations") == "0" and presses <= 10:
+            page.keyboard.press("ArrowDown")
+            presses += 1
+        assert presses <= 10 and viewer.get_attribute("data-t") == str(loss_ms), presses
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    stepped = viewer.get_attribute("data-selected")
+    page.keyboard.press("ArrowLeft")
+    assert viewer.get_attribute("data-selected") != stepped
+    assert page.evaluate(ACTIVE_CELL) == cell and page.evaluate(FOCUS)["viewer"], "an arrow key left the viewer"
+    viewer.locator(".rl-node[data-node='n0']").focus()
+    page.keyboard.press("Enter")
+    viewer.locator(".rl-menu").wait_for(timeout=5_000)
+    for key in ("ArrowDown", "ArrowDown", "ArrowDown", "ArrowUp"):
+        page.keyboard.press(key)
+        where = page.evaluate(FOCUS)
+        assert where["menu"] and where["role"] == "menuitem", (key, where)
+    page.keyboard.press("Escape")
+    assert viewer.locator(".rl-menu").count() == 0
+    assert page.evaluate(FOCUS)["node"] == "n0" and page.evaluate(ACTIVE_CELL) == cell
+    items = viewer.locator(".rl-event")
+    assert items.count() > 0 and all(items.nth(i).get_attribute("tabindex") == "0" for i in range(items.count()))
+    items.first.focus()
+    index = items.first.get_attribute("data-index")
+    page.keyboard.press("Enter")
+    assert viewer.get_attribute("data-selected") == index and page.evaluate(ACTIVE_CELL) == cell
 
 
 def _check(page, tmp_path: Path) -> None:
@@ -218,6 +282,7 @@ def _check(page, tmp_path: Path) -> None:
         assert_readable(viewer)
     assert_tab_reaches_the_controls(page, figure8)
     # the latency field shows the network's own; the replay code panel follows a fork
+    assert_the_viewer_keeps_its_keys(page, figure8, said["loss"])
     assert figure8.locator(".rl-latency").input_value() == said["latency"]
     figure8.locator(".rl-code-btn").click()
     code = figure8.locator(".rl-code")
@@ -230,3 +295,11 @@ def _check(page, tmp_path: Path) -> None:
                            timeout=60_000)
     assert figure8.get_attribute("data-generation") == "1"
     page.screenshot(path=str(tmp_path / "dark.png"), full_page=True)
+    _shot(page, figure8, "lab-dark-figure8.png")
+    # the same learner switches to JupyterLab Light: the viewers read, and keep their keys
+    switch_theme(page, "JupyterLab Light")
+    for viewer in (graded, figure8):
+        assert_readable(viewer)
+    assert_the_viewer_keeps_its_keys(page, graded, None)
+    _shot(page, graded, "lab-light-graded.png")
+    _shot(page, figure8, "lab-light-figure8.png")

@@ -13,7 +13,7 @@ export const STRINGS = {
   ringLabel: "the cluster: nodes and links (Tab to a node or link, Enter for its actions)",
   viewerLabel: "cluster viewer: \u2190 \u2192 step, \u2191 \u2193 previous / next {jump}, Home / End, Escape closes a menu",
   live: " (live)", recorded: " (recorded)", seed: "seed {seed}", scenario: "scenario {scenario}",
-  jumpTo: "jump to", jumpLabel: "what the previous / next buttons and the \u2191 \u2193 keys jump to",
+  jumpTo: "jump to", withKey: "{what} [{key}]", jumpLabel: "what the previous / next buttons and the \u2191 \u2193 keys jump to",
   prev: "\u25c0 previous", next: "next \u25b6", prevTitle: "the previous {what} (\u2191 or Shift+{key})",
   nextTitle: "the next {what} (\u2193 or {key})",
   show: "show", showLabel: "which events the list shows and step stops at",
@@ -29,7 +29,7 @@ export const STRINGS = {
   nodeMenu: "{node} at t = {t} ms", linkMenu: "link {src} -> {dst}", linkLabel: "link {src} to {dst}, {state}",
   open: "open", cut: "cut", cutTitle: " (cut)", timerLeft: "{what}: {ms} ms left", started: "the viewer could not start: {error}",
   // what each stop and filter group is called (keys: the vocabulary's names)
-  "stop:bookmark": "stop", "stop:fault": "fault", "stop:vote round": "vote round", "stop:leader change": "leader change",
+  "stop:bookmark": "named stop", "stop:fault": "fault", "stop:vote round": "vote round", "stop:leader change": "leader change",
   "stop:commit": "commit", "stop:violation": "violation",
   "group:lost messages": "lost messages", "group:ha": "HA",
 };

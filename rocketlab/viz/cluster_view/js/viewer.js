@@ -114,11 +114,15 @@ class Viewer {
     nav.textContent = "";
     this.bookmarks = (f.data.bookmarks || []).slice().sort((a, b) => a.t - b.t);
     const names = [...(this.bookmarks.length ? [BOOKMARK] : []), ...f.view.stops.map((s) => s.name)];
-    if (!names.includes(this.jumpTo)) this.jumpTo = names[0];
+    if (!names.includes(this.jumpTo)) {  // at first: the film's stops, else the first kind of stop it has
+      const has = (name) => name === BOOKMARK || f.events.some((e) => isStop(f.view.stops.find((s) => s.name === name), e));
+      this.jumpTo = names.find(has) || names[0];
+    }
     html("span", { class: "rl-label" }, nav, t("jumpTo"));
     this.jumpSel = html("select", { class: "rl-jump", "aria-label": t("jumpLabel") }, nav);
     for (const name of names) {
-      const o = html("option", { value: name }, this.jumpSel, named("stop", name) + (STOP_KEYS[name] ? " (" + STOP_KEYS[name] + ")" : ""));
+      const what = named("stop", name);
+      const o = html("option", { value: name }, this.jumpSel, STOP_KEYS[name] ? t("withKey", { what, key: STOP_KEYS[name] }) : what);
       if (name === this.jumpTo) o.selected = true;
     }
     this.jumpSel.onchange = () => { this.jumpTo = this.jumpSel.value; this.titleNav(); };
