@@ -29,11 +29,21 @@ class TraceKinds(SphinxDirective):
     """The kinds of :data:`rocketlab.trace.schema.KINDS` with their fields and types."""
 
     def run(self) -> list[nodes.Node]:
-        from rocketlab.trace.schema import ENVELOPE, FAULT_ACTIONS, FIELD_TYPES, KINDS
+        from rocketlab.trace.schema import (
+            ENVELOPE,
+            FAULT_ACTIONS,
+            FIELD_TYPES,
+            KINDS,
+            VIEW_STOPS,
+            view_vocabulary,
+        )
 
-        rows = [[f"``{kind}``", ", ".join(f"``{f}`` ({FIELD_TYPES[f]})" for f in fields)]
+        groups = view_vocabulary()["kinds"]
+        stops = {kind: name for name, (kind, _) in VIEW_STOPS.items()}
+        rows = [[f"``{kind}``", ", ".join(f"``{f}`` ({FIELD_TYPES[f]})" for f in fields),
+                 groups[kind] + (f"; stop: {stops[kind]}" if kind in stops else "")]
                 for kind, fields in KINDS.items()]
-        text = [*_list_table(["kind", "required fields (type)"], rows, "1 4"), "",
+        text = [*_list_table(["kind", "required fields (type)", "viewer: filter group, stop"], rows, "1 4 1"), "",
                 "Envelope: " + ", ".join(f"``{k}`` ({v})" for k, v in ENVELOPE.items()) + ".", "",
                 "``fault`` actions: " + ", ".join(f"``{a}``" for a in FAULT_ACTIONS) + "."]
         node = nodes.section()

@@ -118,3 +118,16 @@ def test_a_displayed_viewer_carries_its_run_and_nbconvert_keeps_it():
     body, _ = HTMLExporter().from_notebook_node(nb)  # no widget state: nbconvert falls back to text/html
     assert f"rocketlab-film-{view.model_id}" in body and "mountOffline" in body
     assert "unpkg" not in body and "https://" not in body.split("rocketlab-viewer-src")[1][:200]
+
+
+def test_every_lab_links_the_films_of_its_runs():
+    from rocketlab.viz.cluster_view.gallery import FILMS
+
+    root = JS_DIR.parents[3]
+    labs = {p.name[:2]: p.read_text(encoding="utf-8") for p in (root / "labs").glob("*.ipynb")}
+    assert (root / "docs" / "films.md").exists()
+    for row in FILMS:
+        assert row.labs, row.name
+        for lab in row.labs:
+            assert f"films/{row.name}.html" in labs[lab] and "../docs/films.md" in labs[lab], (row.name, lab)
+    assert all(any(lab in row.labs for row in FILMS) for lab in labs), "a lab without a film"

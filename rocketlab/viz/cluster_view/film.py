@@ -1,6 +1,6 @@
 """What the cluster viewer draws, as plain data: a *film* made from a trace.
 
-The viewer (``viewer.js``) replays a film in the browser: it folds the events up to the instant on the
+The viewer (the modules of ``js/``) replays a film in the browser: it folds the events up to the instant on the
 slider into node states, messages in flight and per-node logs, so scrubbing needs no kernel and the
 offline report works from a file. This module builds films:
 
