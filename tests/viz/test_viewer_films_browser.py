@@ -18,6 +18,7 @@ import pytest
 
 from rocketlab.viz.cluster_view.gallery import FILMS, write_films
 from tests.test_lab_browser import CHROMIUM, CHROMIUM_ARGS, _require_chromium
+from tests.viz.test_viewer_access_browser import assert_readable
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,6 +88,28 @@ def test_every_published_film_opens_from_a_file_with_the_network_off(tmp_path):
             assert page.locator(".rl-event").count() > 0, row.name
             assert page.locator(".rl-node").count() == len(json.loads(
                 page.locator("script[type='application/json']").text_content())["nodes"]), row.name
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_film_reads_in_the_readers_light_or_dark_scheme(tmp_path, scheme):
+    """A film page follows the reader's system scheme; its text and buttons at 4.5:1 or more either way."""
+    _require_chromium()
+    row = next(r for r in FILMS if r.name == "failover-controller")
+    from rocketlab.viz.cluster_view.gallery import film_of
+    from rocketlab.viz.cluster_view.offline import viewer_page
+
+    path = tmp_path / "film.html"
+    path.write_text(viewer_page(film_of(row), row.title), encoding="utf-8")
+    with offline_page(dark=scheme == "dark") as page:
+        page.goto(path.as_uri())
+        page.wait_for_selector(".rl-viewer .rl-node")
+        viewer = page.locator(".rl-viewer")
+        viewer.focus()
+        page.keyboard.press("l")  # the first leader change
+        background = viewer.evaluate("e => getComputedStyle(e).backgroundColor")
+        assert (background == "rgb(17, 17, 17)") == (scheme == "dark"), background
+        assert_readable(viewer)
+        _shot(page, f"films-controller-{scheme}.png")
 
 
 def walk_figure8(page, viewer) -> list[dict]:
