@@ -85,3 +85,43 @@ def test_a_second_cue_beside_the_colour():
                  size=100, status="PUT_OK" if i % 2 else "FLUSH_SLAVE_TIMEOUT", latency_ms=5.0 + i) for i in range(8)]
     symbols = {t.name.split(" ")[0]: t.marker.symbol for t in put_latency(puts).data if t.type == "scatter"}
     assert symbols["PUT_OK"] != symbols["FLUSH_SLAVE_TIMEOUT"], symbols
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _rgb(color: str) -> tuple[float, float, float]:
+    named = {"white": "#ffffff", "black": "#000000"}
+    color = named.get(color, color)
+    if len(color) == 4:
+        color = "#" + "".join(c * 2 for c in color[1:])
+    return tuple(int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_role_bars_are_solid_with_their_pattern_over_and_labels_that_read_on_both():
+    """The patterned roles (LEADER, CANDIDATE, MASTER, SLAVE) keep their solid colour under the stripes
+    (plotly's default ``replace`` drew the stripes alone: near-black bars under black labels, 1.1:1, on
+    JupyterLab Dark); each term label reads at 4.5:1 on the fill and on the stripes."""
+    fig = role_timeline(dledger_failover())
+    bars = [t for t in fig.data if t.type == "bar" and t.name in ("LEADER", "CANDIDATE", "FOLLOWER")]
+    assert {t.name for t in bars} == {"LEADER", "CANDIDATE", "FOLLOWER"}
+    for trace in bars:
+        pattern = trace.marker.pattern
+        fill, text = _rgb(trace.marker.color), _rgb(trace.textfont.color)
+        assert contrast(text, fill) >= 4.5, trace.name
+        if pattern.shape:
+            assert pattern.fillmode == "overlay", trace.name
+            a, fg = pattern.fgopacity, _rgb(pattern.fgcolor)
+            stripe = tuple(a * f + (1 - a) * c for f, c in zip(fg, fill, strict=True))
+            assert contrast(text, stripe) >= 4.5, trace.name
+    from rocketlab.viz.figures.roles import ROLE_PATTERNS, role_pattern
+
+    for role in ("MASTER", "SLAVE"):
+        assert role_pattern(role)["fillmode"] == "overlay" and ROLE_PATTERNS[role]

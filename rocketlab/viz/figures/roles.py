@@ -12,6 +12,7 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -46,6 +47,7 @@ ROLE_ORDER = ("LEADER", "CANDIDATE", "FOLLOWER", "MASTER", "SLAVE")
 STATE_NAMES = {UP: "up (role unknown)", DOWN: "down (crashed)"}
 # the second cue beside the colour (Okabe-Ito alone is not enough for every eye): a hatch per role
 ROLE_PATTERNS = {"LEADER": "/", "CANDIDATE": ".", "MASTER": "x", "SLAVE": "\\", "FOLLOWER": ""}
+PATTERN_COLOR, PATTERN_OPACITY = "#ffffff", 0.4  # lighter stripes: the black term labels only gain contrast
 
 
 def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
@@ -108,13 +110,19 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
             orientation="h", name=STATE_NAMES.get(state, state), y=[s.node for s in segs],
             base=[s.start_ms for s in segs], x=[s.end_ms - s.start_ms for s in segs],
             marker=dict(color=role_color(state), line=dict(width=0.5, color="white"),
-                        pattern=dict(shape=ROLE_PATTERNS.get(state, ""), fgopacity=0.35)),
+                        pattern=role_pattern(state)),
             text=[_term_label(s) for s in segs],
             textposition="inside", insidetextanchor="middle", textfont=dict(color=text_color_on(role_color(state))),
             customdata=[[s.end_ms, "-" if s.term is None else s.term, s.leader or "-"] for s in segs],
             hovertemplate=(f"%{{y}} {state}<br>term %{{customdata[1]}}, leader %{{customdata[2]}}"
                            "<br>%{base} → %{customdata[0]} ms<extra></extra>"),
         ))
+
+
+def role_pattern(state: str) -> dict[str, Any]:
+    """A role's second cue: light stripes over the role's solid colour (``overlay``: plotly's default
+    ``replace`` draws the stripes alone, which on a dark page shows near-black bars under black labels)."""
+    return dict(shape=ROLE_PATTERNS.get(state, ""), fillmode="overlay", fgcolor=PATTERN_COLOR, fgopacity=PATTERN_OPACITY)
 
 
 def _term_label(seg: Segment) -> str:
