@@ -53,7 +53,7 @@ CONTRAST_JS = """root => {
   });
   pick('.rl-head, .rl-clock, .rl-label, .rl-message, .rl-why-text, .rl-why-reason, .rl-event, .rl-log th', (s) => s.color);
   pick('button, select, input.rl-latency, input.rl-sides', (s) => s.color);
-  pick('.rl-node-info, .rl-network', (s) => s.fill);
+  pick('.rl-node-info, .rl-network, .rl-violation', (s) => s.fill);
   return out;
 }"""
 
@@ -157,10 +157,12 @@ def test_lab03s_viewer_in_jupyterlab_dark_reads_and_tabs(tmp_path):
         page.screenshot(path=str(tmp_path / "lab03-dark.png"), full_page=True)
 
 
-def assert_readable(viewer) -> None:
-    """Every text and button of ``viewer`` at a contrast of at least 4.5:1 (WCAG AA), measured in the page."""
+def assert_readable(viewer, marks: bool = False) -> None:
+    """Every text and button of ``viewer`` at a contrast of at least 4.5:1 (WCAG AA), measured in the page
+    (``marks``: its violation and failure marks are shown, and measured too)."""
     measured = viewer.evaluate(CONTRAST_JS)
     assert len(measured) > 20
+    assert not marks or any(m["what"].endswith(".rl-violation") for m in measured)
     poor = [m for m in measured if m["ratio"] < 4.5]
     assert not poor, poor[:5]
 
@@ -277,9 +279,12 @@ def _check(page, tmp_path: Path) -> None:
     assert figure8.get_attribute("data-t") == str(said["loss"])
     why = figure8.locator(".rl-why").inner_text()
     assert "INVARIANT VIOLATED" in why and "leader_completeness" in why, why
-    # contrast of the viewer's text and buttons, measured in the page; Tab through the controls
+    # contrast of the viewer's text, buttons and marks (the failure, the violations), measured in the page
+    graded.locator(".rl-slider").evaluate("(s, ms) => { s.value = String(ms); s.dispatchEvent(new Event('input')); }",
+                                          said["failed_at"])
+    assert graded.locator(".rl-mark").count() == 1 and figure8.locator(".rl-violation").count() == 1
     for viewer in (graded, figure8):
-        assert_readable(viewer)
+        assert_readable(viewer, marks=True)
     assert_tab_reaches_the_controls(page, figure8)
     # the latency field shows the network's own; the replay code panel follows a fork
     assert_the_viewer_keeps_its_keys(page, figure8, said["loss"])
