@@ -35,6 +35,36 @@ PAGE_TEXT = "#7a7a7a"  # about 4.3:1 on white and on JupyterLab Dark's #111: rea
 GRID = "rgba(128, 128, 128, 0.3)"
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=12, color=PAGE_TEXT)
 TIME_AXIS_TITLE = "t (ms)"
+NOTE_TEXT = "#555555"  # notes beside a plot
+FAULT_MARK = "#444444"  # the role timeline's fault markers and their labels
+VIOLATION_COLOR = "#b00020"  # 7:1 on white; JupyterLab Dark shows its own lighter red instead (THEMED)
+
+# The colours a figure carries for text and small marks, and what the page's theme shows instead: plotly
+# writes each colour into an element's inline style, chosen in the kernel, which cannot know the theme;
+# THEME_CSS (on the page once per kernel, see export_friendly_figures) repaints them from JupyterLab's
+# theme variables: (colour in the figure, in every theme or None, in JupyterLab Dark or None).
+THEMED: tuple[tuple[str, str | None, str | None], ...] = (
+    (PAGE_TEXT, "var(--jp-content-font-color1, #222)", None),  # 4.3:1 on white, 4.4:1 on #111 as it is
+    (NOTE_TEXT, "var(--jp-content-font-color1, #222)", None),
+    (FAULT_MARK, "var(--jp-content-font-color1, #222)", None),
+    (VIOLATION_COLOR, None, "var(--jp-error-color2, #e57373)"),  # 2.6:1 on #111 as it is
+)
+
+
+def _rgb(color: str) -> str:
+    return "rgb({}, {}, {})".format(*(int(color[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+def theme_css() -> str:
+    """The rules that give :data:`THEMED` colours the theme's (texts and marks of every plotly figure)."""
+    rules = []
+    for color, every, dark in THEMED:
+        picks = [f'.js-plotly-plot {tag}[style*="fill: {_rgb(color)}"]' for tag in ("text", "path")]
+        if every:
+            rules.append(", ".join(picks) + f" {{ fill: {every} !important; }}")
+        if dark:
+            rules.append(", ".join(f'body[data-jp-theme-light="false"] {p}' for p in picks) + f" {{ fill: {dark} !important; }}")
+    return "\n".join(rules)
 
 
 EXPORT_RENDERER = "plotly_mimetype+notebook"
@@ -43,7 +73,8 @@ EXPORT_RENDERER = "plotly_mimetype+notebook"
 def export_friendly_figures() -> bool:
     """In a Jupyter kernel, show figures with plotly's mimetype (interactive in JupyterLab) *and* HTML
     (what ``jupyter nbconvert --to html`` and repository previews show, offline: the ``notebook``
-    renderer embeds plotly.js once, in the output of the cell that first loads the kit's figures).
+    renderer embeds plotly.js once, in the output of the cell that first loads the kit's figures), and
+    put :func:`theme_css` on the page there too, so the figures' text follows the theme.
     Outside a kernel nothing changes. True when the renderer was set."""
     try:
         from IPython import get_ipython  # lazy: the notebook kernel's own, absent outside Jupyter's installs
@@ -54,6 +85,9 @@ def export_friendly_figures() -> bool:
         return False
     if pio.renderers.default != EXPORT_RENDERER:
         pio.renderers.default = EXPORT_RENDERER
+        from IPython.display import display  # lazy: as above
+
+        display({"text/html": f"<style>{theme_css()}</style>"}, raw=True)  # once per kernel: THEMED colours
     return True
 
 

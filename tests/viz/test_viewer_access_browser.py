@@ -58,6 +58,28 @@ CONTRAST_JS = """root => {
 }"""
 
 
+# a plotly figure's texts on the page (the term labels inside bars excluded: tests/viz/test_palette.py
+# holds them to their fill)
+FIGURE_TEXT = "root => [...root.querySelectorAll('.js-plotly-plot .main-svg text')].filter((t) => " \
+    "t.textContent.trim() && !t.closest('.bartext, .hovertext'))"
+FIGURE_CONTRAST_JS = CONTRAST_JS.replace("const out = [];", "const out = []; const texts = (" + FIGURE_TEXT + ")(root);") \
+    .split("  pick(")[0] + """  texts.forEach((el) => {
+    const bg = background(el); const c = parse(getComputedStyle(el).fill);
+    out.push({ what: 'figure', text: el.textContent.slice(0, 30), ratio: ratio(c.slice(0, 3), bg) });
+  });
+  return out;
+}"""
+
+
+def assert_figure_text_readable(page) -> None:
+    """Every text of the notebook's plotly figures (axes, titles, legend, fault and violation labels) at
+    4.5:1 or more on the page, measured in the page."""
+    measured = page.locator(".jp-Notebook").evaluate(FIGURE_CONTRAST_JS)
+    assert len(measured) > 10 and any(m["text"].startswith("first violation") for m in measured), measured[:5]
+    poor = [m for m in measured if m["ratio"] < 4.5]
+    assert not poor, poor[:6]
+
+
 def _dark_settings(state: Path) -> None:
     """User settings that open JupyterLab in its Dark theme (as a learner who chose it)."""
     themes = state / "settings" / "@jupyterlab" / "apputils-extension" / "themes.jupyterlab-settings"
@@ -79,6 +101,7 @@ def _notebook(labs: Path) -> None:
                                   "loss = next(e for e in figure8.cluster.events if e['kind'] == 'violation')\n"
                                   "print(json.dumps({'failed_at': graded.cluster.failure['t'], 'loss': loss['t'], "
                                   "'latency': str(figure8.cluster.model.latency)}))"),
+        nbformat.v4.new_code_cell("from rocketlab.viz import role_timeline\nrole_timeline(figure8.cluster.events)"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, labs / "viewer.ipynb")
@@ -288,6 +311,7 @@ def _check(page, tmp_path: Path) -> None:
     assert_tab_reaches_the_controls(page, figure8)
     # the latency field shows the network's own; the replay code panel follows a fork
     assert_the_viewer_keeps_its_keys(page, figure8, said["loss"])
+    assert_figure_text_readable(page)
     assert figure8.locator(".rl-latency").input_value() == said["latency"]
     figure8.locator(".rl-code-btn").click()
     code = figure8.locator(".rl-code")
@@ -301,10 +325,13 @@ def _check(page, tmp_path: Path) -> None:
     assert figure8.get_attribute("data-generation") == "1"
     page.screenshot(path=str(tmp_path / "dark.png"), full_page=True)
     _shot(page, figure8, "lab-dark-figure8.png")
+    _shot(page, page.locator(".js-plotly-plot").first, "lab-dark-roles.png")
     # the same learner switches to JupyterLab Light: the viewers read, and keep their keys
     switch_theme(page, "JupyterLab Light")
     for viewer in (graded, figure8):
         assert_readable(viewer)
+    assert_figure_text_readable(page)
     assert_the_viewer_keeps_its_keys(page, graded, None)
     _shot(page, graded, "lab-light-graded.png")
     _shot(page, figure8, "lab-light-figure8.png")
+    _shot(page, page.locator(".js-plotly-plot").first, "lab-light-roles.png")

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rocketlab.viz.style import (
+    NOTE_TEXT,
     TIME_AXIS_TITLE,
     base_layout,
     empty_figure,
@@ -86,7 +87,7 @@ def _add_send_lines(fig: go.Figure, sends: Sequence[Event], recvs: Sequence[Even
 def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) -> None:
     if not drops:
         fig.add_annotation(text="no msg_drop events: nothing was lost", x=0.5, y=0.5, showarrow=False,
-                           xref="x2 domain", yref="y2 domain", font=dict(color="#555"))
+                           xref="x2 domain", yref="y2 domain", font=dict(color=NOTE_TEXT))
         return
     reasons = Counter(str(e.get("reason")) for e in drops)
     colors = series_colors(sorted(reasons))

@@ -18,7 +18,10 @@ import plotly.graph_objects as go
 
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import (
+    FAULT_MARK,
+    NOTE_TEXT,
     TIME_AXIS_TITLE,
+    VIOLATION_COLOR,
     base_layout,
     empty_figure,
     role_color,
@@ -82,7 +85,7 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
     if not of_kind(records, "role"):
         fig.add_annotation(text="no role events in this run: bars show only up / down / paused", x=0.5,
                            y=-0.02, xref="paper", yref="paper", yanchor="top", yshift=-40, showarrow=False,
-                           font=dict(color="#555"))
+                           font=dict(color=NOTE_TEXT))
     return base_layout(fig, _timeline_title(records), 170 + nodes_px + lanes_px, legend="top")
 
 
@@ -152,7 +155,6 @@ FAULT_FONT_PX = 10
 FAULT_CHAR_PX = 0.62 * FAULT_FONT_PX  # a generous average glyph width: boxes err on the wide side
 FAULT_LABEL_GAP_PX = 8
 FAULT_LANE_PX = 30  # a lane holds a marker (11 px) with its label above it
-VIOLATION_COLOR = "#b00020"
 
 
 @dataclass(frozen=True)
@@ -225,8 +227,8 @@ def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence
         fig.add_trace(go.Scatter(
             x=[times[i] for i in faults], y=[rows[boxes[i].lane] for i in faults], yaxis="y2",
             mode="markers+text", name="fault", cliponaxis=False, text=[labels[i] for i in faults],
-            textposition=[boxes[i].position for i in faults], textfont=dict(size=FAULT_FONT_PX, color="#444"),
-            marker=dict(symbol="triangle-down", size=11, color="#444"),
+            textposition=[boxes[i].position for i in faults], textfont=dict(size=FAULT_FONT_PX, color=FAULT_MARK),
+            marker=dict(symbol="triangle-down", size=11, color=FAULT_MARK),
             hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
         ))
     if violations:
