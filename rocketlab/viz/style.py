@@ -27,6 +27,10 @@ OTHER_ROLE_COLOR = OKABE_ITO["yellow"]
 GRANTED_COLOR = OKABE_ITO["bluish_green"]
 REJECTED_COLOR = OKABE_ITO["vermillion"]
 NO_ANSWER_COLOR = "#9e9e9e"
+LABEL_BOX = "#ffffff"  # a label on a figure sits in a white box: the same on a light and a dark page
+LABEL_TEXT: dict[str, str] = {  # the darker shade of an answer's colour its words take in a label box (>= 4.5:1)
+    GRANTED_COLOR: "#006b4f", REJECTED_COLOR: "#a34400", NO_ANSWER_COLOR: "#595959",
+}
 GRANTED_DASH, REJECTED_DASH, NO_ANSWER_DASH = "solid", "dash", "dot"  # the second cue beside the colour
 PARTITION_FILL = "rgba(213, 94, 0, 0.10)"
 PALETTE = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"], OKABE_ITO["vermillion"],

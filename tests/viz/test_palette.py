@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from rocketlab.viz import put_latency, role_timeline, votes_per_term
-from rocketlab.viz.style import GRANTED_COLOR, REJECTED_COLOR, ROLE_COLORS, base_layout
+from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS, base_layout
 from tests.viz.sample_traces import dledger_failover
 
 MACHADO = {  # linear RGB -> what the viewer with the deficiency sees
@@ -125,3 +125,20 @@ def test_role_bars_are_solid_with_their_pattern_over_and_labels_that_read_on_bot
 
     for role in ("MASTER", "SLAVE"):
         assert role_pattern(role)["fillmode"] == "overlay" and ROLE_PATTERNS[role]
+
+
+def test_vote_labels_read_in_their_white_box_on_any_page():
+    """The vote graph's answer labels were the arrow's colour on a translucent box: 1.5-3:1 on JupyterLab
+    Dark. Now their words take a darker shade of that colour in an opaque white box: 4.5:1 or more."""
+    from rocketlab.scenarios.dledger_schedules import figure8_cluster, run_figure8
+    from rocketlab.viz import vote_graph_figure
+    from rocketlab.viz.style import LABEL_BOX, LABEL_TEXT
+
+    assert set(LABEL_TEXT) == {GRANTED_COLOR, REJECTED_COLOR, NO_ANSWER_COLOR}
+    c = figure8_cluster(1)
+    run_figure8(c)
+    labels = [a for term in (2, 3, 4) for a in vote_graph_figure(c.events, term).layout.annotations
+              if (a.name or "").startswith("vote ")]
+    assert labels
+    for a in labels:
+        assert a.bgcolor == LABEL_BOX and contrast(_rgb(a.font.color), _rgb(LABEL_BOX)) >= 4.5, a.text

@@ -63,8 +63,16 @@ CONTRAST_JS = """root => {
 FIGURE_TEXT = "root => [...root.querySelectorAll('.js-plotly-plot .main-svg text')].filter((t) => " \
     "t.textContent.trim() && !t.closest('.bartext, .hovertext'))"
 FIGURE_CONTRAST_JS = CONTRAST_JS.replace("const out = [];", "const out = []; const texts = (" + FIGURE_TEXT + ")(root);") \
-    .split("  pick(")[0] + """  texts.forEach((el) => {
-    const bg = background(el); const c = parse(getComputedStyle(el).fill);
+    .split("  pick(")[0] + """  texts.forEach((el) => {  // an annotation's words sit in its box when the box is opaque enough
+    const box = el.closest('.annotation') && el.closest('.annotation').querySelector('rect.bg');
+    const boxFill = box ? parse(getComputedStyle(box).fill) : null;
+    const boxed = boxFill && Number(getComputedStyle(box).fillOpacity) > 0.5 && boxFill.length >= 3;
+    const r = el.getBoundingClientRect(); const cx = r.left + r.width / 2; const cy = r.top + r.height / 2;
+    const under = [...el.closest('.js-plotly-plot').querySelectorAll('path.point')].find((p) => {
+      const b = p.getBoundingClientRect(); return b.width > r.height && cx > b.left && cx < b.right && cy > b.top && cy < b.bottom; });
+    const marker = under ? parse(getComputedStyle(under).fill) : null;  // words on a marker: on its fill
+    const bg = boxed ? boxFill.slice(0, 3) : marker && marker.length >= 3 ? marker.slice(0, 3) : background(el);
+    const c = parse(getComputedStyle(el).fill);
     out.push({ what: 'figure', text: el.textContent.slice(0, 30), ratio: ratio(c.slice(0, 3), bg) });
   });
   return out;
@@ -76,6 +84,7 @@ def assert_figure_text_readable(page) -> None:
     4.5:1 or more on the page, measured in the page."""
     measured = page.locator(".jp-Notebook").evaluate(FIGURE_CONTRAST_JS)
     assert len(measured) > 10 and any(m["text"].startswith("first violation") for m in measured), measured[:5]
+    assert any(m["text"].startswith(("ACCEPT", "r1 ", "REJECT", "no answer")) for m in measured), measured  # votes
     poor = [m for m in measured if m["ratio"] < 4.5]
     assert not poor, poor[:6]
 
@@ -102,6 +111,7 @@ def _notebook(labs: Path) -> None:
                                   "print(json.dumps({'failed_at': graded.cluster.failure['t'], 'loss': loss['t'], "
                                   "'latency': str(figure8.cluster.model.latency)}))"),
         nbformat.v4.new_code_cell("from rocketlab.viz import role_timeline\nrole_timeline(figure8.cluster.events)"),
+        nbformat.v4.new_code_cell("from rocketlab.viz import vote_graph_figure\nvote_graph_figure(figure8.cluster.events, 4)"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, labs / "viewer.ipynb")
@@ -280,6 +290,8 @@ def assert_the_viewer_keeps_its_keys(page, viewer, loss_ms: int | None) -> None:
 def _check(page, tmp_path: Path) -> None:
     assert page.evaluate("() => document.body.dataset.jpThemeLight") == "false", "JupyterLab Dark is on"
     page.wait_for_function("() => document.querySelectorAll('.rl-viewer .rl-ring').length === 2", timeout=60_000)
+    page.wait_for_function("() => [...document.querySelectorAll('.rl-viewer')].every((v) => v.dataset.t !== undefined)",
+                           timeout=60_000)  # each has its film
     said = json.loads(page.locator(".jp-Cell").nth(2).locator(".jp-OutputArea-output").last.inner_text()
                       .strip().splitlines()[-1])
     figure8, graded = page.locator(".rl-viewer").nth(0), page.locator(".rl-viewer").nth(1)
