@@ -107,6 +107,14 @@ def series_colors(names: Sequence[str]) -> dict[str, str]:
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
 
 
+SERIES_PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
+
+
+def series_pattern(i: int) -> dict[str, Any]:
+    """The ``i``-th series' pattern, the cue beside its colour: light stripes over the solid fill."""
+    return dict(shape=SERIES_PATTERNS[i % len(SERIES_PATTERNS)], fillmode="overlay", fgcolor="#ffffff", fgopacity=0.4)
+
+
 def base_layout(fig: go.Figure, title: str, height: int, legend: str = "right") -> go.Figure:
     """Title, size, font and legend placement every figure shares (``legend``: right, top or bottom)."""
     if legend == "top":

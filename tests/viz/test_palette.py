@@ -142,3 +142,19 @@ def test_vote_labels_read_in_their_white_box_on_any_page():
     assert labels
     for a in labels:
         assert a.bgcolor == LABEL_BOX and contrast(_rgb(a.font.color), _rgb(LABEL_BOX)) >= 4.5, a.text
+
+
+def test_lab03s_wait_histogram_has_the_kits_colours_and_a_second_cue():
+    """Lab 03's histogram of re-vote waits was in plotly's default colours with nothing else to tell the
+    rules apart: now each rule has a colour of the palette and a pattern of its own."""
+    import pandas as pd
+
+    from rocketlab.labs_support.dledger_election import waits_histogram
+    from rocketlab.viz.style import PALETTE
+
+    waits = pd.DataFrame({"rule": [2, 2, 3, 7, 7], "result": ["WAIT_TO_REVOTE"] * 3 + ["WAIT_TO_VOTE_NEXT"] * 2,
+                          "wait_ms": [310, 420, 500, 650, 900]})
+    bars = waits_histogram(waits).data
+    assert len(bars) == 3
+    assert all(b.marker.color in PALETTE for b in bars) and len({b.marker.color for b in bars}) == 3
+    assert len({b.marker.pattern.shape for b in bars}) == 3 and all(b.marker.pattern.fillmode == "overlay" for b in bars)
