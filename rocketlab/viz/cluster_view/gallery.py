@@ -20,8 +20,7 @@ from rocketlab.scenarios.registry import SCENARIOS, ScenarioArgs
 from rocketlab.templating import Markup, render
 from rocketlab.viz.cluster_view.film import make_film
 from rocketlab.viz.cluster_view.offline import run_film, viewer_page
-
-ROOT = Path(__file__).resolve().parents[3]
+from rocketlab.workspace import kit_root
 
 
 @dataclass(frozen=True)
@@ -71,10 +70,11 @@ FILMS: tuple[FilmRow, ...] = (
 )
 
 
-def film_of(row: FilmRow, root: Path = ROOT) -> dict[str, Any]:
-    """The row's film (recorded: no kernel behind it), with Figure 8's stops as bookmarks."""
+def film_of(row: FilmRow, root: Path | None = None) -> dict[str, Any]:
+    """The row's film (recorded: no kernel behind it), with Figure 8's stops as bookmarks; a sample run
+    is read under ``root`` (default: the kit's files, a checkout's or the wheel's)."""
     if row.run_dir is not None:
-        return {**run_film(root / row.run_dir), "live": False}
+        return {**run_film((root or kit_root()) / row.run_dir), "live": False}
     if row.scenario not in SCENARIOS:
         raise RocketlabError(f"film {row.name}: no scenario {row.scenario!r}")
     with tempfile.TemporaryDirectory(prefix="rocketlab-film-") as tmp:
@@ -90,7 +90,7 @@ def film_of(row: FilmRow, root: Path = ROOT) -> dict[str, Any]:
     return film
 
 
-def write_films(out: str | Path, root: Path = ROOT) -> list[Path]:
+def write_films(out: str | Path, root: Path | None = None) -> list[Path]:
     """One offline page per row of :data:`FILMS` in ``out`` (``NAME.html``) and ``index.html``."""
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
