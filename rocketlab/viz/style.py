@@ -175,18 +175,39 @@ def nice_bin_ms(span_ms: int, target_bins: int = 50) -> int:
         scale *= 10
 
 
-def mark_faults(fig: go.Figure, faults: Sequence[Event], limit: int = 40, **where: Any) -> None:
+LABEL_PLOT_PX = 600  # labels are laid out for a plot area at least this wide (plotly's default figure: 700 px)
+LABEL_CHAR_PX = 6.2  # a generous average glyph width of 10 px text: lanes err on the wide side
+
+
+def mark_faults(fig: go.Figure, faults: Sequence[Event], limit: int = 40, **where: Any) -> int:
     """A dotted line at each crash / restart / pause / resume / drop, labelled at the top of the first
-    panel (partitions are shaded instead; see :func:`shade_partitions`). ``where``: row/col of subplots."""
+    panel (partitions are shaded instead; see :func:`shade_partitions`). ``where``: row/col of subplots.
+    Labels go in lanes, each below the last, so that no two overlap: a label takes the first lane whose
+    last label ends before it starts (widths estimated over the x axis's range, or the faults' own).
+    Returns how many lanes the labels take (a figure can make room for them above its data)."""
     by_time: dict[int, list[str]] = {}
     for e in faults:
         if e.get("action") not in ("partition", "heal"):
             by_time.setdefault(e["t"], []).append(fault_line(e))
-    for i, t in enumerate(sorted(by_time)[:limit]):
+    times = sorted(by_time)[:limit]
+    if not times:
+        return 0
+    shown = fig.layout.xaxis.range
+    lo, hi = (shown[0], shown[1]) if shown else (times[0], times[-1])
+    px_per_ms = LABEL_PLOT_PX / max(1.0, float(hi) - float(lo))
+    lane_ends: list[float] = []
+    for t in times:
+        text = "; ".join(by_time[t])
+        x0 = t * px_per_ms
+        lane = next((k for k, end in enumerate(lane_ends) if x0 >= end), len(lane_ends))
+        if lane == len(lane_ends):
+            lane_ends.append(0.0)
+        lane_ends[lane] = x0 + len(text) * LABEL_CHAR_PX + 8
         fig.add_vline(x=t, line=dict(color=PAGE_TEXT, width=1, dash="dot"), **where)
         fig.add_annotation(x=t, y=1.0, xref="x", yref="y domain", yanchor="top", xanchor="left", xshift=2,
-                           yshift=-14 * (1 + i % 2), showarrow=False, text="; ".join(by_time[t]),
+                           yshift=-14 * (1 + lane), showarrow=False, text=text,
                            font=dict(size=10, color=PAGE_TEXT), bgcolor="rgba(128,128,128,0.12)")
+    return len(lane_ends)
 
 
 def whole_number_ticks(fig: go.Figure, highest: int, **where: Any) -> None:

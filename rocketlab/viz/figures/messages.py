@@ -52,9 +52,9 @@ def message_flow(events: Events, *, bin_ms: int | None = None) -> go.Figure:
     _add_send_lines(fig, sends, recvs, t0, width)
     _add_drop_bars(fig, drops, t0, width)
     shade_partitions(fig, partition_spans(records), row="all", col=1)
-    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
     fig.update_layout(barmode="stack", bargap=0.05)
     fig.update_xaxes(range=run_range(records))
+    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)  # after the range: labels laid out over it
     fig.update_yaxes(title="messages", rangemode="tozero")
     fig.update_xaxes(title=TIME_AXIS_TITLE, row=2, col=1)
     title = f"Messages: {len(sends)} sent, {len(recvs)} delivered, {len(drops)} lost"
