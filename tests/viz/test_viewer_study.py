@@ -105,7 +105,7 @@ def test_the_modules_join_into_one_and_refuse_clashes(tmp_path):
         join_modules(tmp_path, ("a.js", "c.js"))
 
 
-def test_a_displayed_viewer_carries_its_run_and_nbconvert_keeps_it():
+def test_a_displayed_viewer_carries_its_run_and_nbconvert_keeps_it(monkeypatch):
     from nbconvert import HTMLExporter  # lazy: nbconvert, only this test
 
     view = ClusterView.schedule("issue251")
@@ -118,6 +118,9 @@ def test_a_displayed_viewer_carries_its_run_and_nbconvert_keeps_it():
     body, _ = HTMLExporter().from_notebook_node(nb)  # no widget state: nbconvert falls back to text/html
     assert f"rocketlab-film-{view.model_id}" in body and "mountOffline" in body
     assert "unpkg" not in body and "https://" not in body.split("rocketlab-viewer-src")[1][:200]
+    monkeypatch.setattr("rocketlab.viz.cluster_view.widget.MAX_EMBEDDED_FILM", 1000)
+    # a run too long to carry says so, and how to write it as a page instead
+    assert "view.save_html(PATH)" in view._repr_mimebundle_()[0]["text/html"]
 
 
 def test_every_lab_links_the_films_of_its_runs():

@@ -37,6 +37,7 @@ from rocketlab.viz.cluster_view.session import ViewSession
 
 HERE = Path(__file__).parent
 SPEED_RANGE = (0.01, 10.0)
+MAX_EMBEDDED_FILM = 8_000_000  # characters of film a displayed viewer carries in its output for pages without a kernel
 VIEW_LATENCY = "uniform:10:40"  # messages the eye can follow at 0.1x (the cluster's own default is 0 ms)
 
 
@@ -292,7 +293,10 @@ class ClusterView(anywidget.AnyWidget):
         bundle = super()._repr_mimebundle_(**kwargs)  # anywidget: (data, metadata)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
         if data is not None:
-            data["text/html"] = viewer_div(self.offline_film(), f"rocketlab-film-{self.model_id}") + "\n" + viewer_assets()
+            film = viewer_div(self.offline_film(), f"rocketlab-film-{self.model_id}")
+            data["text/html"] = film + "\n" + viewer_assets() if len(film) <= MAX_EMBEDDED_FILM else (
+                f"<p>The cluster viewer: this run is too long to carry in the notebook ({len(film) / 1e6:.0f} MB); "
+                "<code>view.save_html(PATH)</code> writes it as a page of its own.</p>")
         return bundle
 
     def save_html(self, path: str | Path, title: str = "rocketlab cluster") -> Path:

@@ -190,7 +190,7 @@ class Viewer {
       return;
     }
     this.film.append(msg.events, msg.timers, msg.end_ms);
-    if (msg.goto != null) this.T = msg.goto;
+    if (msg.goto != null) { this.T = msg.goto; this.selected = null; }  // on the newest event there
     this.buildFilters();
     this.render();
   }
