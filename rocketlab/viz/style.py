@@ -46,13 +46,17 @@ VIOLATION_COLOR = "#b00020"  # 7:1 on white; JupyterLab Dark shows its own light
 # The colours a figure carries for text and small marks, and what the page's theme shows instead: plotly
 # writes each colour into an element's inline style, chosen in the kernel, which cannot know the theme;
 # THEME_CSS (on the page once per kernel, see export_friendly_figures) repaints them from JupyterLab's
-# theme variables: (colour in the figure, in every theme or None, in JupyterLab Dark or None).
-THEMED: tuple[tuple[str, str | None, str | None], ...] = (
-    (PAGE_TEXT, "var(--jp-content-font-color1, #222)", None),  # 4.3:1 on white, 4.4:1 on #111 as it is
-    (NOTE_TEXT, "var(--jp-content-font-color1, #222)", None),
-    (FAULT_MARK, "var(--jp-content-font-color1, #222)", None),
-    (VIOLATION_COLOR, None, "var(--jp-error-color2, #e57373)"),  # 2.6:1 on #111 as it is
+# theme variables: (colour in the figure, in a light theme or None, in JupyterLab Dark or None, elements).
+THEME_TEXT = "var(--jp-content-font-color1, #222)"
+THEMED: tuple[tuple[str, str | None, str | None, tuple[str, ...]], ...] = (
+    (PAGE_TEXT, THEME_TEXT, THEME_TEXT, ("text", "path")),  # 4.3:1 on white, 4.4:1 on #111 as it is
+    (NOTE_TEXT, THEME_TEXT, THEME_TEXT, ("text", "path")),
+    (FAULT_MARK, THEME_TEXT, THEME_TEXT, ("text", "path")),
+    (VIOLATION_COLOR, None, "var(--jp-error-color2, #e57373)", ("text", "path")),  # 2.6:1 on #111 as it is
+    (REJECTED_COLOR, LABEL_TEXT[REJECTED_COLOR], None, ("text",)),  # partition labels: 3.9:1 on white as they are
 )
+_DARK = 'body[data-jp-theme-light="false"] '
+_LIGHT = 'body:not([data-jp-theme-light="false"]) '
 
 
 def _rgb(color: str) -> str:
@@ -62,12 +66,12 @@ def _rgb(color: str) -> str:
 def theme_css() -> str:
     """The rules that give :data:`THEMED` colours the theme's (texts and marks of every plotly figure)."""
     rules = []
-    for color, every, dark in THEMED:
-        picks = [f'.js-plotly-plot {tag}[style*="fill: {_rgb(color)}"]' for tag in ("text", "path")]
-        if every:
-            rules.append(", ".join(picks) + f" {{ fill: {every} !important; }}")
-        if dark:
-            rules.append(", ".join(f'body[data-jp-theme-light="false"] {p}' for p in picks) + f" {{ fill: {dark} !important; }}")
+    for color, light, dark, tags in THEMED:
+        picks = [f'.js-plotly-plot {tag}[style*="fill: {_rgb(color)}"]' for tag in tags]
+        scoped = [("", light)] if light == dark else [(_LIGHT, light), (_DARK, dark)]
+        for scope, fill in scoped:
+            if fill:
+                rules.append(", ".join(scope + p for p in picks) + f" {{ fill: {fill} !important; }}")
     return "\n".join(rules)
 
 
@@ -110,9 +114,15 @@ def series_colors(names: Sequence[str]) -> dict[str, str]:
 SERIES_PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 
 
+def overlay_pattern(shape: str) -> dict[str, Any]:
+    """A bar's pattern, the cue beside its colour: light stripes over the solid fill (plotly's default,
+    ``replace``, draws the stripes alone: near-black bars on a dark page)."""
+    return dict(shape=shape, fillmode="overlay", fgcolor="#ffffff", fgopacity=0.4)
+
+
 def series_pattern(i: int) -> dict[str, Any]:
-    """The ``i``-th series' pattern, the cue beside its colour: light stripes over the solid fill."""
-    return dict(shape=SERIES_PATTERNS[i % len(SERIES_PATTERNS)], fillmode="overlay", fgcolor="#ffffff", fgopacity=0.4)
+    """The ``i``-th series' pattern (:func:`overlay_pattern`)."""
+    return overlay_pattern(SERIES_PATTERNS[i % len(SERIES_PATTERNS)])
 
 
 def base_layout(fig: go.Figure, title: str, height: int, legend: str = "right") -> go.Figure:

@@ -158,3 +158,16 @@ def test_lab03s_wait_histogram_has_the_kits_colours_and_a_second_cue():
     assert len(bars) == 3
     assert all(b.marker.color in PALETTE for b in bars) and len({b.marker.color for b in bars}) == 3
     assert len({b.marker.pattern.shape for b in bars}) == 3 and all(b.marker.pattern.fillmode == "overlay" for b in bars)
+
+
+def test_every_patterned_bar_keeps_its_colour_under_its_pattern():
+    """No figure draws a pattern alone (plotly's ``replace``): every patterned bar is its colour with light
+    stripes over it, so on a dark page it keeps its colour."""
+    from rocketlab.scenarios.dledger_schedules import figure8_cluster, run_figure8
+
+    c = figure8_cluster(1)
+    run_figure8(c)
+    patterned = [t for fig in (role_timeline(c.events), votes_per_term(c.events)) for t in fig.data
+                 if t.type in ("bar", "histogram") and t.marker.pattern and t.marker.pattern.shape]
+    assert len(patterned) >= 3
+    assert all(t.marker.pattern.fillmode == "overlay" for t in patterned), [t.name for t in patterned]

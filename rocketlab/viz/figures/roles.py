@@ -24,6 +24,7 @@ from rocketlab.viz.style import (
     VIOLATION_COLOR,
     base_layout,
     empty_figure,
+    overlay_pattern,
     role_color,
     shade_partitions,
     text_color_on,
@@ -50,7 +51,6 @@ ROLE_ORDER = ("LEADER", "CANDIDATE", "FOLLOWER", "MASTER", "SLAVE")
 STATE_NAMES = {UP: "up (role unknown)", DOWN: "down (crashed)"}
 # the second cue beside the colour (Okabe-Ito alone is not enough for every eye): a hatch per role
 ROLE_PATTERNS = {"LEADER": "/", "CANDIDATE": ".", "MASTER": "x", "SLAVE": "\\", "FOLLOWER": ""}
-PATTERN_COLOR, PATTERN_OPACITY = "#ffffff", 0.4  # lighter stripes: the black term labels only gain contrast
 
 
 def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
@@ -125,7 +125,7 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
 def role_pattern(state: str) -> dict[str, Any]:
     """A role's second cue: light stripes over the role's solid colour (``overlay``: plotly's default
     ``replace`` draws the stripes alone, which on a dark page shows near-black bars under black labels)."""
-    return dict(shape=ROLE_PATTERNS.get(state, ""), fillmode="overlay", fgcolor=PATTERN_COLOR, fgopacity=PATTERN_OPACITY)
+    return overlay_pattern(ROLE_PATTERNS.get(state, ""))
 
 
 def _term_label(seg: Segment) -> str:
