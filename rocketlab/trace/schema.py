@@ -91,6 +91,39 @@ KINDS: dict[str, tuple[str, ...]] = {
     "schedule_deliver": ("topic", "delay_level", "uniq_key", "offset_msg_id", "status"),
 }
 
+# How the cluster viewer files each kind (rocketlab.viz.cluster_view; its films carry :func:`view_vocabulary`):
+# the filter group an event of the kind is listed under. A kind without a row is in "other".
+VIEW_GROUPS: dict[str, bool] = {  # group -> listed (and stepped through) by default
+    "faults": True, "violations": True, "roles": True, "elections": True, "heartbeats": False,
+    "replication": True, "commits": True, "client": True, "ha": True, "lost messages": True,
+    "network": False, "other": False,
+}
+VIEW_KINDS: dict[str, str] = {
+    "fault": "faults", "violation": "violations", "config_error": "violations", "role": "roles",
+    "term": "elections", "vote_request": "elections", "vote_response": "elections", "vote_round": "elections",
+    "heartbeat": "heartbeats", "append": "replication", "truncate": "replication", "push_state": "replication",
+    "commit": "commits", "put": "client", "ha_report": "ha", "ha_transfer": "ha", "ha_close": "ha",
+    "msg_drop": "lost messages", "msg_send": "network", "msg_recv": "network", "stream_open": "network",
+    "stream_close": "network", "peer_closed": "network", "clean_space": "other", "ping": "other",
+}
+# The viewer's "next / previous ..." stops: stop -> (kind, field values an event of that kind must have).
+VIEW_STOPS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
+    "fault": ("fault", {}),
+    "vote round": ("vote_round", {}),
+    "leader change": ("role", {"role": ("LEADER", "MASTER")}),
+    "commit": ("commit", {}),
+    "violation": ("violation", {}),
+}
+
+
+def view_vocabulary() -> dict[str, Any]:
+    """The viewer's filter groups and navigation stops as JSON-ready data (a film's ``view``)."""
+    return {"groups": [{"name": g, "shown": shown} for g, shown in VIEW_GROUPS.items()],
+            "kinds": {kind: VIEW_KINDS.get(kind, "other") for kind in KINDS},
+            "stops": [{"name": name, "kind": kind, "when": {f: list(v) for f, v in when.items()}}
+                      for name, (kind, when) in VIEW_STOPS.items()]}
+
+
 FAULT_ACTIONS = fault_actions()
 """The ``action`` of a ``fault`` event: one per row of :data:`rocketlab.trace.faults.FAULT_KINDS`."""
 
