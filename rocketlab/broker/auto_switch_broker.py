@@ -59,6 +59,7 @@ from rocketlab.broker.broker import (
     message_of,
     pull_from_store,
 )
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
 from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse, SendMessageRequest
 from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerConfig
 from rocketlab.controller.wire import NotifyBrokerRoleChanged
@@ -116,6 +117,7 @@ class AutoSwitchBrokerConfig:
     flush_interval_commit_log: int = 500
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)  # the client processors' keys
 
     def __post_init__(self) -> None:
         for name in ("in_sync_replicas", "min_in_sync_replicas", "ha_max_time_slave_not_catchup"):
@@ -140,7 +142,7 @@ class AutoSwitchBrokerConfig:
         return cls(**kwargs)
 
 
-class AutoSwitchBrokerCore(BaseCore):
+class AutoSwitchBrokerCore(ClientServing, BaseCore):
     """One controller-mode broker (see the module docstring). Inspection: :attr:`role`, :attr:`term`
     (master epoch), :attr:`broker_id`, :attr:`store`, :attr:`epoch_cache`, :attr:`ha_service`,
     :attr:`ha_client`, :attr:`fenced`."""
@@ -183,6 +185,8 @@ class AutoSwitchBrokerCore(BaseCore):
             config.cluster_name, config.broker_name, config.election_priority,
             config.controller_heart_beat_timeout_mills), self, root / "brokerIdentity",
             ctx.rng("replicas")) if controllers else None
+        self.processors = BrokerProcessors.with_metadata(self.store, root / "config", config.processors,
+                                                         lambda: self.role != "MASTER")
 
     def _recover_in_controller_mode(self, on_disk: dict[tuple[str, int], int]) -> None:
         """What 5.3.3's recovery does in controller mode, on top of the store's own (which rebuilt the
@@ -250,7 +254,7 @@ class AutoSwitchBrokerCore(BaseCore):
             self.replicas.on_proposals(self.ha_service.drain_proposals())
         if self.reput_at is None and not self.fenced and self.store.dispatch_behind_bytes() > 0:
             self.reput_at = self.now_ms + REPUT_INTERVAL_MS
-        return out.build()
+        return self._clients_done(out)
 
     # ------------------------------------------------------------------ confirm offset
     def _confirm_offset(self) -> int:
@@ -421,12 +425,14 @@ class AutoSwitchBrokerCore(BaseCore):
         if self.flush_on_threads:
             self.store.start_flush_services(after_flush=self._flush_checkpoint)
         out = OutputBuilder()
+        self.processors.start(now_ms)
         out.trace("role", term=0, role="FENCED", leader=None)
         if self.replicas is not None:
             self.replicas.on_start(now_ms, out)
         return out.build()
 
     def on_stop(self) -> None:
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool = False) -> None:
@@ -438,7 +444,7 @@ class AutoSwitchBrokerCore(BaseCore):
 
     def next_deadline_ms(self) -> int | None:
         times = [None if self.flush_on_threads else self.next_flush_ms, self.ha_service.next_deadline_ms(),
-                 self.reput_at]
+                 self.reput_at, self.processors.next_deadline_ms()]
         if self.ha_client is not None:
             times.append(self.ha_client.next_deadline_ms())
         if self.replicas is not None:
@@ -462,6 +468,7 @@ class AutoSwitchBrokerCore(BaseCore):
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
         if self.replicas is not None:
             self.replicas.on_tick(now_ms, out)
+        self.processors.on_tick(now_ms, out)
         return self._after(out)
 
     # ------------------------------------------------------------------ HA streams
@@ -499,9 +506,11 @@ class AutoSwitchBrokerCore(BaseCore):
         if isinstance(msg, SendMessageRequest):
             return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
+        if isinstance(msg, PullMessageRequest) and self.fenced:
             out.reply(src, request_id, self.pull_message(msg))
-        return out.build()
+        else:
+            self.processors.on_request(src, request_id, msg, now_ms, out)
+        return self._after(out)
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
         """A fenced broker serves no reads; otherwise the consume queues, built up to the confirm offset."""
@@ -517,10 +526,11 @@ class AutoSwitchBrokerCore(BaseCore):
         return self._after(out)
 
     def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
-        """NOTIFY_BROKER_ROLE_CHANGED from the controller leader."""
+        """NOTIFY_BROKER_ROLE_CHANGED from the controller leader; a oneway UPDATE_CONSUMER_OFFSET."""
         self.now_ms = now_ms
         out = OutputBuilder()
-        if self.replicas is not None and isinstance(msg, NotifyBrokerRoleChanged):
+        if not self.processors.on_message(src, msg, now_ms, out) and self.replicas is not None \
+                and isinstance(msg, NotifyBrokerRoleChanged):
             self.replicas.on_role_changed(msg.master_broker_id, msg.master_address, msg.master_epoch,
                                           msg.sync_state_set_epoch, set(msg.sync_state_set), now_ms, out)
         return self._after(out)

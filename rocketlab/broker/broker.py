@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.broker.config_manager import BrokerMetadata
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
 from rocketlab.broker.protocol import (
     GetAllMetadataRequest,
     GetAllMetadataResponse,
@@ -83,6 +84,8 @@ class BrokerConfig:
     store_path_root_dir: str | None = None
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)
+    """The client processors' keys (long polling, ...): :mod:`rocketlab.broker.processor_config`."""
 
     def __post_init__(self) -> None:
         if self.broker_role not in ROLES:
@@ -130,7 +133,7 @@ class PutHandle:
         return self.result.msg_id if self.result is not None else None
 
 
-class BrokerCore(BaseCore):
+class BrokerCore(ClientServing, BaseCore):
     """One broker (see module docstring)."""
 
     def __init__(self, ctx: NodeContext, config: BrokerConfig, wall_clock: bool = False) -> None:
@@ -164,6 +167,7 @@ class BrokerCore(BaseCore):
         self.slave_synchronize = SlaveSynchronize(self.metadata, config.slave_sync_interval_ms,
                                                   config.slave_sync_first_delay_ms)
         self.reput_at: int | None = None
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: not config.is_master)
 
     # --- inspection --------------------------------------------------------------------------
     @property
@@ -186,6 +190,7 @@ class BrokerCore(BaseCore):
         self.now_ms = now_ms
         self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
         self.slave_synchronize.start(now_ms)
+        self.processors.start(now_ms)
         if self.flush_on_threads:
             self.store.start_flush_services()
         out = OutputBuilder()
@@ -196,6 +201,7 @@ class BrokerCore(BaseCore):
         return out.build()
 
     def on_stop(self) -> None:
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool) -> None:
@@ -283,6 +289,9 @@ class BrokerCore(BaseCore):
             times.append(self.reput_at)
         if self.flushing:
             times.append(self.now_ms + 1)
+        clients = self.processors.next_deadline_ms()
+        if clients is not None:
+            times.append(clients)
         return min(times, default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -303,6 +312,8 @@ class BrokerCore(BaseCore):
             self.store.reput(REPUT_SLICE_BYTES)
             if self.store.dispatch_behind_bytes() > 0:
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
+        self.processors.on_tick(now_ms, out)
+        self.processors.after_input(now_ms, out)
         return out.build()
 
     # --- HA streams ----------------------------------------------------------------------------
@@ -336,13 +347,19 @@ class BrokerCore(BaseCore):
     # --- requests ------------------------------------------------------------------------------
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if isinstance(msg, SendMessageRequest):
-            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
-            out.reply(src, request_id, self.pull_message(msg))
-        else:
+        if isinstance(msg, SendMessageRequest):
+            out.extend(self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1])
+        elif not self.processors.on_request(src, request_id, msg, now_ms, out):
             answer_metadata_request(self.metadata, src, request_id, msg, out)
+        self.processors.after_input(now_ms, out)
+        return out.build()
+
+    def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
+        """A oneway request (UPDATE_CONSUMER_OFFSET as a push consumer sends it)."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        self.processors.on_message(src, msg, now_ms, out)
         return out.build()
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:

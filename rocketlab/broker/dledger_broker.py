@@ -62,6 +62,7 @@ from rocketlab.broker.broker import (
     message_of,
     pull_from_store,
 )
+from rocketlab.broker.client_family import CLIENT_FAMILY
 from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.dledger_commit_log import broker_id_of
 from rocketlab.broker.dledger_commit_log_status import ROCKETMQ_VERSIONS
@@ -72,6 +73,7 @@ from rocketlab.broker.group_check import (
     DLedgerGroupCheckRequest,
     DLedgerGroupCheckResponse,
 )
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
 from rocketlab.broker.protocol import (
     BROKER_FAMILY,
     PullMessageRequest,
@@ -95,7 +97,7 @@ _DLEDGER_TYPES = frozenset(DLEDGER_MESSAGES)
 def dledger_broker_codec() -> RemotingCodec:
     """The remoting codec of a broker on DLedger: it sends and serves DLedger's RPCs, the broker's requests
     and the group check on its one message port."""
-    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, GROUP_CHECK_FAMILY))
+    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, CLIENT_FAMILY, GROUP_CHECK_FAMILY))
 
 
 # ---------------------------------------------------------------------- config
@@ -135,6 +137,8 @@ class DLedgerBrokerConfig:
     store_options: dict[str, Any] = field(default_factory=dict)
     trim_consume_queues_on_truncation: bool = False
     rocketmq_version: str = "4.9.5"
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)
+    """The client processors' keys (long polling, ...): :mod:`rocketlab.broker.processor_config`."""
 
     def __post_init__(self) -> None:
         if self.rocketmq_version not in ROCKETMQ_VERSIONS:
@@ -222,7 +226,7 @@ class GroupCheck:
 
 
 # ---------------------------------------------------------------------- the broker core
-class DLedgerBrokerCore(BaseCore):
+class DLedgerBrokerCore(ClientServing, BaseCore):
     """One broker on DLedger (see the module docstring). Inspection: :attr:`role` (MASTER/SLAVE, what
     ``Cluster.leader()`` reads), :attr:`term`, :attr:`broker_id`, :attr:`master_id`, :attr:`server`,
     :attr:`store`, :meth:`describe`."""
@@ -258,6 +262,8 @@ class DLedgerBrokerCore(BaseCore):
         self.server_started = False
         self.tokens = itertools.count(1)
         self.pending: dict[int, PutHandle] = {}
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors,
+                                           lambda: self.broker_role == "SLAVE")
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -288,12 +294,14 @@ class DLedgerBrokerCore(BaseCore):
     def on_start(self, now_ms: int) -> Output:
         self.now_ms = now_ms
         self.slave_synchronize.start(now_ms)
+        self.processors.start(now_ms)
         out = OutputBuilder()
         self._trace_role(out)
         self.group_check.on_tick(now_ms, out)
         return self._finish(EMPTY, out, now_ms)
 
     def on_stop(self) -> None:
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool) -> None:
@@ -307,6 +315,7 @@ class DLedgerBrokerCore(BaseCore):
             times.append(self.server.next_deadline_ms())
         if self.broker_role == "SLAVE":
             times.append(self.slave_synchronize.next_deadline_ms(self.master_id))
+        times.append(self.processors.next_deadline_ms())
         present = [t for t in times if t is not None]
         return min(present) if present else None
 
@@ -318,6 +327,7 @@ class DLedgerBrokerCore(BaseCore):
         if self.broker_role == "SLAVE":
             self.slave_synchronize.on_tick(self.master_id, now_ms, out)
         self._time_out_puts(now_ms, out)
+        self.processors.on_tick(now_ms, out)
         return self._finish(server_out, out, now_ms)
 
     def _time_out_puts(self, now_ms: int, out: OutputBuilder) -> None:
@@ -350,6 +360,7 @@ class DLedgerBrokerCore(BaseCore):
         if self.store.dispatch_behind_bytes() > 0:
             self.store.reput()
         self.role_change_handler.run(now_ms, out)
+        self.processors.after_input(now_ms, out)
         return server_out + out.build()
 
     def _guard_truncated_log(self) -> None:
@@ -425,8 +436,8 @@ class DLedgerBrokerCore(BaseCore):
         if isinstance(msg, SendMessageRequest):
             return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
-            out.reply(src, request_id, self.pull_message(msg))
+        if self.processors.on_request(src, request_id, msg, now_ms, out):
+            pass
         elif isinstance(msg, DLedgerGroupCheckRequest):
             self.group_check.compare(msg.sender, msg.group, msg.members, out)
             out.reply(src, request_id, DLedgerGroupCheckResponse(self.group_check.group,
@@ -434,6 +445,16 @@ class DLedgerBrokerCore(BaseCore):
         else:
             answer_metadata_request(self.metadata, src, request_id, msg, out)
         return self._finish(EMPTY, out, now_ms)
+
+    def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
+        """A oneway request (UPDATE_CONSUMER_OFFSET as a push consumer sends it)."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        self.processors.on_message(src, msg, now_ms, out)
+        return self._finish(EMPTY, out, now_ms)
+
+    def _clients_done(self, out: OutputBuilder) -> Output:
+        return self._finish(EMPTY, out, self.now_ms)
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
         """PULL_MESSAGE from the master; a slave answers only with slaveReadEnable (else: retry, ask 0)."""

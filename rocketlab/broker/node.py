@@ -18,6 +18,10 @@ followed by digits), ``preferredLeaderId``, ``enableBatchPush``, ``storePathRoot
 ``mappedFileSizeCommitLog``, ``slaveReadEnable``; and any DLedgerConfig field by its Java name
 (``heartBeatTimeIntervalMs``, ``maxVoteIntervalMs``, ``maxWaitAckTimeMs``, ``profile``, ...) to tune
 DLedger (RocketMQ keeps Java's defaults).
+
+Every kind also takes the client processors' keys (``longPollingEnable``, ``shortPollingTimeMills``,
+``notifyConsumerIdsChangedEnable``, ``autoCreateSubscriptionGroup``, ``flushConsumerOffsetInterval``,
+``totalPhysicalMemory``: :mod:`rocketlab.broker.processor_config`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import re
 from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
 from rocketlab.broker.broker import BrokerConfig, make_broker
 from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_codec, make_dledger_broker
+from rocketlab.broker.processor_config import ProcessorConfig
 from rocketlab.broker.protocol import auto_switch_broker_codec, broker_codec
 from rocketlab.controller.node import controller_ids
 from rocketlab.core import NodeSpec
@@ -60,6 +65,7 @@ def broker_config_from_properties(props: dict[str, str]):
         flush_interval_commit_log=_int(props, "flushIntervalCommitLog", 500),
         store_path_root_dir=props.get("storePathRootDir"),
         ha=ha,
+        processors=ProcessorConfig.from_properties(props),
     )
 
 
@@ -94,6 +100,7 @@ def dledger_broker_config_from_properties(props: dict[str, str]):
         mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
         slave_read_enable=_bool(props, "slaveReadEnable", False),
         store_path_root_dir=props.get("storePathRootDir"),
+        processors=ProcessorConfig.from_properties(props),
     )
 
 
@@ -137,7 +144,7 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
         ha_max_time_slave_not_catchup=_int(props, "haMaxTimeSlaveNotCatchup", 15000),
         controller_heart_beat_timeout_mills=_int(props, "controllerHeartBeatTimeoutMills", 10000),
         mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
-        ha=ha)
+        ha=ha, processors=ProcessorConfig.from_properties(props))
     port = _int(props, "haListenPort", 0)
     if port <= 0:
         raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")

@@ -9,6 +9,7 @@ rocketlab's own (no Java class).
 
 from __future__ import annotations
 
+from rocketlab.broker.client_family import CLIENT_FAMILY
 from rocketlab.broker.group_check import GROUP_CHECK_FAMILY
 from rocketlab.broker.protocol import BROKER_FAMILY
 from rocketlab.controller.wire import CONTROLLER_FAMILY, NOTIFY_FAMILY
@@ -16,6 +17,6 @@ from rocketlab.dledger.codec import DLEDGER_FAMILY
 from rocketlab.pingpong import PINGPONG_FAMILY
 from rocketlab.remoting.family import Family
 
-ALL_FAMILIES: tuple[Family, ...] = (DLEDGER_FAMILY, BROKER_FAMILY, GROUP_CHECK_FAMILY, CONTROLLER_FAMILY,
-                                    NOTIFY_FAMILY, PINGPONG_FAMILY)
+ALL_FAMILIES: tuple[Family, ...] = (DLEDGER_FAMILY, BROKER_FAMILY, CLIENT_FAMILY, GROUP_CHECK_FAMILY,
+                                    CONTROLLER_FAMILY, NOTIFY_FAMILY, PINGPONG_FAMILY)
 """Every family, in the order a codec given them all consults them."""

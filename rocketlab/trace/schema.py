@@ -36,6 +36,9 @@ FIELD_TYPES: dict[str, str] = {
     "reason": "string", "bytes": "long",
     # smoke ping/pong
     "ping_seq": "long", "rtt_ms": "double", "ok": "bool",
+    # a broker's clients: consumer groups and long polling
+    "group": "string", "client": "string", "event": "string", "members": "long", "timeout_ms": "long",
+    "held_ms": "long",
 }
 
 # kind -> required fields (docs/trace.md's table plus the network and smoke kinds).
@@ -69,6 +72,13 @@ KINDS: dict[str, tuple[str, ...]] = {
     "peer_closed": ("src", "dst", "reason"),
     # smoke scenario
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
+    # a broker's clients: a consumer group gains or loses a member (event: register, unregister,
+    # channel_closed, expired), the broker tells a member so (NOTIFY_CONSUMER_IDS_CHANGED); a pull with
+    # nothing new is held (long polling) and woken by a message or its timeout (status: the answer's)
+    "consumer_group": ("group", "event", "client", "members"),
+    "consumer_ids_notified": ("group", "client"),
+    "pull_held": ("topic", "queue_id", "offset", "client", "timeout_ms"),
+    "pull_woken": ("topic", "queue_id", "offset", "client", "status", "held_ms"),
 }
 
 FAULT_ACTIONS = fault_actions()
