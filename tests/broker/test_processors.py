@@ -8,7 +8,6 @@ import pytest
 from rocketlab.broker import client_messages as m
 from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
 from rocketlab.broker.broker import BrokerConfig, BrokerCore
-from rocketlab.broker.client_manager import CHANNEL_EXPIRED_TIMEOUT_MS
 from rocketlab.broker.processor_config import ProcessorConfig
 from rocketlab.broker.protocol import (
     PullMessageRequest,
