@@ -1,11 +1,10 @@
-"""The client codes against the real RocketMQ 4.9.5 broker (``../shared/java/run-broker-oracle.sh``) and the
-kit's: the same requests get the same answers, shown of RocketMQ first; consumer offsets cross between
+"""The client codes against the real RocketMQ 4.9.5 broker (its start script, ``run-broker-oracle.sh``, named by
+``ROCKETLAB_BROKER_ORACLE``, which CI sets) and the kit's: the same requests get the same answers, shown of RocketMQ first; consumer offsets cross between
 the two through ``config/consumerOffset.json`` (the Java broker reads the kit's file, the kit reads Java's).
 
-The Java broker here runs on ``../shared/java``'s stand-in fastjson (Jackson underneath), which writes
-integer map keys quoted and cannot read fastjson's unquoted ones: the kit's file is handed to it with its
-keys quoted (the kit reads and writes fastjson's own form, ``tests/data/broker/consumerOffset-fastjson.json``).
-The script is found through ``ROCKETLAB_BROKER_ORACLE`` (its path), else beside the repository.
+The Java broker here runs on the shared jars' stand-in fastjson (Jackson underneath), which writes integer
+map keys quoted and cannot read fastjson's unquoted ones: the kit's file is handed to it with its keys
+quoted (the kit reads and writes fastjson's own form, ``tests/data/broker/consumerOffset-fastjson.json``).
 """
 
 from __future__ import annotations
@@ -27,12 +26,13 @@ from tests.broker.rawconn import Conn
 from tests.realnodes import NodeProcesses, free_port
 
 pytestmark = pytest.mark.realnet
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _script() -> Path:
-    path = Path(os.environ.get("ROCKETLAB_BROKER_ORACLE") or REPO.parent / "shared" / "java" / "run-broker-oracle.sh")
-    why = None if path.is_file() else f"no RocketMQ 4.9.5 broker oracle at {path} (set ROCKETLAB_BROKER_ORACLE)"
+    setting = os.environ.get("ROCKETLAB_BROKER_ORACLE")
+    path = Path(setting) if setting else None
+    why = None if path is not None and path.is_file() else \
+        f"no RocketMQ 4.9.5 broker oracle: ROCKETLAB_BROKER_ORACLE={setting!r} names no run-broker-oracle.sh"
     if why is None and shutil.which("java") is None:
         why = "no java on PATH"
     if why is not None:
