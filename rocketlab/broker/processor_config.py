@@ -11,22 +11,15 @@ first message "in memory" or "on disk" at will.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from rocketlab.errors import ConfigError
-
-_KEYS = {"longPollingEnable": "long_polling_enable", "shortPollingTimeMills": "short_polling_time_mills",
-         "notifyConsumerIdsChangedEnable": "notify_consumer_ids_changed_enable",
-         "autoCreateSubscriptionGroup": "auto_create_subscription_group",
-         "flushConsumerOffsetInterval": "flush_consumer_offset_interval", "slaveReadEnable": "slave_read_enable",
-         "totalPhysicalMemory": "total_physical_memory", "brokerName": "broker_name"}
+from rocketlab.properties import bool_property, int_property
 
 
 @dataclass(frozen=True)
 class ProcessorConfig:
     """See the module docstring."""
 
-    broker_name: str = "broker-a"
     long_polling_enable: bool = True
     short_polling_time_mills: int = 1000
     notify_consumer_ids_changed_enable: bool = True
@@ -44,27 +37,18 @@ class ProcessorConfig:
             raise ConfigError(f"totalPhysicalMemory must be >= 0, got {self.total_physical_memory}")
 
     @classmethod
-    def from_properties(cls, props: dict[str, Any], **overrides: Any) -> ProcessorConfig:
-        """From broker.conf keys (strings or values); unknown keys are left to the rest of the node."""
-        kwargs: dict[str, Any] = {}
-        for key, name in _KEYS.items():
-            if key in props:
-                kwargs[name] = _value(key, props[key], cls.__dataclass_fields__[name].type)
-        kwargs.update(overrides)
-        return cls(**kwargs)
-
-
-def _value(key: str, raw: Any, kind: Any) -> Any:
-    if not isinstance(raw, str):
-        return raw
-    text = raw.strip()
-    if "bool" in str(kind):
-        if text.lower() not in ("true", "false"):
-            raise ConfigError(f"{key}={raw!r} is not true or false")
-        return text.lower() == "true"
-    if "int" in str(kind):
-        try:
-            return int(text)
-        except ValueError:
-            raise ConfigError(f"{key}={raw!r} is not an integer") from None
-    return text
+    def from_properties(cls, props: dict[str, str]) -> ProcessorConfig:
+        """From broker.conf keys; keys of the rest of the node are left alone."""
+        d = cls()
+        memory = props.get("totalPhysicalMemory")
+        return cls(
+            long_polling_enable=bool_property(props, "longPollingEnable", d.long_polling_enable),
+            short_polling_time_mills=int_property(props, "shortPollingTimeMills", d.short_polling_time_mills),
+            notify_consumer_ids_changed_enable=bool_property(props, "notifyConsumerIdsChangedEnable",
+                                                             d.notify_consumer_ids_changed_enable),
+            auto_create_subscription_group=bool_property(props, "autoCreateSubscriptionGroup",
+                                                         d.auto_create_subscription_group),
+            flush_consumer_offset_interval=int_property(props, "flushConsumerOffsetInterval",
+                                                        d.flush_consumer_offset_interval),
+            slave_read_enable=bool_property(props, "slaveReadEnable", d.slave_read_enable),
+            total_physical_memory=None if memory is None else int_property(props, "totalPhysicalMemory", 0))
