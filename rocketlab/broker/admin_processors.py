@@ -85,8 +85,9 @@ def answer_store_query(store: Any, msg: Any) -> Any:
     t = type(msg)
     if t is m.GetMaxOffsetRequest:
         return m.OffsetResponse(store.get_max_offset_in_queue(msg.topic, msg.queue_id))
-    if t is m.GetMinOffsetRequest:
-        return m.OffsetResponse(store.get_min_offset_in_queue(msg.topic, msg.queue_id))
+    if t is m.GetMinOffsetRequest:  # Java's findConsumeQueue makes a missing queue: min offset 0
+        missing = store.get_consume_queue(msg.topic, msg.queue_id) is None
+        return m.OffsetResponse(0 if missing else store.get_min_offset_in_queue(msg.topic, msg.queue_id))
     if t is m.GetEarliestMsgStoretimeRequest:
         return m.TimestampResponse(store.get_earliest_message_time(msg.topic, msg.queue_id))
     if t is m.SearchOffsetRequest:

@@ -82,6 +82,13 @@ async def _scenario(port: int) -> list:
     answers = [
         await c.ask(m.GetMaxOffsetRequest("TopicTest", 0)),
         await c.ask(m.GetMinOffsetRequest("TopicTest", 0)),
+        await c.ask(m.GetMaxOffsetRequest("NoSuchTopic", 0)),
+        await c.ask(m.GetMinOffsetRequest("NoSuchTopic", 0)),
+        await c.ask(m.GetEarliestMsgStoretimeRequest("NoSuchTopic", 0)),
+        await c.ask(m.SearchOffsetRequest("NoSuchTopic", 0, 0)),
+        await c.ask(m.QueryMessageRequest("TopicTest", "no-such-key", 32, 0, 2**62)),
+        await c.ask(m.ViewMessageRequest(1 << 40)),
+        await c.ask(m.QueryConsumerOffsetRequest("g", "NoSuchTopic", 0)),
         await c.ask(m.QueryConsumerOffsetRequest("g", "TopicTest", 0)),  # a new group, first message in memory
         await c.ask(m.GetConsumerListByGroupRequest("g")),
         await c.ask(_heartbeat()),

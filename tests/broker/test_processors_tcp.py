@@ -104,6 +104,8 @@ def test_bad_requests_get_one_clear_answer_and_lose_nothing(broker):
             answer = await asyncio.wait_for(c.send(cmd), 5)
             assert answer.code == 1 and answer.remark, (cmd.code, answer)  # SYSTEM_ERROR with the reason
             print(cmd.code, answer.remark)
+        unserved = await asyncio.wait_for(c.send(RemotingCommand(code=28)), 5)  # GET_BROKER_RUNTIME_INFO
+        assert (unserved.code, unserved.remark) == (3, " request type 28 not supported")  # as NettyRemotingAbstract
         c.send(RemotingCommand(code=15, flag=ONEWAY_FLAG, ext_fields={"topic": "T"}))  # a bad oneway: dropped
         assert (await c.ask(m.GetMaxOffsetRequest("T", 0))).offset == 1  # the same connection still serves
         c.writer.write(b"\x00\x00\x00\x05garbage")  # a broken frame: the broker closes the connection
