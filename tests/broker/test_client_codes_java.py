@@ -20,9 +20,14 @@ import pytest
 
 from rocketlab.broker import client_messages as m
 from rocketlab.broker.config_manager import BrokerMetadata
-from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest, UpdateConsumerOffsetRequest
+from rocketlab.broker.protocol import (
+    PullMessageRequest,
+    PullSysFlag,
+    SendMessageRequest,
+    UpdateConsumerOffsetRequest,
+)
 from rocketlab.remoting import fastjson
-from tests.broker.rawconn import Conn
+from tests.broker.rawconn import CODEC, Conn
 from tests.realnodes import NodeProcesses, free_port
 
 pytestmark = pytest.mark.realnet
@@ -108,6 +113,34 @@ async def _scenario(port: int) -> list:
     return [_view(a) for a in answers]
 
 
+async def _members_and_long_polling(port: int) -> list:
+    """Two members join a group (the notices each connection gets), then a push consumer's pull with nothing
+    new: held, and answered with the message a send adds."""
+    a, b, producer = [await Conn().open(port) for _ in range(3)]
+    seen = []
+    hb = _heartbeat()
+    await a.ask(m.HeartbeatRequest("127.0.0.1@a", (), hb.consumers))
+    await asyncio.sleep(0.3)
+    seen.append(("after A joined", [c.code for c in a.from_broker]))
+    await b.ask(m.HeartbeatRequest("127.0.0.1@b", (), hb.consumers))
+    await asyncio.sleep(0.3)
+    seen.append(("after B joined", [c.code for c in a.from_broker], [c.code for c in b.from_broker]))
+    pull = PullMessageRequest("TopicTest", 0, 3, 32, "g", sys_flag=PullSysFlag.FLAG_SUSPEND, suspend_timeout_millis=20_000,
+                              subscription=None)
+    held = a.send(CODEC.command(pull))
+    await asyncio.sleep(0.5)
+    seen.append(("held", not held.done()))
+    await producer.ask(SendMessageRequest("TopicTest", b"late", 0, "TagA"))
+    answer = CODEC.message(await asyncio.wait_for(held, 5), answers=pull)
+    seen.append(("woken", _view(answer)))
+    await b.close()
+    await asyncio.sleep(0.3)
+    seen.append(("after B left", [c.code for c in a.from_broker]))
+    for c in (a, producer):
+        await c.close()
+    return seen
+
+
 async def _ask(port: int, msg):
     c = await Conn().open(port)
     try:
@@ -129,6 +162,7 @@ def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(t
     kit.start("n0")
     try:
         kit_answers = asyncio.run(_scenario(kit.port))
+        kit_members = asyncio.run(_members_and_long_polling(kit.port))
 
         async def commit_for_java() -> None:  # the kit's offsets, for the Java broker to read
             c = await Conn().open(kit.port)
@@ -150,12 +184,15 @@ def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(t
     port = _java_start(script, java_dir)
     try:
         java_answers = asyncio.run(_scenario(port))
+        java_members = asyncio.run(_members_and_long_polling(port))
         read_back = asyncio.run(_ask(port, m.QueryConsumerOffsetRequest("kitgroup", "TopicTest", 1)))
     finally:
         subprocess.run([str(script), "stop", str(java_dir)], check=True, capture_output=True, timeout=60)
     for i, (java, ours) in enumerate(zip(java_answers, kit_answers, strict=True)):
         print(i, java)
         assert ours == java, f"answer {i}: Java {java!r}, kit {ours!r}"
+    print(java_members)
+    assert kit_members == java_members
     assert read_back == m.OffsetResponse(1)  # the Java broker read the kit's offset
     meta = BrokerMetadata(java_dir / "store" / "config")  # the kit reads Java's file
     meta.load()
