@@ -76,7 +76,7 @@ class PullRequestHoldService:
 
     def suspend_pull_request(self, topic: str, queue_id: int, request: PullRequest) -> None:
         self.pull_request_table.setdefault((topic, queue_id), []).append(request)
-        if self.next_check_ms is None:
+        if self.next_check_ms is None or self.next_check_ms <= request.suspend_timestamp:
             periods = (request.suspend_timestamp - self.started_ms) // self.interval_ms + 1
             self.next_check_ms = self.started_ms + periods * self.interval_ms
 

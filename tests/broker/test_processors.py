@@ -322,3 +322,21 @@ def test_the_offset_file_reads_fastjson_and_quoted_keys(tmp_path):
         meta.load()
         assert meta.consumer_offset_manager.query_offset("group", "TopicTest", 1) == 3
     assert fastjson.loads(fixture.read_bytes())["offsetTable"]["TopicTest@group"] == {"0": 12, "1": 3}
+
+
+def test_a_held_pull_is_woken_only_by_a_message_its_subscription_matches(tmp_path):
+    """notifyMessageArriving: the arriving message's tags code against the held pull's filter."""
+    core = _broker(tmp_path)
+    _put(core, 1, tags="TagA")
+    c, producer = Client(core, A), Client(core, B)
+    c.ask(PullMessageRequest("T", 0, 1, 32, "g", sys_flag=PUSH | PullSysFlag.FLAG_SUBSCRIPTION,
+                             suspend_timeout_millis=15_000, subscription="TagA"), 100)
+    out = producer.ask(SendMessageRequest("T", b"b", 0, "TagB"), 200)
+    assert [a for a in out.actions if isinstance(a, Reply) and a.to == A] == []  # TagB: still held
+    out = producer.ask(SendMessageRequest("T", b"a", 0, "TagA"), 300)
+    [reply] = [a.msg for a in out.actions if isinstance(a, Reply) and a.to == A]
+    assert _records(reply) == [b"a"] and reply.next_begin_offset == 3  # the TagB unit skipped by its code
+    # a pull held later starts the 5 s check grid afresh
+    c.ask(PullMessageRequest("T", 0, 3, 32, "g", sys_flag=PUSH | PullSysFlag.FLAG_SUBSCRIPTION,
+                             suspend_timeout_millis=15_000), 7_000)
+    assert core.processors.hold_service.next_deadline_ms() == 10_000
