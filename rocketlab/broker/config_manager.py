@@ -5,9 +5,10 @@ Models ``TopicConfigManager`` (``topics.json``), ``ConsumerOffsetManager`` (``co
 (``subscriptionGroup.json``), each a ``ConfigManager`` that persists its table and a ``DataVersion``
 (``{timestamp, counter}``; two versions are equal only if both are). Files are written as fastjson's
 ``PrettyFormat`` writes them (:func:`rocketlab.remoting.fastjson.dumps_pretty`: tabs, integer map keys
-unquoted, ``{0:12,1:3\n\t\t}``) and read as fastjson reads them: integer keys quoted or not (the stand-in
-fastjson of ``../shared/java`` quotes them). Files are replaced atomically (temporary file, fsync, rename).
-Simplified: no ``.bak`` copy; a map's members are written sorted, not in the Java map's order.
+unquoted, ``{0:12,1:3`` with the closing brace on the next line) and read as fastjson reads them: integer
+keys quoted or not (the stand-in fastjson of the shared Java jars quotes them). Files are replaced
+atomically (temporary file, fsync, rename). Simplified: no ``.bak`` copy; a map's members are written
+sorted, not in the Java map's order.
 """
 
 from __future__ import annotations

@@ -91,8 +91,8 @@ def dumps(value: Any) -> bytes:
 def dumps_pretty(value: Any, indent: int = 0) -> str:
     """fastjson's ``PrettyFormat`` (what RocketMQ's ``ConfigManager.persist`` writes): tabs, an object's
     members one a line; a map with integer keys (``ConcurrentMap<Integer, Long>``) on one line, its keys
-    unquoted and its closing brace on the next (``{0:12,1:3\n\t\t}``). String keys sorted (a bean's
-    properties are; readers do not depend on a map's order), integer keys ascending."""
+    unquoted (``{0:12,1:3``), its closing brace on the next line. String keys sorted (a bean's properties
+    are; readers do not depend on a map's order), integer keys ascending."""
     if isinstance(value, dict):
         if not value:
             return "{}"
