@@ -1,8 +1,9 @@
 """BrokerCore: one broker — a MessageStore plus classic HA as master or slave — as a sans-IO core.
 
 Models the parts of ``BrokerController`` and ``DefaultMessageStore`` that decide a put's fate in
-RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, a simplified
-``PullMessageProcessor`` and ``SlaveSynchronize``:
+RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor`` and ``SlaveSynchronize``;
+a client's other requests (pulls with long polling, heartbeats, offsets, ...) go to the processors every
+broker kind shares (:mod:`rocketlab.broker.processors`):
 
 * roles ``ASYNC_MASTER`` / ``SYNC_MASTER`` (brokerId 0, trace role MASTER) and ``SLAVE`` (brokerId > 0,
   trace role SLAVE); a slave's store refuses puts (SERVICE_NOT_AVAILABLE);
@@ -363,7 +364,8 @@ class BrokerCore(ClientServing, BaseCore):
         return out.build()
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
-        """PULL_MESSAGE, simplified to one direct read; a slave answers only with slaveReadEnable."""
+        """The simulator's direct read of one queue (``Cluster.pull``); a slave answers only with
+        slaveReadEnable. A PULL_MESSAGE request is answered by :mod:`rocketlab.broker.pull_message_processor`."""
         if not self.config.is_master and not self.config.slave_read_enable:
             return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
         return pull_from_store(self.store, req, self.config.broker_id)

@@ -457,7 +457,8 @@ class DLedgerBrokerCore(ClientServing, BaseCore):
         return self._finish(EMPTY, out, self.now_ms)
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
-        """PULL_MESSAGE from the master; a slave answers only with slaveReadEnable (else: retry, ask 0)."""
+        """The simulator's direct read (``Cluster.pull``): from the master; a slave answers only with
+        slaveReadEnable (else: retry, ask 0). PULL_MESSAGE requests go to the processors."""
         if self.broker_role == "SLAVE" and not self.config.slave_read_enable:
             return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
         return pull_from_store(self.store, req, self.broker_id)
