@@ -20,7 +20,7 @@ runs, from RocketMQ 4.9.5:
   (:mod:`rocketlab.broker.admin_processors`).
 
 The controller-mode broker (modelled on 5.3.3) serves these 4.9.5 answers too: a named difference (5.3.3's
-client codes carry the same fields for what is served here).
+processors answer more codes and read more header fields, e.g. a pull's ``maxMsgBytes``).
 
 Sans-IO: the scan, the offset flush and the held pulls' checks are deadlines, set only while there is
 something to do (clients registered, offsets committed, pulls held), so a broker no client talks to
