@@ -113,6 +113,15 @@ async def _scenario(port: int) -> list:
     return [_view(a) for a in answers]
 
 
+async def _settle(expected, timeout_s: float = 5.0) -> None:
+    """Wait for what the oneway notices should have done (at most ``timeout_s``), then a little more for
+    any notice beyond them."""
+    end = asyncio.get_running_loop().time() + timeout_s
+    while not expected() and asyncio.get_running_loop().time() < end:
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)
+
+
 async def _members_and_long_polling(port: int) -> list:
     """Two members join a group (the notices each connection gets), then a push consumer's pull with nothing
     new: held, and answered with the message a send adds."""
@@ -120,10 +129,10 @@ async def _members_and_long_polling(port: int) -> list:
     seen = []
     hb = _heartbeat()
     await a.ask(m.HeartbeatRequest("127.0.0.1@a", (), hb.consumers))
-    await asyncio.sleep(0.3)
+    await _settle(lambda: len(a.from_broker) >= 1)
     seen.append(("after A joined", [c.code for c in a.from_broker]))
     await b.ask(m.HeartbeatRequest("127.0.0.1@b", (), hb.consumers))
-    await asyncio.sleep(0.3)
+    await _settle(lambda: len(a.from_broker) >= 2 and len(b.from_broker) >= 1)
     seen.append(("after B joined", [c.code for c in a.from_broker], [c.code for c in b.from_broker]))
     pull = PullMessageRequest("TopicTest", 0, 3, 32, "g", sys_flag=PullSysFlag.FLAG_SUSPEND, suspend_timeout_millis=20_000,
                               subscription=None)
@@ -134,7 +143,7 @@ async def _members_and_long_polling(port: int) -> list:
     answer = CODEC.message(await asyncio.wait_for(held, 5), answers=pull)
     seen.append(("woken", _view(answer)))
     await b.close()
-    await asyncio.sleep(0.3)
+    await _settle(lambda: len(a.from_broker) >= 3)
     seen.append(("after B left", [c.code for c in a.from_broker]))
     for c in (a, producer):
         await c.close()
