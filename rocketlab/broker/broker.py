@@ -168,7 +168,8 @@ class BrokerCore(ClientServing, BaseCore):
         self.slave_synchronize = SlaveSynchronize(self.metadata, config.slave_sync_interval_ms,
                                                   config.slave_sync_first_delay_ms)
         self.reput_at: int | None = None
-        self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: not config.is_master)
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: not config.is_master,
+                                           config.slave_read_enable)
 
     # --- inspection --------------------------------------------------------------------------
     @property

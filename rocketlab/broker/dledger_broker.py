@@ -263,7 +263,7 @@ class DLedgerBrokerCore(ClientServing, BaseCore):
         self.tokens = itertools.count(1)
         self.pending: dict[int, PutHandle] = {}
         self.processors = BrokerProcessors(self.store, self.metadata, config.processors,
-                                           lambda: self.broker_role == "SLAVE")
+                                           lambda: self.broker_role == "SLAVE", config.slave_read_enable)
 
     # ------------------------------------------------------------------ inspection
     @property

@@ -2,7 +2,7 @@
 
 A node's configuration sets them with broker.conf's own keys (``longPollingEnable``,
 ``shortPollingTimeMills``, ``notifyConsumerIdsChangedEnable``, ``autoCreateSubscriptionGroup``,
-``flushConsumerOffsetInterval``, ``slaveReadEnable``); ``accessMessageInMemoryMaxRatio`` is the store's
+``flushConsumerOffsetInterval``; ``slaveReadEnable`` is the broker's own); ``accessMessageInMemoryMaxRatio`` is the store's
 (``MessageStoreConfig``). ``total_physical_memory``: the RAM figure ``StoreUtil.TOTAL_PHYSICAL_MEMORY_SIZE``
 gives the store (None: the machine's), a kit key (``totalPhysicalMemory``) so a test can put a queue's
 first message "in memory" or "on disk" at will.
@@ -25,7 +25,6 @@ class ProcessorConfig:
     notify_consumer_ids_changed_enable: bool = True
     auto_create_subscription_group: bool = True
     flush_consumer_offset_interval: int = 5000
-    slave_read_enable: bool = False
     total_physical_memory: int | None = None
 
     def __post_init__(self) -> None:
@@ -50,5 +49,4 @@ class ProcessorConfig:
                                                          d.auto_create_subscription_group),
             flush_consumer_offset_interval=int_property(props, "flushConsumerOffsetInterval",
                                                         d.flush_consumer_offset_interval),
-            slave_read_enable=bool_property(props, "slaveReadEnable", d.slave_read_enable),
             total_physical_memory=None if memory is None else int_property(props, "totalPhysicalMemory", 0))

@@ -72,7 +72,7 @@ class BrokerProcessors:
     """See the module docstring. ``is_slave()``: the broker's role now (it changes on a failover)."""
 
     def __init__(self, store: Any, metadata: BrokerMetadata, config: ProcessorConfig,
-                 is_slave: Callable[[], bool]) -> None:
+                 is_slave: Callable[[], bool], slave_read_enable: bool = False) -> None:
         self.store = store
         self.metadata = metadata
         self.config = config
@@ -87,7 +87,7 @@ class BrokerProcessors:
         self.arriving = MessageArrivingDispatcher()
         store.dispatcher_list.append(self.arriving)
         self.pull_context = PullContext(store, metadata, self.consumer_manager, self.hold_service, is_slave,
-                                        config.slave_read_enable, config.long_polling_enable,
+                                        slave_read_enable, config.long_polling_enable,
                                         config.short_polling_time_mills, config.auto_create_subscription_group)
         self.next_scan_ms = SCAN_INTERVAL_MS
         self.next_offset_flush_ms = OFFSET_FLUSH_FIRST_DELAY_MS
