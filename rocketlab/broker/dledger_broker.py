@@ -453,9 +453,6 @@ class DLedgerBrokerCore(ClientServing, BaseCore):
         self.processors.on_message(src, msg, now_ms, out)
         return self._finish(EMPTY, out, now_ms)
 
-    def _clients_done(self, out: OutputBuilder) -> Output:
-        return self._finish(EMPTY, out, self.now_ms)
-
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
         """The simulator's direct read (``Cluster.pull``): from the master; a slave answers only with
         slaveReadEnable (else: retry, ask 0). PULL_MESSAGE requests go to the processors."""
