@@ -61,6 +61,7 @@ from rocketlab.broker.broker import (
     pull_from_store,
 )
 from rocketlab.broker.broker_outer_api import BrokerOuterAPI
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
 from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse
 from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerConfig
 from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath, loaded_metadata, store_put
@@ -118,6 +119,7 @@ class AutoSwitchBrokerConfig:
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
     send: SendConfig = field(default_factory=SendConfig)
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)  # the client processors' keys
 
     def __post_init__(self) -> None:
         for name in ("in_sync_replicas", "min_in_sync_replicas", "ha_max_time_slave_not_catchup"):
@@ -142,7 +144,7 @@ class AutoSwitchBrokerConfig:
         return cls(**kwargs)
 
 
-class AutoSwitchBrokerCore(BaseCore):
+class AutoSwitchBrokerCore(ClientServing, BaseCore):
     """One controller-mode broker (see the module docstring). Inspection: :attr:`role`, :attr:`term`
     (master epoch), :attr:`broker_id`, :attr:`store`, :attr:`epoch_cache`, :attr:`ha_service`,
     :attr:`ha_client`, :attr:`fenced`."""
@@ -190,6 +192,7 @@ class AutoSwitchBrokerCore(BaseCore):
         self.metadata = loaded_metadata(root / "config")
         self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
                                   lambda: self.role == "MASTER" and not self.fenced, ctx.rng("send"), message_of)
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: self.role != "MASTER")
 
     def _recover_in_controller_mode(self, on_disk: dict[tuple[str, int], int]) -> None:
         """What 5.3.3's recovery does in controller mode, on top of the store's own (which rebuilt the
@@ -257,7 +260,7 @@ class AutoSwitchBrokerCore(BaseCore):
             self.replicas.on_proposals(self.ha_service.drain_proposals())
         if self.reput_at is None and not self.fenced and self.store.dispatch_behind_bytes() > 0:
             self.reput_at = self.now_ms + REPUT_INTERVAL_MS
-        return out.build()
+        return self._clients_done(out)
 
     # ------------------------------------------------------------------ confirm offset
     def _confirm_offset(self) -> int:
@@ -429,6 +432,7 @@ class AutoSwitchBrokerCore(BaseCore):
         if self.flush_on_threads:
             self.store.start_flush_services(after_flush=self._flush_checkpoint)
         out = OutputBuilder()
+        self.processors.start(now_ms)
         out.trace("role", term=0, role="FENCED", leader=None)
         if self.replicas is not None:
             self.replicas.on_start(now_ms, out)
@@ -437,6 +441,7 @@ class AutoSwitchBrokerCore(BaseCore):
 
     def on_stop(self) -> None:
         self.send_path.stop()
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool = False) -> None:
@@ -448,7 +453,7 @@ class AutoSwitchBrokerCore(BaseCore):
 
     def next_deadline_ms(self) -> int | None:
         times = [None if self.flush_on_threads else self.next_flush_ms, self.ha_service.next_deadline_ms(),
-                 self.reput_at, self.outer_api.next_deadline_ms()]
+                 self.reput_at, self.outer_api.next_deadline_ms(), self.processors.next_deadline_ms()]
         if self.ha_client is not None:
             times.append(self.ha_client.next_deadline_ms())
         if self.replicas is not None:
@@ -474,6 +479,7 @@ class AutoSwitchBrokerCore(BaseCore):
         if self.replicas is not None:
             self.replicas.on_tick(now_ms, out)
         self.outer_api.on_tick(now_ms, out)
+        self.processors.on_tick(now_ms, out)
         return self._after(out) + self.send_path.on_tick(now_ms)
 
     # ------------------------------------------------------------------ HA streams
@@ -508,12 +514,14 @@ class AutoSwitchBrokerCore(BaseCore):
     # ------------------------------------------------------------------ requests
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if isinstance(msg, SEND_PATH_REQUESTS):
-            return self.send_path.on_request(src, request_id, msg, now_ms)
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
+        if isinstance(msg, SEND_PATH_REQUESTS):
+            out.extend(self.send_path.on_request(src, request_id, msg, now_ms))
+        elif isinstance(msg, PullMessageRequest) and self.fenced:
             out.reply(src, request_id, self.pull_message(msg))
-        return out.build()
+        else:
+            self.processors.on_request(src, request_id, msg, now_ms, out)
+        return self._after(out)
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
         """A fenced broker serves no reads; otherwise the consume queues, built up to the confirm offset."""
@@ -530,10 +538,11 @@ class AutoSwitchBrokerCore(BaseCore):
         return self._after(out)
 
     def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
-        """NOTIFY_BROKER_ROLE_CHANGED from the controller leader."""
+        """NOTIFY_BROKER_ROLE_CHANGED from the controller leader; a oneway UPDATE_CONSUMER_OFFSET."""
         self.now_ms = now_ms
         out = OutputBuilder()
-        if self.replicas is not None and isinstance(msg, NotifyBrokerRoleChanged):
+        if not self.processors.on_message(src, msg, now_ms, out) and self.replicas is not None \
+                and isinstance(msg, NotifyBrokerRoleChanged):
             self.replicas.on_role_changed(msg.master_broker_id, msg.master_address, msg.master_epoch,
                                           msg.sync_state_set_epoch, set(msg.sync_state_set), now_ms, out)
         return self._after(out)

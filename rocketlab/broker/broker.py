@@ -1,8 +1,9 @@
 """BrokerCore: one broker — a MessageStore plus classic HA as master or slave — as a sans-IO core.
 
 Models the parts of ``BrokerController`` and ``DefaultMessageStore`` that decide a put's fate in
-RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, a simplified
-``PullMessageProcessor`` and ``SlaveSynchronize``:
+RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor`` and ``SlaveSynchronize``;
+a client's other requests (pulls with long polling, heartbeats, offsets, ...) go to the processors every
+broker kind shares (:mod:`rocketlab.broker.processors`):
 
 * roles ``ASYNC_MASTER`` / ``SYNC_MASTER`` (brokerId 0, trace role MASTER) and ``SLAVE`` (brokerId > 0,
   trace role SLAVE); a slave's store refuses puts (SERVICE_NOT_AVAILABLE);
@@ -40,6 +41,7 @@ from typing import Any
 
 from rocketlab.broker.broker_outer_api import BrokerOuterAPI
 from rocketlab.broker.config_manager import BrokerMetadata
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
 from rocketlab.broker.protocol import (
     GetAllMetadataRequest,
     GetAllMetadataResponse,
@@ -91,6 +93,8 @@ class BrokerConfig:
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
     send: SendConfig = field(default_factory=SendConfig)
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)
+    """The client processors' keys (long polling, ...): :mod:`rocketlab.broker.processor_config`."""
 
     def __post_init__(self) -> None:
         if self.broker_role not in ROLES:
@@ -140,7 +144,7 @@ class PutHandle:
         return self.result.msg_id if self.result is not None else None
 
 
-class BrokerCore(BaseCore):
+class BrokerCore(ClientServing, BaseCore):
     """One broker (see module docstring)."""
 
     def __init__(self, ctx: NodeContext, config: BrokerConfig, wall_clock: bool = False) -> None:
@@ -179,6 +183,8 @@ class BrokerCore(BaseCore):
                                            lambda: (config.broker_id, self.metadata.topic_config_manager))
         self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
                                   lambda: self.config.is_master, ctx.rng("send"), message_of)
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: not config.is_master,
+                                           config.slave_read_enable)
 
     # --- inspection --------------------------------------------------------------------------
     @property
@@ -201,6 +207,7 @@ class BrokerCore(BaseCore):
         self.now_ms = now_ms
         self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
         self.slave_synchronize.start(now_ms)
+        self.processors.start(now_ms)
         if self.flush_on_threads:
             self.store.start_flush_services()
         out = OutputBuilder()
@@ -215,6 +222,7 @@ class BrokerCore(BaseCore):
 
     def on_stop(self) -> None:
         self.send_path.stop()
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool) -> None:
@@ -311,6 +319,9 @@ class BrokerCore(BaseCore):
         send = self.send_path.next_deadline_ms()
         if send is not None:
             times.append(send)
+        clients = self.processors.next_deadline_ms()
+        if clients is not None:
+            times.append(clients)
         return min(times, default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -332,6 +343,8 @@ class BrokerCore(BaseCore):
             self.store.reput(REPUT_SLICE_BYTES)
             if self.store.dispatch_behind_bytes() > 0:
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
+        self.processors.on_tick(now_ms, out)
+        self.processors.after_input(now_ms, out)
         return out.build() + self.send_path.on_tick(now_ms)
 
     # --- HA streams ----------------------------------------------------------------------------
@@ -365,17 +378,24 @@ class BrokerCore(BaseCore):
     # --- requests ------------------------------------------------------------------------------
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if isinstance(msg, SEND_PATH_REQUESTS):
-            return self.send_path.on_request(src, request_id, msg, now_ms)
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
-            out.reply(src, request_id, self.pull_message(msg))
-        else:
+        if isinstance(msg, SEND_PATH_REQUESTS):  # a put dispatched at once wakes the pulls held for its queue
+            out.extend(self.send_path.on_request(src, request_id, msg, now_ms))
+        elif not self.processors.on_request(src, request_id, msg, now_ms, out):
             answer_metadata_request(self.metadata, src, request_id, msg, out)
+        self.processors.after_input(now_ms, out)
+        return out.build()
+
+    def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
+        """A oneway request (UPDATE_CONSUMER_OFFSET as a push consumer sends it)."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        self.processors.on_message(src, msg, now_ms, out)
         return out.build()
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
-        """PULL_MESSAGE, simplified to one direct read; a slave answers only with slaveReadEnable."""
+        """The simulator's direct read of one queue (``Cluster.pull``); a slave answers only with
+        slaveReadEnable. A PULL_MESSAGE request is answered by :mod:`rocketlab.broker.pull_message_processor`."""
         if not self.config.is_master and not self.config.slave_read_enable:
             return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
         return pull_from_store(self.store, req, self.config.broker_id)

@@ -3,17 +3,17 @@
 Models ``TopicConfigManager`` (``topics.json``), ``ConsumerOffsetManager`` (``consumerOffset.json``),
 ``ScheduleMessageService``'s offsets (``delayOffset.json``) and ``SubscriptionGroupManager``
 (``subscriptionGroup.json``), each a ``ConfigManager`` that persists its table and a ``DataVersion``
-(``{timestamp, counter}``; two versions are equal only if both are). Simplified: fastjson writes
-integer map keys unquoted (``{0:12}``); we write standard JSON with string keys, except in
-``delayOffset.json``, written in fastjson's form. Files are replaced atomically (temporary file, fsync,
-rename).
+(``{timestamp, counter}``; two versions are equal only if both are). Files are written as fastjson's
+``PrettyFormat`` writes them (:func:`rocketlab.remoting.fastjson.dumps_pretty`: tabs, integer map keys
+unquoted, ``{0:12,1:3`` with the closing brace on the next line) and read as fastjson reads them: integer
+keys quoted or not (the stand-in fastjson of the shared Java jars quotes them). Files are replaced
+atomically (temporary file, fsync, rename). Simplified: no ``.bak`` copy; a map's members are written
+sorted, not in the Java map's order.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,8 +77,8 @@ class ConfigManager:
         if path is None or not path.exists():
             return
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            data = fastjson.loads(path.read_bytes())
+        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise ConfigError(f"{path}: corrupt JSON ({e}); fix or remove it") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object")
@@ -91,7 +91,7 @@ class ConfigManager:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.encode(), f, indent=4, sort_keys=True)
+            f.write(fastjson.dumps_pretty(self.encode()))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -179,19 +179,41 @@ class ConsumerOffsetManager(ConfigManager):
 
     def __init__(self, config_dir: Path | None) -> None:
         super().__init__(config_dir)
-        self.offset_table: dict[str, dict[str, int]] = {}
+        self.offset_table: dict[str, dict[int, int]] = {}
+        self.dirty = False
+        """Committed since the last persist (``BrokerController`` persists every ``flushConsumerOffsetInterval``)."""
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
-        self.offset_table.setdefault(f"{topic}@{group}", {})[str(queue_id)] = offset
+        self.offset_table.setdefault(f"{topic}@{group}", {})[queue_id] = offset
+        self.dirty = True
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
-        return self.offset_table.get(f"{topic}@{group}", {}).get(str(queue_id), -1)
+        return self.offset_table.get(f"{topic}@{group}", {}).get(queue_id, -1)
+
+    def persist(self) -> None:
+        super().persist()
+        self.dirty = False
 
     def encode(self) -> dict[str, Any]:
         return {"offsetTable": self.offset_table}
 
     def decode(self, data: dict[str, Any]) -> None:
-        self.offset_table = {k: {q: int(o) for q, o in v.items()} for k, v in data.get("offsetTable", {}).items()}
+        self.offset_table = read_offset_table(data.get("offsetTable", {}), self.path)
+
+
+def read_offset_table(table: Any, where: Any) -> dict[str, dict[int, int]]:
+    """``offsetTable`` (``topic@group`` -> queue id -> offset) from JSON, its queue ids quoted or not."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: offsetTable must be an object")
+    out: dict[str, dict[int, int]] = {}
+    for key, queues in table.items():
+        if not isinstance(queues, dict) or "@" not in key:
+            raise ConfigError(f"{where}: offsetTable[{key!r}] must be topic@group -> {{queueId: offset}}")
+        try:
+            out[key] = {int(q): int(o) for q, o in queues.items()}
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: offsetTable[{key!r}] has a queue id or offset that is no integer") from None
+    return out
 
 
 class DelayOffsetManager(ConfigManager):
@@ -217,31 +239,6 @@ class DelayOffsetManager(ConfigManager):
             self.offset_table = {int(k): int(v) for k, v in table.items()}
         except (TypeError, ValueError) as e:
             raise ConfigError(f"{self.file_name}: offsetTable needs integer levels and offsets ({e})") from None
-
-    def load(self) -> None:
-        path = self.path
-        if path is None or not path.exists():
-            return
-        try:
-            data = fastjson.loads(path.read_bytes())
-        except ValueError as e:
-            raise ConfigError(f"{path}: corrupt JSON ({e}); fix or remove it") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a JSON object")
-        self.decode(data)
-
-    def persist(self) -> None:
-        path = self.path
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = re.sub(r'^(\s*)"(-?\d+)": ', r"\1\2: ", json.dumps(self.encode(), indent=4), flags=re.M)
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
 
 
 class BrokerMetadata:
@@ -278,9 +275,8 @@ class BrokerMetadata:
                 changed.append(manager.file_name)
         offsets = snapshot.get(ConsumerOffsetManager.file_name, {}).get("offsetTable", {})
         if offsets:
-            for key, table in offsets.items():
-                self.consumer_offset_manager.offset_table.setdefault(key, {}).update(
-                    {q: int(o) for q, o in table.items()})
+            for key, table in read_offset_table(offsets, "the master's offsets").items():
+                self.consumer_offset_manager.offset_table.setdefault(key, {}).update(table)
             self.consumer_offset_manager.persist()
             changed.append(ConsumerOffsetManager.file_name)
         delay = snapshot.get(DelayOffsetManager.file_name)

@@ -25,6 +25,10 @@ followed by digits), ``preferredLeaderId``, ``enableBatchPush``, ``storePathRoot
 ``mappedFileSizeCommitLog``, ``slaveReadEnable``; and any DLedgerConfig field by its Java name
 (``heartBeatTimeIntervalMs``, ``maxVoteIntervalMs``, ``maxWaitAckTimeMs``, ``profile``, ...) to tune
 DLedger (RocketMQ keeps Java's defaults).
+
+Every kind also takes the client processors' keys (``longPollingEnable``, ``shortPollingTimeMills``,
+``notifyConsumerIdsChangedEnable``, ``autoCreateSubscriptionGroup``, ``flushConsumerOffsetInterval``,
+``totalPhysicalMemory``: :mod:`rocketlab.broker.processor_config`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ import re
 from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
 from rocketlab.broker.broker import BrokerConfig, make_broker
 from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_codec, make_dledger_broker
+from rocketlab.broker.processor_config import ProcessorConfig
 from rocketlab.broker.protocol import auto_switch_broker_codec, broker_codec
 from rocketlab.broker.topic_config_rules import DEFAULT_MESSAGE_DELAY_LEVEL, SendConfig
 from rocketlab.controller.node import controller_ids
@@ -102,6 +107,7 @@ def broker_config_from_properties(props: dict[str, str]):
         ha=ha,
         store_options=store_host_options(props),
         send=send_config_from_properties(props),
+        processors=ProcessorConfig.from_properties(props),
     )
 
 
@@ -138,6 +144,7 @@ def dledger_broker_config_from_properties(props: dict[str, str]):
         store_path_root_dir=props.get("storePathRootDir"),
         store_options=store_host_options(props),
         send=send_config_from_properties(props),
+        processors=ProcessorConfig.from_properties(props),
     )
 
 
@@ -181,7 +188,8 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
         ha_max_time_slave_not_catchup=_int(props, "haMaxTimeSlaveNotCatchup", 15000),
         controller_heart_beat_timeout_mills=_int(props, "controllerHeartBeatTimeoutMills", 10000),
         mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
-        ha=ha, store_options=store_host_options(props), send=send_config_from_properties(props))
+        ha=ha, store_options=store_host_options(props), send=send_config_from_properties(props),
+        processors=ProcessorConfig.from_properties(props))
     port = _int(props, "haListenPort", 0)
     if port <= 0:
         raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")

@@ -6,9 +6,10 @@
   11, FLUSH_SLAVE_TIMEOUT 12, MESSAGE_ILLEGAL 13, SERVICE_NOT_AVAILABLE 14, the rest SYSTEM_ERROR with
   Java's remark) with ``SendMessageResponseHeader`` (msgId, queueId, queueOffset). SEND_MESSAGE_V2 (310,
   ``SendMessageRequestHeaderV2``'s one-letter fields, what a Java producer sends by default) is read too;
-* ``PullMessageRequest`` / ``PullMessageResponse`` — PULL_MESSAGE (11), ``PullMessageRequestHeader``, simplified
-  to a direct read of one queue (no long polling, no filtering); the answer's code and remark as
-  ``PullMessageProcessor`` sets them (remark: the store's GetMessageStatus), ``PullMessageResponseHeader``,
+* ``PullMessageRequest`` / ``PullMessageResponse`` — PULL_MESSAGE (11), the whole ``PullMessageRequestHeader``
+  (``PullSysFlag`` bits, commitOffset, suspendTimeoutMillis, subscription, subVersion, expressionType; served by
+  :mod:`rocketlab.broker.pull_message_processor`); the answer's code and remark as ``PullMessageProcessor``
+  sets them (remark: the store's GetMessageStatus, or Java's error remark), ``PullMessageResponseHeader``,
   and the found messages' stored records back to back as the body, as Java sends them;
 * ``GetAllMetadataRequest`` / ``GetAllMetadataResponse`` — what SlaveSynchronize pulls: GET_ALL_TOPIC_CONFIG
   (21), GET_ALL_CONSUMER_OFFSET (43), GET_ALL_DELAY_OFFSET (45) and GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201)
@@ -27,7 +28,8 @@ A send carries every header field (``sysFlag``, ``flag``, ``reconsumeTimes``, ``
 ``batch`` (V2 header, the packed messages as body); the broker's send path is
 :mod:`rocketlab.broker.send_path`. Differences: the kit's clients write ``producerGroup`` ``rocketlab`` and
 ``bornTimestamp`` 0 unless set (the broker stores what it is given, as Java does) and RemotingCommand version
-0; a pull carries ``subscription`` ``*``.
+0; the kit's own pull carries ``subscription``
+``*`` (FLAG_SUBSCRIPTION) unless told otherwise.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocketlab.broker.client_family import CLIENT_FAMILY
 from rocketlab.broker.send_protocol import SEND_BACK_FAMILY
 from rocketlab.controller.wire import CONTROLLER_FAMILY, NOTIFY_FAMILY
 from rocketlab.errors import CodecError
@@ -98,13 +101,33 @@ class SendMessageResponse:
     code: int | None = None
 
 
+class PullSysFlag:
+    """``PullSysFlag`` (4.9.5): the pull's ``sysFlag`` bits."""
+
+    FLAG_COMMIT_OFFSET = 0x1
+    FLAG_SUSPEND = 0x1 << 1
+    FLAG_SUBSCRIPTION = 0x1 << 2
+    FLAG_CLASS_FILTER = 0x1 << 3
+    FLAG_LITE_PULL_MESSAGE = 0x1 << 4
+
+
 @dataclass(frozen=True, slots=True)
 class PullMessageRequest:
+    """``PullMessageRequestHeader``. The kit's own pulls carry their subscription (FLAG_SUBSCRIPTION,
+    ``*``), as ``DefaultMQPullConsumer``'s do; a push consumer's carry FLAG_SUSPEND and FLAG_COMMIT_OFFSET
+    and no subscription (``postSubscriptionWhenPull=false``)."""
+
     topic: str
     queue_id: int
     offset: int
     max_msg_nums: int = 32
     consumer_group: str = "rocketlab"
+    sys_flag: int = PullSysFlag.FLAG_SUBSCRIPTION
+    commit_offset: int = 0
+    suspend_timeout_millis: int = 0
+    subscription: str | None = "*"
+    sub_version: int = 0
+    expression_type: str | None = "TAG"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +141,19 @@ class PullMessageResponse:
     min_offset: int = 0
     max_offset: int = 0
     suggest_which_broker_id: int = 0
+    code: int | None = None
+    """The response code when it is not the status's (``PULL_CODES``): PULL_OFFSET_MOVED for an empty
+    queue pulled past 0, PULL_RETRY_IMMEDIATELY, or an error (then ``status`` is Java's remark)."""
+
+    @property
+    def response_code(self) -> int:
+        return self.code if self.code is not None else PULL_CODES.get(self.status, ResponseCode.SYSTEM_ERROR)
+
+    @property
+    def answered_as_master(self) -> bool:
+        """The answer to :func:`role_probe` of a master: PULL_OFFSET_MOVED (a slave answers
+        PULL_RETRY_IMMEDIATELY, not moving a consumer's offset: ``offsetCheckInSlave=false``)."""
+        return self.response_code == ResponseCode.PULL_OFFSET_MOVED
 
     @property
     def messages(self) -> tuple[dict[str, Any], ...]:
@@ -133,6 +169,16 @@ class PullMessageResponse:
                         "msg_id": m.msg_id, "tags": m.tags, "keys": m.keys})
             pos += size
         return tuple(out)
+
+
+ROLE_PROBE_OFFSET = 1 << 62
+
+
+def role_probe(topic: str, queue_id: int = 0) -> PullMessageRequest:
+    """A pull far past the end of a queue of an existing topic: ``PullMessageProcessor`` answers
+    PULL_OFFSET_MOVED on a master, PULL_RETRY_IMMEDIATELY on a slave - how the kit's tools tell a master
+    through the client protocol alone (see :attr:`PullMessageResponse.answered_as_master`)."""
+    return PullMessageRequest(topic, queue_id, ROLE_PROBE_OFFSET, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +301,8 @@ PULL_CODES: dict[str, int] = {
 }
 """GetMessageStatus -> response code (``PullMessageProcessor``; a queue that is empty at offset 0 is
 PULL_NOT_FOUND). The remark carries the status's name, as Java sets it."""
+_PULL_ANSWER_CODES = frozenset(PULL_CODES.values())
+"""The codes of a pull answered with a ``PullMessageResponseHeader``; any other is an error answer."""
 
 
 def _properties_string(msg: SendMessageRequest) -> str | None:
@@ -335,8 +383,10 @@ class BrokerFamily(Family):
         if t is PullMessageRequest:
             ext = PULL_MESSAGE_REQUEST_HEADER.write({
                 "consumerGroup": msg.consumer_group, "topic": msg.topic, "queueId": msg.queue_id,
-                "queueOffset": msg.offset, "maxMsgNums": msg.max_msg_nums, "sysFlag": 0, "commitOffset": 0,
-                "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG"})
+                "queueOffset": msg.offset, "maxMsgNums": msg.max_msg_nums, "sysFlag": msg.sys_flag,
+                "commitOffset": msg.commit_offset, "suspendTimeoutMillis": msg.suspend_timeout_millis,
+                "subscription": msg.subscription, "subVersion": msg.sub_version,
+                "expressionType": msg.expression_type})
             return Parts(RequestCode.PULL_MESSAGE, None, ext, None)
         if t is UpdateConsumerOffsetRequest:
             ext = UPDATE_CONSUMER_OFFSET_REQUEST_HEADER.write({
@@ -357,11 +407,13 @@ class BrokerFamily(Family):
                 remark = None
             return Parts(code, msg.remark if msg.remark is not None else remark, ext, None)
         if t is PullMessageResponse:
+            code = msg.code if msg.code is not None else PULL_CODES.get(msg.status, RemotingSysResponseCode.SYSTEM_ERROR)
+            if code not in _PULL_ANSWER_CODES:  # an error: Java answers with the remark, no header
+                return Parts(code, msg.status, None, None)
             ext = PULL_MESSAGE_RESPONSE_HEADER.write({
                 "suggestWhichBrokerId": msg.suggest_which_broker_id, "nextBeginOffset": msg.next_begin_offset,
                 "minOffset": msg.min_offset, "maxOffset": msg.max_offset})
-            return Parts(PULL_CODES.get(msg.status, RemotingSysResponseCode.SYSTEM_ERROR), msg.status, ext,
-                         msg.records or None)
+            return Parts(code, msg.status, ext, msg.records or None)
         if t is UpdateConsumerOffsetResponse:
             return (Parts(ResponseCode.SUCCESS, None, None, None) if msg.ok
                     else Parts(ResponseCode.SYSTEM_ERROR, "update consumer offset failed", None, None))
@@ -375,7 +427,9 @@ class BrokerFamily(Family):
             return _decode_send(cmd)
         if cmd.code == RequestCode.PULL_MESSAGE:
             h = PULL_MESSAGE_REQUEST_HEADER.read(cmd)
-            return PullMessageRequest(h["topic"], h["queueId"], h["queueOffset"], h["maxMsgNums"], h["consumerGroup"])
+            return PullMessageRequest(h["topic"], h["queueId"], h["queueOffset"], h["maxMsgNums"], h["consumerGroup"],
+                                      h["sysFlag"], h["commitOffset"], h["suspendTimeoutMillis"], h["subscription"],
+                                      h["subVersion"], h["expressionType"])
         if cmd.code == RequestCode.UPDATE_CONSUMER_OFFSET:
             h = UPDATE_CONSUMER_OFFSET_REQUEST_HEADER.read(cmd)
             return UpdateConsumerOffsetRequest(h["consumerGroup"], h["topic"], h["queueId"], h["commitOffset"])
@@ -398,13 +452,14 @@ class BrokerFamily(Family):
                                            h["queueId"])
             return SendMessageResponse(status, remark=cmd.remark)
         if t is PullMessageResponse:
-            if cmd.code not in PULL_CODES.values():
-                raise CodecError(f"PULL_MESSAGE answered with code {cmd.code} ({cmd.remark})")
+            if cmd.code not in _PULL_ANSWER_CODES:
+                return PullMessageResponse(cmd.remark or "", code=cmd.code)
             h = PULL_MESSAGE_RESPONSE_HEADER.read(cmd)
             status = cmd.remark if cmd.remark in PULL_CODES else {0: "FOUND", 19: "OFFSET_FOUND_NULL", 20:
                                                                   "PULL_RETRY_IMMEDIATELY", 21: "OFFSET_TOO_SMALL"}[cmd.code]
             return PullMessageResponse(status, cmd.body or b"", h["nextBeginOffset"], h["minOffset"], h["maxOffset"],
-                                       h["suggestWhichBrokerId"])
+                                       h["suggestWhichBrokerId"],
+                                       None if PULL_CODES.get(status) == cmd.code else cmd.code)
         if t is UpdateConsumerOffsetResponse:
             return UpdateConsumerOffsetResponse(cmd.code == ResponseCode.SUCCESS)
         if cmd.code != ResponseCode.SUCCESS or not cmd.body:
@@ -423,13 +478,15 @@ BROKER_FAMILY = BrokerFamily()
 
 def broker_codec() -> RemotingCodec:
     """The remoting codec of a classic broker and its clients: the broker's requests (SlaveSynchronize's
-    too), which it serves; the name server's, which it sends to register."""
-    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, NAMESRV_FAMILY), serves=("broker", SEND_BACK_FAMILY.name))
+    too) and the client-facing ones (:mod:`rocketlab.broker.client_family`), which it serves; the name
+    server's, which it sends to register."""
+    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, CLIENT_FAMILY, NAMESRV_FAMILY),
+                         serves=("broker", SEND_BACK_FAMILY.name, CLIENT_FAMILY.name))
 
 
 def auto_switch_broker_codec() -> RemotingCodec:
     """The remoting codec of a controller-mode broker (:mod:`rocketlab.broker.auto_switch_broker`): it serves
     the broker's requests and the controllers' role-change notices, and sends the controller RPCs and the
     name server's registrations."""
-    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY, NAMESRV_FAMILY),
-                         serves=("broker", SEND_BACK_FAMILY.name, "controller-notify"))
+    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, CLIENT_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY,
+                          NAMESRV_FAMILY), serves=("broker", SEND_BACK_FAMILY.name, CLIENT_FAMILY.name, "controller-notify"))

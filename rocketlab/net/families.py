@@ -9,6 +9,7 @@ rocketlab's own (no Java class).
 
 from __future__ import annotations
 
+from rocketlab.broker.client_family import CLIENT_FAMILY
 from rocketlab.broker.group_check import GROUP_CHECK_FAMILY
 from rocketlab.broker.protocol import BROKER_FAMILY
 from rocketlab.broker.send_protocol import SEND_BACK_FAMILY
@@ -18,6 +19,6 @@ from rocketlab.namesrv.protocol import NAMESRV_FAMILY
 from rocketlab.pingpong import PINGPONG_FAMILY
 from rocketlab.remoting.family import Family
 
-ALL_FAMILIES: tuple[Family, ...] = (DLEDGER_FAMILY, BROKER_FAMILY, SEND_BACK_FAMILY, GROUP_CHECK_FAMILY,
+ALL_FAMILIES: tuple[Family, ...] = (DLEDGER_FAMILY, BROKER_FAMILY, SEND_BACK_FAMILY, CLIENT_FAMILY, GROUP_CHECK_FAMILY,
                                     CONTROLLER_FAMILY, NOTIFY_FAMILY, PINGPONG_FAMILY, NAMESRV_FAMILY)
 """Every family, in the order a codec given them all consults them."""

@@ -193,7 +193,7 @@ def header_cases() -> dict[str, list[tuple[str, Any]]]:
     4.9.5), the controller RPCs and answers (5.3.3)."""
     broker = [
         ("send", b.SendMessageRequest("TopicTest", b"hello", 2, "TagA", "k1 k2", {"a": "b"}, "pg", 1700000000000)),
-        ("pull", b.PullMessageRequest("TopicTest", 1, 5, 32, "cg")),
+        ("pull", b.PullMessageRequest("TopicTest", 1, 5, 32, "cg", sys_flag=0)),
         ("update-offset", b.UpdateConsumerOffsetRequest("cg", "TopicTest", 1, 9)),
         ("send-ok", b.SendMessageResponse("PUT_OK", "7F00000100002A9F0000000000000C20", 3, 3104, None, 2)),
         ("send-flush-slave-timeout", b.SendMessageResponse("FLUSH_SLAVE_TIMEOUT", "7F00000100002A9F0000000000000C20",

@@ -42,6 +42,9 @@ FIELD_TYPES: dict[str, str] = {
     # the send path: retries, dead letters, delayed delivery; a message's two ids (msg_id is the network's)
     "group": "string", "uniq_key": "string", "offset_msg_id": "string", "reconsume_times": "long",
     "delay_level": "long",
+    # a broker's clients: consumer groups and long polling
+    "client": "string", "event": "string", "members": "long", "timeout_ms": "long",
+    "held_ms": "long",
 }
 
 # kind -> required fields (docs/trace.md's table plus the network and smoke kinds).
@@ -89,6 +92,13 @@ KINDS: dict[str, tuple[str, ...]] = {
     "dlq": ("group", "topic", "uniq_key", "offset_msg_id", "reconsume_times"),
     "schedule": ("topic", "delay_level", "uniq_key"),
     "schedule_deliver": ("topic", "delay_level", "uniq_key", "offset_msg_id", "status"),
+    # a broker's clients: a consumer group gains or loses a member (event: register, unregister,
+    # channel_closed, expired), the broker tells a member so (NOTIFY_CONSUMER_IDS_CHANGED); a pull with
+    # nothing new is held (long polling) and woken by a message or its timeout (status: the answer's)
+    "consumer_group": ("group", "event", "client", "members"),
+    "consumer_ids_notified": ("group", "client"),
+    "pull_held": ("topic", "queue_id", "offset", "client", "timeout_ms"),
+    "pull_woken": ("topic", "queue_id", "offset", "client", "status", "held_ms"),
 }
 
 # How the cluster viewer files each kind (rocketlab.viz.cluster_view; its films carry :func:`view_vocabulary`):
