@@ -135,6 +135,9 @@ BOTH_MODES: dict[str, list[str]] = {
         r"\n\('n\d', [1-9]\d\d\)\n",                                      # "within a second ... one broker is master"
         r"first DLedger role in the trace: \{'n0': 'CANDIDATE at [12] ms', 'n1': 'CANDIDATE at [12] ms', "
         r"'n2': 'CANDIDATE at [12] ms'\}",                                 # CANDIDATE from the start, traced 1-2 ms in
+        r"0 +n0 +True +SYNC_MASTER +0 +LEADER +1 +n0 +\n1 +n1 +True +SLAVE +2 +CANDIDATE +1 +None +\n"
+        r"2 +n2 +True +SLAVE +3 +CANDIDATE +1 +None",                       # the two layers; n1 -> brokerId 2
+        r"'n2': 'CANDIDATE at [12] ms'\}\nFOLLOWER since: \{'n\d': 6[01]\d, 'n\d': 6[01]\d\}",  # ~10 ms after 605
         r"vote rounds \(t ms, candidate, term, result\): \[(\(\d, 'n\d', 0, 'WAIT_TO_VOTE_NEXT'\), ){3}"
         r"\(\d{3}, 'n\d', 1, 'REVOTE_IMMEDIATELY'\), \(\d{3}, 'n\d', 1, 'PASSED'\)\]",  # term 0 split; NOT_READY, re-ask
         r"put latency: first [1-9] ms, mean [1-5]\.\d ms, longest [1-9] ms",  # "one round trip, a few milliseconds"
@@ -146,6 +149,9 @@ BOTH_MODES: dict[str, list[str]] = {
         r"first CANDIDATE at \d+: 600\d ms after that heartbeat, \d+ ms after the crash\n",
         r"without a master: \d+ \+ [1-9]\d\d \+ [1-9]\d\d = \d+ ms",   # a failed round and a random wait; the handler
         r"\n\((20|60), 0\)\n",                                            # "None is missing"
+        r"0 +n0 +True +SLAVE +1 +FOLLOWER +2 +n1 +\n1 +n1 +True +SYNC_MASTER +0 +LEADER +2 +n1 +\n"
+        r"2 +n2 +True +SLAVE +3 +FOLLOWER +2 +n1 +\n\n +ledger_end_index +committed_index +max_offset +config_errors +\n"
+        r"0 +(\d+) +\1 +(\d+) +0 +\n1 +\1 +\1 +\2 +0 +\n2 +\1 +\1 +\2 +0",     # the old master rejoins, caught up
         r"ASYNC_MASTER: .*: lost [1-9]\d* of \d+ acknowledged messages; no new master",   # the newest ones lost
         r"SYNC_MASTER: .*: lost 0 of \d+ acknowledged messages; no new master",
         r"\{'ASYNC_MASTER': 0\.0, 'SYNC_MASTER': [1-9]\.0, 'DLedger': [1-9]\.0\}",  # 0 ms; a round trip; a round trip
