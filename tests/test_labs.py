@@ -37,7 +37,7 @@ EXPECTED: dict[str, list[str]] = {
         r"puts acknowledged before the crash: 0",
         r"leads DLedger at t=\d+ ms: \{'ledger_end_index': 26, 'committed_index': 6, .*'broker_role': 'SLAVE'\}",
         r"is MASTER at t=\d+ ms: \{'ledger_end_index': 26, 'committed_index': 26, .*'broker_role': 'SYNC_MASTER'\}",
-        r"the LEADER task waited [1-9]\d\d ms",
+        r"the LEADER task waited 1\d\d ms",                              # "at the next 100 ms poll"
         r"in-flight messages a consumer can read after the failover: 20 of 20",
         r"units before the restart: \[\(0, 48, 'in the log'\), \(1, \d+, \"points past the log's end\"\), "
         r"\(2, \d+, \"points past the log's end\"\)\]",
@@ -505,3 +505,17 @@ def test_the_loss_tables_settings_read_apart_in_a_notebook():
     labels = [label for label, _, _ in LOSS_RUNS]
     assert all(len(label) <= pd.get_option("display.max_colwidth") for label in labels), labels
     assert len(set(labels)) == len(labels)
+
+
+def test_role_timelines_reach_the_clusters_clock():
+    """Lab 00 draws its timelines 200 ms after the last role change: the FOLLOWER bars must run to that
+    instant, not stop at the last event (a 1 ms sliver)."""
+    from rocketlab.labs_support.tour import role_timelines
+
+    events = [{"t": 0, "seq": 0, "kind": "role", "node": "n0", "role": "CANDIDATE", "term": 0},
+              {"t": 5, "seq": 1, "kind": "role", "node": "n0", "role": "FOLLOWER", "term": 1, "leader": "n1"},
+              {"t": 6, "seq": 2, "kind": "role", "node": "n1", "role": "LEADER", "term": 1, "leader": "n1"}]
+    dledger, _broker = role_timelines(events, until_ms=200)
+    follower = next(tr for tr in dledger.data if tr.name and tr.name.startswith("FOLLOWER"))
+    assert list(follower.base) == [5] and list(follower.x) == [195]
+    assert dledger.layout.xaxis.range[1] >= 200

@@ -65,9 +65,12 @@ def titled(fig: Any, prefix: str) -> Any:
     return fig.update_layout(title_text=f"{prefix}: {title}" if title else prefix)
 
 
-def role_timelines(events: list[dict[str, Any]]) -> list[Any]:
-    """Two role timelines (:func:`rocketlab.viz.role_timeline`), the DLedger layer's then the broker's."""
-    return [titled(role_timeline(layer_events(events, layer)), f"{layer} layer") for layer in LAYERS]
+def role_timelines(events: list[dict[str, Any]], until_ms: int | None = None) -> list[Any]:
+    """Two role timelines (:func:`rocketlab.viz.role_timeline`), the DLedger layer's then the broker's, drawn
+    to ``until_ms`` (the cluster's clock; the last event's time when ``None``), so that a role taken just
+    before a quiet stretch shows as a bar and not as a sliver at the figure's edge."""
+    return [titled(role_timeline(layer_events(events, layer), until_ms=until_ms), f"{layer} layer")
+            for layer in LAYERS]
 
 
 def failover_breakdown(cluster: Cluster, old: str, crash_ms: int) -> dict[str, int]:
