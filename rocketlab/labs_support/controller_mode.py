@@ -24,7 +24,8 @@ from rocketlab.sim import Cluster
 
 __all__ = [
     "acked_missing", "brokers_table", "comparator_wrap", "controller_calls", "epoch_files", "expansions",
-    "failover_times", "failover_with_in_flight", "loss_table", "new_cluster", "three_ways", "wait_for_full_set",
+    "failover_times", "failover_with_in_flight", "loss_table", "new_cluster", "start_up", "three_ways",
+    "wait_for_full_set",
 ]
 
 TOPIC = "TopicTest"
@@ -83,6 +84,23 @@ def controller_calls(c: Cluster, until_ms: int | None = None, node: str | None =
             detail = {k: e[k] for k in ("event", "sync_state_set", "master", "master_epoch") if e.get(k) is not None}
             lines.append(f"t={e['t']:>6} controllers commit entry {e.get('index')}: {detail}")
     return lines
+
+
+def start_up(c: Cluster) -> dict[str, int]:
+    """The first second of a controller-mode group: when the controllers' DLedger elected a leader, when that
+    controller took the controller leader's role, when the brokers first asked for the controllers' metadata
+    (finding no leader), and when they asked again and found it (``schedulingSyncControllerMetadata``: up to
+    3 tries, 1 s apart, before ``ReplicasManager`` retries its whole start-up 5 s later). Times in ms."""
+    ev = c.events
+    controllers = set(c.node_ids) - set(c.leader_candidates or ())
+    leader_t = next(e["t"] for e in ev if e["kind"] == "controller_leader")
+    asks = [e["t"] for e in ev if e["kind"] == "controller_call" and e.get("request") == "GetMetadataInfoRequest"]
+    return {"dledger_leader": next(e["t"] for e in ev if e["kind"] == "role" and e["node"] in controllers
+                                   and e.get("role") == "LEADER"),
+            "controller_leader": leader_t, "first_ask": min(asks),
+            "found": min(t for t in asks if t >= leader_t),
+            "first_change": next(e["t"] for e in ev if e["kind"] == "controller_call"
+                                 and e.get("request") == "GetNextBrokerIdRequestHeader")}
 
 
 def epoch_files(c: Cluster) -> dict[str, list[tuple[int, int]]]:

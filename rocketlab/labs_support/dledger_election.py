@@ -129,7 +129,8 @@ def answers_seen(events: Iterable[Event]) -> pd.DataFrame:
     counts = Counter(e["result"] for e in events if e["kind"] == "vote_response")
     rows = [{"check": VOTE_CHECKS[r][0] if r in VOTE_CHECKS else None, "answer": r, "answers": n}
             for r, n in counts.items()]
-    return pd.DataFrame(rows, columns=["check", "answer", "answers"]).sort_values(["check", "answer"])
+    table = pd.DataFrame(rows, columns=["check", "answer", "answers"]).astype({"check": "Int64"})
+    return table.sort_values(["check", "answer"]).reset_index(drop=True)  # check numbers as integers, <NA> for none
 
 
 def votes_by_term(events: Sequence[Event]) -> pd.DataFrame:

@@ -29,9 +29,9 @@ from rocketlab.trace.rundir import fresh_dir
 from rocketlab.viz import role_timeline, write_report
 
 __all__ = [
-    "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "fresh_dir", "has_master", "layer_events",
-    "master_slave_crash", "median_latency_ms", "node_table", "readable_bodies", "role_timelines", "run_demo",
-    "run_tour", "steady_puts", "titled", "write_tour_report",
+    "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "first_push_refused", "first_roles",
+    "fresh_dir", "has_master", "layer_events", "master_slave_crash", "median_latency_ms", "node_table", "put_round_trips",
+    "readable_bodies", "role_timelines", "run_demo", "run_tour", "steady_puts", "titled", "write_tour_report",
 ]
 
 LAYERS = {"DLedger": frozenset({"LEADER", "FOLLOWER", "CANDIDATE"}), "broker": frozenset({"MASTER", "SLAVE"})}
@@ -65,9 +65,12 @@ def titled(fig: Any, prefix: str) -> Any:
     return fig.update_layout(title_text=f"{prefix}: {title}" if title else prefix)
 
 
-def role_timelines(events: list[dict[str, Any]]) -> list[Any]:
-    """Two role timelines (:func:`rocketlab.viz.role_timeline`), the DLedger layer's then the broker's."""
-    return [titled(role_timeline(layer_events(events, layer)), f"{layer} layer") for layer in LAYERS]
+def role_timelines(events: list[dict[str, Any]], until_ms: int | None = None) -> list[Any]:
+    """Two role timelines (:func:`rocketlab.viz.role_timeline`), the DLedger layer's then the broker's, drawn
+    to ``until_ms`` (the cluster's clock; the last event's time when ``None``), so that a role taken just
+    before a quiet stretch shows as a bar and not as a sliver at the figure's edge."""
+    return [titled(role_timeline(layer_events(events, layer), until_ms=until_ms), f"{layer} layer")
+            for layer in LAYERS]
 
 
 def failover_breakdown(cluster: Cluster, old: str, crash_ms: int) -> dict[str, int]:
@@ -83,6 +86,49 @@ def failover_breakdown(cluster: Cluster, old: str, crash_ms: int) -> dict[str, i
     return {"crash": crash_ms, "last_heartbeat": max(beats),
             "candidate": next(e["t"] for e in after if e["role"] == "CANDIDATE"), "leader": leader["t"],
             "master": next(e["t"] for e in after if e["role"] == "MASTER" and e["node"] == leader["node"])}
+
+
+def first_roles(events: list[dict[str, Any]], layer: str = "DLedger") -> dict[str, tuple[int, str]]:
+    """Per node, when the trace first gives it a role of ``layer`` (:data:`LAYERS`) and which one. A DLedger
+    member is a CANDIDATE from its start (``MemberState``), but its ``role`` event is traced at its elector's
+    first step, so the timelines show it "up (role unknown)" until then."""
+    first: dict[str, tuple[int, str]] = {}
+    for e in layer_events(events, layer):
+        if e.get("kind") == "role" and e.get("role") in LAYERS[layer]:
+            first.setdefault(e["node"], (e["t"], e["role"]))
+    return first
+
+
+def put_round_trips(handles: list[Any]) -> dict[str, Any]:
+    """The puts' latencies (ms): when the first one started, how long it took, the mean and the longest."""
+    done = [h for h in handles if h.latency_ms is not None]
+    lat = [h.latency_ms for h in done]
+    return {"puts": len(done), "first_start": min(h.start_ms for h in done), "first": lat[0],
+            "mean": round(sum(lat) / len(lat), 1), "max": max(lat)}
+
+
+def first_push_refused(events: list[dict[str, Any]], leader: str, since_ms: int) -> dict[str, Any] | None:
+    """The first push of ``leader`` (elected at or after ``since_ms``) that reached a follower before the
+    heartbeat that made it the leader's FOLLOWER: that follower refuses it, and DLedger 0.3.1.2's
+    ``EntryDispatcher`` sleeps 500 ms after a failed push before it pushes again. ``None`` if every push came
+    after the follower knew its leader."""
+    learned: dict[str, int] = {}
+    pushes: dict[str, list[int]] = {}
+    for e in events:
+        if e["t"] < since_ms or e.get("node") == leader:
+            continue
+        if e["kind"] == "role" and e.get("role") == "FOLLOWER" and e.get("leader") == leader:
+            learned.setdefault(e["node"], e["t"])
+        elif e["kind"] == "msg_recv" and e.get("msg") == "PushEntryRequest" and e.get("src") == leader:
+            pushes.setdefault(e["node"], []).append(e["t"])
+    early = [(times[0], node) for node, times in pushes.items()
+             if node in learned and times[0] < learned[node] and len(times) > 1]
+    if not early:
+        return None
+    push_ms, node = min(early)
+    again = next(t for t in pushes[node] if t > learned[node])
+    return {"follower": node, "push": push_ms, "follower_since": learned[node], "next_push": again,
+            "pause": again - push_ms}
 
 
 # ---------------------------------------------------------------------- rocketlab demo

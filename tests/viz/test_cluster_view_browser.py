@@ -251,3 +251,41 @@ def _drive_the_widget(page, tmp_path: Path) -> None:
     kernel = _kernel_says(page, code)
     assert kernel == {"intents": [[1500, "time_out", {"node": follower}]], "generation": 1, "alive": True}
     page.screenshot(path=str(tmp_path / "widget.png"))
+
+
+def _log_row(page, node: str) -> dict:
+    """What the log grid shows for ``node``: its tail text and, per index, the crossed-out term beside an entry."""
+    return page.evaluate("""node => { const row = document.querySelector(`.rl-log tr[data-node='${node}']`);
+        const heads = [...document.querySelectorAll('.rl-log tr:first-child th')].map(th => th.textContent);
+        const beside = {};
+        [...row.querySelectorAll('td')].forEach((td, i) => { const s = td.querySelector('span.rl-crossed');
+            if (s) beside[heads[i + 1]] = s.textContent; });
+        return {tail: row.querySelector('.rl-log-tail').textContent, beside}; }""", node)
+
+
+def test_a_power_failure_resets_the_end_and_an_overwritten_entry_stays_crossed_out(tmp_path):
+    """#251: after F's power failure its row says where its log now ends (the start of the first lost entry),
+    not the end it had before. Figure 8: X (term 1 at index 2), overwritten by Y, stays crossed out beside Y
+    from its truncation to the end of the film, not only the milliseconds between the cut and the append."""
+    view = ClusterView.schedule("issue251", profile="dledger-0.3.1.2")
+    events = view.cluster.events
+    lost = next(e for e in events if e["kind"] == "fault" and e["action"] == "lost")
+    node, first = lost["targets"][0], int(lost["targets"][1])
+    start = next(e["pos"] for e in events if e["kind"] == "append" and e["node"] == node and e["index"] == first)
+    before = max(e["pos"] + e["size"] for e in events if e["kind"] == "append" and e["node"] == node
+                 and e["t"] < lost["t"])
+    assert start < before
+    fig8 = ClusterView.schedule("figure8", profile="dledger-0.3.1.2")
+    cut = next(e for e in fig8.cluster.events if e["kind"] == "truncate")
+    old_term = next(e["term"] for e in fig8.cluster.events if e["kind"] == "append" and e["node"] == cut["node"]
+                    and e["index"] == cut["index"])
+    with opened(view.save_html(tmp_path / "251.html", "issue251")) as page:
+        page.wait_for_selector(".rl-node")
+        _scrub(page, lost["t"])
+        assert f"end pos {start}" in _log_row(page, node)["tail"], _log_row(page, node)
+    with opened(fig8.save_html(tmp_path / "fig8.html", "figure8")) as page:
+        page.wait_for_selector(".rl-node")
+        for t in (cut["t"] + 20, fig8.session.now_ms):
+            _scrub(page, t)
+            assert _log_row(page, cut["node"])["beside"].get(str(cut["index"])) == str(old_term), t
+        page.screenshot(path=str(tmp_path / "fig8-crossed.png"))

@@ -4,14 +4,14 @@ const KEYFRAME_EVERY = 256;
 
 // ---------------------------------------------------------------------------------------- the film
 function emptyNode() {
-  return { alive: true, paused: false, role: null, term: 0, leader: null, votes: {}, log: [], crossed: [],
+  return { alive: true, paused: false, role: null, term: 0, leader: null, votes: {}, log: [], starts: [], crossed: [],
     committed: -1, endPos: null, committedPos: null, putOffset: null, acked: {}, sent: {} };
 }
 
 function cloneState(s) {
   const nodes = {};
   for (const [id, n] of Object.entries(s.nodes)) {
-    nodes[id] = { ...n, votes: { ...n.votes }, log: n.log.slice(), crossed: n.crossed.slice(),
+    nodes[id] = { ...n, votes: { ...n.votes }, log: n.log.slice(), starts: n.starts.slice(), crossed: n.crossed.slice(),
       acked: { ...n.acked }, sent: { ...n.sent } };
   }
   return { nodes, partition: s.partition ? s.partition.slice() : null, cuts: new Set(s.cuts),
@@ -23,6 +23,11 @@ function crossOut(m, from, to) {  // entries from..to of a member's log are gone
   if (m.crossed.length > 64) m.crossed.splice(0, m.crossed.length - 64);
   if (from < m.log.length) m.log.length = from;
   if (m.committed >= from) m.committed = from - 1;
+  if (m.starts[from] != null) {  // the log now ends where entry `from` started (a power failure, a truncation)
+    m.endPos = m.starts[from];
+    if (m.committedPos != null && m.committedPos > m.endPos) m.committedPos = m.endPos;
+  }
+  m.starts.length = Math.min(m.starts.length, from);
 }
 
 // what a fault event does to the drawn state (rocketlab.trace.faults.VIEWER_EFFECTS)
@@ -59,6 +64,8 @@ function applyEvent(s, e, effects) {
       if (n) {
         if (e.index < n.log.length) n.log.length = e.index;
         n.log[e.index] = e.term;
+        n.starts.length = e.index;
+        n.starts[e.index] = e.pos;
         n.endPos = e.pos + e.size;
       }
       break;

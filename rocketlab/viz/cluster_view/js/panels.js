@@ -77,6 +77,10 @@ export function drawLogs(viewer, s) {
         cell.textContent = String(term);
         cell.style.background = TERM_COLORS[term % TERM_COLORS.length];
         if (i <= n.committed) cell.classList.add("rl-committed");
+        if (crossed.has(i)) {  // what this entry replaced stays visible, crossed out, beside it
+          html("span", { class: "rl-crossed", title: t("crossedHere", { index: i, term: crossed.get(i) }) },
+            cell, String(crossed.get(i)));
+        }
       } else if (crossed.has(i)) {
         cell.textContent = String(crossed.get(i));
         cell.classList.add("rl-crossed");

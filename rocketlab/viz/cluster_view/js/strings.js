@@ -20,6 +20,7 @@ export const STRINGS = {
   bookmarks: "stops", bookmarkTitle: "{name}: {text}", bookmarkAt: "{name} (t = {t} ms): {text}",
   noMore: "no {what} after t = {t} ms", noneBefore: "no {what} before t = {t} ms",
   noEvent: "no event yet", noLog: "no log entries yet", index: "index", endPos: "end pos {pos}",
+  crossedHere: "entry {index} of term {term} was cut here",
   committedPos: "committed pos {pos}", node: "node", role: "role", maxOffset: "max offset",
   ackedBySlaves: "acked by slaves (lag)", noPut: "no put yet", down: "down", up: "up", term: "term {term}",
   paused: " (paused)", leaderOf: "leader {leader}", voted: "voted {node}", maxOffsetLine: "max offset {offset}",
