@@ -21,7 +21,6 @@ from rocketlab.scenarios.dledger_group import append_nowait, bodies, caught_up, 
 from rocketlab.sim.cluster import Cluster
 
 
-
 @dataclass
 class FamilyReport:
     """What a seeded Figure 8 schedule did: its moves (``(t, text)``), the invariants broken (name ->

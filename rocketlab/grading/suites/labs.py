@@ -17,7 +17,12 @@ from rocketlab.broker.dledger_commit_log import PHY_OFFSET_PLUG, WHICH_LOG_PLUG,
 from rocketlab.controller.elect_policy import ELECT_MASTER_PLUG, elect_master
 from rocketlab.dledger.elector_decisions import decide_vote, parse_vote_result
 from rocketlab.dledger.entry_dispatcher import DECIDE_COMPARE_PLUG, decide_compare
-from rocketlab.dledger.entry_pusher import COMMIT_RULE_PLUG, QUORUM_INDEX_PLUG, quorum_index, safe_commit_index
+from rocketlab.dledger.entry_pusher import (
+    COMMIT_RULE_PLUG,
+    QUORUM_INDEX_PLUG,
+    quorum_index,
+    safe_commit_index,
+)
 from rocketlab.dledger.leader_elector import HANDLE_VOTE_PLUG, PARSE_VOTE_RESULT_PLUG
 from rocketlab.grading.registry import Exercise, Lab, register_lab
 from rocketlab.grading.suites import lab01, lab02, lab03, lab04, lab05, lab06, lab07
