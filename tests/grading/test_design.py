@@ -1,12 +1,14 @@
-"""Lab 04's design exercise ``commit_rule``: the references pass, the unsafe original and realistic
+"""Lab 04's design exercises. ``commit_rule``: the references pass, the unsafe original and realistic
 half-fixes fail with the seeds named here; ``--stress`` reports the first failing seed with its replay line.
 
 Each half-fix is plugged in-process into the graded test that catches it, for the seed that shows it
 (deterministic: same seed, same trace); the whole lab is graded in the sandbox by test_grader.py.
+``handle_vote`` (find the bug): the template's planted elector fails with its seeds, the fixed one passes.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ import pytest
 
 from rocketlab import plugs
 from rocketlab.dledger.entry_pusher import COMMIT_RULE_PLUG, quorum_index, safe_commit_index
+from rocketlab.dledger.leader_elector import ELECTOR_BUG_PLUG
 from rocketlab.grading import registry
 from rocketlab.grading.registry import Ctx
 
@@ -100,3 +103,47 @@ def test_stress_reports_the_first_failing_seed_with_its_replay_line(tmp_path):
     refused = subprocess.run([sys.executable, "-m", "rocketlab.cli", "grade", "lab04", "--reference", "--stress", "0"],
                              capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
+
+
+# --- find the bug: lab 04's handle_vote ------------------------------------------------------------
+def _module(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TEMPLATE = ROOT / "labs" / "exercises" / "lab04_dledger_replication.py"
+
+
+def _run_bug(name: str, fn, seed: int) -> None:
+    test = registry.TESTS[f"lab04.handle_vote/{name}"]
+    ctx = Ctx(fn, seed)
+    try:
+        with plugs.plugged({ELECTOR_BUG_PLUG: fn}):
+            test.fn(ctx)
+    finally:
+        for c in ctx.clusters:
+            c.close()
+
+
+@pytest.mark.parametrize("name,seed,said", [("elections", 0, "term 0 has two leaders"),
+                                            ("churn", 1, "two leaders"),
+                                            ("bug_fixed_alone", 0, "vote decisions differ")])
+def test_the_planted_elector_fails_with_its_seed(name, seed, said):
+    planted = _module(TEMPLATE, "lab04_template").handle_vote
+    print(f"seed {seed}")
+    with pytest.raises(AssertionError, match=said):
+        _run_bug(name, planted, seed)
+
+
+@pytest.mark.parametrize("name,seed", [("elections", 0), ("churn", 1), ("bug_fixed_alone", 0)])
+def test_the_fixed_elector_passes(name, seed):
+    _run_bug(name, _module(SOLUTION, "lab04_solution").handle_vote, seed)
+
+
+def test_the_planted_fault_is_one_condition_away_from_dlegers_handle_vote():
+    template, solution = TEMPLATE.read_text(), SOLUTION.read_text()
+    planted = template[template.index("def handle_vote"):]
+    assert "and view.leader_id is not None:" in planted and "REJECT_ALREADY_VOTED" not in planted
+    assert "REJECT_ALREADY_VOTED" in solution[solution.index("def handle_vote"):]

@@ -23,7 +23,7 @@ from rocketlab.dledger.entry_pusher import (
     quorum_index,
     safe_commit_index,
 )
-from rocketlab.dledger.leader_elector import HANDLE_VOTE_PLUG, PARSE_VOTE_RESULT_PLUG
+from rocketlab.dledger.leader_elector import ELECTOR_BUG_PLUG, HANDLE_VOTE_PLUG, PARSE_VOTE_RESULT_PLUG
 from rocketlab.grading.registry import Exercise, Lab, register_lab
 from rocketlab.grading.suites import lab01, lab02, lab03, lab04, lab05, lab06, lab07
 from rocketlab.ha.epoch_file_cache import FIND_CONSISTENT_POINT_PLUG, find_consistent_point
@@ -65,6 +65,8 @@ LABS: tuple[Lab, ...] = (
                  "EntryDispatcher: each COMPARE answer", decide_compare),
         Exercise(COMMIT_RULE_PLUG, "commit_rule", "DLedgerEntryPusher.QuorumAckChecker.doWork (made safe: design)",
                  "QuorumAckChecker.quorum_index, on every profile, in place of quorum_index", safe_commit_index),
+        Exercise(ELECTOR_BUG_PLUG, "handle_vote", "DLedgerLeaderElector.handleVote (a planted bug to find and fix)",
+                 "DLedgerLeaderElector.handle_vote, in place of lab 03's", decide_vote),
     )),
     Lab("lab05", "RocketMQ on DLedger", "lab05_rocketmq_on_dledger.py", "05_rocketmq_on_dledger.ipynb", lab05, (
         Exercise(PHY_OFFSET_PLUG, "phy_offset", "DLedgerCommitLog.appendHook / asyncPutMessage",
