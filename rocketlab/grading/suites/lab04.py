@@ -438,8 +438,9 @@ def bug_churn(ctx: Ctx) -> None:
 @graded("lab04.handle_vote", points=2)
 def bug_fixed_alone(ctx: Ctx) -> None:
     """The fix changes only what was wrong: every decision of DLedger's handleVote for every voter state
-    of lab 03's boundary table (which decisions differ is for the failing history to show, not this table)."""
-    cases = lab03.boundary_vote_cases()
+    of lab 03's boundary table and unknown candidates (which decisions differ is for the failing history to show, not this table)."""
+    cases = lab03.boundary_vote_cases() + [c for c in lab03.vote_cases(order_only=True)  # and strangers
+                                           if c[1].leader_id == "x9" or (c[1].leader_id == "n0" and not c[2])]
     fields = lab03.VOTE_FIELDS
     wrong = sum(fields_of(ctx.impl(*c), fields) != fields_of(decide_vote(*c), fields) for c in cases)
     expect(not wrong, f"{wrong} of {len(cases)} vote decisions differ from DLedger's handleVote: find the moment "
