@@ -8,10 +8,11 @@ from rocketlab.dledger.protocol import DLedgerResponseCode, VoteResult
 
 
 def quorum_index(water_marks, term, committed_index, commit_only_current_term, term_of):
-    if commit_only_current_term:
-        return commit_rule(water_marks, term, committed_index, term_of)
     marks = sorted(water_marks.values(), reverse=True)
-    return marks[len(marks) // 2]
+    index = marks[len(marks) // 2]
+    if commit_only_current_term and index > committed_index and term_of(index) != term:
+        return committed_index  # the rule of commit_rule below, for the quorum index
+    return index
 
 
 def commit_rule(water_marks, term, committed_index, term_of):
