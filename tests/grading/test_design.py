@@ -128,7 +128,7 @@ def _run_bug(name: str, fn, seed: int) -> None:
 
 
 @pytest.mark.parametrize("name,seed,said", [("elections", 0, "term 0 has two leaders"),
-                                            ("churn", 1, "two leaders"),
+                                            ("churn", 0, "two leaders"),
                                             ("bug_fixed_alone", 0, "vote decisions differ")])
 def test_the_planted_elector_fails_with_its_seed(name, seed, said):
     planted = _module(TEMPLATE, "lab04_template").handle_vote
@@ -137,7 +137,7 @@ def test_the_planted_elector_fails_with_its_seed(name, seed, said):
         _run_bug(name, planted, seed)
 
 
-@pytest.mark.parametrize("name,seed", [("elections", 0), ("churn", 1), ("bug_fixed_alone", 0)])
+@pytest.mark.parametrize("name,seed", [("elections", 0), ("churn", 0), ("bug_fixed_alone", 0)])
 def test_the_fixed_elector_passes(name, seed):
     _run_bug(name, _module(SOLUTION, "lab04_solution").handle_vote, seed)
 

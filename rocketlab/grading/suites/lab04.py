@@ -301,6 +301,8 @@ def compare_churn(ctx: Ctx) -> None:
 DESIGN_PROFILE = "dledger-0.3.1.2"
 FAMILY_SEEDS = range(200 if os.environ.get("ROCKETLAB_FULL") == "1" else 20)
 """The seeded Figure 8 schedules: 20 in CI, 200 under ``ROCKETLAB_FULL=1`` (``--stress N`` for more)."""
+FAMILY_ROUNDS = 8
+"""Rounds of each seeded schedule (the original rule and the half-fixes break within 8 where they break)."""
 
 
 def _marks_cases(seed: int = 42, count: int = 2000) -> list[tuple[dict[str, int], int, int, list[int]]]:
@@ -381,7 +383,7 @@ def design_figure8_family(ctx: Ctx) -> None:
     c = ctx.keep(Cluster.dledger(nodes=5, seed=ctx.seed, profile=DESIGN_PROFILE, config=SHORT_TIMERS,
                                  checkers=[DLedgerViolations()], raise_on_violation=False, latency="uniform:1:3"))
     try:
-        report = run_figure8_family(c)
+        report = run_figure8_family(c, rounds=FAMILY_ROUNDS)
     except RocketlabError as e:
         raise AssertionError(f"the group could not commit its first write: {e}") from None
     no_violations(c)
@@ -428,7 +430,7 @@ def bug_elections(ctx: Ctx) -> None:
     lab03.elections(ctx)
 
 
-@graded("lab04.handle_vote", points=2, seeds=range(2), name="churn")
+@graded("lab04.handle_vote", points=2, seeds=range(1), name="churn")
 def bug_churn(ctx: Ctx) -> None:
     """Lab 03's churn on 5 members over a lossy network with the handleVote of your file: one leader
     per term, and writes commit again once the faults heal."""
