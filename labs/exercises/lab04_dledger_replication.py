@@ -1,7 +1,7 @@
 """Lab 04 exercises: DLedger's log replication.
 
 ``quorum_index`` and ``decide_compare`` are warm-ups (DLedger's rules, given); ``commit_rule`` asks
-for a design of your own; ``handle_vote`` is written, and wrong: find the bug. Edit the bodies below, then check them from the notebook (``check("lab04.quorum_index")``) or from a
+for a design of your own. Edit the bodies below, then check them from the notebook (``check("lab04.quorum_index")``) or from a
 shell (``rocketlab grade lab04``). The grader plugs your code into the real leader (QuorumAckChecker,
 EntryDispatcher) of simulated groups under crashes, partitions and lossy networks, judged by the
 invariant checkers. Keep the names and signatures; you may add helpers.
@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rocketlab.dledger.elector_decisions import VoteDecision, VoteEffect, VoteView
 from rocketlab.dledger.entry_dispatcher import CompareDecision  # noqa: F401  (yours to use)
-from rocketlab.dledger.protocol import DLedgerResponseCode, VoteRequest, VoteResult
+from rocketlab.dledger.protocol import DLedgerResponseCode
 
 
 def quorum_index(water_marks: dict[str, int], term: int, committed_index: int, commit_only_current_term: bool,
@@ -77,35 +76,3 @@ def commit_rule(water_marks: dict[str, int], term: int, committed_index: int, te
     """
     raise NotImplementedError("lab04.commit_rule")
 
-
-def handle_vote(view: VoteView, request: VoteRequest, is_self: bool) -> VoteDecision:
-    """Find the bug: DLedgerLeaderElector.handleVote as a colleague wrote it, checks 1-10 of lab 03.
-
-    Every member of the group runs this function, and one test of ``check("lab04.handle_vote")``
-    fails: it names a seed and a replay line. Open that history in the viewer, find the moment an
-    invariant breaks, and step back to the messages that made it possible. The fault is in this
-    function; fix it where it is (a small change: the grader also compares every decision with
-    DLedger's own).
-    """
-    r, t = VoteResult, view.curr_term
-    if request.leader_id not in view.peers:
-        return VoteDecision(1, r.REJECT_UNKNOWN_LEADER, t)
-    if not is_self and request.leader_id == view.self_id:
-        return VoteDecision(2, r.REJECT_UNEXPECTED_LEADER, t)
-    if request.ledger_end_term < view.ledger_end_term:
-        return VoteDecision(3, r.REJECT_EXPIRED_LEDGER_TERM, t)
-    if request.ledger_end_term == view.ledger_end_term and request.ledger_end_index < view.ledger_end_index:
-        return VoteDecision(4, r.REJECT_SMALL_LEDGER_END_INDEX, t)
-    if request.term < view.curr_term:
-        return VoteDecision(5, r.REJECT_EXPIRED_VOTE_TERM, t)
-    if request.term == view.curr_term:
-        if view.curr_vote_for is not None and view.curr_vote_for != request.leader_id and view.leader_id is not None:
-            return VoteDecision(6, r.REJECT_ALREADY_HAS_LEADER, t)
-    else:
-        return VoteDecision(7, r.REJECT_TERM_NOT_READY, t, VoteEffect.STEP_DOWN)
-    if request.term < view.ledger_end_term:
-        return VoteDecision(8, r.REJECT_TERM_SMALL_THAN_LEDGER, view.ledger_end_term)
-    if (not is_self and view.taking_leadership and request.ledger_end_term == view.ledger_end_term
-            and view.ledger_end_index >= request.ledger_end_index):
-        return VoteDecision(9, r.REJECT_TAKING_LEADERSHIP, t)
-    return VoteDecision(10, r.ACCEPT, t, VoteEffect.GRANT)

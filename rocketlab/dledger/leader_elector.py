@@ -67,10 +67,10 @@ from rocketlab.dledger.rpc import DLedgerRpcService, Responder
 
 HANDLE_VOTE_PLUG = plugs.point("lab03.handle_vote")
 PARSE_VOTE_RESULT_PLUG = plugs.point("lab03.parse_vote_result")
-ELECTOR_BUG_PLUG = plugs.point("lab04.handle_vote")
+HANDLE_HEART_BEAT_PLUG = plugs.point("lab03.handle_heart_beat")
 """The override points of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`);
-``lab04.handle_vote`` is lab 04's find-the-bug exercise (a handleVote with a planted fault, fixed by the
-learner), used in place of lab 03's when plugged."""
+``lab03.handle_heart_beat`` is lab 03's find-the-bug exercise (handleHeartBeat with a planted fault,
+fixed by the learner)."""
 
 NEVER = -1
 VOTE_RESULT_WAIT_TIME_MS = 10
@@ -392,7 +392,7 @@ class DLedgerLeaderElector:
         ms = self.member_state
         view = VoteView(ms.self_id, frozenset(ms.peer_map), ms.curr_term, ms.curr_vote_for, ms.leader_id,
                         ms.ledger_end_index, ms.ledger_end_term, self.is_taking_leadership())
-        decision = plugs.resolve(ELECTOR_BUG_PLUG, plugs.resolve(HANDLE_VOTE_PLUG, decide_vote))(view, request, is_self)
+        decision = plugs.resolve(HANDLE_VOTE_PLUG, decide_vote)(view, request, is_self)
         if decision.effect is VoteEffect.STEP_DOWN:
             self.change_role_to_candidate(request.term, now_ms, out)
             self.need_increase_term_immediately = True
@@ -402,8 +402,8 @@ class DLedgerLeaderElector:
 
     def handle_heart_beat(self, request: HeartBeatRequest, now_ms: int, out: OutputBuilder) -> HeartBeatResponse:
         ms = self.member_state
-        d = decide_heart_beat(ms.self_id, frozenset(ms.peer_map), ms.curr_term, ms.leader_id, request.term,
-                              request.leader_id)
+        d = plugs.resolve(HANDLE_HEART_BEAT_PLUG, decide_heart_beat)(
+            ms.self_id, frozenset(ms.peer_map), ms.curr_term, ms.leader_id, request.term, request.leader_id)
         if d.effect is HeartBeatEffect.REFRESH:
             self.last_leader_heart_beat_time = now_ms
         elif d.effect is HeartBeatEffect.BECOME_FOLLOWER:

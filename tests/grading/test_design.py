@@ -1,9 +1,10 @@
-"""Lab 04's design exercises. ``commit_rule``: the references pass, the unsafe original and realistic
+"""The design exercises. Lab 04's ``commit_rule``: the references pass, the unsafe original and realistic
 half-fixes fail with the seeds named here; ``--stress`` reports the first failing seed with its replay line.
 
 Each half-fix is plugged in-process into the graded test that catches it, for the seed that shows it
 (deterministic: same seed, same trace); the whole lab is graded in the sandbox by test_grader.py.
-``handle_vote`` (find the bug): the template's planted elector fails with its seeds, the fixed one passes.
+Lab 03's ``handle_heart_beat`` (find the bug): the template's planted elector fails with its seeds, the
+fixed one passes.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 from rocketlab import plugs
 from rocketlab.dledger.entry_pusher import COMMIT_RULE_PLUG, quorum_index, safe_commit_index
-from rocketlab.dledger.leader_elector import ELECTOR_BUG_PLUG
+from rocketlab.dledger.leader_elector import HANDLE_HEART_BEAT_PLUG
 from rocketlab.grading import registry
 from rocketlab.grading.registry import Ctx
 
@@ -105,7 +106,7 @@ def test_stress_reports_the_first_failing_seed_with_its_replay_line(tmp_path):
     assert refused.returncode == 2 and len(refused.stderr.splitlines()) == 1, refused.stderr
 
 
-# --- find the bug: lab 04's handle_vote ------------------------------------------------------------
+# --- find the bug: lab 03's handle_heart_beat -----------------------------------------------------
 def _module(path: Path, name: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -113,37 +114,38 @@ def _module(path: Path, name: str):
     return module
 
 
-TEMPLATE = ROOT / "labs" / "exercises" / "lab04_dledger_replication.py"
+TEMPLATE3 = ROOT / "labs" / "exercises" / "lab03_dledger_election.py"
+SOLUTION3 = ROOT / "tests" / "grading" / "solutions" / "lab03_dledger_election.py"
 
 
 def _run_bug(name: str, fn, seed: int) -> None:
-    test = registry.TESTS[f"lab04.handle_vote/{name}"]
+    test = registry.TESTS[f"lab03.handle_heart_beat/{name}"]
     ctx = Ctx(fn, seed)
     try:
-        with plugs.plugged({ELECTOR_BUG_PLUG: fn}):
+        with plugs.plugged({HANDLE_HEART_BEAT_PLUG: fn}):
             test.fn(ctx)
     finally:
         for c in ctx.clusters:
             c.close()
 
 
-@pytest.mark.parametrize("name,seed,said", [("elections", 0, "term 0 has two leaders"),
-                                            ("churn", 0, "two leaders"),
-                                            ("bug_fixed_alone", 0, "vote decisions differ")])
+@pytest.mark.parametrize("name,seed,said", [("elections", 0, "no leader that every member follows"),
+                                            ("churn", 0, "no leader within 5 s"),
+                                            ("heart_beat_fixed_alone", 0, "2 of 36 heartbeat decisions differ")])
 def test_the_planted_elector_fails_with_its_seed(name, seed, said):
-    planted = _module(TEMPLATE, "lab04_template").handle_vote
+    planted = _module(TEMPLATE3, "lab03_template").handle_heart_beat
     print(f"seed {seed}")
     with pytest.raises(AssertionError, match=said):
         _run_bug(name, planted, seed)
 
 
-@pytest.mark.parametrize("name,seed", [("elections", 0), ("churn", 0), ("bug_fixed_alone", 0)])
+@pytest.mark.parametrize("name,seed", [("elections", 0), ("churn", 0), ("heart_beat_fixed_alone", 0)])
 def test_the_fixed_elector_passes(name, seed):
-    _run_bug(name, _module(SOLUTION, "lab04_solution").handle_vote, seed)
+    _run_bug(name, _module(SOLUTION3, "lab03_solution").handle_heart_beat, seed)
 
 
-def test_the_planted_fault_is_one_condition_away_from_dlegers_handle_vote():
-    template, solution = TEMPLATE.read_text(), SOLUTION.read_text()
-    planted = template[template.index("def handle_vote"):]
-    assert "and view.leader_id is not None:" in planted and "REJECT_ALREADY_VOTED" not in planted
-    assert "REJECT_ALREADY_VOTED" in solution[solution.index("def handle_vote"):]
+def test_the_planted_fault_is_two_rows_merged():
+    template, solution = TEMPLATE3.read_text(), SOLUTION3.read_text()
+    planted = template[template.index("def handle_heart_beat"):]
+    assert "if request_leader_id == leader_id or leader_id is None:" in planted and "BECOME_FOLLOWER" not in planted
+    assert "HeartBeatEffect.BECOME_FOLLOWER" in solution[solution.index("def handle_heart_beat"):]

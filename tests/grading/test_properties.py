@@ -28,7 +28,13 @@ from hypothesis.errors import HypothesisException
 from rocketlab.broker.dledger_commit_log import phy_offset, which_log
 from rocketlab.controller.elect_policy import elect_master
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
-from rocketlab.dledger.elector_decisions import VoteTally, VoteView, decide_vote, parse_vote_result
+from rocketlab.dledger.elector_decisions import (
+    VoteTally,
+    VoteView,
+    decide_heart_beat,
+    decide_vote,
+    parse_vote_result,
+)
 from rocketlab.dledger.entry_dispatcher import decide_compare
 from rocketlab.dledger.entry_pusher import quorum_index, safe_commit_index
 from rocketlab.dledger.protocol import DLedgerResponseCode, VoteRequest
@@ -78,6 +84,11 @@ def tallies(draw: Any) -> tuple[VoteTally, int, int]:
                       valid_num=valid, accepted_num=accepted, not_ready_term_num=not_ready, bigger_ledger_num=bigger,
                       already_has_leader=draw(st.booleans()))
     return tally, 5, peers
+
+
+def heart_beats() -> Any:
+    """Follower n0 of n0..n3 in any term with or without a leader; heartbeats from anyone, of any term."""
+    return st.tuples(st.just("n0"), st.just(frozenset({"n0", "n1", "n2", "n3"})), TERM, st.none() | IDS, TERM, IDS)
 
 
 LOG_TERMS = [1, 1, 2, 2, 3, 3]
@@ -235,12 +246,12 @@ CHECKS: dict[str, Callable[[Any], Callable]] = {
                                      decide_vote),
     "lab03.parse_vote_result": table_check(tallies(), lambda f, c: _fields(f(*c), ("rule", "result", "next_vote")),
                                            parse_vote_result),
+    "lab03.handle_heart_beat": table_check(heart_beats(), lambda f, c: _fields(f(*c), ("row", "code", "term",
+                                                                                      "effect")), decide_heart_beat),
     "lab04.quorum_index": table_check(marks, lambda f, c: _kept(c, f(dict(c[0]), c[1], c[2], c[3], term_of)),
                                       quorum_index),
     "lab04.commit_rule": table_check(marks, lambda f, c: max(f(dict(c[0]), c[1], c[2], term_of), c[2]),
                                      safe_commit_index),
-    "lab04.handle_vote": table_check(votes(), lambda f, c: _fields(f(*c), ("check", "result", "term", "effect")),
-                                     decide_vote),
     "lab04.decide_compare": table_check(compares(), lambda f, c: _fields(f(*c), ("rule", "action", "index")),
                                         decide_compare),
     "lab05.phy_offset": table_check(st.integers(0, 2**62), lambda f, c: f(c), phy_offset),

@@ -7,7 +7,6 @@ leader completeness, committed entries never change, no acknowledged write lost 
 ``commit_rule`` runs on ``dledger-0.3.1.2`` itself: the named Figure 8 schedule, seeded schedules of its
 family (:mod:`rocketlab.scenarios.figure8_family`), liveness with a majority up, and a property table
 that accepts any rule that is safe and commits what is safe to commit (no one answer is imposed).
-``handle_vote`` (find the bug: lab 03's handleVote with a planted fault) runs lab 03's elections and churn.
 """
 
 from __future__ import annotations
@@ -16,13 +15,11 @@ import itertools
 import os
 import random
 
-from rocketlab.dledger.elector_decisions import decide_vote
 from rocketlab.dledger.entry_dispatcher import decide_compare
 from rocketlab.dledger.entry_pusher import quorum_index
 from rocketlab.dledger.protocol import DLedgerResponseCode
 from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import Ctx, graded
-from rocketlab.grading.suites import lab03
 from rocketlab.grading.suites._common import compare_table, expect, fields_of
 from rocketlab.scenarios.dledger import run_churn
 from rocketlab.scenarios.dledger_group import (
@@ -421,29 +418,3 @@ def design_majority_up(ctx: Ctx) -> None:
                              f"entries): no write committed within 2 s of a new leader ({c.now_ms - start} ms)") from None
     no_violations(c)
 
-
-# ---------------------------------------------------------------------- handle_vote: find the bug
-@graded("lab04.handle_vote", points=3, seeds=range(3), name="elections")
-def bug_elections(ctx: Ctx) -> None:
-    """Lab 03's elections with the handleVote of your file in every member: one leader per term, a
-    leader within 5 s, failover, no leader without a majority."""
-    lab03.elections(ctx)
-
-
-@graded("lab04.handle_vote", points=2, seeds=range(1), name="churn")
-def bug_churn(ctx: Ctx) -> None:
-    """Lab 03's churn on 5 members over a lossy network with the handleVote of your file: one leader
-    per term, and writes commit again once the faults heal."""
-    lab03.churn(ctx)
-
-
-@graded("lab04.handle_vote", points=2)
-def bug_fixed_alone(ctx: Ctx) -> None:
-    """The fix changes only what was wrong: every decision of DLedger's handleVote for every voter state
-    of lab 03's boundary table and unknown candidates (which decisions differ is for the failing history to show, not this table)."""
-    cases = lab03.boundary_vote_cases() + [c for c in lab03.vote_cases(order_only=True)  # and strangers
-                                           if c[1].leader_id == "x9" or (c[1].leader_id == "n0" and not c[2])]
-    fields = lab03.VOTE_FIELDS
-    wrong = sum(fields_of(ctx.impl(*c), fields) != fields_of(decide_vote(*c), fields) for c in cases)
-    expect(not wrong, f"{wrong} of {len(cases)} vote decisions differ from DLedger's handleVote: find the moment "
-                      "the failing history breaks an invariant in the viewer, and the votes before it")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from rocketlab.dledger.elector_decisions import VoteDecision, VoteEffect
 from rocketlab.dledger.entry_dispatcher import CompareDecision
-from rocketlab.dledger.protocol import DLedgerResponseCode, VoteResult
+from rocketlab.dledger.protocol import DLedgerResponseCode
 
 
 def quorum_index(water_marks, term, committed_index, commit_only_current_term, term_of):
@@ -47,31 +46,3 @@ def decide_compare(compare_index, code, f_begin, f_end, l_begin, l_end):
         return CompareDecision(rule, "truncate", truncate)
     return CompareDecision(rule, "compare", compare_index)
 
-
-def handle_vote(view, request, is_self):
-    """The planted handleVote, fixed: a voter that has voted in this term refuses every other candidate,
-    leader or not (the planted version granted a second vote while no leader was known)."""
-    r, t = VoteResult, view.curr_term
-    if request.leader_id not in view.peers:
-        return VoteDecision(1, r.REJECT_UNKNOWN_LEADER, t)
-    if not is_self and request.leader_id == view.self_id:
-        return VoteDecision(2, r.REJECT_UNEXPECTED_LEADER, t)
-    if request.ledger_end_term < view.ledger_end_term:
-        return VoteDecision(3, r.REJECT_EXPIRED_LEDGER_TERM, t)
-    if request.ledger_end_term == view.ledger_end_term and request.ledger_end_index < view.ledger_end_index:
-        return VoteDecision(4, r.REJECT_SMALL_LEDGER_END_INDEX, t)
-    if request.term < view.curr_term:
-        return VoteDecision(5, r.REJECT_EXPIRED_VOTE_TERM, t)
-    if request.term == view.curr_term:
-        if view.curr_vote_for is not None and view.curr_vote_for != request.leader_id:
-            if view.leader_id is not None:
-                return VoteDecision(6, r.REJECT_ALREADY_HAS_LEADER, t)
-            return VoteDecision(6, r.REJECT_ALREADY_VOTED, t)
-    else:
-        return VoteDecision(7, r.REJECT_TERM_NOT_READY, t, VoteEffect.STEP_DOWN)
-    if request.term < view.ledger_end_term:
-        return VoteDecision(8, r.REJECT_TERM_SMALL_THAN_LEDGER, view.ledger_end_term)
-    if (not is_self and view.taking_leadership and request.ledger_end_term == view.ledger_end_term
-            and view.ledger_end_index >= request.ledger_end_index):
-        return VoteDecision(9, r.REJECT_TAKING_LEADERSHIP, t)
-    return VoteDecision(10, r.ACCEPT, t, VoteEffect.GRANT)
