@@ -10,6 +10,8 @@ and signatures; you may add helpers.
 from __future__ import annotations
 
 from rocketlab.dledger.elector_decisions import (  # noqa: F401  (yours to use)
+    HeartBeatDecision,
+    HeartBeatEffect,
     NextVote,
     VoteDecision,
     VoteEffect,
@@ -18,7 +20,7 @@ from rocketlab.dledger.elector_decisions import (  # noqa: F401  (yours to use)
     VoteView,
     is_quorum,
 )
-from rocketlab.dledger.protocol import ParseResult, VoteRequest, VoteResult  # noqa: F401
+from rocketlab.dledger.protocol import DLedgerResponseCode, ParseResult, VoteRequest, VoteResult  # noqa: F401
 
 
 def handle_vote(view: VoteView, request: VoteRequest, is_self: bool) -> VoteDecision:
@@ -68,3 +70,28 @@ def parse_vote_result(tally: VoteTally, term: int, peer_size: int) -> VoteRoundD
     7. otherwise WAIT_TO_VOTE_NEXT, NextVote.DEFAULT
     """
     raise NotImplementedError("lab03.parse_vote_result")
+
+
+def handle_heart_beat(self_id: str, peers: frozenset[str], curr_term: int, leader_id: str | None,
+                      request_term: int, request_leader_id: str | None) -> HeartBeatDecision:
+    """Find the bug: DLedgerLeaderElector.handleHeartBeat as a colleague wrote it.
+
+    A member answers each heartbeat of ``request_leader_id`` (for ``request_term``) by its own state:
+    ``self_id``, ``peers``, ``curr_term`` and the ``leader_id`` it follows (None: none yet). Return
+    ``HeartBeatDecision(row, code, term, effect)``. Every member runs this function, and
+    ``check("lab03.handle_heart_beat")`` fails with a seed and a replay line: open that history in the
+    viewer, find the moment the group goes wrong, and step back to the heartbeats before it. The fault
+    is in this function; fix it where it is (a small change: the grader also compares every decision
+    with DLedger's own).
+    """
+    if request_leader_id not in peers:
+        return HeartBeatDecision(1, DLedgerResponseCode.UNKNOWN_MEMBER, curr_term)
+    if request_leader_id == self_id:
+        return HeartBeatDecision(2, DLedgerResponseCode.UNEXPECTED_MEMBER, curr_term)
+    if request_term < curr_term:
+        return HeartBeatDecision(3, DLedgerResponseCode.EXPIRED_TERM, curr_term)
+    if request_term == curr_term:
+        if request_leader_id == leader_id or leader_id is None:
+            return HeartBeatDecision(4, DLedgerResponseCode.SUCCESS, -1, HeartBeatEffect.REFRESH)
+        return HeartBeatDecision(8, DLedgerResponseCode.INCONSISTENT_LEADER, -1)
+    return HeartBeatDecision(9, DLedgerResponseCode.TERM_NOT_READY, -1, HeartBeatEffect.STEP_DOWN)

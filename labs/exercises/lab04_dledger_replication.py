@@ -1,6 +1,7 @@
 """Lab 04 exercises: DLedger's log replication.
 
-Edit the bodies below, then check them from the notebook (``check("lab04.quorum_index")``) or from a
+``quorum_index`` and ``decide_compare`` are warm-ups (DLedger's rules, given); ``commit_rule`` asks
+for a design of your own. Edit the bodies below, then check them from the notebook (``check("lab04.quorum_index")``) or from a
 shell (``rocketlab grade lab04``). The grader plugs your code into the real leader (QuorumAckChecker,
 EntryDispatcher) of simulated groups under crashes, partitions and lossy networks, judged by the
 invariant checkers. Keep the names and signatures; you may add helpers.
@@ -11,19 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rocketlab.dledger.entry_dispatcher import CompareDecision  # noqa: F401  (yours to use)
-from rocketlab.dledger.protocol import DLedgerResponseCode  # noqa: F401
+from rocketlab.dledger.protocol import DLedgerResponseCode
 
 
 def quorum_index(water_marks: dict[str, int], term: int, committed_index: int, commit_only_current_term: bool,
                  term_of: Callable[[int], int]) -> int:
-    """The QuorumAckChecker's commit index for the current ``term``.
+    """Warm-up: the QuorumAckChecker's commit index for the current ``term``.
 
     ``water_marks`` maps every member (the leader included) to the highest index it holds (-1: none).
     The quorum index is the highest index held by a majority: sort the marks from high to low and take
     the one at position ``len // 2``. DLedger commits that index as is (profiles ``dledger-0.3.1.2``
-    and ``dledger-0.3.2``). With ``commit_only_current_term`` (profile ``raft``, Raft's Figure 8 rule)
-    an index above ``committed_index`` may only be committed if its entry is of the current term
-    (``term_of(index) == term``); otherwise the answer stays ``committed_index``.
+    and ``dledger-0.3.2``). With ``commit_only_current_term`` (profile ``raft``) the answer is the one
+    your ``commit_rule`` below gives: design that one first, then call it here.
     """
     raise NotImplementedError("lab04.quorum_index")
 
@@ -56,3 +56,23 @@ def decide_compare(compare_index: int, code: DLedgerResponseCode, f_begin: int, 
       ``CompareDecision("below-follower-begin+below-leader-begin", "truncate", 2)``).
     """
     raise NotImplementedError("lab04.decide_compare")
+
+
+def commit_rule(water_marks: dict[str, int], term: int, committed_index: int, term_of: Callable[[int], int]) -> int:
+    """Design exercise: make Figure 8 safe. Return the leader's new commit index.
+
+    The leader of ``term`` calls this on every pass of its QuorumAckChecker, in place of
+    ``quorum_index``, on the ``dledger-0.3.1.2`` profile (no NOOP entry on leadership). ``water_marks``
+    maps every member (the leader included) to the highest index it holds (-1: none);
+    ``committed_index`` is what the leader has committed so far; ``term_of(index)`` is the term of the
+    leader's entry at ``index`` (-1 if unreadable). DLedger commits the quorum index as ``quorum_index``
+    does, and section 7 of the notebook shows a committed entry lost that way.
+
+    Change the rule so that no committed entry is ever lost, whatever the crashes and elections, while
+    writes still commit within a bound once a majority of members is up (a rule that never commits, or
+    waits for every member, fails). The grader plays Figure 8, seeded schedules of its family and
+    majority-only groups with your rule in every leader, judged by the invariant checkers; ``rocketlab
+    grade lab04 --only lab04.commit_rule --stress 300`` tries 300 seeds.
+    """
+    raise NotImplementedError("lab04.commit_rule")
+

@@ -41,6 +41,8 @@ from rocketlab.errors import CodecError, StoreError
 
 QUORUM_INDEX_PLUG = plugs.point("lab04.quorum_index")
 """The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+COMMIT_RULE_PLUG = plugs.point("lab04.commit_rule")
+"""Lab 04's design exercise: a commit rule that replaces :func:`quorum_index` on any profile."""
 
 NEVER = -1
 Code = DLedgerResponseCode
@@ -106,6 +108,18 @@ def quorum_index(water_marks: dict[str, int], term: int, committed_index: int, c
     index = marks[len(marks) // 2]
     if commit_only_current_term and index > committed_index and term_of(index) != term:
         index = min(index, committed_index)
+    return index
+
+
+def safe_commit_index(water_marks: dict[str, int], term: int, committed_index: int,
+                      term_of: Callable[[int], int]) -> int:
+    """Lab 04's design exercise, the kit's answer: :func:`quorum_index` with Raft's rule (section 5.4.2)
+    on every profile. An index a majority holds commits only if its entry is of the current ``term``;
+    older entries below it then commit with it (log matching), never by counting their own replicas."""
+    marks = sorted(water_marks.values(), reverse=True)
+    index = marks[len(marks) // 2]
+    if index > committed_index and term_of(index) != term:
+        return committed_index
     return index
 
 
@@ -177,6 +191,9 @@ class QuorumAckChecker:
             except (DLedgerException, StoreError, CodecError):  # an unreadable entry cannot be committed
                 return -1
 
+        rule = plugs.resolve(COMMIT_RULE_PLUG, None)
+        if rule is not None:  # lab 04's design exercise: the learner's rule decides on every profile
+            return int(rule(dict(p.peer_water_marks_by_term[term]), term, store.committed_index, term_of))
         return plugs.resolve(QUORUM_INDEX_PLUG, quorum_index)(
             dict(p.peer_water_marks_by_term[term]), term, store.committed_index,
             bool(p.config.commit_only_current_term), term_of)

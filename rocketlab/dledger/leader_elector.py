@@ -67,7 +67,10 @@ from rocketlab.dledger.rpc import DLedgerRpcService, Responder
 
 HANDLE_VOTE_PLUG = plugs.point("lab03.handle_vote")
 PARSE_VOTE_RESULT_PLUG = plugs.point("lab03.parse_vote_result")
-"""The override points of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+HANDLE_HEART_BEAT_PLUG = plugs.point("lab03.handle_heart_beat")
+"""The override points of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`);
+``lab03.handle_heart_beat`` is lab 03's find-the-bug exercise (handleHeartBeat with a planted fault,
+fixed by the learner)."""
 
 NEVER = -1
 VOTE_RESULT_WAIT_TIME_MS = 10
@@ -399,8 +402,8 @@ class DLedgerLeaderElector:
 
     def handle_heart_beat(self, request: HeartBeatRequest, now_ms: int, out: OutputBuilder) -> HeartBeatResponse:
         ms = self.member_state
-        d = decide_heart_beat(ms.self_id, frozenset(ms.peer_map), ms.curr_term, ms.leader_id, request.term,
-                              request.leader_id)
+        d = plugs.resolve(HANDLE_HEART_BEAT_PLUG, decide_heart_beat)(
+            ms.self_id, frozenset(ms.peer_map), ms.curr_term, ms.leader_id, request.term, request.leader_id)
         if d.effect is HeartBeatEffect.REFRESH:
             self.last_leader_heart_beat_time = now_ms
         elif d.effect is HeartBeatEffect.BECOME_FOLLOWER:

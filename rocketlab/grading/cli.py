@@ -37,6 +37,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--only", action="append", metavar="TEST",
                    help="a test (lab03.handle_vote/decision_table) or exercise (lab03.handle_vote); repeatable")
     p.add_argument("--seed", type=int, help="run scenario tests for this seed only (replay a failure)")
+    p.add_argument("--stress", type=int, metavar="N", help="run every scenario test for seeds 0..N-1, to the first "
+                                                           "failing one (its replay line is printed)")
     p.add_argument("--json", metavar="FILE", help="write Gradescope's results.json here")
     p.add_argument("--tests", metavar="DIR", help="a directory of extra (hidden) tests, *.py using @graded")
     p.add_argument("--time-limit", type=float, metavar="S", help="at most S seconds per test (default: each test's own)")
@@ -102,7 +104,7 @@ def _grade_single(args: argparse.Namespace) -> int:
     if args.json:
         writable_file(Path(args.json), "--json")
     report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
-                   tests_dir=args.tests, time_limit_s=args.time_limit, progress=lambda lab, t: print(_line(lab, t), flush=True),
+                   tests_dir=args.tests, time_limit_s=args.time_limit, stress=args.stress, progress=lambda lab, t: print(_line(lab, t), flush=True),
                    hide=[args.json, Path(args.json).resolve().parent] if args.json else None)
     _print_report(report)
     if args.json:

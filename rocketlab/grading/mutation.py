@@ -62,6 +62,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ("lab02.encode_record", "line +5: encode_record: 4 -> 5"): _WIDER,
     ("lab04.quorum_index", "line +10: quorum_index: Gt -> GtE"): (
         "at index == committed_index the rule answers min(index, committed_index) == index: the same"),
+    ("lab04.commit_rule", "line +8: safe_commit_index: Gt -> GtE"): (
+        "at index == committed_index the rule answers committed_index instead of index: the same number"),
     ("lab06.elect_master", "line +13: _tree_set: 0 -> 1"): _FIRST_ONLY,
     ("lab06.elect_master", "line +15: _tree_set: Lt -> LtE"): _FIRST_ONLY + " (c == 0 has already left the loop)",
     ("lab06.elect_master", "line +15: _tree_set: 0 -> 1"): _FIRST_ONLY + " (c == 0 has already left the loop)",

@@ -12,6 +12,7 @@ rocketlab's own addition (Gradescope and otter-grader grade the same way: one pr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -188,12 +189,20 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
           only: list[str] | None = None, seed: int | None = None, tests_dir: str | Path | None = None,
           public_only: bool = False, time_limit_s: float | None = None,
           progress: Callable[[str, TestResult], None] | None = None,
-          hide: list[str | Path] | None = None, import_time_limit_s: float = IMPORT_TIME_LIMIT_S) -> GradeReport:
+          hide: list[str | Path] | None = None, import_time_limit_s: float = IMPORT_TIME_LIMIT_S,
+          stress: int | None = None) -> GradeReport:
     """Run ``lab``'s graded tests on ``submission`` (the learner's exercise file; default the repo's
     ``labs/exercises/labNN_*.py``) or, with ``reference``, on the kit's own functions. ``time_limit_s``
     lowers every test's own limit to at most that. ``hide``: more paths the submission must not read
-    (results files, other submissions); its own directory and ``tests_dir`` are always hidden."""
+    (results files, other submissions); its own directory and ``tests_dir`` are always hidden.
+    ``stress``: every scenario test runs for seeds ``0..stress-1`` (its time limit scaled to match),
+    stopping at the first failing seed, whose replay line the result carries."""
     tests = _selected(lab, only, tests_dir, public_only)
+    if stress is not None:
+        if stress < 1:
+            raise RocketlabError(f"--stress must be at least 1 seed, got {stress}")
+        tests = [t if t.seeds is None else dataclasses.replace(
+            t, time_limit_s=t.time_limit_s * max(1.0, stress / max(1, len(t.seeds)))) for t in tests]
     path = None if reference else Path(submission) if submission is not None else registry.exercise_file(lab)
     if path is not None and not path.is_file():
         raise RocketlabError(f"submission {path}: no such file")
@@ -210,7 +219,8 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
             progress(lab, result)
 
     while todo:
-        request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed, "hide": hidden_paths,
+        request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed, "stress": stress,
+                   "hide": hidden_paths,
                    "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo]}
         worker = _Worker(request)
         try:

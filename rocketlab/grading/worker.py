@@ -15,6 +15,7 @@ test it was in, and a fresh one serves the rest.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import logging
@@ -175,10 +176,14 @@ def main() -> int:
         judge.output()  # what it printed while importing is not a test's
     emit(event="ready")
     seed_override = request.get("seed")
+    stress = request.get("stress")
     try:
         for name in request["tests"]:
             emit(event="start", test=name)
-            emit(**run_test(tests[name], judge, seed_override, registry, plugs, learner_terms, SandboxError))
+            test = tests[name]
+            if stress and test.seeds is not None:  # stress mode: seeds 0..N-1, to the first failing one
+                test = dataclasses.replace(test, seeds=tuple(range(int(stress))))
+            emit(**run_test(test, judge, seed_override, registry, plugs, learner_terms, SandboxError))
     finally:
         if judge is not None:
             judge.stop()

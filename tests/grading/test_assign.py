@@ -38,8 +38,10 @@ from rocketlab.grading.questions import (
 CHECKOUT = Path(__file__).resolve().parents[2]
 LABS_DIR = CHECKOUT / "labs"
 SOLUTIONS = CHECKOUT / "tests" / "grading" / "solutions"
-QUESTIONS = {"00_tour.ipynb": 5, "01_master_slave.ipynb": 11, "02_commitlog.ipynb": 3, "03_dledger_election.ipynb": 6}
-"""The labs' converted "Question" and "Check yourself" prompts, per notebook."""
+QUESTIONS = {"00_tour.ipynb": 5, "01_master_slave.ipynb": 11, "02_commitlog.ipynb": 3, "03_dledger_election.ipynb": 6,
+             "04_dledger_replication.ipynb": 4, "05_rocketmq_on_dledger.ipynb": 3, "06_controller_mode.ipynb": 3,
+             "07_spark.ipynb": 3}
+"""The labs' questions per notebook: the converted "Question" and "Check yourself" prompts (facts as checks)."""
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -60,8 +62,12 @@ def test_the_labs_questions_are_nbgrader_cells_with_model_answers():
         qs = questions(read_notebook(LABS_DIR / name), name)
         assert len(qs) == count, (name, [q.grade_id for q in qs])
         for q in qs:
-            assert q.kind == "written" and q.points == 1 and q.prompt.strip() and q.grade_id.startswith(f"lab{name[:2]}-")
-            assert q.answer.startswith("<details><summary>Answer</summary>") and len(q.answer) > 80, q
+            assert q.kind in ("written", "check") and q.points == 1 and q.prompt.strip()
+            assert q.grade_id.startswith(f"lab{name[:2]}-"), q
+            if q.kind == "written":
+                assert q.answer.startswith("<details><summary>Answer</summary>") and len(q.answer) > 80, q
+            else:  # a fact: graded by its hidden asserts, whose messages never give the answer
+                assert "### BEGIN HIDDEN TESTS" in q.answer and "assert" in q.answer, q
     text = "".join(p.read_text() for p in LABS_DIR.glob("*.ipynb"))
     assert "**Question.**" in text and "<summary>Answers</summary>" not in text  # every old block converted
 
@@ -79,10 +85,14 @@ def test_the_student_version_holds_no_solution_and_no_answer(student):
         nb = nbformat.read(student / name, as_version=4)
         nbformat.validate(nb)
         written = [c for c in nb.cells if kind(c) == "written"]
-        assert len(written) == QUESTIONS[name] and all(c.source == ANSWER_STUB for c in written)
+        assert len(written) == sum(q.kind == "written" for q in questions(src)) and all(c.source == ANSWER_STUB
+                                                                                      for c in written)
         for q in questions(src):
-            model = q.answer.split("</summary>", 1)[1].strip().removesuffix("</details>").strip()
-            assert model[:60] not in texts[student / name], (name, q.grade_id)
+            if q.kind == "written":
+                model = q.answer.split("</summary>", 1)[1].strip().removesuffix("</details>").strip()
+                assert model[:60] not in texts[student / name], (name, q.grade_id)
+            else:  # a check's hidden asserts stay in the source
+                assert q.answer.split("### BEGIN HIDDEN TESTS", 1)[1].strip()[:60] not in texts[student / name]
             assert q.prompt.splitlines()[0] in nb.cells[[c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
                                                           for c in nb.cells].index(f"{q.grade_id}-prompt")].source
         assert "<details><summary>Answer" not in texts[student / name]
@@ -160,6 +170,7 @@ def _course_source(tmp_path: Path) -> Path:
     src = tmp_path / "course"
     src.mkdir()
     nb = read_notebook(LABS_DIR / "05_rocketmq_on_dledger.ipynb")
+    nb["cells"] = [c for c in nb["cells"] if "nbgrader" not in c.get("metadata", {})]  # only this test's questions
     nb["cells"] += check_question("lab05-which-log", "Which log serves offset 10 when the divide is at 100? "
                                   "(a) the old CommitLog (b) DLedger's", "lab05_which_log", "a",
                                   'assert lab05_which_log == "a", "below the divide: the old CommitLog"', points=2)

@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # A Spark lab (lab 07) grades through two Spark sessions (the judge's and the sandbox's): 1-2 minutes per grading
 # on this machine. One such grading stays in the default run (a learner's complete solution, across the boundary);
 # the others are ``slow``.
+FIND_THE_BUG = {"lab03.handle_heart_beat"}
+"""Exercises whose template is a complete implementation with a planted fault (the learner finds and fixes it)."""
 SLOW_SPARK = [pytest.param(lab, marks=pytest.mark.slow) if LABS[lab].spark else lab for lab in LABS]
 
 
@@ -60,7 +62,11 @@ def test_the_unchanged_template_scores_zero_with_a_helpful_message(lab):
     report = grade(lab, exercise_file(lab))
     assert report.score == 0 and report.tests
     for t in report.tests:
-        assert "not implemented yet" in t.message and "Traceback" not in t.output(), t.output()
+        assert "Traceback" not in t.output(), t.output()
+        if t.exercise in FIND_THE_BUG:  # written, and wrong: its scenarios fail with the history to replay
+            assert t.kind == "unit" or (t.seed is not None and t.replay), t.output()
+            continue
+        assert "not implemented yet" in t.message, t.output()
         assert not t.replay  # nothing to replay for a template
 
 

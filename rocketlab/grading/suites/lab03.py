@@ -1,4 +1,5 @@
-"""Lab 03's graded tests: ``handle_vote`` and ``parse_vote_result``, in tables and in live elections.
+"""Lab 03's graded tests: ``handle_vote`` and ``parse_vote_result``, in tables and in live elections, and
+``handle_heart_beat`` (find the bug: handleHeartBeat with a planted fault, graded on the fix).
 
 Scenarios run on the ``dledger-0.3.2`` profile (the elector that calls both functions) with MIT-style
 short timers. They judge what the election owns: one leader per term (every event), a leader within a
@@ -14,6 +15,7 @@ from typing import Any
 from rocketlab.dledger.elector_decisions import (
     VoteTally,
     VoteView,
+    decide_heart_beat,
     decide_vote,
     parse_vote_result,
 )
@@ -282,3 +284,40 @@ def parse_churn(ctx: Ctx) -> None:
     """Your parse_vote_result under MIT-style churn on a lossy network: one leader per term, and
     writes commit again once the faults heal."""
     churn(ctx)
+
+
+# ---------------------------------------------------------------------- handle_heart_beat: find the bug
+def heart_beat_cases() -> list[tuple[str, frozenset[str], int, str | None, int, str | None]]:
+    """Follower n0 of n0..n2 at term 3 with no leader, n1 or n2; heartbeats of terms 2-4 from every
+    member, n0 itself and a stranger x9."""
+    peers = frozenset({"n0", "n1", "n2"})
+    return [("n0", peers, 3, leader, term, sender)
+            for leader, term, sender in itertools.product((None, "n1", "n2"), (2, 3, 4), ("n0", "n1", "n2", "x9"))]
+
+
+@graded("lab03.handle_heart_beat", points=3, seeds=range(3), name="elections")
+def heart_beat_elections(ctx: Ctx) -> None:
+    """The elections of handle_vote with your handle_heart_beat in every member: a leader every member
+    follows within 5 s, no needless elections, failover, one leader per term."""
+    elections(ctx)
+
+
+@graded("lab03.handle_heart_beat", points=2, seeds=range(1), name="churn")
+def heart_beat_churn(ctx: Ctx) -> None:
+    """Churn on 5 members over a lossy network with your handle_heart_beat: one leader per term, and
+    writes commit again once the faults heal."""
+    churn(ctx)
+
+
+HEART_BEAT_FIELDS = ("row", "code", "term", "effect")
+
+
+@graded("lab03.handle_heart_beat", points=2)
+def heart_beat_fixed_alone(ctx: Ctx) -> None:
+    """The fix changes only what was wrong: every decision of DLedger's handleHeartBeat for a follower
+    with and without a leader (which decisions differ is for the failing history to show, not this table)."""
+    cases = heart_beat_cases()
+    wrong = sum(fields_of(ctx.impl(*c), HEART_BEAT_FIELDS) != fields_of(decide_heart_beat(*c), HEART_BEAT_FIELDS)
+                for c in cases)
+    expect(not wrong, f"{wrong} of {len(cases)} heartbeat decisions differ from DLedger's handleHeartBeat: find "
+                      "the moment the failing history goes wrong in the viewer, and the heartbeats before it")

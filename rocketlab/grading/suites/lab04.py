@@ -1,18 +1,24 @@
-"""Lab 04's graded tests: ``quorum_index`` and ``decide_compare``, in tables and in live groups.
+"""Lab 04's graded tests: ``quorum_index`` and ``decide_compare`` (the warm-ups), in tables and in live
+groups, and ``commit_rule`` (the design exercise: make Figure 8 safe on ``dledger-0.3.1.2``).
 
 Scenarios run on the ``raft`` profile (commit only entries of the current term), where the kit's own
 pusher keeps every invariant under churn, so any violation is the plugged function's: log matching,
 leader completeness, committed entries never change, no acknowledged write lost (every event).
+``commit_rule`` runs on ``dledger-0.3.1.2`` itself: the named Figure 8 schedule, seeded schedules of its
+family (:mod:`rocketlab.scenarios.figure8_family`), liveness with a majority up, and a property table
+that accepts any rule that is safe and commits what is safe to commit (no one answer is imposed).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import random
 
 from rocketlab.dledger.entry_dispatcher import decide_compare
 from rocketlab.dledger.entry_pusher import quorum_index
 from rocketlab.dledger.protocol import DLedgerResponseCode
+from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import compare_table, expect, fields_of
 from rocketlab.scenarios.dledger import run_churn
@@ -27,6 +33,7 @@ from rocketlab.scenarios.dledger_group import (
     wait_settled,
 )
 from rocketlab.scenarios.dledger_schedules import figure8_cluster, run_figure8
+from rocketlab.scenarios.figure8_family import run_figure8_family
 from rocketlab.sim.cluster import Cluster
 
 Code = DLedgerResponseCode
@@ -51,12 +58,20 @@ def _term_of(index: int) -> int:
     return LOG_TERMS[index] if 0 <= index < len(LOG_TERMS) else 3
 
 
+def _kept(case: tuple[dict[str, int], int, int, bool], answer: object) -> object:
+    """With the current-term rule, the commit index the store keeps: an answer at or below
+    ``committed_index`` changes nothing (``update_committed_index`` ignores it), so either is right."""
+    if case[3] and isinstance(answer, int) and not isinstance(answer, bool):
+        return max(answer, case[2])
+    return answer
+
+
 @graded("lab04.quorum_index", points=3)
 def quorum_table(ctx: Ctx) -> None:
     """The commit index of 3- and 5-member groups for many water marks, with and without Raft's
     current-term rule (the leader's log holds terms 1 1 2 2 3 3, the current term is 3)."""
-    compare_table(quorum_cases(), lambda c: ctx.impl(dict(c[0]), c[1], c[2], c[3], _term_of),
-                  lambda c: quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of),
+    compare_table(quorum_cases(), lambda c: _kept(c, ctx.impl(dict(c[0]), c[1], c[2], c[3], _term_of)),
+                  lambda c: _kept(c, quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: (f"quorum_index(water_marks={c[0]}, term={c[1]}, committed_index={c[2]}, "
                              f"commit_only_current_term={c[3]}, term_of=<terms {LOG_TERMS}>)"))
 
@@ -77,8 +92,8 @@ def any_marks_cases(seed: int = 8, count: int = 3000) -> list[tuple[dict[str, in
 def any_marks(ctx: Ctx) -> None:
     """3,000 seeded groups of 1 to 6 members (with 2, 4 or 6 members a commit needs more than half):
     the commit index for every water mark, with and without Raft's current-term rule."""
-    compare_table(any_marks_cases(), lambda c: ctx.impl(dict(c[0]), c[1], c[2], c[3], _term_of),
-                  lambda c: quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of),
+    compare_table(any_marks_cases(), lambda c: _kept(c, ctx.impl(dict(c[0]), c[1], c[2], c[3], _term_of)),
+                  lambda c: _kept(c, quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: (f"quorum_index(water_marks={c[0]}, term={c[1]}, committed_index={c[2]}, "
                              f"commit_only_current_term={c[3]}, term_of=<terms {LOG_TERMS}>)"),
                   why=lambda c, want: f"{len(c[0]) // 2 + 1} of {len(c[0])} members must hold an entry to commit it")
@@ -210,8 +225,8 @@ def figure8_without_noop(ctx: Ctx) -> None:
                                  scenario="dledger-figure8"))
     report = run_figure8(c)
     expect(not report.x_lost, "Figure 8 without the NOOP: entry X (of an older term) was committed by counting "
-                              "its replicas and then overwritten; commit only up to an entry of the leader's "
-                              "own term")
+                              "its replicas and then overwritten (with commit_only_current_term, answer as your "
+                              "commit_rule does)")
     no_violations(c)
 
 
@@ -277,3 +292,129 @@ def compare_churn(ctx: Ctx) -> None:
     """MIT-style churn on a lossy network with your decide_compare: every invariant at every event, no
     acknowledged write lost, writes commit again after healing."""
     churn(ctx)
+
+
+# ---------------------------------------------------------------------- commit_rule: the design exercise
+DESIGN_PROFILE = "dledger-0.3.1.2"
+FAMILY_SEEDS = range(200 if os.environ.get("ROCKETLAB_FULL") == "1" else 20)
+"""The seeded Figure 8 schedules: 20 in CI, 200 under ``ROCKETLAB_FULL=1`` (``--stress N`` for more)."""
+FAMILY_ROUNDS = 8
+"""Rounds of each seeded schedule (the original rule and the half-fixes break within 8 where they break)."""
+
+
+def _marks_cases(seed: int = 42, count: int = 2000) -> list[tuple[dict[str, int], int, int, list[int]]]:
+    """Leader logs of terms that never decrease (the current term last or absent), marks within them."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        size = rng.choice((1, 3, 4, 5))
+        terms = sorted(rng.randrange(1, 5) for _ in range(rng.randrange(1, 8)))
+        term = max(terms) + rng.randrange(2)
+        end = len(terms) - 1
+        water = {f"n{i}": rng.randrange(-1, end + 1) for i in range(size)}
+        water["n0"] = end  # the leader holds its whole log
+        cases.append((water, term, rng.randrange(-1, end + 1), terms))
+    return cases
+
+
+def _safe_answer(case: tuple[dict[str, int], int, int, list[int]], got: object) -> str | None:
+    """Why ``got`` is not a safe and live commit index for ``case`` (None: it is)."""
+    water, term, committed, terms = case
+    if not isinstance(got, int) or isinstance(got, bool):
+        return f"returned {got!r}, not an index (an int)"
+    majority = len(water) // 2 + 1
+    held = [i for i in range(len(terms)) if sum(m >= i for m in water.values()) >= majority]
+    if got > committed and got not in held:
+        return f"returned {got}, but only {sum(m >= got for m in water.values())} of {len(water)} members hold it"
+    if got > committed and not any(terms[i] == term for i in held if i >= got):
+        return (f"returned {got}: with these water marks a later leader may still overwrite entry {got} "
+                f"(term {terms[got]}); see Figure 8 (c)-(d)")
+    live = [i for i in held if terms[i] == term]
+    if live and got < max(live):
+        return f"returned {got}, but entry {max(live)} is safe to commit now: a majority holds it"
+    return None
+
+
+@graded("lab04.commit_rule", points=2)
+def commit_properties(ctx: Ctx) -> None:
+    """2,000 seeded leader logs and water marks: your rule commits nothing a later leader could overwrite,
+    and does not hold back an entry that is already safe to commit."""
+    wrong, first = 0, None
+    cases = _marks_cases()
+    for case in cases:
+        water, term, committed, terms = case
+        got = ctx.impl(dict(water), term, committed, lambda i, t=terms: t[i] if 0 <= i < len(t) else -1)
+        why = _safe_answer(case, got)
+        if why is not None:
+            wrong += 1
+            first = first or (case, why)
+    if first is not None:
+        (water, term, committed, terms), why = first
+        raise AssertionError(f"{wrong} of {len(cases)} cases wrong. First: commit_rule(water_marks={water}, term={term}, "
+                             f"committed_index={committed}, term_of=<the leader's log: terms {terms}>) {why}")
+
+
+def _design_figure8(ctx: Ctx) -> None:
+    c = ctx.keep(figure8_cluster(ctx.seed, DESIGN_PROFILE))
+    try:
+        report = run_figure8(c)
+    except RocketlabError as e:
+        raise AssertionError(f"Figure 8 on {DESIGN_PROFILE}: nothing committed ({e})") from None
+    expect(not report.x_lost, f"Figure 8 on {DESIGN_PROFILE}: entry X (index {report.x_index}) was committed and "
+                              "then overwritten by a later leader")
+    no_violations(c)
+
+
+@graded("lab04.commit_rule", points=3, seeds=range(2), name="figure8")
+def design_figure8(ctx: Ctx) -> None:
+    """Raft's Figure 8 on dledger-0.3.1.2 with your commit rule in every leader: no committed entry may
+    ever be overwritten."""
+    _design_figure8(ctx)
+
+
+@graded("lab04.commit_rule", points=4, seeds=FAMILY_SEEDS, name="figure8_family", time_limit_s=300)
+def design_figure8_family(ctx: Ctx) -> None:
+    """Seeded schedules of Figure 8's family on dledger-0.3.1.2 (leaders write to a minority and crash,
+    members restart): every invariant at every event; then, healed, a write commits within 8 s, and
+    another with two of five members down."""
+    c = ctx.keep(Cluster.dledger(nodes=5, seed=ctx.seed, profile=DESIGN_PROFILE, config=SHORT_TIMERS,
+                                 checkers=[DLedgerViolations()], raise_on_violation=False, latency="uniform:1:3"))
+    try:
+        report = run_figure8_family(c, rounds=FAMILY_ROUNDS)
+    except RocketlabError as e:
+        raise AssertionError(f"the group could not commit its first write: {e}") from None
+    no_violations(c)
+    expect(report.final_committed, "once the group healed, or with three of five members up, a write did not "
+                                   "commit within 8 s: your rule must still commit once a majority is up")
+    expect(not report.missing, f"acknowledged writes missing from a member's log: {report.missing}")
+
+
+@graded("lab04.commit_rule", points=2, seeds=range(3), name="majority_up")
+def design_majority_up(ctx: Ctx) -> None:
+    """Liveness: with two of five members down, a write commits within 2 s, also right after a leader
+    that held uncommitted entries of its term crashed."""
+    c = ctx.keep(Cluster.dledger(nodes=5, seed=ctx.seed, profile=DESIGN_PROFILE, config=SHORT_TIMERS,
+                                 checkers=[DLedgerViolations()], raise_on_violation=False, latency="uniform:1:3"))
+    leader = wait_settled(c, timeout_ms=5_000)
+    try:
+        commit(c, b"first", timeout_ms=5_000)
+    except RocketlabError:
+        raise AssertionError("five members up, a write did not commit within 5 s") from None
+    mate = random.Random(ctx.seed).choice([n for n in c.node_ids if n != leader])
+    c.partition([leader, mate], [n for n in c.node_ids if n not in (leader, mate)])
+    for i in range(3):
+        append_nowait(c, leader, b"minority-%d" % i)
+    c.run_for(100)
+    c.crash(leader)
+    c.heal()
+    other = next(n for n in c.node_ids if n not in (leader, mate))
+    c.crash(other)
+    start = c.now_ms
+    try:
+        wait_settled(c, timeout_ms=5_000)
+        commit(c, b"majority", timeout_ms=2_000)
+    except RocketlabError:
+        raise AssertionError(f"{leader} and {other} down (three of five up, {mate} holding {leader}'s uncommitted "
+                             f"entries): no write committed within 2 s of a new leader ({c.now_ms - start} ms)") from None
+    no_violations(c)
+

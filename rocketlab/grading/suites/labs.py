@@ -15,10 +15,15 @@ from __future__ import annotations
 from rocketlab.analysis.lost import ACKED_BUT_LOST_PLUG, acked_but_lost
 from rocketlab.broker.dledger_commit_log import PHY_OFFSET_PLUG, WHICH_LOG_PLUG, phy_offset, which_log
 from rocketlab.controller.elect_policy import ELECT_MASTER_PLUG, elect_master
-from rocketlab.dledger.elector_decisions import decide_vote, parse_vote_result
+from rocketlab.dledger.elector_decisions import decide_heart_beat, decide_vote, parse_vote_result
 from rocketlab.dledger.entry_dispatcher import DECIDE_COMPARE_PLUG, decide_compare
-from rocketlab.dledger.entry_pusher import QUORUM_INDEX_PLUG, quorum_index
-from rocketlab.dledger.leader_elector import HANDLE_VOTE_PLUG, PARSE_VOTE_RESULT_PLUG
+from rocketlab.dledger.entry_pusher import (
+    COMMIT_RULE_PLUG,
+    QUORUM_INDEX_PLUG,
+    quorum_index,
+    safe_commit_index,
+)
+from rocketlab.dledger.leader_elector import HANDLE_HEART_BEAT_PLUG, HANDLE_VOTE_PLUG, PARSE_VOTE_RESULT_PLUG
 from rocketlab.grading.registry import Exercise, Lab, register_lab
 from rocketlab.grading.suites import lab01, lab02, lab03, lab04, lab05, lab06, lab07
 from rocketlab.ha.epoch_file_cache import FIND_CONSISTENT_POINT_PLUG, find_consistent_point
@@ -52,12 +57,17 @@ LABS: tuple[Lab, ...] = (
                  "DLedgerLeaderElector.handle_vote", decide_vote),
         Exercise(PARSE_VOTE_RESULT_PLUG, "parse_vote_result", "DLedgerLeaderElector.maintainAsCandidate",
                  "DLedgerLeaderElector.finish_vote_round", parse_vote_result),
+        Exercise(HANDLE_HEART_BEAT_PLUG, "handle_heart_beat",
+                 "DLedgerLeaderElector.handleHeartBeat (a planted bug to find and fix)",
+                 "DLedgerLeaderElector.handle_heart_beat", decide_heart_beat),
     )),
     Lab("lab04", "DLedger's log replication", "lab04_dledger_replication.py", "04_dledger_replication.ipynb", lab04, (
         Exercise(QUORUM_INDEX_PLUG, "quorum_index", "DLedgerEntryPusher.QuorumAckChecker.doWork",
                  "QuorumAckChecker.do_work", quorum_index),
         Exercise(DECIDE_COMPARE_PLUG, "decide_compare", "DLedgerEntryPusher.EntryDispatcher.doCompare",
                  "EntryDispatcher: each COMPARE answer", decide_compare),
+        Exercise(COMMIT_RULE_PLUG, "commit_rule", "DLedgerEntryPusher.QuorumAckChecker.doWork (made safe: design)",
+                 "QuorumAckChecker.quorum_index, on every profile, in place of quorum_index", safe_commit_index),
     )),
     Lab("lab05", "RocketMQ on DLedger", "lab05_rocketmq_on_dledger.py", "05_rocketmq_on_dledger.ipynb", lab05, (
         Exercise(PHY_OFFSET_PLUG, "phy_offset", "DLedgerCommitLog.appendHook / asyncPutMessage",

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from rocketlab.dledger.elector_decisions import (
+    HeartBeatDecision,
+    HeartBeatEffect,
     NextVote,
     VoteDecision,
     VoteEffect,
     VoteRoundDecision,
     is_quorum,
 )
-from rocketlab.dledger.protocol import ParseResult, VoteResult
+from rocketlab.dledger.protocol import DLedgerResponseCode, ParseResult, VoteResult
 
 
 def handle_vote(view, request, is_self):
@@ -52,3 +54,21 @@ def parse_vote_result(tally, term, peer_size):
     if is_quorum(tally.accepted_num + tally.not_ready_term_num, peer_size):
         return VoteRoundDecision(6, ParseResult.REVOTE_IMMEDIATELY, NextVote.UNCHANGED)
     return VoteRoundDecision(7, ParseResult.WAIT_TO_VOTE_NEXT, NextVote.DEFAULT)
+
+
+def handle_heart_beat(self_id, peers, curr_term, leader_id, request_term, request_leader_id):
+    """The planted handleHeartBeat, fixed: rows 4 and 6 were merged, so a member without a leader refreshed
+    its timer but never became the sender's follower."""
+    if request_leader_id not in peers:
+        return HeartBeatDecision(1, DLedgerResponseCode.UNKNOWN_MEMBER, curr_term)
+    if request_leader_id == self_id:
+        return HeartBeatDecision(2, DLedgerResponseCode.UNEXPECTED_MEMBER, curr_term)
+    if request_term < curr_term:
+        return HeartBeatDecision(3, DLedgerResponseCode.EXPIRED_TERM, curr_term)
+    if request_term == curr_term:
+        if request_leader_id == leader_id:
+            return HeartBeatDecision(4, DLedgerResponseCode.SUCCESS, -1, HeartBeatEffect.REFRESH)
+        if leader_id is None:  # the fix: a member without a leader follows the heartbeat's sender
+            return HeartBeatDecision(6, DLedgerResponseCode.SUCCESS, -1, HeartBeatEffect.BECOME_FOLLOWER)
+        return HeartBeatDecision(8, DLedgerResponseCode.INCONSISTENT_LEADER, -1)
+    return HeartBeatDecision(9, DLedgerResponseCode.TERM_NOT_READY, -1, HeartBeatEffect.STEP_DOWN)

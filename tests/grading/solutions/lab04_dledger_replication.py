@@ -10,8 +10,20 @@ def quorum_index(water_marks, term, committed_index, commit_only_current_term, t
     marks = sorted(water_marks.values(), reverse=True)
     index = marks[len(marks) // 2]
     if commit_only_current_term and index > committed_index and term_of(index) != term:
-        return committed_index
+        return committed_index  # the rule of commit_rule below, for the quorum index
     return index
+
+
+def commit_rule(water_marks, term, committed_index, term_of):
+    """The highest index a majority holds whose entry is of the leader's own term; older entries below it
+    commit with it (log matching), never by counting their own replicas (Raft's Figure 8)."""
+    majority = len(water_marks) // 2 + 1
+    for index in sorted(set(water_marks.values()), reverse=True):
+        if index <= committed_index:
+            break
+        if sum(m >= index for m in water_marks.values()) >= majority and term_of(index) == term:
+            return index
+    return committed_index
 
 
 def decide_compare(compare_index, code, f_begin, f_end, l_begin, l_end):
@@ -33,3 +45,4 @@ def decide_compare(compare_index, code, f_begin, f_end, l_begin, l_end):
     if truncate is not None:
         return CompareDecision(rule, "truncate", truncate)
     return CompareDecision(rule, "compare", compare_index)
+
