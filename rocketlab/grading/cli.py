@@ -1,13 +1,15 @@
 """``rocketlab grade``: grade a lab's exercises, one submission or a directory of them.
 
 Exit codes: 0 every test passed (bulk mode: every submission was graded and the summary written);
-1 some test failed (bulk mode: some entry could not be graded; the summary says why); 2 bad usage (unknown lab or test, missing file), with one line on stderr.
+1 some test failed (bulk mode: some entry could not be graded; the summary says why); 2 bad usage (unknown lab or test, missing file), with one line on stderr;
+3 the grader failed (its sandbox could not be set up): no score, one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.results import write_results, write_summary_csv, write_ungraded
 from rocketlab.grading.runner import GradeReport, TestResult, grade
+from rocketlab.grading.sandbox import SandboxSetupError
 from rocketlab.grading.sandbox_static import similarity
 
 
@@ -85,9 +88,14 @@ def run_grade(args: argparse.Namespace) -> int:
                                  "DIR` makes one), or pass --submission FILE")
     if args.json:
         writable_file(Path(args.json), "--json")
-    report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
-                   tests_dir=args.tests, time_limit_s=args.time_limit, progress=lambda lab, t: print(_line(lab, t), flush=True),
-                   hide=[args.json, Path(args.json).resolve().parent] if args.json else None)
+    try:
+        report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
+                       tests_dir=args.tests, time_limit_s=args.time_limit,
+                       progress=lambda lab, t: print(_line(lab, t), flush=True),
+                       hide=[args.json, Path(args.json).resolve().parent] if args.json else None)
+    except SandboxSetupError as e:  # the grader's failure: no score, not a 0
+        print(f"rocketlab: {e}", file=sys.stderr)
+        return 3
     _print_report(report)
     if args.json:
         print(f"results: {write_results(report, args.json)}")

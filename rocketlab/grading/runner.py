@@ -29,6 +29,7 @@ from typing import Any
 
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
+from rocketlab.grading.sandbox import SandboxSetupError
 
 IMPORT_TIME_LIMIT_S = 30.0
 
@@ -240,9 +241,18 @@ def _selected(lab: str, only: list[str] | None, tests_dir: str | Path | None,
     return tests
 
 
+def _grader_failed(event: dict[str, Any] | None) -> None:
+    """Raise SandboxSetupError for the judge's ``grader_error``: a failure of the grader is an error of the
+    run (no score), never a 0 for the submission."""
+    if event is not None and event.get("event") == "grader_error":
+        reason = str(event.get("message", "")).removeprefix(SandboxSetupError.PREFIX)
+        raise SandboxSetupError(reason[:2000])
+
+
 def _import_failure(worker: _Worker, limit_s: float) -> str | None:
     """None once the judge is ready (the submission imported), else why every test fails."""
     first = worker.next_event(time.monotonic() + limit_s)
+    _grader_failed(first)
     if first is not None and first.get("event") == "ready":
         return None
     if first is None:
@@ -262,6 +272,7 @@ def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callabl
     while todo:
         test = todo[0]
         event = worker.next_event(time.monotonic() + 30)
+        _grader_failed(event)
         if event is None or event.get("event") != "start" or event.get("test") != test.name:
             todo.pop(0)
             record(_failed(test, "the grader's judge process went out of step before this test "
@@ -270,6 +281,7 @@ def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callabl
         t0 = time.monotonic()
         limit = test.time_limit_s if time_limit_s is None else min(test.time_limit_s, time_limit_s)
         event = worker.next_event(t0 + limit)
+        _grader_failed(event)
         todo.pop(0)
         if event is None or event.get("event") != "result" or event.get("test") != test.name:
             record(_failed(test, _lost_why(worker, event, limit), duration=time.monotonic() - t0))

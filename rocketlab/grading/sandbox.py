@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import rocketlab
+from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data, kit_type
 from rocketlab.grading.sandbox_confine import WORK
@@ -66,6 +67,17 @@ class SandboxError(Exception):
     def __init__(self, text: str, protocol: bool = False) -> None:
         super().__init__(text)
         self.text, self.protocol = text, protocol
+
+
+class SandboxSetupError(RocketlabError):
+    """The sandbox could not be set up (before any submission code ran): the grader's failure, never the
+    submission's. Its text is "the grader could not start its sandbox: REASON"."""
+
+    PREFIX = "the grader could not start its sandbox: "
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(self.PREFIX + reason)
+        self.reason = reason
 
 
 # ---------------------------------------------------------------------------------------- judge side
@@ -132,11 +144,23 @@ class Sandbox:
         self.callbacks: dict[int, Callable[..., Any]] = {}
         self.broken: str | None = None
         config = {"hide": sorted(set(hide or [])), "limits": limits or limits_for(lab), "isolated": self.isolated,
-                  "expose": sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve()),
-                                    str(Path(sys.executable).resolve().parent), str(kit_root()),
-                                    *_java_dirs()}),
-                  "lab": lab}
-        self._send(config)
+                  "expose": exposed_paths(hide or []), "lab": lab}
+        self._ready(config)
+
+    def _ready(self, config: dict[str, Any]) -> None:
+        """Send the configuration and wait for the sandbox to say it is confined (SandboxSetupError if not)."""
+        try:
+            self._send(config)
+            said = self._receive()
+        except SandboxError:
+            code = self.proc.poll()
+            printed, _ = self.take_output()
+            self.stop()
+            tail = printed.strip().splitlines()[-1][:300] if printed.strip() else "it printed nothing"
+            raise SandboxSetupError(f"its process ended (exit code {code}) before it was ready: {tail}") from None
+        if said.get("confined") is not True:
+            self.stop()
+            raise SandboxSetupError(str(said.get("setup_error") or f"it said {str(said)[:200]}"))
 
     # ------------------------------------------------------------------ channel
     def _send(self, message: dict[str, Any]) -> None:
@@ -338,6 +362,24 @@ class Sandbox:
                 os.close(fd)
             except OSError:
                 pass
+
+
+def exposed_paths(hide: list[str]) -> list[str]:
+    """The directories the sandbox's user must reach: the interpreter (its prefix, its base prefix - a
+    pyenv or conda Python under a venv - and its own directory), the kit, Java, and every directory on
+    ``sys.path`` (a ``.pth`` file's), except the current directory and what lies in, or holds, a path to
+    hide."""
+    hidden = [Path(h).resolve() for h in hide]
+    here = Path.cwd().resolve()
+    fixed = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve().parent,
+             kit_root(), *(Path(j) for j in _java_dirs())}
+    extra = set()
+    for entry in sys.path:
+        p = Path(entry).resolve() if entry else here
+        if p != here and p.is_dir() and p != Path("/") and not any(
+                h == p or h.is_relative_to(p) or p.is_relative_to(h) for h in hidden):
+            extra.add(p)
+    return sorted(str(p) for p in fixed | extra if p.is_dir())
 
 
 def _java_dirs() -> list[str]:

@@ -2,7 +2,8 @@
 
 Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -m rocketlab.grading.sandbox_child
 READ_FD WRITE_FD`` (inside ``unshare``'s namespaces where it can make them). It reads its configuration
-(one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`), then answers one
+(one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`) and says so
+(``{"confined": true}``, or ``{"setup_error": why}``: the grader's failure, not the submission's), then answers one
 request a line - ``load`` (the submission's source), ``call``, ``new``, ``method`` - with one reply a
 line: ``{"value": ...}`` (:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in
 the learner's terms). A function argument of the judge's is called back across the same pipe. The
@@ -27,7 +28,7 @@ from typing import Any
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox import MAX_TEXT
 from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data
-from rocketlab.grading.sandbox_confine import confine
+from rocketlab.grading.sandbox_confine import SetupError, confine
 
 OPS = ("load", "call", "new", "method")
 """The requests the judge sends."""
@@ -195,7 +196,12 @@ def main(argv: list[str]) -> int:
     child = _Child(int(argv[0]), int(argv[1]))
     config = child.readline()
     child.lab = str(config.get("lab", ""))
-    confine(config)
+    try:
+        confine(config)
+    except (SetupError, OSError) as e:  # the grader's failure: said as such, before any submission code runs
+        child.send({"setup_error": str(e) or type(e).__name__})
+        return 1
+    child.send({"confined": True})
     sys.stdout = _Passthrough(1)  # type: ignore[assignment]
     sys.stderr = _Passthrough(2)  # type: ignore[assignment]
     # the kit's own log (a store's recovery warnings, when a submission drives kit classes) is not the
