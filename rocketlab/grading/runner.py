@@ -17,6 +17,7 @@ import math
 import os
 import re
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -96,14 +97,16 @@ class GradeReport:
 
 
 def _replay_lines(test: registry.GradedTest, seed: int, submission: str | None, lab: str) -> tuple[str, str]:
-    """The command and the notebook line that replay a failure: the learner's own file by its name only
-    (never the grader's paths); the lab's exercise file is the default, so it is left out."""
-    name = None if submission is None else Path(submission).name
-    if name == registry.LABS[lab].exercise_file:
-        sub, where = "", ""
-    else:
-        sub = f" --submission {name}" if name else " --reference"
-        where = f", submission={name!r}" if name else ", reference=True"
+    """The command and the notebook line that replay a failure. The learner's file is named whenever the
+    default (the workspace's ``labs/exercises/`` file, seen from here) would be another file: relative to
+    the current directory when it lies under it, else by its name only (never the grader's paths)."""
+    sub = where = ""
+    if submission is None:
+        sub, where = " --reference", ", reference=True"
+    elif Path(submission).resolve() != registry.exercise_file(lab).resolve():
+        path, here = Path(submission).resolve(), Path.cwd().resolve()
+        shown = str(path.relative_to(here)) if path.is_relative_to(here) else path.name
+        sub, where = f" --submission {shlex.quote(shown)}", f", submission={shown!r}"
     command = f"rocketlab grade {lab} --only {test.name} --seed {seed}{sub}"
     viewer = (f"from rocketlab.grading import replay; from rocketlab.viz import ClusterView; "
               f"ClusterView(replay({test.name!r}, seed={seed}{where}))")
