@@ -142,6 +142,7 @@ class Sandbox:
         self.poller.register(self.from_child, select.POLLIN)
         self.poller.register(self.output_fd, select.POLLIN)
         self.callbacks: dict[int, Callable[..., Any]] = {}
+        self.expected = 0  # the length of the batch in flight (map)
         self.broken: str | None = None
         config = {"hide": sorted(set(hide or [])), "limits": limits or limits_for(lab), "isolated": self.isolated,
                   "expose": exposed_paths(hide or []), "lab": lab}
@@ -238,8 +239,10 @@ class Sandbox:
             raise SandboxError(f"garbage on the grader's channel: {line[:80]!r}", protocol=True)
         return message
 
-    def request(self, message: dict[str, Any]) -> Any:
-        """Send one request; answer callbacks until its reply; the reply's value, decoded."""
+    def request(self, message: dict[str, Any], batch: int = -1) -> Any:
+        """Send one request; answer callbacks until its reply; the reply's value, decoded (a ``map``'s:
+        ``batch`` answers)."""
+        self.expected = batch
         if self.broken:
             raise SandboxError(self.broken, protocol=True)
         try:
@@ -258,6 +261,8 @@ class Sandbox:
                 continue
             if "raise" in reply:
                 self._raise(reply["raise"])
+            if "values" in reply:
+                return self._outcomes(reply["values"])
             if "value" not in reply:
                 raise SandboxError(f"garbage on the grader's channel: {str(reply)[:80]}", protocol=True)
             try:
@@ -282,11 +287,15 @@ class Sandbox:
         self._send(reply)
 
     def _raise(self, info: Any) -> None:
+        raise self._exception(info)
+
+    def _exception(self, info: Any) -> Exception:
+        """The exception an error crossing from the sandbox stands for (a kit class's own, rebuilt)."""
         if type(info) is not dict:
             raise SandboxError("garbage on the grader's channel: a malformed error", protocol=True)
         text = str(info.get("text", ""))[:MAX_TEXT + 400]
         if info.get("not_implemented") is True:
-            raise NotImplementedError(text)
+            return NotImplementedError(text)
         kit = info.get("kit_class")
         if isinstance(kit, str):
             try:
@@ -299,10 +308,30 @@ class Sandbox:
                 except Exception:  # noqa: BLE001 - a kit exception with another constructor
                     err = None
                 if err is not None:
-                    raise err
-        raise SandboxError(text)
+                    return err
+        return SandboxError(text)
+
+    def _outcomes(self, values: Any) -> list[tuple[bool, Any]]:
+        """A batch's answers (``map``): (True, value) or (False, the exception), one per call, in order."""
+        if type(values) is not list or len(values) != self.expected:
+            raise SandboxError("garbage on the grader's channel: a batch of the wrong length", protocol=True)
+        out: list[tuple[bool, Any]] = []
+        for item in values:
+            if type(item) is not dict or ("value" in item) == ("raise" in item):
+                raise SandboxError("garbage on the grader's channel: a malformed answer in a batch", protocol=True)
+            if "raise" in item:
+                out.append((False, self._exception(item["raise"])))
+                continue
+            try:
+                out.append((True, decode(item["value"], frame_of=self._frame_of)))
+            except CodecError as e:
+                out.append((False, SandboxError(f"your function returned something the grader cannot read: {e}")))
+        return out
 
     def _register(self, fn: Callable[..., Any]) -> int:
+        for handle, known in self.callbacks.items():  # one handle per function (a batch passes it per call)
+            if known is fn:
+                return handle
         handle = len(self.callbacks) + 1
         self.callbacks[handle] = fn
         return handle
@@ -316,7 +345,7 @@ class Sandbox:
 
     def _encode_args(self, args: tuple[Any, ...]) -> Any:
         try:
-            return encode(list(args), callables=self._register, frames=frame_to_data)
+            return encode(list(args), callables=self._register, frames=frame_to_data, memo={})
         except CodecError as e:
             raise SandboxError(f"the grader could not pass an argument: {e}") from None
 
@@ -328,6 +357,12 @@ class Sandbox:
     def call(self, attribute: str, args: tuple[Any, ...]) -> Any:
         self.callbacks.clear()
         return self.request({"op": "call", "attr": attribute, "args": self._encode_args(args)})
+
+    def map(self, attribute: str, calls: list[tuple[Any, ...]]) -> list[tuple[bool, Any]]:
+        """``attribute`` called once per argument tuple of ``calls`` in one crossing: (True, value) or
+        (False, exception) per call (a table's cases)."""
+        self.callbacks.clear()
+        return self.request({"op": "map", "attr": attribute, "calls": self._encode_args(tuple(calls))}, len(calls))
 
     def new(self, attribute: str, args: tuple[Any, ...]) -> int:
         self.callbacks.clear()
@@ -415,6 +450,10 @@ class RemoteFunction:
 
     def __call__(self, *args: Any) -> Any:
         return self._sandbox.call(self._attribute, args)
+
+    def map(self, calls: list[tuple[Any, ...]]) -> list[tuple[bool, Any]]:
+        """Many calls in one crossing (a table's cases): (True, value) or (False, exception) each."""
+        return self._sandbox.map(self._attribute, calls)
 
     def __repr__(self) -> str:
         return f"<your {self._attribute}>"

@@ -4,9 +4,10 @@ Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -m rocketlab.
 READ_FD WRITE_FD`` (inside ``unshare``'s namespaces where it can make them). It reads its configuration
 (one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`) and says so
 (``{"confined": true}``, or ``{"setup_error": why}``: the grader's failure, not the submission's), then answers one
-request a line - ``load`` (the submission's source), ``call``, ``new``, ``method`` - with one reply a
-line: ``{"value": ...}`` (:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in
-the learner's terms). A function argument of the judge's is called back across the same pipe. The
+request a line - ``load`` (the submission's source), ``call``, ``map`` (one function on many argument
+lists: a table's cases in one crossing), ``new``, ``method`` - with one reply a line: ``{"value": ...}``
+(:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in the learner's terms), or
+for ``map`` ``{"values": [...]}``, one of those per call. A function argument of the judge's is called back across the same pipe. The
 channel's writer and encoder are bound before the submission runs, so code that patches ``os.write`` or
 ``json.dumps`` cannot change what crosses. rocketlab's own addition.
 """
@@ -30,7 +31,7 @@ from rocketlab.grading.sandbox import MAX_TEXT
 from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data
 from rocketlab.grading.sandbox_confine import SetupError, confine
 
-OPS = ("load", "call", "new", "method")
+OPS = ("load", "call", "map", "new", "method")
 """The requests the judge sends."""
 
 
@@ -84,6 +85,13 @@ def _describe(value: Any) -> dict[str, Any]:
         except (TypeError, ValueError):
             params = None
     return {"kind": kind, "params": params}
+
+
+class Batch:
+    """A ``map`` request's answers, each already encoded (``{"value": ...}`` or ``{"raise": ...}``)."""
+
+    def __init__(self, answers: list[dict[str, Any]]) -> None:
+        self.answers = answers
 
 
 class _Child:
@@ -148,12 +156,29 @@ class _Child:
         vars(sys.modules["submission"]).update(self.module_globals)
         return {k: _describe(v) for k, v in self.module_globals.items() if not k.startswith("__")}
 
+    def map(self, message: dict[str, Any]) -> Batch:
+        """One call per argument list of ``message["calls"]``: each answer, or the error it raised."""
+        fn = self.module_globals[message["attr"]]
+        calls = decode(message["calls"], callable_of=self.remote_callable,
+                       frame_of=lambda d: data_to_frame(self.spark(), d))
+        out = []
+        for args in calls:
+            try:
+                out.append({"value": encode(fn(*args), frames=frame_to_data)})
+            except SystemExit as e:
+                out.append({"raise": {"text": f"your code called sys.exit({e.code!r})"}})
+            except BaseException as e:  # noqa: BLE001 - the learner's code raised: that call's answer
+                out.append({"raise": _error_info(e, self.filename)})
+        return Batch(out)
+
     def handle(self, op: Any, message: dict[str, Any]) -> Any:
         """One request's value (SystemExit for an unknown one)."""
         if op == "load":
             return self.load(message)
         if op == "call":
             return self.module_globals[message["attr"]](*self.args_of(message))
+        if op == "map":
+            return self.map(message)
         if op == "new":
             obj = self.module_globals[message["attr"]](*self.args_of(message))
             handle = len(self.handles) + 1
@@ -169,9 +194,12 @@ class _Child:
             message = self.readline()
             op = message.get("op")
             try:
-                out = encode(self.handle(op, message), frames=frame_to_data)
+                value = self.handle(op, message)
                 sys.stdout.flush()
-                self.send({"value": out})
+                if isinstance(value, Batch):
+                    self.send({"values": value.answers})
+                else:
+                    self.send({"value": encode(value, frames=frame_to_data)})
             except SystemExit as e:
                 if op is None or op not in OPS:
                     raise

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
+import functools
 import importlib
 import math
 import sys
@@ -59,24 +60,42 @@ def _kit_class(cls: type) -> bool:
     return (mod == "rocketlab" or mod.startswith("rocketlab.")) and not mod.startswith(_FORBIDDEN)
 
 
+_constants: dict[str, tuple[int, dict[int, str]]] = {}
+"""Per kit module: (the size of its namespace when indexed, id of each module-level value -> its name)."""
+
+
 def _module_constant(value: Any) -> str | None:
-    """``module:name`` when ``value`` is a module-level constant of a kit module (``NEED_DATA``)."""
+    """``module:name`` when ``value`` is a module-level constant of a kit module (``NEED_DATA``). Each
+    module's values are indexed once (again when its namespace changes size): a table of thousands of
+    kit objects does not scan the module once per object."""
     mod = sys.modules.get(type(value).__module__)
     if mod is None or not _kit_class(type(value)):
         return None
-    for name, v in vars(mod).items():
-        if v is value and not name.startswith("__"):
-            return f"{mod.__name__}:{name}"
-    return None
+    space = vars(mod)
+    size, index = _constants.get(mod.__name__, (-1, {}))
+    if size != len(space):
+        index = {}
+        for name, v in space.items():
+            if not name.startswith("__"):
+                index.setdefault(id(v), name)
+        _constants[mod.__name__] = (len(space), index)
+    name = index.get(id(value))
+    return f"{mod.__name__}:{name}" if name is not None and space.get(name) is value else None
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None = None,
-           frames: Callable[[Any], Any] | None = None, depth: int = 0) -> Any:
+           frames: Callable[[Any], Any] | None = None, depth: int = 0, memo: dict[int, Any] | None = None) -> Any:
     """``value`` as JSON-able data. ``callables`` registers a function argument and returns its handle;
-    ``frames`` turns a Spark DataFrame into data (lab 07)."""
+    ``frames`` turns a Spark DataFrame into data (lab 07); ``memo`` (the judge's, for one batch) encodes each
+    frozen kit data class object once however often it recurs (a table's voter state, case after case)."""
     if depth > MAX_DEPTH:
         raise CodecError("a value nested more than 40 levels deep")
-    kw = {"callables": callables, "frames": frames, "depth": depth + 1}
+    kw = {"callables": callables, "frames": frames, "depth": depth + 1, "memo": memo}
     t = type(value)
     if value is None or t in (bool, str):
         return value
@@ -114,8 +133,12 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
     if const is not None:
         return {"$const": const}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: encode(getattr(value, f.name), **kw) for f in dataclasses.fields(value)}
+        if memo is not None and id(value) in memo and memo[id(value)][0] is value:
+            return memo[id(value)][1]
+        fields = {name: encode(getattr(value, name), **kw) for name in _field_names(t)}
         if _kit_class(t):
+            if memo is not None and t.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+                memo[id(value)] = (value, {"$dc": _qualified(t), "f": fields})
             return {"$dc": _qualified(t), "f": fields}
         return {"$obj": t.__name__, "f": fields}
     if isinstance(value, tuple):  # a namedtuple
@@ -141,6 +164,12 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
 def kit_type(name: Any) -> type:
     if not isinstance(name, str) or ":" not in name:
         raise CodecError(f"bad class name {str(name)[:80]!r}")
+    return _kit_type(name)
+
+
+@functools.lru_cache(maxsize=512)
+def _kit_type(name: str) -> type:
+    """The kit class named ``module:qualname`` (cached: only names that resolve are kept)."""
     module, qual = name.split(":", 1)
     if not (module == "rocketlab" or module.startswith("rocketlab.")) or module.startswith(_FORBIDDEN):
         raise CodecError(f"{name[:80]} is not one of the kit's data classes")
@@ -241,7 +270,7 @@ def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
         if not dataclasses.is_dataclass(cls):
             raise CodecError(f"{data['$dc']} is not a data class")
         fields = {str(k): decode(v, **kw) for k, v in _dict(data["f"]).items()}
-        known = {f.name: f for f in dataclasses.fields(cls)}
+        known = _fields_of(cls)
         if set(fields) != set(known):
             raise CodecError(f"{data['$dc']}: fields {sorted(fields)} are not {sorted(known)}")
         obj = cls(**{k: v for k, v in fields.items() if known[k].init})
@@ -263,6 +292,11 @@ def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
             object.__setattr__(obj, str(k), decode(v, **kw))
         return obj
     return _UNKNOWN
+
+
+@functools.cache
+def _fields_of(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    return {f.name: f for f in dataclasses.fields(cls)}
 
 
 def _list(v: Any) -> list[Any]:

@@ -13,7 +13,7 @@ import struct
 
 from rocketlab.errors import RemoteProtocolError
 from rocketlab.grading.registry import Ctx, graded
-from rocketlab.grading.suites._common import compare_table, expect
+from rocketlab.grading.suites._common import Calls, compare_table, expect
 from rocketlab.ha.group_transfer import decide_wait_transfer
 from rocketlab.ha.wire import NEED_DATA, encode_transfer
 from rocketlab.sim.cluster import Cluster
@@ -207,7 +207,7 @@ def transfer_cases() -> list[tuple[int, int, int, int, list[int], int]]:
 def transfer_table(ctx: Ctx) -> None:
     """doWaitTransfer for one put: 4.x (ack_nums 1) and 5.x counts (2, 3), before, at and after the
     deadline, acks below, at and beyond the put's end."""
-    compare_table(transfer_cases(), lambda c: ctx.impl(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+    compare_table(transfer_cases(), Calls(ctx.impl, lambda c: (c[0], c[1], c[2], c[3], list(c[4]), c[5])),
                   lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
                              f"push2_slave_max_offset={c[3]}, slave_acks={c[4]}, now_ms={c[5]})"))
@@ -229,7 +229,7 @@ def any_transfer_cases(seed: int = 11, count: int = 4000) -> list[tuple[int, int
 @graded("lab01.decide_wait_transfer", points=2)
 def any_transfer(ctx: Ctx) -> None:
     """4,000 seeded draws: 1 to 4 acks needed from 0 to 4 slaves, offsets and clocks at every boundary."""
-    compare_table(any_transfer_cases(), lambda c: ctx.impl(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+    compare_table(any_transfer_cases(), Calls(ctx.impl, lambda c: (c[0], c[1], c[2], c[3], list(c[4]), c[5])),
                   lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
                              f"push2_slave_max_offset={c[3]}, slave_acks={c[4]}, now_ms={c[5]})"))

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from rocketlab.grading.registry import Ctx, graded, learner_terms
-from rocketlab.grading.suites._common import compare_table, expect, scratch_dir
+from rocketlab.grading.suites._common import Calls, compare_table, expect, scratch_dir
 from rocketlab.scenarios.commitlog_store import TickClock, queue_messages, record_fields
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.commit_log import is_end_of_file
@@ -204,7 +204,7 @@ def eof_cases() -> list[tuple[int, int, int]]:
 def eof_table(ctx: Ctx) -> None:
     """Does a record fit? Every length and position of a 100-byte file (and many of a 4 KiB one),
     including a record that leaves exactly 8 bytes (it fits) and 7 (it does not)."""
-    compare_table(eof_cases(), lambda c: bool(ctx.impl(*c)), lambda c: is_end_of_file(*c),
+    compare_table(eof_cases(), Calls(ctx.impl, post=bool), lambda c: is_end_of_file(*c),
                   lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
                   why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
 
@@ -246,7 +246,7 @@ def any_position(ctx: Ctx) -> None:
         left = size - pos
         length = max(0, rng.choice((left - 8, left - 7, left - 9, left, rng.randrange(size + 2))))
         cases.append((length, pos, size))
-    compare_table(cases, lambda c: bool(ctx.impl(*c)), lambda c: is_end_of_file(*c),
+    compare_table(cases, Calls(ctx.impl, post=bool), lambda c: is_end_of_file(*c),
                   lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
                   why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
 
@@ -256,7 +256,7 @@ def any_position(ctx: Ctx) -> None:
 def unit_table(ctx: Ctx) -> None:
     """The file and position of units 0..999 with files of 16, 1 and 300,000 units."""
     cases = [(i, size) for size in (20 * 16, 20, 20 * 300_000) for i in range(1000)] + [(10**9, 20 * 300_000)]
-    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: unit_position(*c),
+    compare_table(cases, Calls(ctx.impl, post=tuple), lambda c: unit_position(*c),
                   lambda c: f"unit_position(index={c[0]}, mapped_file_size={c[1]})")
 
 
@@ -291,7 +291,7 @@ def any_unit(ctx: Ctx) -> None:
         units = rng.choice((1, 2, 16, 300_000, rng.randrange(1, 10_000)))
         index = max(0, rng.choice((rng.randrange(2**40), rng.randrange(50) * units + rng.randrange(-1, 2))))
         cases.append((index, units * 20))
-    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: unit_position(*c),
+    compare_table(cases, Calls(ctx.impl, post=tuple), lambda c: unit_position(*c),
                   lambda c: f"unit_position(index={c[0]}, mapped_file_size={c[1]})")
 
 
@@ -302,7 +302,7 @@ def index_table(ctx: Ctx) -> None:
     rng = random.Random(5)
     cases = [(rng.randrange(2**31), slots, count) for slots in (1, 16, 5_000_000) for count in (1, 2, 63, 1000)
              for _ in range(40)] + [(0, 16, 1), (15, 16, 1), (16, 16, 1), (2**31 - 1, 5_000_000, 20_000_000)]
-    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: index_positions(*c),
+    compare_table(cases, Calls(ctx.impl, post=tuple), lambda c: index_positions(*c),
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 
 
@@ -316,7 +316,7 @@ def any_slot(ctx: Ctx) -> None:
         slots = rng.choice((1, 2, 16, 500, 5_000_000))
         key = min(2**31 - 1, max(0, rng.choice((rng.randrange(2**31), rng.randrange(20) * slots + rng.randrange(-1, 2)))))
         cases.append((key, slots, rng.choice((1, 2, rng.randrange(1, 20_000_001)))))
-    compare_table(cases, lambda c: tuple(ctx.impl(*c)), lambda c: index_positions(*c),
+    compare_table(cases, Calls(ctx.impl, post=tuple), lambda c: index_positions(*c),
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 
 
