@@ -133,14 +133,7 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
     if const is not None:
         return {"$const": const}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        if memo is not None and id(value) in memo and memo[id(value)][0] is value:
-            return memo[id(value)][1]
-        fields = {name: encode(getattr(value, name), **kw) for name in _field_names(t)}
-        if _kit_class(t):
-            if memo is not None and t.__dataclass_params__.frozen:  # type: ignore[attr-defined]
-                memo[id(value)] = (value, {"$dc": _qualified(t), "f": fields})
-            return {"$dc": _qualified(t), "f": fields}
-        return {"$obj": t.__name__, "f": fields}
+        return _encode_dataclass(value, kw)
     if isinstance(value, tuple):  # a namedtuple
         if _kit_class(t):
             return {"$nt": _qualified(t), "v": [encode(v, **kw) for v in value]}
@@ -159,6 +152,20 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
         return {"$obj": t.__name__, "f": fields}
     raise CodecError(f"a {t.__name__} cannot cross to the grader (return plain values: numbers, strings, bytes, "
                      f"lists, tuples, dicts, or the kit's classes)")
+
+
+def _encode_dataclass(value: Any, kw: dict[str, Any]) -> Any:
+    """A data class object's fields; a frozen kit one once per ``memo`` (see :func:`encode`)."""
+    t, memo = type(value), kw["memo"]
+    if memo is not None and id(value) in memo and memo[id(value)][0] is value:
+        return memo[id(value)][1]
+    fields = {name: encode(getattr(value, name), **kw) for name in _field_names(t)}
+    if not _kit_class(t):
+        return {"$obj": t.__name__, "f": fields}
+    out = {"$dc": _qualified(t), "f": fields}
+    if memo is not None and t.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        memo[id(value)] = (value, out)
+    return out
 
 
 def kit_type(name: Any) -> type:
