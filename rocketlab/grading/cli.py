@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -41,7 +42,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--time-limit", type=float, metavar="S", help="at most S seconds per test (default: each test's own)")
     p.add_argument("--submissions", metavar="DIR", help="bulk mode: grade every submission in DIR")
     p.add_argument("--out", metavar="DIR", help="bulk mode: one results.json per submission and summary.csv")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="bulk mode: grade N submissions at once (default 1)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="bulk mode: grade N submissions at once (default: this machine's cores)")
     p.set_defaults(func=run_grade)
 
 
