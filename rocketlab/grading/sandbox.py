@@ -48,6 +48,7 @@ from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, e
 from rocketlab.grading.sandbox_confine import WORK
 
 MAX_LINE = 32 * 1024 * 1024  # one message on the channel
+DRAIN = -2  # Sandbox.expected while a drain is in flight
 MAX_TEXT = 2_000  # exception text kept
 OUTPUT_KEEP = 2_000  # printed characters kept per test
 GiB = 1024**3
@@ -263,6 +264,8 @@ class Sandbox:
                 self._raise(reply["raise"])
             if "values" in reply:
                 return self._outcomes(reply["values"])
+            if "drained" in reply and self.expected == DRAIN:
+                return self._drained(reply["drained"])
             if "value" not in reply:
                 raise SandboxError(f"garbage on the grader's channel: {str(reply)[:80]}", protocol=True)
             try:
@@ -363,6 +366,27 @@ class Sandbox:
         (False, exception) per call (a table's cases)."""
         self.callbacks.clear()
         return self.request({"op": "map", "attr": attribute, "calls": self._encode_args(tuple(calls))}, len(calls))
+
+    def drain(self, handle: int, feed: str, pull: str, chunks: list[Any], until: Any,
+              limit: int) -> tuple[list[list[Any]], Exception | None, bool]:
+        """A sans-IO object's reads in one crossing: per chunk ``feed(chunk)``, then ``pull()`` until it
+        returns ``until`` (at most ``limit`` times). What each chunk's pulls returned (``until`` left out),
+        the error that stopped it if any, and whether a chunk never reached ``until``."""
+        self.callbacks.clear()
+        return self.request({"op": "drain", "handle": handle, "feed": feed, "pull": pull, "limit": int(limit),
+                             "args": self._encode_args((chunks, until))}, DRAIN)
+
+    def _drained(self, data: Any) -> tuple[list[list[Any]], Exception | None, bool]:
+        if type(data) is not dict or type(data.get("pulled")) is not list:
+            raise SandboxError("garbage on the grader's channel: a malformed drain", protocol=True)
+        try:
+            pulled = [[decode(v) for v in chunk] if type(chunk) is list else None for chunk in data["pulled"]]
+        except CodecError as e:
+            return [], SandboxError(f"your function returned something the grader cannot read: {e}"), False
+        if any(chunk is None for chunk in pulled):
+            raise SandboxError("garbage on the grader's channel: a malformed drain", protocol=True)
+        error = self._exception(data["raise"]) if "raise" in data else None
+        return pulled, error, data.get("unfinished") is True
 
     def new(self, attribute: str, args: tuple[Any, ...]) -> int:
         self.callbacks.clear()
@@ -469,6 +493,11 @@ class RemoteInstance:
         if name.startswith("_"):
             raise AttributeError(name)
         return lambda *args: self._sandbox.method(self._handle, name, args)
+
+    def _drain(self, feed: str, pull: str, chunks: list[Any], until: Any,
+               limit: int) -> tuple[list[list[Any]], Exception | None, bool]:
+        """:meth:`Sandbox.drain` on this object (one crossing for a whole stream of reads)."""
+        return self._sandbox.drain(self._handle, feed, pull, chunks, until, limit)
 
 
 class RemoteClass:

@@ -5,7 +5,8 @@ READ_FD WRITE_FD`` (inside ``unshare``'s namespaces where it can make them). It 
 (one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`) and says so
 (``{"confined": true}``, or ``{"setup_error": why}``: the grader's failure, not the submission's), then answers one
 request a line - ``load`` (the submission's source), ``call``, ``map`` (one function on many argument
-lists: a table's cases in one crossing), ``new``, ``method`` - with one reply a line: ``{"value": ...}``
+lists: a table's cases in one crossing), ``new``, ``method``, ``drain`` (a parser's reads: feed each chunk,
+pull until a kit constant, in one crossing) - with one reply a line: ``{"value": ...}``
 (:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in the learner's terms), or
 for ``map`` ``{"values": [...]}``, one of those per call. A function argument of the judge's is called back across the same pipe. The
 channel's writer and encoder are bound before the submission runs, so code that patches ``os.write`` or
@@ -31,7 +32,7 @@ from rocketlab.grading.sandbox import MAX_TEXT
 from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data
 from rocketlab.grading.sandbox_confine import SetupError, confine
 
-OPS = ("load", "call", "map", "new", "method")
+OPS = ("load", "call", "map", "drain", "new", "method")
 """The requests the judge sends."""
 
 
@@ -88,10 +89,11 @@ def _describe(value: Any) -> dict[str, Any]:
 
 
 class Batch:
-    """A ``map`` request's answers, each already encoded (``{"value": ...}`` or ``{"raise": ...}``)."""
+    """A ``map`` request's answers, each already encoded (``{"value": ...}`` or ``{"raise": ...}``), or a
+    ``drain``'s reads (``drained``)."""
 
-    def __init__(self, answers: list[dict[str, Any]]) -> None:
-        self.answers = answers
+    def __init__(self, answers: list[dict[str, Any]], drained: dict[str, Any] | None = None) -> None:
+        self.answers, self.drained = answers, drained
 
 
 class _Child:
@@ -171,6 +173,33 @@ class _Child:
                 out.append({"raise": _error_info(e, self.filename)})
         return Batch(out)
 
+    def drain(self, message: dict[str, Any]) -> Batch:
+        """Per chunk: ``feed(chunk)``, then ``pull()`` until it returns ``until`` (a kit constant such as
+        NEED_DATA), at most ``limit`` times; every pulled value encoded; stops at the first error."""
+        obj = self.handles[message["handle"]]
+        feed, pull = getattr(obj, str(message["feed"])), getattr(obj, str(message["pull"]))
+        chunks, until = self.args_of(message)
+        pulled: list[list[Any]] = []
+        out: dict[str, Any] = {"pulled": pulled}
+        try:
+            for chunk in chunks:
+                feed(chunk)
+                got: list[Any] = []
+                pulled.append(got)
+                for _ in range(int(message["limit"])):
+                    value = pull()
+                    if value is until:
+                        break
+                    got.append(encode(value, frames=frame_to_data))
+                else:
+                    out["unfinished"] = True
+                    break
+        except SystemExit as e:
+            out["raise"] = {"text": f"your code called sys.exit({e.code!r})"}
+        except BaseException as e:  # noqa: BLE001 - the learner's code raised: it stops the drain there
+            out["raise"] = _error_info(e, self.filename)
+        return Batch([], drained=out)
+
     def handle(self, op: Any, message: dict[str, Any]) -> Any:
         """One request's value (SystemExit for an unknown one)."""
         if op == "load":
@@ -179,6 +208,8 @@ class _Child:
             return self.module_globals[message["attr"]](*self.args_of(message))
         if op == "map":
             return self.map(message)
+        if op == "drain":
+            return self.drain(message)
         if op == "new":
             obj = self.module_globals[message["attr"]](*self.args_of(message))
             handle = len(self.handles) + 1
@@ -196,7 +227,9 @@ class _Child:
             try:
                 value = self.handle(op, message)
                 sys.stdout.flush()
-                if isinstance(value, Batch):
+                if isinstance(value, Batch) and value.drained is not None:
+                    self.send({"drained": value.drained})
+                elif isinstance(value, Batch):
                     self.send({"values": value.answers})
                 else:
                     self.send({"value": encode(value, frames=frame_to_data)})

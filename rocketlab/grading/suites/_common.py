@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.grading.registry import learner_terms
+from rocketlab.grading.sandbox import RemoteInstance
 
 
 def _shown(value: Any) -> str:
@@ -100,6 +101,40 @@ def _single(call: Callable[[Any], Any], case: Any) -> tuple[Any, BaseException |
         return None, e
 
 
+def drain(parser: Any, chunks: list[Any], until: Any, *, feed: str = "receive_data", pull: str = "next_event",
+          limit: int = 10_000) -> list[list[Any]]:
+    """A sans-IO parser's reads: per chunk ``parser.feed(chunk)``, then ``parser.pull()`` until it returns
+    ``until`` (NEED_DATA); what each chunk's pulls returned. Across the sandbox one crossing for all the
+    chunks (a byte-at-a-time stream was thousands); an error the parser raised is raised here, and
+    AssertionError if a chunk never reaches ``until`` within ``limit`` pulls."""
+    if isinstance(parser, RemoteInstance):
+        pulled, error, unfinished = parser._drain(feed, pull, chunks, until, limit)
+    else:
+        pulled, error, unfinished = _drain_here(parser, feed, pull, chunks, until, limit)
+    if error is not None:
+        raise error
+    if unfinished:
+        raise AssertionError(f"{pull} never returned {until!r} ({limit:,} events from one read)")
+    return pulled
+
+
+def _drain_here(parser: Any, feed: str, pull: str, chunks: list[Any], until: Any,
+                limit: int) -> tuple[list[list[Any]], Exception | None, bool]:
+    pulled: list[list[Any]] = []
+    for chunk in chunks:
+        getattr(parser, feed)(chunk)
+        got: list[Any] = []
+        pulled.append(got)
+        for _ in range(limit):
+            value = getattr(parser, pull)()
+            if value is until:
+                break
+            got.append(value)
+        else:
+            return pulled, None, True
+    return pulled, None, False
+
+
 def expect(condition: bool, message: str) -> None:
     """Fail the test with ``message`` unless ``condition``."""
     if not condition:
@@ -125,4 +160,4 @@ def fields_of(obj: Any, names: tuple[str, ...]) -> tuple[Any, ...] | None:
         return None
 
 
-__all__ = ["Calls", "compare_table", "expect", "fields_of", "scratch_dir"]
+__all__ = ["Calls", "compare_table", "drain", "expect", "fields_of", "scratch_dir"]
