@@ -104,12 +104,16 @@ class GradeReport:
 
 def _replay_lines(test: registry.GradedTest, seed: int, submission: str | None, lab: str) -> tuple[str, str]:
     """The command and the notebook line that replay a failure. The learner's file is named whenever the
-    default (the workspace's ``labs/exercises/`` file, seen from here) would be another file: relative to
-    the current directory when it lies under it, else by its name only (never the grader's paths)."""
+    default (the workspace's ``labs/exercises/`` file, seen from here) would be another file, or the file
+    has another name than the exercise's: relative to the current directory when it lies under it, else by
+    its name only (never the grader's paths). A file with the exercise's name graded where there is no
+    workspace (Gradescope) is left to the default: in the learner's workspace that is their file."""
     sub = where = ""
+    default = registry.exercise_file(lab)
     if submission is None:
         sub, where = " --reference", ", reference=True"
-    elif Path(submission).resolve() != registry.exercise_file(lab).resolve():
+    elif Path(submission).name != default.name or (default.is_file()
+                                                     and Path(submission).resolve() != default.resolve()):
         path, here = Path(submission).resolve(), Path.cwd().resolve()
         shown = str(path.relative_to(here)) if path.is_relative_to(here) else path.name
         sub, where = f" --submission {shlex.quote(shown)}", f", submission={shown!r}"

@@ -6,7 +6,7 @@ instances of the kit's own data classes and enums, rebuilt field by field with t
 Anything else a learner's function returns arrives as a :class:`Returned` (its public attributes, as
 data). So an ``__eq__`` that always answers True, a subclass of ``int`` or a forged kit object cannot
 reach a verdict: equality is the kit's. Callables in arguments (``term_of``, ``is_valid``) cross as
-handles the other side calls back; Spark DataFrames (lab 07) cross as their schema and collected rows.
+handles the other side calls back, or as data when they only look something up (:class:`Lookup`); Spark DataFrames (lab 07) cross as their schema and collected rows.
 
 rocketlab's own addition (no counterpart in RocketMQ).
 """
@@ -51,6 +51,26 @@ class Returned:
         return f"{self.type_name}({inner})"
 
 
+class Lookup:
+    """A function given as data: ``table.get(key, default)``. A test passes one where the learner's code
+    calls back a function of the test's that only looks something up (``term_of(index)``, ``is_alive(id)``):
+    it crosses the boundary as its table and runs in the sandbox, instead of one round trip per call."""
+
+    __slots__ = ("default", "table")
+
+    def __init__(self, table: dict[Any, Any], default: Any = None) -> None:
+        self.table, self.default = table, default
+
+    def __call__(self, key: Any) -> Any:
+        try:
+            return self.table.get(key, self.default)
+        except TypeError:  # an unhashable key: not in the table
+            return self.default
+
+    def __repr__(self) -> str:
+        return f"Lookup({self.table!r}, default={self.default!r})"
+
+
 def _qualified(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
@@ -91,11 +111,11 @@ def _field_names(cls: type) -> tuple[str, ...]:
 def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None = None,
            frames: Callable[[Any], Any] | None = None, depth: int = 0, memo: dict[int, Any] | None = None) -> Any:
     """``value`` as JSON-able data. ``callables`` registers a function argument and returns its handle;
-    ``frames`` turns a Spark DataFrame into data (lab 07); ``memo`` (the judge's, for one batch) encodes each
-    frozen kit data class object once however often it recurs (a table's voter state, case after case)."""
+    ``frames`` turns a Spark DataFrame into data (lab 07); ``memo`` (the judge's, for one batch of calls)
+    encodes each object once however often it recurs in the batch (a table's voter state or broker set,
+    case after case): the same object, encoded in one synchronous pass, has the same encoding."""
     if depth > MAX_DEPTH:
         raise CodecError("a value nested more than 40 levels deep")
-    kw = {"callables": callables, "frames": frames, "depth": depth + 1, "memo": memo}
     t = type(value)
     if value is None or t in (bool, str):
         return value
@@ -103,6 +123,20 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
         return value if -(2**62) < value < 2**62 else {"$int": str(value)}
     if t is float:
         return value if math.isfinite(value) else {"$float": repr(value)}
+    kw = {"callables": callables, "frames": frames, "depth": depth + 1, "memo": memo}
+    if memo is None:
+        return _encode_object(value, t, kw)
+    hit = memo.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    out = _encode_object(value, t, kw)
+    memo[id(value)] = (value, out)  # the object kept alive, so its id is not reused within the batch
+    return out
+
+
+def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
+    """:func:`encode` past the plain scalars."""
+    callables, frames = kw["callables"], kw["frames"]
     if isinstance(value, enum.Enum):
         if _kit_class(t):
             return {"$enum": _qualified(t), "name": value.name}
@@ -127,6 +161,8 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
         return {"$d": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
     if isinstance(value, list):
         return [encode(v, **kw) for v in value]
+    if t is Lookup:
+        return {"$lookup": encode(value.table, **kw), "default": encode(value.default, **kw)}
     if frames is not None and hasattr(value, "schema") and hasattr(value, "collect") and hasattr(value, "columns"):
         return {"$df": frames(value)}
     const = _module_constant(value)
@@ -155,17 +191,12 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
 
 
 def _encode_dataclass(value: Any, kw: dict[str, Any]) -> Any:
-    """A data class object's fields; a frozen kit one once per ``memo`` (see :func:`encode`)."""
-    t, memo = type(value), kw["memo"]
-    if memo is not None and id(value) in memo and memo[id(value)][0] is value:
-        return memo[id(value)][1]
+    """A data class object's fields."""
+    t = type(value)
     fields = {name: encode(getattr(value, name), **kw) for name in _field_names(t)}
     if not _kit_class(t):
         return {"$obj": t.__name__, "f": fields}
-    out = {"$dc": _qualified(t), "f": fields}
-    if memo is not None and t.__dataclass_params__.frozen:  # type: ignore[attr-defined]
-        memo[id(value)] = (value, out)
-    return out
+    return {"$dc": _qualified(t), "f": fields}
 
 
 def kit_type(name: Any) -> type:
@@ -244,6 +275,11 @@ def _decode_tagged(data: dict[str, Any], kw: dict[str, Any]) -> Any:
         return frozenset(items) if data.get("frozen") is True else set(items)
     if "$d" in data:
         return {decode(k, **kw): decode(v, **kw) for k, v in (_pair(p) for p in _list(data["$d"]))}
+    if "$lookup" in data:
+        table = decode(data["$lookup"], **kw)
+        if type(table) is not dict:
+            raise CodecError("a lookup's table is not a dict")
+        return Lookup(table, decode(data.get("default"), **kw))
     value = _decode_kit(data, kw)
     if value is not _UNKNOWN:
         return value
@@ -363,4 +399,4 @@ def data_to_frame(spark: Any, data: Any) -> Any:
     return frame
 
 
-__all__ = ["CodecError", "Returned", "data_to_frame", "decode", "encode", "frame_to_data", "kit_type"]
+__all__ = ["CodecError", "Lookup", "Returned", "data_to_frame", "decode", "encode", "frame_to_data", "kit_type"]

@@ -118,9 +118,15 @@ def grade_replay_line(path: Path, seed: int) -> str:
 def test_replay_from_another_folder_opens_the_graded_file_says_so_and_unplugs_it(tmp_path, monkeypatch, capsys):
     from rocketlab.viz import ClusterView  # lazy: anywidget and the viewer's assets
 
+    workspace = tmp_path / "workspace"  # the learner's workspace, its template still in labs/exercises/
+    (workspace / "labs" / "exercises").mkdir(parents=True)
+    (workspace / "rocketlab-workspace.json").write_text("{}\n")
+    name = LABS["lab03"].exercise_file
+    (workspace / "labs" / "exercises" / name).write_text((ROOT / "labs" / "exercises" / name).read_text())
+    monkeypatch.setenv("ROCKETLAB_WORKSPACE", str(workspace))
     folder = tmp_path / "elsewhere"
     folder.mkdir()
-    path = folder / LABS["lab03"].exercise_file
+    path = folder / name
     path.write_text(mutant_source("lab03.handle_vote", *next(m for m in MUTANTS if "persist" in m[1])[2:]))
     monkeypatch.chdir(folder)  # a folder that is not the workspace's labs/exercises/, the file under its own name
     t = grade("lab03", path.name, only=["lab03.handle_vote/elections"]).tests[0]

@@ -17,6 +17,7 @@ from typing import Any
 from rocketlab.controller.elect_policy import elect_master
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.grading.registry import Ctx, graded
+from rocketlab.grading.sandbox_codec import Lookup
 from rocketlab.grading.suites._common import Calls, compare_table, expect
 from rocketlab.ha.epoch_file_cache import LONG_MAX, EpochEntry, find_consistent_point
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, running, settle
@@ -240,7 +241,7 @@ JAVA_POLICY_CASES: list[ElectCase] = [
 def _elect_args(case: ElectCase) -> tuple[Any, ...]:
     sync, unclean, old, prefer, alive, beats = case
     return (None if sync is None else set(sync), None if unclean is None else set(unclean), old, prefer,
-            lambda b: b in alive, None if beats is None else (lambda b: beats.get(b)))
+            Lookup(dict.fromkeys(alive, True), False), None if beats is None else Lookup(beats))
 
 
 def _call_elect(fn: Any, case: ElectCase) -> Any:
