@@ -5,6 +5,7 @@ it) or ``warn`` (works, with a caveat), what was found, and what to do when it i
 
 * Python: the running interpreter against the supported versions (:data:`SUPPORTED_PYTHON`);
 * the kit's files and the workspace the current directory is in (``rocketlab init DIR`` makes one);
+* the grader's sandbox: a trivial submission loaded and called in it, as ``rocketlab grade`` would;
 * Java: the one Spark will launch (``JAVA_HOME``, else ``java`` on PATH), 17 or 21;
 * Spark: a local session started and one job run, timed (its first start after an install takes longest);
 * Chromium: the browser the viewer's browser tests and ``bench_viewer`` drive;
@@ -30,6 +31,7 @@ from typing import Any
 
 from rocketlab.analysis.session import active_session, find_java, get_spark
 from rocketlab.errors import RocketlabError
+from rocketlab.grading.sandbox import Sandbox, SandboxError, SandboxSetupError
 from rocketlab.oracle import ENV, find_oracle
 from rocketlab.workspace import checkout_root, find_workspace, kit_root
 
@@ -76,6 +78,33 @@ def check_workspace() -> Check:
         return Check("workspace", "ok", f"the checkout {checkout} (a clone is its own workspace)")
     return Check("workspace", "warn", f"none here (kit files in {kit})",
                  "rocketlab init DIR lays one out; then cd DIR for rocketlab lab, grade, demo")
+
+
+def check_sandbox() -> Check:
+    """The grader's sandbox, started as for a grading, with a trivial submission: loaded, called, answered."""
+    started = time.perf_counter()
+    try:
+        box = Sandbox("lab05")
+    except SandboxSetupError as e:
+        return Check("sandbox", "MISSING", str(e), "rocketlab grade cannot run here: see "
+                     "docs/grading-trust.md (the sandbox's user must reach the interpreter and the kit)")
+    try:
+        box.load("def answer(x):\n    return x + 1\n", "doctor_check.py")
+        got = box.call("answer", (41,))
+    except SandboxError as e:
+        return Check("sandbox", "MISSING", f"a trivial submission failed in it: {e.text}",
+                     "see docs/grading-trust.md")
+    finally:
+        box.stop()
+    if got != 42:
+        return Check("sandbox", "MISSING", f"a trivial submission answered {got!r}, not 42", "")
+    took = f"{time.perf_counter() - started:.1f} s"
+    if not box.isolated:
+        return Check("sandbox", "warn", f"a trivial submission ran ({took}) without namespaces (unshare "
+                     "cannot make them here, or ROCKETLAB_SANDBOX=plain)", "a submission can then read what "
+                     "this user can: docs/grading-trust.md says what still holds")
+    return Check("sandbox", "ok", f"a trivial submission ran in new PID, mount and network namespaces "
+                 f"({took})")
 
 
 def check_java() -> Check:
@@ -155,7 +184,7 @@ def check_ports(lab_port: int) -> list[Check]:
 def run_checks(*, spark: bool = True, lab_port: int = 8888,
                report: Callable[[Check], None] | None = None) -> list[Check]:
     """Every check in order; ``report`` is called as each one finishes (Spark takes seconds)."""
-    steps: list[Callable[[], Check | list[Check]]] = [check_python, check_workspace, check_java]
+    steps: list[Callable[[], Check | list[Check]]] = [check_python, check_workspace, check_sandbox, check_java]
     if spark:
         steps.append(check_spark)
     steps += [check_chromium, lambda: check_oracle("4.9.5"), lambda: check_oracle("5.3.3"),
@@ -174,7 +203,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "doctor", help="check what this machine has for the kit (Python, Java, Spark, Chromium, the Java "
                        "oracle, free ports) and say what to do about anything missing",
-        description="Check Python, the workspace, Java, Spark's start, Chromium, the Java oracle and free ports; "
+        description="Check Python, the workspace, the grader's sandbox, Java, Spark's start, Chromium, the Java oracle and free ports; "
                     "exit 1 if something the kit needs is missing.")
     p.add_argument("--no-spark", action="store_true", help="skip starting Spark (the slowest check)")
     p.add_argument("--port", type=int, default=8888, help="the port rocketlab lab will use (default 8888)")

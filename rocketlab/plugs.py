@@ -7,6 +7,7 @@ the real CommitLog, HA client, elector or pusher for the duration of a with-bloc
 until :func:`clear` (a replay opened in the cluster viewer, whose forks must run the same code). With nothing
 plugged, :func:`resolve` is one lookup in an empty dict. Which exercise plays which point, and the kit's own
 version of each, is the grader's table (:mod:`rocketlab.grading.suites.labs`); this module is only the mechanism.
+:func:`uninstall` takes back one point installed earlier (a replay's cluster closed).
 
 This module is rocketlab's own addition (nothing in RocketMQ or DLedger corresponds to it).
 """
@@ -65,6 +66,12 @@ def install(overrides: Mapping[str, Callable[..., Any]]) -> None:
     """Use ``overrides`` from now on (until :func:`clear`)."""
     _check(overrides)
     _active.update(overrides)
+
+
+def uninstall(names: list[str]) -> None:
+    """Stop using what :func:`install` plugged in at ``names`` (the kit's own back there only)."""
+    for name in names:
+        _active.pop(name, None)
 
 
 def clear() -> None:

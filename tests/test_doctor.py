@@ -4,11 +4,13 @@ kit cannot run."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
 
 from rocketlab import doctor
+from rocketlab.grading import sandbox
 
 
 def test_doctor_reports_every_part_and_exits_0_here(monkeypatch):
@@ -17,13 +19,26 @@ def test_doctor_reports_every_part_and_exits_0_here(monkeypatch):
     proc = subprocess.run([sys.executable, "-m", "rocketlab.cli", "doctor", "--no-spark", "--json"],
                           capture_output=True, text=True, timeout=300)
     checks = {c["name"]: c for c in map(json.loads, proc.stdout.splitlines())}
-    assert {"Python", "workspace", "Java", "Chromium", "oracle 4.9.5", "oracle 5.3.3", "port 8888",
+    assert {"Python", "workspace", "sandbox", "Java", "Chromium", "oracle 4.9.5", "oracle 5.3.3", "port 8888",
             "port 4040"} <= set(checks)
     missing = [c for c in checks.values() if c["status"] == "MISSING"]
     assert proc.returncode == (1 if missing else 0), proc.stderr
     for release, setting in (("4.9.5", "ROCKETLAB_JAVA_4"), ("5.3.3", "ROCKETLAB_JAVA_5")):
         oracle = checks[f"oracle {release}"]
         assert oracle["status"] == "optional" and setting in oracle["found"] and "docs/oracle.md" in oracle["todo"]
+
+
+def test_the_sandbox_check_runs_a_trivial_submission_and_names_a_setup_failure(monkeypatch, tmp_path):
+    check = doctor.check_sandbox()
+    assert check.status in ("ok", "warn") and "trivial submission ran" in check.found, check
+    if os.geteuid() == 0 and check.status == "ok":  # a directory to expose that nobody may enter: the grader's failure
+        closed = tmp_path / "closed"
+        closed.mkdir(mode=0o700)
+        real = sandbox.exposed_paths
+        monkeypatch.setattr(sandbox, "exposed_paths", lambda hide: [*real(hide), str(closed)])
+        check = doctor.check_sandbox()
+        assert check.status == "MISSING" and "the grader could not start its sandbox" in check.found, check
+        assert str(closed) in check.found
 
 
 def test_a_taken_port_says_which_port_to_use_instead():

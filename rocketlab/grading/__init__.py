@@ -7,7 +7,8 @@
 * :func:`grade` - run a lab's tests on a submission (``runner.py``): a judge process runs the tests
   (``worker.py``), the submission runs in a sandbox process it calls across a pipe (the judge's end:
   ``sandbox.py``; the process: ``sandbox_child.py``, confined by ``sandbox_confine.py``; values as data:
-  ``sandbox_codec.py``; delegation to the kit's own answer: ``sandbox_static.py``);
+  ``sandbox_codec.py``; delegation to the kit's own answer: ``sandbox_static.py``); time limits that count
+  the submission's CPU time, scaled to the machine (``fair_time.py``);
   results in Gradescope's shape (``results.py``); ``rocketlab grade`` is the command (``cli.py``).
 * :func:`check` - a notebook cell's ``grader.check``: one exercise's public tests, shown as a table.
 * :func:`replay` - rebuild a failing scenario's cluster with the learner's code plugged in, for the viewer.

@@ -1,13 +1,16 @@
 """``rocketlab grade``: grade a lab's exercises, one submission or a directory of them.
 
 Exit codes: 0 every test passed (bulk mode: every submission was graded and the summary written);
-1 some test failed (bulk mode: some entry could not be graded; the summary says why); 2 bad usage (unknown lab or test, missing file), with one line on stderr.
+1 some test failed (bulk mode: some entry could not be graded; the summary says why); 2 bad usage (unknown lab or test, missing file), with one line on stderr;
+3 the grader failed (its sandbox could not be set up): no score, one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
+import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ from rocketlab.grading.collect import check_tests, grade_questions, source_noteb
 from rocketlab.grading.questions import CheckResult
 from rocketlab.grading.results import write_results, write_summary_csv, write_ungraded
 from rocketlab.grading.runner import GradeReport, TestResult, grade
+from rocketlab.grading.sandbox import SandboxSetupError
 from rocketlab.grading.sandbox_static import similarity
 
 
@@ -44,7 +48,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--time-limit", type=float, metavar="S", help="at most S seconds per test (default: each test's own)")
     p.add_argument("--submissions", metavar="DIR", help="bulk mode: grade every submission in DIR")
     p.add_argument("--out", metavar="DIR", help="bulk mode: one results.json per submission and summary.csv")
-    p.add_argument("--jobs", type=int, default=1, metavar="N", help="bulk mode: grade N submissions at once (default 1)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="bulk mode: grade N submissions at once (default: this machine's cores)")
     p.add_argument("--source", metavar="DIR", help="bulk mode: the course's source notebooks, whose questions "
                                                    "the learners' notebooks answer (default: the kit's labs)")
     p.set_defaults(func=run_grade)
@@ -103,9 +108,14 @@ def _grade_single(args: argparse.Namespace) -> int:
                                  "DIR` makes one), or pass --submission FILE")
     if args.json:
         writable_file(Path(args.json), "--json")
-    report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
-                   tests_dir=args.tests, time_limit_s=args.time_limit, stress=args.stress, progress=lambda lab, t: print(_line(lab, t), flush=True),
-                   hide=[args.json, Path(args.json).resolve().parent] if args.json else None)
+    try:
+        report = grade(args.lab, args.submission, reference=args.reference, only=_only(args.only), seed=args.seed,
+                       tests_dir=args.tests, time_limit_s=args.time_limit, stress=args.stress,
+                       progress=lambda lab, t: print(_line(lab, t), flush=True),
+                       hide=[args.json, Path(args.json).resolve().parent] if args.json else None)
+    except SandboxSetupError as e:  # the grader's failure: no score, not a 0
+        print(f"rocketlab: {e}", file=sys.stderr)
+        return 3
     _print_report(report)
     if args.json:
         print(f"results: {write_results(report, args.json)}")

@@ -80,18 +80,22 @@ def replay(test: str, seed: int, submission: str | Path | None = None, *, refere
     opens where the test failed, the failure marked. ``at_ms`` stops the run at that instant (how the
     viewer goes back in it).
 
-    The function stays plugged in (``rocketlab.plugs.install``) so the viewer's forks run the same code;
-    ``rocketlab.plugs.clear()`` puts the kit's own back. Runs in this process: no time limit."""
+    It says what it plugged in (``rocketlab.plugs.install``, so the viewer's forks run the same code) and
+    takes it back out when the cluster is closed - ``with replay(...) as cluster:``, or the viewer's
+    ``close()`` - or at ``rocketlab.plugs.clear()``. Runs in this process: no time limit."""
     lab = test.split(".", 1)[0]
     registry.load_builtin(lab)
     spec = registry.TESTS.get(test)
     if spec is None or spec.seeds is None:
         raise RocketlabError(f"replay: {test!r} is not a scenario test")
     exercise = registry.EXERCISES[spec.exercise]
-    impl = exercise.reference if reference else getattr(_load_submission(lab, submission), exercise.attribute)
+    path = None if reference else Path(submission) if submission is not None else registry.exercise_file(lab)
+    impl = exercise.reference if path is None else getattr(_load_submission(lab, path), exercise.attribute)
     plugs.install({exercise.id: impl})
     if at_ms is not None:
         return _replay_to(spec.fn, impl, seed, at_ms)
+    print(f"replay: {exercise.attribute} of {'the kit (reference)' if path is None else path} plugged in at "
+          f"{exercise.id} until this cluster or its viewer is closed (or rocketlab.plugs.clear())")
     ctx = registry.Ctx(impl, seed)
     failure: str | None = None
     try:
@@ -103,22 +107,35 @@ def replay(test: str, seed: int, submission: str | Path | None = None, *, refere
         failure = registry.learner_terms(e, exercise.id, exercise.attribute)
     if failure is not None:
         print(f"{test} seed {seed}: {failure}")
+    for other in ctx.clusters[:-1]:
+        other.close()
     if not ctx.clusters:
+        _unplug(exercise.id, impl)
         raise RocketlabError(f"replay: {test} kept no cluster to show")
     cluster = ctx.clusters[-1]
     if failure is not None:  # the viewer opens here, the moment marked
         cluster.failure = {"t": cluster.now_ms, "text": failure}
-    where = f", submission={str(submission)!r}" if submission is not None else ""
-    where += ", reference=True" if reference else ""
-    cluster.rebuild = lambda t: replay(test, seed, submission, reference=reference, at_ms=t)
+    where = f", submission={str(path)!r}" if path is not None else ", reference=True"
+    cluster.rebuild = lambda t: _replay_to(spec.fn, impl, seed, t)  # the same function object: one to unplug
     cluster.rebuild_code = lambda t: (f"from rocketlab.grading import replay\n\n"
                                       f"cluster = replay({test!r}, seed={seed}{where}, at_ms={t})")
+    cluster.unplug = lambda: _unplug(exercise.id, impl)
+    cluster.on_close.append(cluster.unplug)
     return cluster
+
+
+def _unplug(point: str, impl: Any) -> None:
+    """Take ``impl`` out of ``point`` if it is still what is plugged in there (a later replay's stays)."""
+    if plugs.active().get(point) is impl:
+        plugs.uninstall([point])
+        print(f"replay: {point} unplugged (the kit's own runs again)")
 
 
 def _replay_to(fn: Any, impl: Any, seed: int, at_ms: int) -> Any:
     """Run a graded test again and stop the last cluster it keeps at ``at_ms`` (kernel horizon)."""
     kept: list[Any] = []
+    if impl not in plugs.active().values():  # a viewer's fork after the replay was unplugged: plug it again
+        raise RocketlabError("replay: its cluster was closed and the learner's function unplugged: replay again")
 
     class StoppingCtx(registry.Ctx):
         def keep(self, cluster: Any) -> Any:

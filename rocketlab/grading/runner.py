@@ -1,11 +1,16 @@
 """Grade a submission: run a lab's graded tests in a judge process, with a time limit per test.
 
 :func:`grade` starts :mod:`rocketlab.grading.worker` (the judge, which runs the submission in a
-sandbox of its own), hands it the tests and reads its events. A test that passes its time limit gets
-the judge killed (its process group, by PID; the sandbox's namespace dies with it) and is failed as
-"stopped"; a judge that dies or says something out of step fails the test it was running; either way
-a fresh judge grades the tests left. A submission that does not import fails every test with the
-reason and is otherwise graded as usual (all zero), so a results file is always written.
+sandbox of its own), hands it the tests and reads its events. Each test is timed by a
+:class:`~rocketlab.grading.fair_time.TestClock`: its limit counts the submission's own CPU time (and time
+with nothing running, for code that sleeps), scaled to this machine, with the wall clock as a backstop;
+the judge's work and other programs' load do not count. A test past its limit gets the judge killed (its
+process group, by PID; the sandbox's namespace dies with it) and is failed as "stopped" - after one re-run
+in a fresh judge when the machine was loaded while it ran, which its message says; a judge that dies or
+says something out of step fails the test it was running; either way a fresh judge grades the tests left.
+A submission that does not import fails every test with the reason and is otherwise graded as usual (all
+zero), so a results file is always written. A sandbox that cannot be set up is the grader's failure:
+:class:`~rocketlab.grading.sandbox.SandboxSetupError`, no score.
 
 rocketlab's own addition (Gradescope and otter-grader grade the same way: one process per submission).
 """
@@ -18,6 +23,7 @@ import math
 import os
 import re
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -30,6 +36,8 @@ from typing import Any
 
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
+from rocketlab.grading.fair_time import LOADED, TestClock, machine_factor
+from rocketlab.grading.sandbox import SandboxSetupError
 
 IMPORT_TIME_LIMIT_S = 30.0
 
@@ -96,14 +104,20 @@ class GradeReport:
 
 
 def _replay_lines(test: registry.GradedTest, seed: int, submission: str | None, lab: str) -> tuple[str, str]:
-    """The command and the notebook line that replay a failure: the learner's own file by its name only
-    (never the grader's paths); the lab's exercise file is the default, so it is left out."""
-    name = None if submission is None else Path(submission).name
-    if name == registry.LABS[lab].exercise_file:
-        sub, where = "", ""
-    else:
-        sub = f" --submission {name}" if name else " --reference"
-        where = f", submission={name!r}" if name else ", reference=True"
+    """The command and the notebook line that replay a failure. The learner's file is named whenever the
+    default (the workspace's ``labs/exercises/`` file, seen from here) would be another file, or the file
+    has another name than the exercise's: relative to the current directory when it lies under it, else by
+    its name only (never the grader's paths). A file with the exercise's name graded where there is no
+    workspace (Gradescope) is left to the default: in the learner's workspace that is their file."""
+    sub = where = ""
+    default = registry.exercise_file(lab)
+    if submission is None:
+        sub, where = " --reference", ", reference=True"
+    elif Path(submission).name != default.name or (default.is_file()
+                                                     and Path(submission).resolve() != default.resolve()):
+        path, here = Path(submission).resolve(), Path.cwd().resolve()
+        shown = str(path.relative_to(here)) if path.is_relative_to(here) else path.name
+        sub, where = f" --submission {shlex.quote(shown)}", f", submission={shown!r}"
     command = f"rocketlab grade {lab} --only {test.name} --seed {seed}{sub}"
     viewer = (f"from rocketlab.grading import replay; from rocketlab.viz import ClusterView; "
               f"ClusterView(replay({test.name!r}, seed={seed}{where}))")
@@ -193,7 +207,8 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
           stress: int | None = None) -> GradeReport:
     """Run ``lab``'s graded tests on ``submission`` (the learner's exercise file; default the repo's
     ``labs/exercises/labNN_*.py``) or, with ``reference``, on the kit's own functions. ``time_limit_s``
-    lowers every test's own limit to at most that. ``hide``: more paths the submission must not read
+    lowers every test's own limit to at most that (seconds of the submission's CPU time, scaled to this
+    machine: :mod:`rocketlab.grading.fair_time`). ``hide``: more paths the submission must not read
     (results files, other submissions); its own directory and ``tests_dir`` are always hidden.
     ``stress``: every scenario test runs for seeds ``0..stress-1`` (its time limit scaled to match),
     stopping at the first failing seed, whose replay line the result carries."""
@@ -209,6 +224,7 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
     report = GradeReport(lab, "reference" if path is None else str(path))
     started = time.monotonic()
     todo = list(tests)
+    reruns: dict[str, str] = {}
     sub_arg = None if path is None else str(path.resolve())
     hidden_paths = sorted({str(Path(p).resolve()) for p in [*(hide or []), *([] if tests_dir is None else [tests_dir]),
                                                            *([] if path is None else [path, path.parent])]})
@@ -229,7 +245,7 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
                 for t in todo:
                     record(_failed(t, why))
                 break
-            _run_tests(worker, todo, record, time_limit_s, sub_arg, lab)
+            _run_tests(worker, todo, record, time_limit_s, sub_arg, lab, reruns)
         finally:
             worker.stop()
     report.execution_time_s = round(time.monotonic() - started, 3)
@@ -250,9 +266,18 @@ def _selected(lab: str, only: list[str] | None, tests_dir: str | Path | None,
     return tests
 
 
+def _grader_failed(event: dict[str, Any] | None) -> None:
+    """Raise SandboxSetupError for the judge's ``grader_error``: a failure of the grader is an error of the
+    run (no score), never a 0 for the submission."""
+    if event is not None and event.get("event") == "grader_error":
+        reason = str(event.get("message", "")).removeprefix(SandboxSetupError.PREFIX)
+        raise SandboxSetupError(reason[:2000])
+
+
 def _import_failure(worker: _Worker, limit_s: float) -> str | None:
     """None once the judge is ready (the submission imported), else why every test fails."""
     first = worker.next_event(time.monotonic() + limit_s)
+    _grader_failed(first)
     if first is not None and first.get("event") == "ready":
         return None
     if first is None:
@@ -266,12 +291,15 @@ def _import_failure(worker: _Worker, limit_s: float) -> str | None:
 
 
 def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callable[[TestResult], None],
-               time_limit_s: float | None, submission: str | None, lab: str) -> None:
+               time_limit_s: float | None, submission: str | None, lab: str, reruns: dict[str, str]) -> None:
     """Run ``todo`` on ``worker``, taking each test off as it is graded; return early when the judge goes
-    out of step or passes a test's time limit (a fresh judge grades the rest)."""
+    out of step or a test is stopped (a fresh judge grades the rest). A test stopped while the machine was
+    loaded stays first in ``todo``, noted in ``reruns``: the fresh judge runs it once more before it counts."""
+    factor = machine_factor()
     while todo:
         test = todo[0]
         event = worker.next_event(time.monotonic() + 30)
+        _grader_failed(event)
         if event is None or event.get("event") != "start" or event.get("test") != test.name:
             todo.pop(0)
             record(_failed(test, "the grader's judge process went out of step before this test "
@@ -279,21 +307,39 @@ def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callabl
             return
         t0 = time.monotonic()
         limit = test.time_limit_s if time_limit_s is None else min(test.time_limit_s, time_limit_s)
-        event = worker.next_event(t0 + limit)
+        clock = TestClock(worker.proc.pid, limit, test.time_limit_s, factor)
+        event = _await_result(worker, clock)
+        _grader_failed(event)
+        if event is None and clock.why is not None and test.name not in reruns and clock.loaded() > LOADED:
+            reruns[test.name] = (f"re-run once: its first run was stopped while the machine was loaded "
+                                 f"({clock.loaded():.0%} of its time waiting for a CPU)")
+            return  # a fresh judge runs it again
         todo.pop(0)
+        note = f" ({reruns[test.name]})" if test.name in reruns else ""
         if event is None or event.get("event") != "result" or event.get("test") != test.name:
-            record(_failed(test, _lost_why(worker, event, limit), duration=time.monotonic() - t0))
+            why = clock.why if event is None and clock.why else _lost_why(worker, event)
+            record(_failed(test, why + note, duration=time.monotonic() - t0))
             return  # a fresh judge for the rest
-        record(_from_event(test, event, submission, lab))
+        result = _from_event(test, event, submission, lab)
+        result.message += note
+        record(result)
 
 
-def _lost_why(worker: _Worker, event: dict[str, Any] | None, limit: float) -> str:
-    """Why a test that started gave no result: out of step, its time limit, or the judge ended."""
+def _await_result(worker: _Worker, clock: TestClock) -> dict[str, Any] | None:
+    """The judge's next event, or None when it ended or ``clock`` stopped the test (``clock.why``)."""
+    while True:
+        event = worker.next_event(clock.deadline())
+        if event is not None or worker.closed:
+            return event
+        if clock.check() is not None:
+            return None
+
+
+def _lost_why(worker: _Worker, event: dict[str, Any] | None) -> str:
+    """Why a test that started gave no result: out of step, or the judge ended."""
     if event is not None:
         return f"the grader's judge process went out of step ({_said(event)})"
     code = worker.exit_code()
-    if code is None:
-        return f"stopped after {limit:g} s, this test's time limit: does your code loop forever or sleep?"
     return (f"the grader's judge process ended (exit code {code}) while running this test: "
             f"{worker.stderr_tail(300)}")
 

@@ -42,11 +42,13 @@ from pathlib import Path
 from typing import Any
 
 import rocketlab
+from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data, kit_type
 from rocketlab.grading.sandbox_confine import WORK
 
 MAX_LINE = 32 * 1024 * 1024  # one message on the channel
+DRAIN = -2  # Sandbox.expected while a drain is in flight
 MAX_TEXT = 2_000  # exception text kept
 OUTPUT_KEEP = 2_000  # printed characters kept per test
 GiB = 1024**3
@@ -66,6 +68,17 @@ class SandboxError(Exception):
     def __init__(self, text: str, protocol: bool = False) -> None:
         super().__init__(text)
         self.text, self.protocol = text, protocol
+
+
+class SandboxSetupError(RocketlabError):
+    """The sandbox could not be set up (before any submission code ran): the grader's failure, never the
+    submission's. Its text is "the grader could not start its sandbox: REASON"."""
+
+    PREFIX = "the grader could not start its sandbox: "
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(self.PREFIX + reason)
+        self.reason = reason
 
 
 # ---------------------------------------------------------------------------------------- judge side
@@ -130,13 +143,26 @@ class Sandbox:
         self.poller.register(self.from_child, select.POLLIN)
         self.poller.register(self.output_fd, select.POLLIN)
         self.callbacks: dict[int, Callable[..., Any]] = {}
+        self.expected = 0  # the length of the batch in flight (map)
         self.broken: str | None = None
         config = {"hide": sorted(set(hide or [])), "limits": limits or limits_for(lab), "isolated": self.isolated,
-                  "expose": sorted({str(Path(sys.base_prefix).resolve()), str(Path(sys.prefix).resolve()),
-                                    str(Path(sys.executable).resolve().parent), str(kit_root()),
-                                    *_java_dirs()}),
-                  "lab": lab}
-        self._send(config)
+                  "expose": exposed_paths(hide or []), "lab": lab}
+        self._ready(config)
+
+    def _ready(self, config: dict[str, Any]) -> None:
+        """Send the configuration and wait for the sandbox to say it is confined (SandboxSetupError if not)."""
+        try:
+            self._send(config)
+            said = self._receive()
+        except SandboxError:
+            code = self.proc.poll()
+            printed, _ = self.take_output()
+            self.stop()
+            tail = printed.strip().splitlines()[-1][:300] if printed.strip() else "it printed nothing"
+            raise SandboxSetupError(f"its process ended (exit code {code}) before it was ready: {tail}") from None
+        if said.get("confined") is not True:
+            self.stop()
+            raise SandboxSetupError(str(said.get("setup_error") or f"it said {str(said)[:200]}"))
 
     # ------------------------------------------------------------------ channel
     def _send(self, message: dict[str, Any]) -> None:
@@ -214,8 +240,10 @@ class Sandbox:
             raise SandboxError(f"garbage on the grader's channel: {line[:80]!r}", protocol=True)
         return message
 
-    def request(self, message: dict[str, Any]) -> Any:
-        """Send one request; answer callbacks until its reply; the reply's value, decoded."""
+    def request(self, message: dict[str, Any], batch: int = -1) -> Any:
+        """Send one request; answer callbacks until its reply; the reply's value, decoded (a ``map``'s:
+        ``batch`` answers)."""
+        self.expected = batch
         if self.broken:
             raise SandboxError(self.broken, protocol=True)
         try:
@@ -234,6 +262,10 @@ class Sandbox:
                 continue
             if "raise" in reply:
                 self._raise(reply["raise"])
+            if "values" in reply:
+                return self._outcomes(reply["values"])
+            if "drained" in reply and self.expected == DRAIN:
+                return self._drained(reply["drained"])
             if "value" not in reply:
                 raise SandboxError(f"garbage on the grader's channel: {str(reply)[:80]}", protocol=True)
             try:
@@ -258,11 +290,15 @@ class Sandbox:
         self._send(reply)
 
     def _raise(self, info: Any) -> None:
+        raise self._exception(info)
+
+    def _exception(self, info: Any) -> Exception:
+        """The exception an error crossing from the sandbox stands for (a kit class's own, rebuilt)."""
         if type(info) is not dict:
             raise SandboxError("garbage on the grader's channel: a malformed error", protocol=True)
         text = str(info.get("text", ""))[:MAX_TEXT + 400]
         if info.get("not_implemented") is True:
-            raise NotImplementedError(text)
+            return NotImplementedError(text)
         kit = info.get("kit_class")
         if isinstance(kit, str):
             try:
@@ -275,10 +311,30 @@ class Sandbox:
                 except Exception:  # noqa: BLE001 - a kit exception with another constructor
                     err = None
                 if err is not None:
-                    raise err
-        raise SandboxError(text)
+                    return err
+        return SandboxError(text)
+
+    def _outcomes(self, values: Any) -> list[tuple[bool, Any]]:
+        """A batch's answers (``map``): (True, value) or (False, the exception), one per call, in order."""
+        if type(values) is not list or len(values) != self.expected:
+            raise SandboxError("garbage on the grader's channel: a batch of the wrong length", protocol=True)
+        out: list[tuple[bool, Any]] = []
+        for item in values:
+            if type(item) is not dict or ("value" in item) == ("raise" in item):
+                raise SandboxError("garbage on the grader's channel: a malformed answer in a batch", protocol=True)
+            if "raise" in item:
+                out.append((False, self._exception(item["raise"])))
+                continue
+            try:
+                out.append((True, decode(item["value"], frame_of=self._frame_of)))
+            except CodecError as e:
+                out.append((False, SandboxError(f"your function returned something the grader cannot read: {e}")))
+        return out
 
     def _register(self, fn: Callable[..., Any]) -> int:
+        for handle, known in self.callbacks.items():  # one handle per function (a batch passes it per call)
+            if known is fn:
+                return handle
         handle = len(self.callbacks) + 1
         self.callbacks[handle] = fn
         return handle
@@ -292,7 +348,7 @@ class Sandbox:
 
     def _encode_args(self, args: tuple[Any, ...]) -> Any:
         try:
-            return encode(list(args), callables=self._register, frames=frame_to_data)
+            return encode(list(args), callables=self._register, frames=frame_to_data, memo={})
         except CodecError as e:
             raise SandboxError(f"the grader could not pass an argument: {e}") from None
 
@@ -304,6 +360,33 @@ class Sandbox:
     def call(self, attribute: str, args: tuple[Any, ...]) -> Any:
         self.callbacks.clear()
         return self.request({"op": "call", "attr": attribute, "args": self._encode_args(args)})
+
+    def map(self, attribute: str, calls: list[tuple[Any, ...]]) -> list[tuple[bool, Any]]:
+        """``attribute`` called once per argument tuple of ``calls`` in one crossing: (True, value) or
+        (False, exception) per call (a table's cases)."""
+        self.callbacks.clear()
+        return self.request({"op": "map", "attr": attribute, "calls": self._encode_args(tuple(calls))}, len(calls))
+
+    def drain(self, handle: int, feed: str, pull: str, chunks: list[Any], until: Any,
+              limit: int) -> tuple[list[list[Any]], Exception | None, bool]:
+        """A sans-IO object's reads in one crossing: per chunk ``feed(chunk)``, then ``pull()`` until it
+        returns ``until`` (at most ``limit`` times). What each chunk's pulls returned (``until`` left out),
+        the error that stopped it if any, and whether a chunk never reached ``until``."""
+        self.callbacks.clear()
+        return self.request({"op": "drain", "handle": handle, "feed": feed, "pull": pull, "limit": int(limit),
+                             "args": self._encode_args((chunks, until))}, DRAIN)
+
+    def _drained(self, data: Any) -> tuple[list[list[Any]], Exception | None, bool]:
+        if type(data) is not dict or type(data.get("pulled")) is not list:
+            raise SandboxError("garbage on the grader's channel: a malformed drain", protocol=True)
+        try:
+            pulled = [[decode(v) for v in chunk] if type(chunk) is list else None for chunk in data["pulled"]]
+        except CodecError as e:
+            return [], SandboxError(f"your function returned something the grader cannot read: {e}"), False
+        if any(chunk is None for chunk in pulled):
+            raise SandboxError("garbage on the grader's channel: a malformed drain", protocol=True)
+        error = self._exception(data["raise"]) if "raise" in data else None
+        return pulled, error, data.get("unfinished") is True
 
     def new(self, attribute: str, args: tuple[Any, ...]) -> int:
         self.callbacks.clear()
@@ -340,6 +423,24 @@ class Sandbox:
                 pass
 
 
+def exposed_paths(hide: list[str]) -> list[str]:
+    """The directories the sandbox's user must reach: the interpreter (its prefix, its base prefix - a
+    pyenv or conda Python under a venv - and its own directory), the kit, Java, and every directory on
+    ``sys.path`` (a ``.pth`` file's), except the current directory and what lies in, or holds, a path to
+    hide."""
+    hidden = [Path(h).resolve() for h in hide]
+    here = Path.cwd().resolve()
+    fixed = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve().parent,
+             kit_root(), *(Path(j) for j in _java_dirs())}
+    extra = set()
+    for entry in sys.path:
+        p = Path(entry).resolve() if entry else here
+        if p != here and p.is_dir() and p != Path("/") and not any(
+                h == p or h.is_relative_to(p) or p.is_relative_to(h) for h in hidden):
+            extra.add(p)
+    return sorted(str(p) for p in fixed | extra if p.is_dir())
+
+
 def _java_dirs() -> list[str]:
     java = os.environ.get("JAVA_HOME") or (str(Path(shutil.which("java") or "").resolve().parent.parent)
                                            if shutil.which("java") else "")
@@ -374,6 +475,10 @@ class RemoteFunction:
     def __call__(self, *args: Any) -> Any:
         return self._sandbox.call(self._attribute, args)
 
+    def map(self, calls: list[tuple[Any, ...]]) -> list[tuple[bool, Any]]:
+        """Many calls in one crossing (a table's cases): (True, value) or (False, exception) each."""
+        return self._sandbox.map(self._attribute, calls)
+
     def __repr__(self) -> str:
         return f"<your {self._attribute}>"
 
@@ -388,6 +493,11 @@ class RemoteInstance:
         if name.startswith("_"):
             raise AttributeError(name)
         return lambda *args: self._sandbox.method(self._handle, name, args)
+
+    def _drain(self, feed: str, pull: str, chunks: list[Any], until: Any,
+               limit: int) -> tuple[list[list[Any]], Exception | None, bool]:
+        """:meth:`Sandbox.drain` on this object (one crossing for a whole stream of reads)."""
+        return self._sandbox.drain(self._handle, feed, pull, chunks, until, limit)
 
 
 class RemoteClass:

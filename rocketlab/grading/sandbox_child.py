@@ -2,10 +2,13 @@
 
 Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -m rocketlab.grading.sandbox_child
 READ_FD WRITE_FD`` (inside ``unshare``'s namespaces where it can make them). It reads its configuration
-(one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`), then answers one
-request a line - ``load`` (the submission's source), ``call``, ``new``, ``method`` - with one reply a
-line: ``{"value": ...}`` (:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in
-the learner's terms). A function argument of the judge's is called back across the same pipe. The
+(one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`) and says so
+(``{"confined": true}``, or ``{"setup_error": why}``: the grader's failure, not the submission's), then answers one
+request a line - ``load`` (the submission's source), ``call``, ``map`` (one function on many argument
+lists: a table's cases in one crossing), ``new``, ``method``, ``drain`` (a parser's reads: feed each chunk,
+pull until a kit constant, in one crossing) - with one reply a line: ``{"value": ...}``
+(:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in the learner's terms), or
+for ``map`` ``{"values": [...]}``, one of those per call. A function argument of the judge's is called back across the same pipe. The
 channel's writer and encoder are bound before the submission runs, so code that patches ``os.write`` or
 ``json.dumps`` cannot change what crosses. rocketlab's own addition.
 """
@@ -27,9 +30,9 @@ from typing import Any
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox import MAX_TEXT
 from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data
-from rocketlab.grading.sandbox_confine import confine
+from rocketlab.grading.sandbox_confine import SetupError, confine
 
-OPS = ("load", "call", "new", "method")
+OPS = ("load", "call", "map", "drain", "new", "method")
 """The requests the judge sends."""
 
 
@@ -83,6 +86,14 @@ def _describe(value: Any) -> dict[str, Any]:
         except (TypeError, ValueError):
             params = None
     return {"kind": kind, "params": params}
+
+
+class Batch:
+    """A ``map`` request's answers, each already encoded (``{"value": ...}`` or ``{"raise": ...}``), or a
+    ``drain``'s reads (``drained``)."""
+
+    def __init__(self, answers: list[dict[str, Any]], drained: dict[str, Any] | None = None) -> None:
+        self.answers, self.drained = answers, drained
 
 
 class _Child:
@@ -147,12 +158,58 @@ class _Child:
         vars(sys.modules["submission"]).update(self.module_globals)
         return {k: _describe(v) for k, v in self.module_globals.items() if not k.startswith("__")}
 
+    def map(self, message: dict[str, Any]) -> Batch:
+        """One call per argument list of ``message["calls"]``: each answer, or the error it raised."""
+        fn = self.module_globals[message["attr"]]
+        calls = decode(message["calls"], callable_of=self.remote_callable,
+                       frame_of=lambda d: data_to_frame(self.spark(), d))
+        out = []
+        for args in calls:
+            try:
+                out.append({"value": encode(fn(*args), frames=frame_to_data)})
+            except SystemExit as e:
+                out.append({"raise": {"text": f"your code called sys.exit({e.code!r})"}})
+            except BaseException as e:  # noqa: BLE001 - the learner's code raised: that call's answer
+                out.append({"raise": _error_info(e, self.filename)})
+        return Batch(out)
+
+    def drain(self, message: dict[str, Any]) -> Batch:
+        """Per chunk: ``feed(chunk)``, then ``pull()`` until it returns ``until`` (a kit constant such as
+        NEED_DATA), at most ``limit`` times; every pulled value encoded; stops at the first error."""
+        obj = self.handles[message["handle"]]
+        feed, pull = getattr(obj, str(message["feed"])), getattr(obj, str(message["pull"]))
+        chunks, until = self.args_of(message)
+        pulled: list[list[Any]] = []
+        out: dict[str, Any] = {"pulled": pulled}
+        try:
+            for chunk in chunks:
+                feed(chunk)
+                got: list[Any] = []
+                pulled.append(got)
+                for _ in range(int(message["limit"])):
+                    value = pull()
+                    if value is until:
+                        break
+                    got.append(encode(value, frames=frame_to_data))
+                else:
+                    out["unfinished"] = True
+                    break
+        except SystemExit as e:
+            out["raise"] = {"text": f"your code called sys.exit({e.code!r})"}
+        except BaseException as e:  # noqa: BLE001 - the learner's code raised: it stops the drain there
+            out["raise"] = _error_info(e, self.filename)
+        return Batch([], drained=out)
+
     def handle(self, op: Any, message: dict[str, Any]) -> Any:
         """One request's value (SystemExit for an unknown one)."""
         if op == "load":
             return self.load(message)
         if op == "call":
             return self.module_globals[message["attr"]](*self.args_of(message))
+        if op == "map":
+            return self.map(message)
+        if op == "drain":
+            return self.drain(message)
         if op == "new":
             obj = self.module_globals[message["attr"]](*self.args_of(message))
             handle = len(self.handles) + 1
@@ -168,9 +225,14 @@ class _Child:
             message = self.readline()
             op = message.get("op")
             try:
-                out = encode(self.handle(op, message), frames=frame_to_data)
+                value = self.handle(op, message)
                 sys.stdout.flush()
-                self.send({"value": out})
+                if isinstance(value, Batch) and value.drained is not None:
+                    self.send({"drained": value.drained})
+                elif isinstance(value, Batch):
+                    self.send({"values": value.answers})
+                else:
+                    self.send({"value": encode(value, frames=frame_to_data)})
             except SystemExit as e:
                 if op is None or op not in OPS:
                     raise
@@ -195,7 +257,12 @@ def main(argv: list[str]) -> int:
     child = _Child(int(argv[0]), int(argv[1]))
     config = child.readline()
     child.lab = str(config.get("lab", ""))
-    confine(config)
+    try:
+        confine(config)
+    except (SetupError, OSError) as e:  # the grader's failure: said as such, before any submission code runs
+        child.send({"setup_error": str(e) or type(e).__name__})
+        return 1
+    child.send({"confined": True})
     sys.stdout = _Passthrough(1)  # type: ignore[assignment]
     sys.stderr = _Passthrough(2)  # type: ignore[assignment]
     # the kit's own log (a store's recovery warnings, when a submission drives kit classes) is not the

@@ -6,7 +6,7 @@ instances of the kit's own data classes and enums, rebuilt field by field with t
 Anything else a learner's function returns arrives as a :class:`Returned` (its public attributes, as
 data). So an ``__eq__`` that always answers True, a subclass of ``int`` or a forged kit object cannot
 reach a verdict: equality is the kit's. Callables in arguments (``term_of``, ``is_valid``) cross as
-handles the other side calls back; Spark DataFrames (lab 07) cross as their schema and collected rows.
+handles the other side calls back, or as data when they only look something up (:class:`Lookup`); Spark DataFrames (lab 07) cross as their schema and collected rows.
 
 rocketlab's own addition (no counterpart in RocketMQ).
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
+import functools
 import importlib
 import math
 import sys
@@ -50,6 +51,26 @@ class Returned:
         return f"{self.type_name}({inner})"
 
 
+class Lookup:
+    """A function given as data: ``table.get(key, default)``. A test passes one where the learner's code
+    calls back a function of the test's that only looks something up (``term_of(index)``, ``is_alive(id)``):
+    it crosses the boundary as its table and runs in the sandbox, instead of one round trip per call."""
+
+    __slots__ = ("default", "table")
+
+    def __init__(self, table: dict[Any, Any], default: Any = None) -> None:
+        self.table, self.default = table, default
+
+    def __call__(self, key: Any) -> Any:
+        try:
+            return self.table.get(key, self.default)
+        except TypeError:  # an unhashable key: not in the table
+            return self.default
+
+    def __repr__(self) -> str:
+        return f"Lookup({self.table!r}, default={self.default!r})"
+
+
 def _qualified(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
@@ -59,24 +80,42 @@ def _kit_class(cls: type) -> bool:
     return (mod == "rocketlab" or mod.startswith("rocketlab.")) and not mod.startswith(_FORBIDDEN)
 
 
+_constants: dict[str, tuple[int, dict[int, str]]] = {}
+"""Per kit module: (the size of its namespace when indexed, id of each module-level value -> its name)."""
+
+
 def _module_constant(value: Any) -> str | None:
-    """``module:name`` when ``value`` is a module-level constant of a kit module (``NEED_DATA``)."""
+    """``module:name`` when ``value`` is a module-level constant of a kit module (``NEED_DATA``). Each
+    module's values are indexed once (again when its namespace changes size): a table of thousands of
+    kit objects does not scan the module once per object."""
     mod = sys.modules.get(type(value).__module__)
     if mod is None or not _kit_class(type(value)):
         return None
-    for name, v in vars(mod).items():
-        if v is value and not name.startswith("__"):
-            return f"{mod.__name__}:{name}"
-    return None
+    space = vars(mod)
+    size, index = _constants.get(mod.__name__, (-1, {}))
+    if size != len(space):
+        index = {}
+        for name, v in space.items():
+            if not name.startswith("__"):
+                index.setdefault(id(v), name)
+        _constants[mod.__name__] = (len(space), index)
+    name = index.get(id(value))
+    return f"{mod.__name__}:{name}" if name is not None and space.get(name) is value else None
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None = None,
-           frames: Callable[[Any], Any] | None = None, depth: int = 0) -> Any:
+           frames: Callable[[Any], Any] | None = None, depth: int = 0, memo: dict[int, Any] | None = None) -> Any:
     """``value`` as JSON-able data. ``callables`` registers a function argument and returns its handle;
-    ``frames`` turns a Spark DataFrame into data (lab 07)."""
+    ``frames`` turns a Spark DataFrame into data (lab 07); ``memo`` (the judge's, for one batch of calls)
+    encodes each object once however often it recurs in the batch (a table's voter state or broker set,
+    case after case): the same object, encoded in one synchronous pass, has the same encoding."""
     if depth > MAX_DEPTH:
         raise CodecError("a value nested more than 40 levels deep")
-    kw = {"callables": callables, "frames": frames, "depth": depth + 1}
     t = type(value)
     if value is None or t in (bool, str):
         return value
@@ -84,6 +123,20 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
         return value if -(2**62) < value < 2**62 else {"$int": str(value)}
     if t is float:
         return value if math.isfinite(value) else {"$float": repr(value)}
+    kw = {"callables": callables, "frames": frames, "depth": depth + 1, "memo": memo}
+    if memo is None:
+        return _encode_object(value, t, kw)
+    hit = memo.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    out = _encode_object(value, t, kw)
+    memo[id(value)] = (value, out)  # the object kept alive, so its id is not reused within the batch
+    return out
+
+
+def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
+    """:func:`encode` past the plain scalars."""
+    callables, frames = kw["callables"], kw["frames"]
     if isinstance(value, enum.Enum):
         if _kit_class(t):
             return {"$enum": _qualified(t), "name": value.name}
@@ -108,16 +161,15 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
         return {"$d": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
     if isinstance(value, list):
         return [encode(v, **kw) for v in value]
+    if t is Lookup:
+        return {"$lookup": encode(value.table, **kw), "default": encode(value.default, **kw)}
     if frames is not None and hasattr(value, "schema") and hasattr(value, "collect") and hasattr(value, "columns"):
         return {"$df": frames(value)}
     const = _module_constant(value)
     if const is not None:
         return {"$const": const}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: encode(getattr(value, f.name), **kw) for f in dataclasses.fields(value)}
-        if _kit_class(t):
-            return {"$dc": _qualified(t), "f": fields}
-        return {"$obj": t.__name__, "f": fields}
+        return _encode_dataclass(value, kw)
     if isinstance(value, tuple):  # a namedtuple
         if _kit_class(t):
             return {"$nt": _qualified(t), "v": [encode(v, **kw) for v in value]}
@@ -138,9 +190,24 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
                      f"lists, tuples, dicts, or the kit's classes)")
 
 
+def _encode_dataclass(value: Any, kw: dict[str, Any]) -> Any:
+    """A data class object's fields."""
+    t = type(value)
+    fields = {name: encode(getattr(value, name), **kw) for name in _field_names(t)}
+    if not _kit_class(t):
+        return {"$obj": t.__name__, "f": fields}
+    return {"$dc": _qualified(t), "f": fields}
+
+
 def kit_type(name: Any) -> type:
     if not isinstance(name, str) or ":" not in name:
         raise CodecError(f"bad class name {str(name)[:80]!r}")
+    return _kit_type(name)
+
+
+@functools.lru_cache(maxsize=512)
+def _kit_type(name: str) -> type:
+    """The kit class named ``module:qualname`` (cached: only names that resolve are kept)."""
     module, qual = name.split(":", 1)
     if not (module == "rocketlab" or module.startswith("rocketlab.")) or module.startswith(_FORBIDDEN):
         raise CodecError(f"{name[:80]} is not one of the kit's data classes")
@@ -208,6 +275,11 @@ def _decode_tagged(data: dict[str, Any], kw: dict[str, Any]) -> Any:
         return frozenset(items) if data.get("frozen") is True else set(items)
     if "$d" in data:
         return {decode(k, **kw): decode(v, **kw) for k, v in (_pair(p) for p in _list(data["$d"]))}
+    if "$lookup" in data:
+        table = decode(data["$lookup"], **kw)
+        if type(table) is not dict:
+            raise CodecError("a lookup's table is not a dict")
+        return Lookup(table, decode(data.get("default"), **kw))
     value = _decode_kit(data, kw)
     if value is not _UNKNOWN:
         return value
@@ -241,7 +313,7 @@ def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
         if not dataclasses.is_dataclass(cls):
             raise CodecError(f"{data['$dc']} is not a data class")
         fields = {str(k): decode(v, **kw) for k, v in _dict(data["f"]).items()}
-        known = {f.name: f for f in dataclasses.fields(cls)}
+        known = _fields_of(cls)
         if set(fields) != set(known):
             raise CodecError(f"{data['$dc']}: fields {sorted(fields)} are not {sorted(known)}")
         obj = cls(**{k: v for k, v in fields.items() if known[k].init})
@@ -263,6 +335,11 @@ def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
             object.__setattr__(obj, str(k), decode(v, **kw))
         return obj
     return _UNKNOWN
+
+
+@functools.cache
+def _fields_of(cls: type) -> dict[str, dataclasses.Field[Any]]:
+    return {f.name: f for f in dataclasses.fields(cls)}
 
 
 def _list(v: Any) -> list[Any]:
@@ -322,4 +399,4 @@ def data_to_frame(spark: Any, data: Any) -> Any:
     return frame
 
 
-__all__ = ["CodecError", "Returned", "data_to_frame", "decode", "encode", "frame_to_data", "kit_type"]
+__all__ = ["CodecError", "Lookup", "Returned", "data_to_frame", "decode", "encode", "frame_to_data", "kit_type"]

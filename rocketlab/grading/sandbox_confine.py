@@ -3,7 +3,8 @@
 Run by the sandbox's own process (:mod:`rocketlab.grading.sandbox_child`) in the new PID, mount and network
 namespaces ``unshare`` made: an empty ``tmpfs`` over ``/tmp`` and over every path the submission must not
 read, the interpreter kept reachable (carried through the new ``/tmp`` as a detached mount when it lives
-there, re-exposed under directories ``nobody`` cannot enter), the loopback up, then ``RLIMIT_*`` and, as
+there; under directories ``nobody`` cannot enter, one tmpfs per such directory holds every exposed path
+below it), the loopback up, then ``RLIMIT_*`` and, as
 root, ``nobody`` with ``no_new_privs``. What each step defends against is in ``docs/grading-trust.md``.
 rocketlab's own addition.
 """
@@ -41,17 +42,17 @@ MS_BIND, MS_REC, MS_RDONLY, MS_REMOUNT = 4096, 16384, 1, 32
 
 
 def confine(config: dict[str, Any]) -> str:
-    """Mounts, limits, and (as root) the switch to ``nobody``; returns the working directory."""
+    """Mounts, limits, and (as root) the switch to ``nobody``; returns the working directory. Raises
+    :class:`SetupError` (the grader's failure, never the submission's) when the sandbox cannot be made."""
     work = WORK
+    exposed = [str(Path(e)) for e in config.get("expose", [])]
     if config.get("isolated"):
         _loopback_up()
-        carried = _detach_under_tmp(config.get("expose", []))
-        _mount("none", "/tmp", "tmpfs", 0, "size=512m,mode=1777")
-        _attach(carried)
+        _cover(Path("/tmp"), [Path(e) for e in exposed if Path(e).is_relative_to("/tmp")], "size=512m,mode=1777")
         as_root_outside = os.geteuid() == 0 and _outer_uid() == 0
         if as_root_outside:
-            _expose(config.get("expose", []))
-        needed = [Path(e) for e in config.get("expose", [])]
+            _expose(exposed)
+        needed = [Path(e) for e in exposed]
         for path in config.get("hide", []):
             p = Path(path)
             if p.is_dir() and not any(n == p or p in n.parents for n in needed):
@@ -64,7 +65,7 @@ def confine(config: dict[str, Any]) -> str:
                          ("fsize", resource.RLIMIT_FSIZE), ("nofile", resource.RLIMIT_NOFILE)):
         _setrlimit(rlimit, limits[name])
     _setrlimit(resource.RLIMIT_CORE, 0)
-    if os.geteuid() == 0 and _outer_uid() == 0 and (config.get("isolated") or _open_to_others(config.get("expose", []))):
+    if os.geteuid() == 0 and _outer_uid() == 0 and (config.get("isolated") or _open_to_others(exposed)):
         os.chown(work, NOBODY, NOBODY)
         _setrlimit(resource.RLIMIT_NPROC, limits["nproc"])
         os.setgroups([])
@@ -76,33 +77,62 @@ def confine(config: dict[str, Any]) -> str:
     if sys.platform.startswith("linux"):
         _libc().prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     os.chdir(work)
+    _check_reachable(exposed)
     return work
+
+
+class SetupError(Exception):
+    """The sandbox could not be set up (a mount refused, the interpreter out of reach): the grader's fault."""
+
+
+def _check_reachable(paths: list[str]) -> None:
+    """After confinement, as the user the submission runs as: every exposed directory can be listed (the
+    interpreter, its libraries, the kit), so a missing one is the grader's failure here, not an ImportError
+    blamed on the submission later."""
+    for path in paths:
+        try:
+            os.listdir(path)
+        except OSError as e:
+            hint = "; its mode lets no other user in: chmod o+rx it" if os.geteuid() == NOBODY else ""
+            raise SetupError(f"{path} is out of the sandbox's reach once confined ({e.strerror or e}{hint})") from None
+    if not os.access(sys.executable, os.X_OK):
+        raise SetupError(f"the interpreter {sys.executable} is out of the sandbox's reach once confined")
 
 
 OPEN_TREE_CLONE, AT_RECURSIVE, AT_FDCWD, MOVE_MOUNT_F_EMPTY_PATH = 1, 0x8000, -100, 0x4
 SYS_OPEN_TREE, SYS_MOVE_MOUNT = 428, 429  # the same number on every architecture (added in Linux 5.2)
 
 
-def _detach_under_tmp(paths: list[str]) -> list[tuple[int, str]]:
-    """Detached copies of the mounts at ``paths`` that lie under ``/tmp`` (a kit or a venv there: the
-    interpreter must stay reachable once an empty tmpfs covers ``/tmp``); :func:`_attach` puts them back."""
-    under = sorted({str(Path(p)) for p in paths if Path(p).is_relative_to("/tmp") and Path(p) != Path("/tmp")})
-    outermost = [p for p in under if not any(p != q and Path(p).is_relative_to(q) for q in under)]
-    libc, carried = _libc(), []
-    for path in outermost:
-        fd = libc.syscall(SYS_OPEN_TREE, AT_FDCWD, path.encode(), OPEN_TREE_CLONE | AT_RECURSIVE | os.O_CLOEXEC)
-        if fd < 0:
-            err = ctypes.get_errno()
-            raise OSError(err, f"open_tree {path}: {os.strerror(err)}")
-        carried.append((fd, path))
-    return carried
+def _outermost(paths: list[Path]) -> list[Path]:
+    """``paths`` without those lying under another one of them."""
+    unique = sorted(set(paths))
+    return [p for p in unique if not any(p != q and p.is_relative_to(q) for q in unique)]
 
 
-def _attach(carried: list[tuple[int, str]]) -> None:
+def _clone(path: Path) -> int:
+    """A detached copy of the tree at ``path`` (``open_tree``), to be attached again by :func:`_attach`."""
+    fd = _libc().syscall(SYS_OPEN_TREE, AT_FDCWD, str(path).encode(), OPEN_TREE_CLONE | AT_RECURSIVE | os.O_CLOEXEC)
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"open_tree {path}: {os.strerror(err)}")
+    return int(fd)
+
+
+def _cover(ancestor: Path, paths: list[Path], options: str) -> None:
+    """Cover ``ancestor`` with an empty tmpfs that holds every one of ``paths`` (each under it) at its
+    place, on a skeleton of open directories: detached copies of all of them are taken first, then the
+    tmpfs mounted, then each copy attached (so the second path never has to be found under a tmpfs that
+    holds only the first)."""
+    carried = [(_clone(p), p) for p in _outermost([p for p in paths if p != ancestor])]
+    _mount("none", str(ancestor), "tmpfs", 0, options)
+    _attach(carried)
+
+
+def _attach(carried: list[tuple[int, Path]]) -> None:
     libc = _libc()
     for fd, path in carried:
         os.makedirs(path, mode=0o755, exist_ok=True)
-        if libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, path.encode(), MOVE_MOUNT_F_EMPTY_PATH) != 0:
+        if libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, str(path).encode(), MOVE_MOUNT_F_EMPTY_PATH) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"move_mount {path}: {os.strerror(err)}")
         os.close(fd)
@@ -151,25 +181,35 @@ def _outer_uid() -> int:
         return os.geteuid()
 
 
-def _expose(paths: list[str]) -> None:
-    """Make ``paths`` reachable by ``nobody``: an ancestor it cannot enter (``/root``, mode 700) is
-    covered with an empty tmpfs holding only binds of what lies under it on the way to ``paths``."""
-    for path in paths:
-        p = Path(path)
-        closed = next((a for a in reversed(p.parents) if a != Path("/") and not os.stat(a).st_mode & 0o001), None)
-        if closed is None or closed == p:
-            continue
-        child = closed / p.relative_to(closed).parts[0]
-        keep = Path("/tmp") / (".keep" + str(abs(hash(str(child)))))
-        if os.path.ismount(closed):
-            covered = Path(str(closed)) / child.name
-            if covered.exists():
-                continue
-        keep.mkdir(parents=True, exist_ok=True)
-        _mount(str(child), str(keep), None, MS_BIND | MS_REC, None)
-        if not os.path.ismount(closed) or not (closed / child.name).exists():
-            _mount("none", str(closed), "tmpfs", 0, "size=1m,mode=755")
-        (closed / child.name).mkdir(exist_ok=True)
-        _mount(str(keep), str(closed / child.name), None, MS_BIND | MS_REC, None)
-        _libc().umount2(str(keep).encode(), 2)  # MNT_DETACH
+def _nobody_can_enter(path: Path) -> bool:
+    """Whether ``nobody`` (no supplementary groups) may search directory ``path``."""
+    st = os.stat(path)
+    if st.st_uid == NOBODY:
+        return bool(st.st_mode & 0o100)
+    return bool(st.st_mode & (0o010 if st.st_gid == NOBODY else 0o001))
 
+
+def _closed_ancestor(path: Path, exposed: set[Path]) -> Path | None:
+    """The outermost directory above ``path`` that ``nobody`` cannot enter (an exposed one excepted:
+    covering it would hide what it exposes), or None."""
+    return next((a for a in reversed(path.parents) if a != Path("/") and a not in exposed
+                 and not _nobody_can_enter(a)), None)
+
+
+def _expose(paths: list[str]) -> None:
+    """Make ``paths`` reachable by ``nobody``: each closed ancestor (``/root``, mode 700, holding a pyenv
+    interpreter and a venv) is covered with one empty tmpfs holding every exposed path under it, on open
+    directories. Closed directories further down (a closed folder inside an exposed one, on the way to
+    another exposed one) are opened the same way in the next round."""
+    wanted = {Path(p) for p in paths}
+    for _ in range(64):  # each round opens the outermost closed ancestors; a path has far fewer levels
+        groups: dict[Path, list[Path]] = {}
+        for p in sorted(wanted):
+            closed = _closed_ancestor(p, wanted)
+            if closed is not None:
+                groups.setdefault(closed, []).append(p)
+        if not groups:
+            return
+        for ancestor, under in groups.items():  # outermost ones: no two nest
+            _cover(ancestor, under, "size=1m,mode=755")
+    raise SetupError(f"could not open the way to {sorted(map(str, wanted))} for the sandbox's user")

@@ -2,7 +2,8 @@
 
 Started by :mod:`rocketlab.grading.runner` as ``python -m rocketlab.grading.worker``; reads one JSON
 request on stdin and writes one JSON line per event to the file descriptor named by
-``ROCKETLAB_GRADER_FD`` (``ready`` or ``import_error``, then ``start`` and ``result`` per test).
+``ROCKETLAB_GRADER_FD`` (``ready`` or ``import_error``, then ``start`` and ``result`` per test;
+``grader_error`` when a sandbox could not be set up: the grader's failure, which fails the run, not a test).
 
 The judge never imports the submission. It reads its source, checks statically that no exercise is
 delegated to the kit's own reference (:mod:`rocketlab.grading.sandbox_static`), and starts a
@@ -28,7 +29,7 @@ from typing import Any
 from rocketlab import plugs
 from rocketlab.grading import registry
 from rocketlab.grading.registry import learner_terms
-from rocketlab.grading.sandbox import RemoteClass, RemoteFunction, Sandbox, SandboxError
+from rocketlab.grading.sandbox import RemoteClass, RemoteFunction, Sandbox, SandboxError, SandboxSetupError
 from rocketlab.grading.sandbox_static import delegations
 
 PRINT_LIMIT = 2_000
@@ -167,6 +168,9 @@ def main() -> int:
     if judge is not None:
         try:
             judge.start()
+        except SandboxSetupError as e:  # the grader's failure: the runner reports it as such, never a 0
+            emit(event="grader_error", message=str(e))
+            return 0
         except SandboxError as e:
             text, _ = judge.output()
             detail = e.text if not text.strip() else f"{e.text}; it printed: {text.strip()[-500:]}"
@@ -184,6 +188,9 @@ def main() -> int:
             if stress and test.seeds is not None:  # stress mode: seeds 0..N-1, to the first failing one
                 test = dataclasses.replace(test, seeds=tuple(range(int(stress))))
             emit(**run_test(test, judge, seed_override, registry, plugs, learner_terms, SandboxError))
+    except SandboxSetupError as e:  # a fresh sandbox for the next test could not be made
+        emit(event="grader_error", message=str(e))
+        return 0
     finally:
         if judge is not None:
             judge.stop()

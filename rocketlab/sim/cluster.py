@@ -183,6 +183,7 @@ class Cluster:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.meta = dict(meta or {})
         self.checkers = list(checkers)
+        self.on_close: list[Callable[[], None]] = []  # run once by close() (a replay unplugs the learner's code)
         self._checkers_by_kind: dict[str, tuple[Any, ...]] = {"violation": ()}
         """Per event kind, the checkers that read it (filled as kinds appear)."""
         self.raise_on_violation = raise_on_violation
@@ -516,7 +517,11 @@ class Cluster:
         return out
 
     def close(self) -> None:
-        """Stop every live node cleanly (closes their files); a temporary data directory is removed."""
+        """Stop every live node cleanly (closes their files); a temporary data directory is removed; the
+        ``on_close`` callbacks run (once)."""
+        hooks, self.on_close = self.on_close, []
+        for hook in hooks:
+            hook()
         for node_id in self.node_ids:
             self.runtime.stop(node_id)
         if self.data_dir is not None and self.data_dir.name.startswith(TEMPORARY_PREFIX):

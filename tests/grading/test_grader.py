@@ -5,6 +5,7 @@ validate, hidden tests, bulk mode, ``check`` and ``replay``."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +13,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from rocketlab import plugs
 from rocketlab.grading import LABS, check, grade, replay
 from rocketlab.grading.registry import TESTS, exercise_file, load_builtin
 from rocketlab.grading.results import SCHEMA, gradescope, validate
+from rocketlab.grading.runner import _replay_lines
 from tests.grading.mutants import MUTANTS, SOLUTIONS, grade_mutant, mutant_source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,16 +105,51 @@ def test_a_failing_scenario_names_its_seed_and_replays_in_the_viewer(tmp_path):
     report = grade("lab03", path, only=["lab03.handle_vote/elections"])
     t = report.tests[0]
     assert not t.passed and t.seed is not None and t.message.startswith(f"seed {t.seed}:")
-    # the learner's own file is the default in their workspace: no grader's path in what they read
-    assert t.replay == f"rocketlab grade lab03 --only lab03.handle_vote/elections --seed {t.seed}"
+    # not the workspace's default file: named, by its name only (no grader's path in what the learner reads)
+    name = LABS["lab03"].exercise_file
+    assert t.replay == f"rocketlab grade lab03 --only lab03.handle_vote/elections --seed {t.seed} --submission {name}"
     assert str(tmp_path) not in t.replay + t.viewer
-    assert "ClusterView(replay('lab03.handle_vote/elections'" in t.viewer
+    assert f"ClusterView(replay('lab03.handle_vote/elections', seed={t.seed}, submission={name!r}))" in t.viewer
     again = cli("lab03", "--only", "lab03.handle_vote/elections", "--seed", str(t.seed), "--submission", str(path))
     assert again.returncode == 1 and f"seed {t.seed}:" in again.stdout
-    from rocketlab import plugs
+    # the workspace's own exercise file is the default: left out
+    default = exercise_file("lab03")
+    assert grade_replay_line(default, t.seed) == f"rocketlab grade lab03 --only lab03.handle_vote/elections --seed {t.seed}"
+
+
+def grade_replay_line(path: Path, seed: int) -> str:
+    return _replay_lines(TESTS["lab03.handle_vote/elections"], seed, str(path), "lab03")[0]
+
+
+def test_replay_from_another_folder_opens_the_graded_file_says_so_and_unplugs_it(tmp_path, monkeypatch, capsys):
+    from rocketlab.viz import ClusterView  # lazy: anywidget and the viewer's assets
+
+    workspace = tmp_path / "workspace"  # the learner's workspace, its template still in labs/exercises/
+    (workspace / "labs" / "exercises").mkdir(parents=True)
+    (workspace / "rocketlab-workspace.json").write_text("{}\n")
+    name = LABS["lab03"].exercise_file
+    (workspace / "labs" / "exercises" / name).write_text((ROOT / "labs" / "exercises" / name).read_text())
+    monkeypatch.setenv("ROCKETLAB_WORKSPACE", str(workspace))
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    path = folder / name
+    path.write_text(mutant_source("lab03.handle_vote", *next(m for m in MUTANTS if "persist" in m[1])[2:]))
+    monkeypatch.chdir(folder)  # a folder that is not the workspace's labs/exercises/, the file under its own name
+    t = grade("lab03", path.name, only=["lab03.handle_vote/elections"]).tests[0]
+    assert not t.passed and f"--submission {path.name}" in t.replay, t.replay
+    line = t.viewer[t.viewer.index("replay("):-1]  # what the learner pastes, inside ClusterView(...)
     try:
-        cluster = replay("lab03.handle_vote/elections", seed=t.seed, submission=path)
-        assert cluster.now_ms > 0 and "lab03.handle_vote" in plugs.active()
+        with eval(line, {"replay": replay}) as cluster:  # noqa: S307 - the line the report printed
+            plugged = plugs.active()["lab03.handle_vote"]
+            assert Path(plugged.__code__.co_filename).resolve() == path.resolve() and cluster.now_ms > 0
+            assert getattr(cluster, "failure", None), "the graded file's failure is shown"
+        assert "lab03.handle_vote" not in plugs.active()
+        out = capsys.readouterr().out
+        assert "plugged in at lab03.handle_vote" in out and str(path.name) in out and "unplugged" in out
+        view = ClusterView(eval(line, {"replay": replay}))  # noqa: S307
+        assert "lab03.handle_vote" in plugs.active()
+        view.close()
+        assert "lab03.handle_vote" not in plugs.active()
     finally:
         plugs.clear()
 
@@ -168,7 +206,8 @@ def test_a_test_that_sleeps_is_stopped_and_the_others_still_graded(tmp_path):
     report = grade("lab05", _write(tmp_path, "lab05", SLEEPY), time_limit_s=3,
                    only=["lab05.phy_offset/offset_table", "lab05.which_log/log_table"])
     slept, other = report.tests
-    assert not slept.passed and "stopped after 3 s" in slept.message and slept.duration_s < 10
+    assert not slept.passed and re.search(r"stopped after 3\.\d s with nothing running", slept.message), slept.message
+    assert slept.duration_s < 10
     assert not other.passed and "cases wrong" in other.message  # graded by a fresh worker
 
 

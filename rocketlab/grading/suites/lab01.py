@@ -13,7 +13,7 @@ import struct
 
 from rocketlab.errors import RemoteProtocolError
 from rocketlab.grading.registry import Ctx, graded
-from rocketlab.grading.suites._common import compare_table, expect
+from rocketlab.grading.suites._common import Calls, compare_table, drain, expect
 from rocketlab.ha.group_transfer import decide_wait_transfer
 from rocketlab.ha.wire import NEED_DATA, encode_transfer
 from rocketlab.sim.cluster import Cluster
@@ -33,17 +33,7 @@ def _frames(seed: int) -> list[tuple[int, bytes]]:
 
 def _parse(impl, chunks: list[bytes], max_body: int | None = None) -> list[tuple[int, bytes]]:
     parser = impl() if max_body is None else impl(max_body)
-    got = []
-    for chunk in chunks:
-        parser.receive_data(chunk)
-        for _ in range(10_000):
-            event = parser.next_event()
-            if event is NEED_DATA:
-                break
-            got.append((event.phy_offset, bytes(event.body)))
-        else:
-            raise AssertionError("next_event never returned NEED_DATA (10,000 events from one read)")
-    return got
+    return [(event.phy_offset, bytes(event.body)) for events in drain(parser, chunks, NEED_DATA) for event in events]
 
 
 def _show(frames: list[tuple[int, bytes]]) -> str:
@@ -143,12 +133,8 @@ def two_connections(ctx: Ctx) -> None:
         got: list[list[tuple[int, bytes]]] = [[], []]
         while pending[0] or pending[1]:
             k = rng.choice([i for i in (0, 1) if pending[i]])
-            parsers[k].receive_data(pending[k].pop(0))
-            for _ in range(10_000):
-                event = parsers[k].next_event()
-                if event is NEED_DATA:
-                    break
-                got[k].append((event.phy_offset, bytes(event.body)))
+            events = drain(parsers[k], [pending[k].pop(0)], NEED_DATA)[0]
+            got[k] += [(event.phy_offset, bytes(event.body)) for event in events]
         for k in (0, 1):
             expect(got[k] == streams[k], f"seed {seed}: two parsers fed in turns; parser {k} returned {len(got[k])} "
                                          f"frames [{_show(got[k])}], expected {len(streams[k])} [{_show(streams[k])}]"
@@ -207,7 +193,7 @@ def transfer_cases() -> list[tuple[int, int, int, int, list[int], int]]:
 def transfer_table(ctx: Ctx) -> None:
     """doWaitTransfer for one put: 4.x (ack_nums 1) and 5.x counts (2, 3), before, at and after the
     deadline, acks below, at and beyond the put's end."""
-    compare_table(transfer_cases(), lambda c: ctx.impl(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+    compare_table(transfer_cases(), Calls(ctx.impl, lambda c: (c[0], c[1], c[2], c[3], list(c[4]), c[5])),
                   lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
                              f"push2_slave_max_offset={c[3]}, slave_acks={c[4]}, now_ms={c[5]})"))
@@ -229,7 +215,7 @@ def any_transfer_cases(seed: int = 11, count: int = 4000) -> list[tuple[int, int
 @graded("lab01.decide_wait_transfer", points=2)
 def any_transfer(ctx: Ctx) -> None:
     """4,000 seeded draws: 1 to 4 acks needed from 0 to 4 slaves, offsets and clocks at every boundary."""
-    compare_table(any_transfer_cases(), lambda c: ctx.impl(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
+    compare_table(any_transfer_cases(), Calls(ctx.impl, lambda c: (c[0], c[1], c[2], c[3], list(c[4]), c[5])),
                   lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
                              f"push2_slave_max_offset={c[3]}, slave_acks={c[4]}, now_ms={c[5]})"))

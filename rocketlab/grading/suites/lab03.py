@@ -22,7 +22,7 @@ from rocketlab.dledger.elector_decisions import (
 from rocketlab.dledger.invariants import election_safety
 from rocketlab.dledger.protocol import VoteRequest
 from rocketlab.grading.registry import Ctx, graded
-from rocketlab.grading.suites._common import compare_table, expect, fields_of
+from rocketlab.grading.suites._common import Calls, compare_table, expect, fields_of
 from rocketlab.scenarios.dledger import run_churn
 from rocketlab.scenarios.dledger_group import SHORT_TIMERS, commit, settled_leader
 from rocketlab.sim.cluster import Cluster
@@ -72,7 +72,7 @@ VOTE_FIELDS = ("check", "result", "term", "effect")
 
 
 def _vote_table(ctx: Ctx, cases: list[Any]) -> None:
-    compare_table(cases, lambda c: fields_of(ctx.impl(*c), VOTE_FIELDS),
+    compare_table(cases, Calls(ctx.impl, post=lambda got: fields_of(got, VOTE_FIELDS)),
                   lambda c: fields_of(decide_vote(*c), VOTE_FIELDS), _describe_vote,
                   why=lambda c, want: f"check {want[0]}: {CHECK_REASONS[want[0]]}")
 
@@ -132,7 +132,7 @@ ROUND_FIELDS = ("rule", "result", "next_vote")
 @graded("lab03.parse_vote_result", points=3)
 def parse_result_table(ctx: Ctx) -> None:
     """The ParseResult table: every tally of a 3- and a 5-member round, rule, result and next vote time."""
-    compare_table(tally_cases(), lambda c: fields_of(ctx.impl(*c), ROUND_FIELDS),
+    compare_table(tally_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, ROUND_FIELDS)),
                   lambda c: fields_of(parse_vote_result(*c), ROUND_FIELDS),
                   lambda c: f"parse_vote_result({c[0]}, term={c[1]}, peer_size={c[2]})",
                   why=lambda c, want: f"rule {want[0]}: {RULE_REASONS[want[0]]}")
@@ -156,7 +156,7 @@ def any_tally_cases() -> list[tuple[VoteTally, int, int]]:
 @graded("lab03.parse_vote_result", points=2)
 def any_tally(ctx: Ctx) -> None:
     """Every tally of a round in groups of 1 to 6 members: with 2, 4 or 6 members half is not a quorum."""
-    compare_table(any_tally_cases(), lambda c: fields_of(ctx.impl(*c), ROUND_FIELDS),
+    compare_table(any_tally_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, ROUND_FIELDS)),
                   lambda c: fields_of(parse_vote_result(*c), ROUND_FIELDS),
                   lambda c: f"parse_vote_result({c[0]}, term={c[1]}, peer_size={c[2]})",
                   why=lambda c, want: f"rule {want[0]}: {RULE_REASONS[want[0]]}")

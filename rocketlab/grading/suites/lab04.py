@@ -14,13 +14,16 @@ from __future__ import annotations
 import itertools
 import os
 import random
+from collections.abc import Iterator
+from typing import Any
 
 from rocketlab.dledger.entry_dispatcher import decide_compare
 from rocketlab.dledger.entry_pusher import quorum_index
 from rocketlab.dledger.protocol import DLedgerResponseCode
 from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import Ctx, graded
-from rocketlab.grading.suites._common import compare_table, expect, fields_of
+from rocketlab.grading.sandbox_codec import Lookup
+from rocketlab.grading.suites._common import Calls, compare_table, expect, fields_of
 from rocketlab.scenarios.dledger import run_churn
 from rocketlab.scenarios.dledger_group import (
     SHORT_TIMERS,
@@ -54,8 +57,7 @@ def quorum_cases() -> list[tuple[dict[str, int], int, int, bool]]:
     return cases
 
 
-def _term_of(index: int) -> int:
-    return LOG_TERMS[index] if 0 <= index < len(LOG_TERMS) else 3
+_term_of = Lookup(dict(enumerate(LOG_TERMS)), 3)  # index -> term, 3 past the end: runs in the sandbox as data
 
 
 def _kept(case: tuple[dict[str, int], int, int, bool], answer: object) -> object:
@@ -66,11 +68,19 @@ def _kept(case: tuple[dict[str, int], int, int, bool], answer: object) -> object
     return answer
 
 
+class _KeptCalls(Calls):
+    """:class:`Calls` whose answers pass through :func:`_kept` with their case."""
+
+    def answers(self, cases: list[Any]) -> Iterator[tuple[Any, BaseException | None]]:
+        for case, (got, error) in zip(cases, super().answers(cases), strict=True):
+            yield (_kept(case, got) if error is None else got), error
+
+
 @graded("lab04.quorum_index", points=3)
 def quorum_table(ctx: Ctx) -> None:
     """The commit index of 3- and 5-member groups for many water marks, with and without Raft's
     current-term rule (the leader's log holds terms 1 1 2 2 3 3, the current term is 3)."""
-    compare_table(quorum_cases(), lambda c: _kept(c, ctx.impl(dict(c[0]), c[1], c[2], c[3], _term_of)),
+    compare_table(quorum_cases(), _KeptCalls(ctx.impl, lambda c: (dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: _kept(c, quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: (f"quorum_index(water_marks={c[0]}, term={c[1]}, committed_index={c[2]}, "
                              f"commit_only_current_term={c[3]}, term_of=<terms {LOG_TERMS}>)"))
@@ -92,7 +102,7 @@ def any_marks_cases(seed: int = 8, count: int = 3000) -> list[tuple[dict[str, in
 def any_marks(ctx: Ctx) -> None:
     """3,000 seeded groups of 1 to 6 members (with 2, 4 or 6 members a commit needs more than half):
     the commit index for every water mark, with and without Raft's current-term rule."""
-    compare_table(any_marks_cases(), lambda c: _kept(c, ctx.impl(dict(c[0]), c[1], c[2], c[3], _term_of)),
+    compare_table(any_marks_cases(), _KeptCalls(ctx.impl, lambda c: (dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: _kept(c, quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: (f"quorum_index(water_marks={c[0]}, term={c[1]}, committed_index={c[2]}, "
                              f"commit_only_current_term={c[3]}, term_of=<terms {LOG_TERMS}>)"),
@@ -117,7 +127,7 @@ COMPARE_FIELDS = ("rule", "action", "index")
 def decision_table(ctx: Ctx) -> None:
     """doCompare's decision for every answer of a follower whose log starts, ends or diverges before,
     inside or after the leader's."""
-    compare_table(compare_cases(), lambda c: fields_of(ctx.impl(*c), COMPARE_FIELDS),
+    compare_table(compare_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, COMPARE_FIELDS)),
                   lambda c: fields_of(decide_compare(*c), COMPARE_FIELDS),
                   lambda c: (f"decide_compare(compare_index={c[0]}, code={c[1].name}, follower {c[2]}..{c[3]}, "
                              f"leader {c[4]}..{c[5]})"))
@@ -143,7 +153,7 @@ def any_logs_cases() -> list[tuple[int, DLedgerResponseCode, int, int, int, int]
 def any_logs(ctx: Ctx) -> None:
     """doCompare for every small follower and leader log: touching at one end (one index shared),
     disjoint, nested, empty, and every compare index."""
-    compare_table(any_logs_cases(), lambda c: fields_of(ctx.impl(*c), COMPARE_FIELDS),
+    compare_table(any_logs_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, COMPARE_FIELDS)),
                   lambda c: fields_of(decide_compare(*c), COMPARE_FIELDS),
                   lambda c: (f"decide_compare(compare_index={c[0]}, code={c[1].name}, follower {c[2]}..{c[3]}, "
                              f"leader {c[4]}..{c[5]})"))

@@ -12,7 +12,7 @@ import random
 
 from rocketlab.broker.dledger_commit_log import phy_offset, which_log
 from rocketlab.grading.registry import Ctx, graded
-from rocketlab.grading.suites._common import compare_table, expect, scratch_dir
+from rocketlab.grading.suites._common import Calls, compare_table, expect, scratch_dir
 from rocketlab.scenarios.broker_on_dledger import (
     FILE,
     bodies,
@@ -28,7 +28,7 @@ NO_LIMIT = 2**63 - 1
 def offset_table(ctx: Ctx) -> None:
     """The physical offset of entries at the start of a file, in the middle, in later files."""
     cases = [0, 1, 48, 1000, FILE - 48, FILE, 5 * FILE + 4096, 2**40]
-    compare_table(cases, ctx.impl, phy_offset, lambda c: f"phy_offset(entry_pos={c})",
+    compare_table(cases, Calls(ctx.impl, lambda c: (c,)), phy_offset, lambda c: f"phy_offset(entry_pos={c})",
                   why=lambda c, want: "the record starts after the entry's 48-byte header")
 
 
@@ -38,7 +38,7 @@ def any_offset(ctx: Ctx) -> None:
     rng = random.Random("lab05/any-offset")
     cases = [rng.choice((rng.randrange(FILE), rng.randrange(2**62), rng.randrange(64) * FILE + rng.randrange(-1, 2)))
              for _ in range(2000)]
-    compare_table([max(c, 0) for c in cases], ctx.impl, phy_offset, lambda c: f"phy_offset(entry_pos={c})",
+    compare_table([max(c, 0) for c in cases], Calls(ctx.impl, lambda c: (c,)), phy_offset, lambda c: f"phy_offset(entry_pos={c})",
                   why=lambda c, want: "the record starts after the entry's 48-byte header")
 
 
@@ -83,7 +83,7 @@ def log_table(ctx: Ctx) -> None:
     offsets = (0, 1, FILE, 2 * FILE - 1, 2 * FILE, 2 * FILE + 48, 3 * FILE, 4 * FILE)
     committed = (0, 2 * FILE, 2 * FILE + 48, 3 * FILE + 1, NO_LIMIT)
     cases = list(itertools.product(offsets, divides, committed))
-    compare_table(cases, lambda c: ctx.impl(*c), lambda c: which_log(*c),
+    compare_table(cases, Calls(ctx.impl), lambda c: which_log(*c),
                   lambda c: f"which_log(offset={c[0]}, divided_commitlog_offset={c[1]}, committed_pos={c[2]})")
 
 
@@ -99,7 +99,7 @@ def any_read(ctx: Ctx) -> None:
         offset = max(0, rng.choice((divide, committed if committed < NO_LIMIT else 0, rng.randrange(6 * FILE)))
                      + rng.randrange(-1, 2))
         cases.append((offset, divide, committed))
-    compare_table(cases, lambda c: ctx.impl(*c), lambda c: which_log(*c),
+    compare_table(cases, Calls(ctx.impl), lambda c: which_log(*c),
                   lambda c: f"which_log(offset={c[0]}, divided_commitlog_offset={c[1]}, committed_pos={c[2]})")
 
 

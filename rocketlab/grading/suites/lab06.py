@@ -17,7 +17,8 @@ from typing import Any
 from rocketlab.controller.elect_policy import elect_master
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.grading.registry import Ctx, graded
-from rocketlab.grading.suites._common import compare_table, expect
+from rocketlab.grading.sandbox_codec import Lookup
+from rocketlab.grading.suites._common import Calls, compare_table, expect
 from rocketlab.ha.epoch_file_cache import LONG_MAX, EpochEntry, find_consistent_point
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, running, settle
 from rocketlab.sim.cluster import Cluster
@@ -85,7 +86,7 @@ def history_cases(seed: int = 6, count: int = 1500) -> list[tuple[EntryList, Ent
 
 
 def _point_table(ctx: Ctx, cases: list[tuple[EntryList, EntryList]]) -> None:
-    compare_table(cases, lambda c: ctx.impl(list(c[0]), list(c[1])), lambda c: find_consistent_point(*c),
+    compare_table(cases, Calls(ctx.impl, lambda c: (list(c[0]), list(c[1]))), lambda c: find_consistent_point(*c),
                   _describe_point, why=_why_point)
 
 
@@ -237,10 +238,14 @@ JAVA_POLICY_CASES: list[ElectCase] = [
 ]
 
 
-def _call_elect(fn: Any, case: ElectCase) -> Any:
+def _elect_args(case: ElectCase) -> tuple[Any, ...]:
     sync, unclean, old, prefer, alive, beats = case
-    return fn(None if sync is None else set(sync), None if unclean is None else set(unclean), old, prefer,
-              lambda b: b in alive, None if beats is None else (lambda b: beats.get(b)))
+    return (None if sync is None else set(sync), None if unclean is None else set(unclean), old, prefer,
+            Lookup(dict.fromkeys(alive, True), False), None if beats is None else Lookup(beats))
+
+
+def _call_elect(fn: Any, case: ElectCase) -> Any:
+    return fn(*_elect_args(case))
 
 
 def _describe_elect(case: ElectCase) -> str:
@@ -254,7 +259,7 @@ def _describe_elect(case: ElectCase) -> str:
 
 
 def _elect_table(ctx: Ctx, cases: list[ElectCase]) -> None:
-    compare_table(cases, lambda c: _call_elect(ctx.impl, c), lambda c: _call_elect(elect_master, c), _describe_elect)
+    compare_table(cases, Calls(ctx.impl, _elect_args), lambda c: _call_elect(elect_master, c), _describe_elect)
 
 
 @graded("lab06.elect_master", points=2)

@@ -56,6 +56,7 @@ class ClusterView(anywidget.AnyWidget):
         if not SPEED_RANGE[0] <= speed <= SPEED_RANGE[1]:
             raise RocketlabError(f"speed {speed} is out of range: {SPEED_RANGE[0]}x to {SPEED_RANGE[1]:g}x real time")
         self.session = ViewSession(cluster, producer=producer, base_code=base_code)
+        self._unplug = getattr(cluster, "unplug", None)  # a replay's: the learner's code leaves with the view
         failure = getattr(cluster, "failure", None)  # set by rocketlab.grading.replay when the test failed
         if isinstance(failure, dict):
             self.session.marks.append({"t": int(failure.get("t", cluster.now_ms)), "text": str(failure.get("text"))})
@@ -65,6 +66,14 @@ class ClusterView(anywidget.AnyWidget):
         self._sent_timers = 0
         self.replies: list[dict[str, Any]] = []  # the last intent's answers (tests read them)
         self.on_msg(self._on_custom_msg)
+
+    def close(self) -> None:
+        """Close the view; a graded replay's cluster (:func:`rocketlab.grading.replay`) takes the learner's
+        function it plugged in back out (the kit's own runs again)."""
+        unplug, self._unplug = self._unplug, None
+        if callable(unplug):
+            unplug()
+        super().close()
 
     # --- constructors -----------------------------------------------------------------------
     @classmethod
