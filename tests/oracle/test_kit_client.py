@@ -1,0 +1,196 @@
+"""The kit's client (rocketlab.client) against a name server and broker, the real 4.9.5 Java pair first, beside the
+unchanged Java client (rocketlab.oracle.client_app): our producer -> Java's consumer and the reverse, every message
+with its body, keys, tags and properties; offsets committed by ours honoured by Java's and the other way round;
+each consumer style of ours receives every message once per group, in queue order (issue 43 item 2).
+
+Seed 1 (printed); 60 messages of mixed shape per direction (1 B .. 1 MiB, compressed ones, batches).
+The kit's backend joins when its broker serves the client codes (issue 39's broker branches).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+
+import pytest
+
+from rocketlab.client import (
+    Message,
+    MQClientException,
+    MQClientInstance,
+    Producer,
+    ProducerConfig,
+    PullConsumer,
+    PushConsumer,
+)
+from rocketlab.client.message import user_properties
+from rocketlab.oracle import client_app as ca
+from rocketlab.oracle.broker_group import Backend
+from tests.oracle.conftest import need_broker_java
+
+pytestmark = pytest.mark.realnet
+SEED, COUNT = 1, 60
+SIZES = (1, 17, 100, 4096, 4097, 16384, 300, 65536, 1024 * 1024)
+
+
+@pytest.fixture(scope="module", params=["java", "kit"])
+def backend(request, tmp_path_factory):
+    java = need_broker_java()
+    b = Backend(request.param, tmp_path_factory.mktemp(request.param), java).start()
+    yield b
+    b.kill()
+
+
+@pytest.fixture(scope="module")
+def app(backend):
+    a = ca.ClientApp(need_broker_java(), backend.workdir, name="kitclient")
+    yield a
+    a.close()
+
+
+def sha(body: bytes) -> str:
+    return hashlib.sha256(body).digest()[:12].hex()
+
+
+def shaped(topic: str, run: str, i: int) -> Message:
+    n = SIZES[(i * 7 + SEED) % len(SIZES)]
+    unit = f"kit-{i}-größe-日本-".encode()
+    body = (unit * (n // len(unit) + 1))[:n]
+    keys = f"k-{run}-{i} order-{i % 7}" if i % 3 == 0 else f"k-{run}-{i}"
+    props = {"i": str(i), "run": run}
+    if i % 2:
+        props["größe"] = f"Größe-{i}-日本語"
+    return Message(topic, body, tags=("TagA", "TagB", "TagC", None)[i % 4], keys=keys, user_properties=props)
+
+
+def event(m, **extra) -> dict:
+    """What both sides report of a message (rocketlab.oracle.client_app's fields)."""
+    return {"uniq": m.uniq_key, "size": len(m.body), "sha": sha(m.body), "tags": m.tags, "keys": m.keys,
+            "props": user_properties(m.properties), "topic": m.topic, **extra}
+
+
+async def produce(ns: str, topic: str, run: str) -> list[dict]:
+    p = await Producer(MQClientInstance(ns, f"p-{run}"), ProducerConfig(producer_group="kit_producer")).start()
+    sends = []
+    i = 0
+    while i < COUNT:
+        if i % 10 == 6:  # a batch of 3 (i = 6, 16, ...: ends at 9, 19, ...)
+            msgs = [shaped(topic, run, i + k) for k in range(3)]
+            r = await p.send_batch(msgs)
+            sends += [event(m, status=r.send_status, queue=r.message_queue.queue_id, queue_offset=r.queue_offset + k)
+                      for k, m in enumerate(msgs)]
+            i += 3
+            continue
+        m = shaped(topic, run, i)
+        r = await p.send(m)
+        sends.append(event(m, status=r.send_status, queue=r.message_queue.queue_id, queue_offset=r.queue_offset))
+        i += 1
+    await p.instance.shutdown()
+    return sends
+
+
+async def wait_route(ns: str, topic: str) -> None:
+    """The broker registered (a first send may precede the name server knowing it)."""
+    p = await Producer(MQClientInstance(ns, "warm")).start()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            await p.send(Message(topic, b"warm"))
+            break
+        except MQClientException as e:
+            assert time.monotonic() < deadline, f"no route to {topic} in 30 s: {e}"
+            await asyncio.sleep(0.5)
+    await p.instance.shutdown()
+
+
+async def push_receive(ns: str, topic: str, group: str, want: int, from_where: str = "CONSUME_FROM_FIRST_OFFSET",
+                       settle_s: float = 1.5) -> list[dict]:
+    got: list[dict] = []
+
+    def listener(msgs):
+        got.extend(event(m, queue=m.queue_id, queue_offset=m.queue_offset, store_host=f"{m.store_host[0]}:"
+                         f"{m.store_host[1]}") for m in msgs)
+        return "CONSUME_SUCCESS"
+    c = PushConsumer(MQClientInstance(ns, f"c-{group}"), group, listener, consume_from_where=from_where,
+                     consume_thread_max=1, rebalance_interval=1000, persist_consumer_offset_interval=500)
+    c.subscribe(topic)
+    await c.start()
+    deadline = time.monotonic() + 60
+    while len([g for g in got if g["props"].get("run")]) < want and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(settle_s)
+    await c.shutdown()
+    await c.instance.shutdown()
+    return [g for g in got if g["props"].get("run")]
+
+
+async def lite_receive(ns: str, topic: str, group: str, want: int, subscribe: bool) -> list[dict]:
+    c = PullConsumer(MQClientInstance(ns, f"l-{group}"), group, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+                     rebalance_interval=1000)
+    if subscribe:
+        c.subscribe(topic)
+        await c.start()
+    else:
+        await c.assign(await c.fetch_message_queues(topic))
+    got: list[dict] = []
+    deadline = time.monotonic() + 60
+    while len(got) < want and time.monotonic() < deadline:
+        got += [event(m, queue=m.queue_id, queue_offset=m.queue_offset,
+                      store_host=f"{m.store_host[0]}:{m.store_host[1]}") for m in await c.poll(500)
+                if m.properties.get("run")]
+    got += [event(m, queue=m.queue_id, queue_offset=m.queue_offset, store_host="") for m in await c.poll(1000)
+            if m.properties.get("run")]
+    await c.shutdown()
+    await c.instance.shutdown()
+    return got
+
+
+def test_our_producer_to_javas_consumer_and_ours(backend, app):
+    print(f"seed {SEED}, {COUNT} messages, backend {backend.describe()}")
+    ns = backend.namesrv_addr
+    asyncio.run(wait_route(ns, "KitOut"))
+    sends = asyncio.run(produce(ns, "KitOut", "ours"))
+    assert {s["status"] for s in sends} == {"SEND_OK"} and len(sends) == COUNT
+    app.consume("java_of_ours", "push_first", ns, "KitOut")
+    got = [r for r in app.wait_for(COUNT, "recv", timeout_s=60, settle_s=1.0, consumer="java_of_ours")
+           if r["props"].get("run") == "ours"]
+    assert ca.exactly_once(sends, got) == []
+    assert ca.same_content(sends, got) == []
+    assert ca.queue_order(got) == []
+    for style in ("push", "lite_subscribe", "lite_assign"):
+        if style == "push":
+            ours = asyncio.run(push_receive(ns, "KitOut", f"g_ours_{style}", COUNT))
+        else:
+            ours = asyncio.run(lite_receive(ns, "KitOut", f"g_ours_{style}", COUNT, style == "lite_subscribe"))
+        assert ca.exactly_once(sends, ours) == [], style
+        assert ca.same_content(sends, ours) == [], style
+        assert ca.queue_order(ours) == [], style
+
+
+def test_javas_producer_to_our_consumers(backend, app):
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitIn")
+    sends = app.produce(ns, "KitIn", COUNT, "java", seed=SEED, batch_every=10, batch_size=4)
+    assert {s["status"] for s in sends} == {"SEND_OK"}
+    ours = asyncio.run(push_receive(ns, "KitIn", "g_from_java", COUNT))
+    assert ca.exactly_once(sends, ours) == []
+    assert ca.same_content(sends, ours) == []
+    assert ca.queue_order(ours) == []
+
+
+def test_offsets_committed_by_ours_are_honoured_by_javas_and_back(backend, app):
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitOffsets")
+    first = asyncio.run(produce(ns, "KitOffsets", "o1"))
+    ours = asyncio.run(push_receive(ns, "KitOffsets", "g_shared_offsets", COUNT))
+    assert ca.exactly_once(first, ours) == []
+    second = asyncio.run(produce(ns, "KitOffsets", "o2"))
+    app.consume("java_resumes", "push_first", ns, "KitOffsets", group="g_shared_offsets")
+    got = app.wait_for(COUNT, "recv", timeout_s=60, settle_s=2.0, consumer="java_resumes")
+    assert ca.exactly_once(second, got) == []  # nothing of o1: Java resumed where ours committed
+    time.sleep(1.5)  # Java's persistConsumerOffsetInterval (1 s in the driver)
+    app.stop_consumer("java_resumes")
+    third = asyncio.run(produce(ns, "KitOffsets", "o3"))
+    again = asyncio.run(push_receive(ns, "KitOffsets", "g_shared_offsets", COUNT))
+    assert ca.exactly_once(third, again) == []  # nothing of o2: ours resumed where Java committed
