@@ -11,7 +11,8 @@ at shutdown (oneway UPDATE_CONSUMER_OFFSET, then UNREGISTER_CLIENT).
   from the heartbeat (``postSubscriptionWhenPull`` false), the group's retry topic ``%RETRY%group`` subscribed too;
   the listener (plain or ``async`` function of a list of messages, answering CONSUME_SUCCESS or RECONSUME_LATER)
   runs at most ``consume_thread_max`` at a time; a failed message goes back with CONSUMER_SEND_MSG_BACK (delay
-  level 0: the broker's 3 + reconsume times), and when that fails it is consumed again here after 5 s;
+  level 0: the broker's 3 + reconsume times); when that fails, it is sent to ``%RETRY%group`` by the instance's
+  inner producer (DELAY 3 + reconsume times), and when that fails too it is consumed again here after 5 s;
 * :class:`PullConsumer`: ``assign`` or ``subscribe``, then ``poll``; pulls carry the subscription; what ``poll``
   hands over is committed (``autoCommit``).
 
@@ -28,15 +29,16 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rocketlab.client.consumer import AllocateMessageQueueAveragely, RebalanceImpl, RemoteBrokerOffsetStore
-from rocketlab.client.instance import MQClientInstance, now_ms
+from rocketlab.client.instance import MQClientInstance, Producer, now_ms
 from rocketlab.client.message import (
     PROPERTY_CONSUME_START_TIMESTAMP,
     RETRY_GROUP_TOPIC_PREFIX,
+    Message,
     MessageQueue,
     decode_pulled,
     reset_retry_topic,
 )
-from rocketlab.client.producer import Call, MQClientException, RemotingError
+from rocketlab.client.producer import Call, MQClientException, ProducerConfig, RemotingError
 from rocketlab.client.protocol import (
     BrokerAnswerError,
     ConsumerData,
@@ -270,7 +272,17 @@ class PushConsumer(_Member):
                                              self.max_reconsume_times)
         try:
             await self.instance.call(Call(addr, request, 5000))
+            return True
         except (RemotingError, BrokerAnswerError, CodecError) as e:
+            self.events.append(("send_back_error", str(e)))
+        retry = Message(RETRY_GROUP_TOPIC_PREFIX + self.group, m.body, flag=m.flag, properties=dict(m.properties))
+        retry.properties.setdefault("ORIGIN_MESSAGE_ID", m.msg_id)
+        retry.properties.update({"RETRY_TOPIC": m.topic, "RECONSUME_TIME": str(m.reconsume_times + 1),
+                                 "MAX_RECONSUME_TIMES": str(self.max_reconsume_times),
+                                 "DELAY": str(3 + m.reconsume_times)})
+        try:  # Java: through the client instance's inner producer (CLIENT_INNER_PRODUCER)
+            await Producer(self.instance, ProducerConfig(producer_group="CLIENT_INNER_PRODUCER")).send(retry)
+        except (RemotingError, BrokerAnswerError, MQClientException, CodecError) as e:
             self.events.append(("send_back_error", str(e)))
             return False
         return True

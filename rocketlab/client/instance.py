@@ -190,7 +190,11 @@ class MQClientInstance:
                                                                               self.send_heartbeat_to_all_broker))]
 
     async def _refresh_routes(self) -> None:
-        for topic in list(self.topic_route_table):
+        """``updateTopicRouteInfoFromNameServer``: every topic a consumer subscribes or a producer sent to."""
+        topics = set(self.topic_route_table) | set(self.publish_info)
+        for c in self.consumers.values():
+            topics |= set(c.subscriptions)
+        for topic in sorted(topics):
             await self.update_topic_route_info_from_name_server(topic)
 
     @staticmethod

@@ -194,3 +194,120 @@ def test_offsets_committed_by_ours_are_honoured_by_javas_and_back(backend, app):
     third = asyncio.run(produce(ns, "KitOffsets", "o3"))
     again = asyncio.run(push_receive(ns, "KitOffsets", "g_shared_offsets", COUNT))
     assert ca.exactly_once(third, again) == []  # nothing of o2: ours resumed where Java committed
+
+
+def test_a_group_of_ours_and_javas_shares_the_queues_and_ours_rebalances_on_notify(backend, app):
+    """AllocateMessageQueueAveragely of ours and of Java in one group: together every queue, none twice. Ours
+    waits 20 s between rebalances (Java's default), so the quick change is NOTIFY_CONSUMER_IDS_CHANGED's."""
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitGroup", queues=8)
+
+    async def run() -> tuple[list, list, list]:
+        ours = PushConsumer(MQClientInstance(ns, "mixed-ours"), "g_mixed", lambda msgs: "CONSUME_SUCCESS",
+                            consume_from_where="CONSUME_FROM_FIRST_OFFSET", rebalance_interval=20000)
+        ours.subscribe("KitGroup")
+        await ours.start()
+        deadline = time.monotonic() + 20
+        while len([q for q in ours.owned() if q.topic == "KitGroup"]) < 8 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        alone = [q for q in ours.owned() if q.topic == "KitGroup"]
+        app.consume("mixed_java", "push_first", ns, "KitGroup", group="g_mixed")
+        deadline = time.monotonic() + 10
+        while True:
+            mine = [q for q in ours.owned() if q.topic == "KitGroup"]
+            java = app.request("allocation", name="mixed_java")["queues"]
+            if len(mine) == 4 and len(java) >= 4:
+                break
+            assert time.monotonic() < deadline, (mine, java, ours.events)
+            await asyncio.sleep(0.1)
+        await ours.shutdown()
+        await ours.instance.shutdown()
+        return alone, mine, java
+    alone, mine, java = asyncio.run(run())
+    assert len(alone) == 8
+    # Java reports "broker:queueId" of every topic it holds; the retry topic's one queue goes to the member first in
+    # cid order, which holds queues 0..3 of KitGroup too, so its "broker-a:0" hides nothing
+    java_ids = {int(q.rsplit(":", 1)[1]) for q in java}
+    ours_ids = {q.queue_id for q in mine}
+    assert java_ids == set(range(8)) - ours_ids and len(ours_ids) == 4, (ours_ids, java)
+    app.stop_consumer("mixed_java")
+
+
+def test_a_failing_listener_of_ours_gets_retries_then_the_dlq(backend, app):
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitRetry")
+    sends = asyncio.run(produce_n(ns, "KitRetry", "retry", 4))
+
+    async def run() -> list:
+        seen: list = []
+
+        def failing(msgs):
+            seen.extend((m.uniq_key, m.reconsume_times, m.topic) for m in msgs)
+            return "RECONSUME_LATER"
+        c = PushConsumer(MQClientInstance(ns, "failing", poll_name_server_interval=1000), "g_kit_fail", failing,
+                         consume_from_where="CONSUME_FROM_FIRST_OFFSET", max_reconsume_times=2,
+                         rebalance_interval=1000, persist_consumer_offset_interval=500)
+        c.subscribe("KitRetry")
+        await c.start()
+        deadline = time.monotonic() + 60
+        while len(seen) < 12 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(2.0)
+        await c.shutdown()
+        await c.instance.shutdown()
+        return seen
+    seen = asyncio.run(run())
+    times = {s["uniq"]: sorted(r for u, r, _ in seen if u == s["uniq"]) for s in sends}
+    assert all(t == [0, 1, 2] for t in times.values()), times
+    assert {topic for _, _, topic in seen} == {"KitRetry"}  # retried messages show their own topic again
+    deadline = time.monotonic() + 20
+    for s in sends:
+        key = s["keys"].split(" ")[0]
+        while not (found := app.request("query", namesrv=ns, topic="%DLQ%g_kit_fail", key=key)["messages"]):
+            assert time.monotonic() < deadline, f"{s['uniq']} not in the DLQ"
+            time.sleep(0.5)
+        assert {m["uniq"] for m in found} == {s["uniq"]} and found[0]["sha"] == s["sha"]
+
+
+def test_consume_from_last_offset_as_javas_does_it(backend, app):
+    """A new group on a young topic: QUERY_CONSUMER_OFFSET answers 0 while the queue's first message is in memory
+    (ConsumerManageProcessor), so CONSUME_FROM_LAST_OFFSET reads from 0; Java's push consumer shows it first."""
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitLast")
+    before = asyncio.run(produce_n(ns, "KitLast", "before", 8))
+    app.consume("java_last", "push_last", ns, "KitLast")
+
+    async def run() -> list:
+        got: list = []
+        c = PushConsumer(MQClientInstance(ns, "last"), "g_kit_last",
+                         lambda msgs: got.extend(event(m) for m in msgs) or "CONSUME_SUCCESS",
+                         rebalance_interval=1000)  # CONSUME_FROM_LAST_OFFSET: Java's default
+        c.subscribe("KitLast")
+        await c.start()
+        deadline = time.monotonic() + 20
+        while len([q for q in c.owned() if q.topic == "KitLast"]) < 4 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        after = await produce_n(ns, "KitLast", "after", 8)
+        deadline = time.monotonic() + 30
+        while len(got) < 16 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)
+        await c.shutdown()
+        await c.instance.shutdown()
+        return [got, after]
+    got, after = asyncio.run(run())
+    java = app.wait_for(16, "recv", timeout_s=30, settle_s=0.5, consumer="java_last")
+    assert ca.exactly_once(before + after, java) == []  # RocketMQ first
+    assert ca.exactly_once(before + after, got) == []
+    app.stop_consumer("java_last")
+
+
+async def produce_n(ns: str, topic: str, run: str, n: int) -> list[dict]:
+    p = await Producer(MQClientInstance(ns, f"p-{run}"), ProducerConfig(producer_group="kit_producer")).start()
+    out = []
+    for i in range(n):
+        m = shaped(topic, run, i)
+        r = await p.send(m)
+        out.append(event(m, status=r.send_status, queue=r.message_queue.queue_id, queue_offset=r.queue_offset))
+    await p.instance.shutdown()
+    return out
