@@ -149,6 +149,7 @@ async def lite_receive(ns: str, topic: str, group: str, want: int, subscribe: bo
 def test_our_producer_to_javas_consumer_and_ours(backend, app):
     print(f"seed {SEED}, {COUNT} messages, backend {backend.describe()}")
     ns = backend.namesrv_addr
+    app.create_topic(ns, "KitOut")
     asyncio.run(wait_route(ns, "KitOut"))
     sends = asyncio.run(produce(ns, "KitOut", "ours"))
     assert {s["status"] for s in sends} == {"SEND_OK"} and len(sends) == COUNT
