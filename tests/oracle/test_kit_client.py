@@ -24,6 +24,7 @@ from rocketlab.client import (
     PullConsumer,
     PushConsumer,
 )
+from rocketlab.client.blocking import ClientThread, producer, pull_consumer
 from rocketlab.client.message import user_properties
 from rocketlab.oracle import client_app as ca
 from rocketlab.oracle.broker_group import Backend
@@ -312,3 +313,25 @@ async def produce_n(ns: str, topic: str, run: str, n: int) -> list[dict]:
         out.append(event(m, status=r.send_status, queue=r.message_queue.queue_id, queue_offset=r.queue_offset))
     await p.instance.shutdown()
     return out
+
+
+def test_the_blocking_facade_works_from_a_thread_that_runs_no_loop(backend, app):
+    """What a notebook cell does: every call blocks on the client's own loop thread, none hangs."""
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitCell")
+    thread = ClientThread()
+    try:
+        p = producer(thread, ns, instance_name="cell-p")
+        results = [p.send(shaped("KitCell", "cell", i)) for i in range(8)]
+        assert {r.send_status for r in results} == {"SEND_OK"}
+        c = pull_consumer(thread, ns, "g_cell", consume_from_where="CONSUME_FROM_FIRST_OFFSET")
+        c.assign(c.fetch_message_queues("KitCell"))
+        got = []
+        deadline = time.monotonic() + 30
+        while len(got) < 8 and time.monotonic() < deadline:
+            got += [m.uniq_key for m in c.poll(500)]
+        assert sorted(got) == sorted(r.msg_id for r in results)
+        c.shutdown()
+        thread.run(p.instance.shutdown())
+    finally:
+        thread.close()
