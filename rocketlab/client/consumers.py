@@ -61,13 +61,16 @@ class _Member(ABC):
     consume_type = "CONSUME_ACTIVELY"
 
     def __init__(self, instance: MQClientInstance, group: str, consume_from_where: str, allocate: Any,
-                 rebalance_interval: int, persist_consumer_offset_interval: int, pull_batch_size: int) -> None:
+                 rebalance_interval: int, persist_consumer_offset_interval: int, pull_batch_size: int,
+                 consume_timestamp_ms: int | None = None) -> None:
         self.instance = instance
         self.group = group
         self.consume_from_where = consume_from_where
         self.offset_store = RemoteBrokerOffsetStore(group, instance.broker_addrs)
         self.rebalance_impl = RebalanceImpl(group, instance.client_id, self.offset_store, instance.broker_addrs,
-                                            allocate or AllocateMessageQueueAveragely(), consume_from_where)
+                                            allocate or AllocateMessageQueueAveragely(), consume_from_where,
+                                            now_ms() - 1_800_000 if consume_timestamp_ms is None
+                                            else consume_timestamp_ms)  # Java: half an hour ago
         self.subscriptions: dict[str, SubscriptionData] = {}
         self.rebalance_interval = rebalance_interval
         self.persist_interval = persist_consumer_offset_interval
@@ -214,9 +217,9 @@ class PushConsumer(_Member):
                  consume_from_where: str = "CONSUME_FROM_LAST_OFFSET", allocate: Any = None,
                  consume_thread_max: int = 20, max_reconsume_times: int = -1, rebalance_interval: int = 20000,
                  persist_consumer_offset_interval: int = 5000, pull_batch_size: int = 32,
-                 broker_suspend_max_time_millis: int = 15000) -> None:
+                 broker_suspend_max_time_millis: int = 15000, consume_timestamp_ms: int | None = None) -> None:
         super().__init__(instance, group, consume_from_where, allocate, rebalance_interval,
-                         persist_consumer_offset_interval, pull_batch_size)
+                         persist_consumer_offset_interval, pull_batch_size, consume_timestamp_ms)
         self.listener = listener
         self.max_reconsume_times = 16 if max_reconsume_times == -1 else max_reconsume_times
         self.suspend_ms = broker_suspend_max_time_millis

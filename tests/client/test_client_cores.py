@@ -12,6 +12,8 @@ from rocketlab.client.consumer import (
     AllocateMessageQueueAveragely,
     AllocateMessageQueueAveragelyByCircle,
     ProcessQueue,
+    RebalanceImpl,
+    RemoteBrokerOffsetStore,
 )
 from rocketlab.client.message import (
     Message,
@@ -28,7 +30,7 @@ from rocketlab.client.producer import (
     ProducerConfig,
     RemotingError,
 )
-from rocketlab.client.protocol import BrokerAnswerError, SendMessageResponse
+from rocketlab.client.protocol import BrokerAnswerError, OffsetAnswer, SendMessageResponse
 from rocketlab.client.route import (
     BrokerAddrTable,
     MQFaultStrategy,
@@ -225,3 +227,29 @@ def test_unique_ids_follow_javas_layout_and_replay():
     assert ids == [b.create_uniq_id() for _ in range(3)]
     assert all(len(i) == 32 for i in ids) and ids[0].startswith("7F000001002A00000007")
     assert [int(i[-4:], 16) for i in ids] == [0, 1, 2]
+
+
+def test_compute_pull_from_where_follows_rebalance_push_impl():
+    from_where = {}
+    for where in ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET", "CONSUME_FROM_TIMESTAMP"):
+        table = BrokerAddrTable()
+        table.update(TopicRouteData.from_json(loads(ROUTE)))
+        impl = RebalanceImpl("g", "c0", RemoteBrokerOffsetStore("g", table), table, consume_from_where=where,
+                             consume_timestamp_ms=1234)
+        for topic, committed in (("T", None), ("T", 17), ("%RETRY%g", None)):
+            gen = impl.compute_pull_from_where(MessageQueue(topic, "broker-a", 0))
+            asked = [gen.send(None)]
+            try:
+                asked.append(gen.send(OffsetAnswer(committed)))
+                gen.send(OffsetAnswer(99))
+            except StopIteration as stop:
+                from_where[(where, topic, committed)] = (stop.value, [type(c.request).__name__ for c in asked])
+    assert from_where[("CONSUME_FROM_LAST_OFFSET", "T", None)] == (99, ["QueryConsumerOffsetRequest",
+                                                                       "GetMaxOffsetRequest"])
+    assert from_where[("CONSUME_FROM_LAST_OFFSET", "%RETRY%g", None)] == (0, ["QueryConsumerOffsetRequest"])
+    assert from_where[("CONSUME_FROM_FIRST_OFFSET", "T", None)] == (0, ["QueryConsumerOffsetRequest"])
+    assert from_where[("CONSUME_FROM_TIMESTAMP", "T", None)] == (99, ["QueryConsumerOffsetRequest",
+                                                                     "SearchOffsetRequest"])
+    assert from_where[("CONSUME_FROM_TIMESTAMP", "%RETRY%g", None)] == (99, ["QueryConsumerOffsetRequest",
+                                                                            "GetMaxOffsetRequest"])
+    assert all(v == (17, ["QueryConsumerOffsetRequest"]) for k, v in from_where.items() if k[2] == 17)

@@ -335,3 +335,31 @@ def test_the_blocking_facade_works_from_a_thread_that_runs_no_loop(backend, app)
         thread.run(p.instance.shutdown())
     finally:
         thread.close()
+
+
+def test_consume_from_timestamp_on_a_young_topic_reads_from_0_as_rocketmq_answers(backend, app):
+    """QUERY_CONSUMER_OFFSET answers 0 for a new group while the queue's first message is in memory, so the
+    timestamp is never searched (the search itself: tests/client/test_client_cores.py)."""
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitTime")
+    old = asyncio.run(produce_n(ns, "KitTime", "old", 8))
+    time.sleep(1.0)
+    since = time.time_ns() // 1_000_000
+    time.sleep(0.2)
+    new = asyncio.run(produce_n(ns, "KitTime", "new", 8))
+
+    async def run() -> list:
+        got: list = []
+        c = PushConsumer(MQClientInstance(ns, "since"), "g_kit_since",
+                         lambda msgs: got.extend(event(m) for m in msgs) or "CONSUME_SUCCESS",
+                         consume_from_where="CONSUME_FROM_TIMESTAMP", consume_timestamp_ms=since)
+        c.subscribe("KitTime")
+        await c.start()
+        deadline = time.monotonic() + 20
+        while len(got) < 16 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(1.0)
+        await c.shutdown()
+        await c.instance.shutdown()
+        return got
+    assert ca.exactly_once(old + new, asyncio.run(run())) == []
