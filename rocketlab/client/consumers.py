@@ -134,6 +134,8 @@ class _Member(ABC):
                 self.pull_tasks[mq] = asyncio.get_running_loop().create_task(self._pull_loop(mq, offset))
             if result.added or result.removed:
                 self.events.append(("rebalance", (sorted(result.added), sorted(result.removed))))
+                self.instance.trace("client_rebalance", group=self.group, topic=topic,
+                                    targets=[f"{q.broker_name}:{q.queue_id}" for q in self.owned() if q.topic == topic])
 
     def owned(self) -> list[MessageQueue]:
         return sorted(self.rebalance_impl.process_queue_table)
@@ -151,7 +153,10 @@ class _Member(ABC):
             found = self.instance.broker_addrs.find_broker_address_in_subscribe(mq.broker_name)
         if found is None:
             raise MQClientException(f"The broker[{mq.broker_name}] not exist")
+        began = now_ms()
         answer = await self.instance.call(Call(found[0], self.pull_request(mq, offset), timeout_ms))
+        self.instance.trace("client_pull", topic=mq.topic, broker_name=mq.broker_name, queue_id=mq.queue_id,
+                            offset=offset, status=answer.pull_status, latency_ms=float(now_ms() - began))
         self.suggested[mq] = answer.suggest_which_broker_id
         sd = self.subscriptions.get(mq.topic) or SubscriptionData(mq.topic)
         msgs = decode_pulled(answer.body, sd.tags_set, answer.min_offset, answer.max_offset) \
@@ -254,6 +259,8 @@ class PushConsumer(_Member):
                 status = "RECONSUME_LATER"
         finally:
             self._slots.release()
+        self.instance.trace("client_consume", group=self.group, topic=m.topic, queue_id=m.queue_id,
+                            queue_offset=m.queue_offset, uniq_key=m.uniq_key, status=status)
         if status != "CONSUME_SUCCESS" and not await self.send_message_back(m, mq):
             m.reconsume_times += 1
             asyncio.get_running_loop().call_later(5, lambda: asyncio.ensure_future(self._consume_later(mq, pq, m)))
@@ -275,8 +282,11 @@ class PushConsumer(_Member):
                                              self.max_reconsume_times)
         try:
             await self.instance.call(Call(addr, request, 5000))
+            self.instance.trace("client_send_back", group=self.group, uniq_key=m.uniq_key, ok=True)
             return True
         except (RemotingError, BrokerAnswerError, CodecError) as e:
+            self.instance.trace("client_send_back", group=self.group, uniq_key=m.uniq_key, ok=False,
+                                reason=str(e)[:200])
             self.events.append(("send_back_error", str(e)))
         retry = Message(RETRY_GROUP_TOPIC_PREFIX + self.group, m.body, flag=m.flag, properties=dict(m.properties))
         retry.properties.setdefault("ORIGIN_MESSAGE_ID", m.msg_id)
@@ -339,4 +349,7 @@ class PullConsumer(_Member):
         offset = pq.remove_message(msgs)
         if offset >= 0 and not pq.dropped:
             self.offset_store.update_offset(mq, offset, True)
+        for m in msgs:
+            self.instance.trace("client_consume", group=self.group, topic=m.topic, queue_id=m.queue_id,
+                                queue_offset=m.queue_offset, uniq_key=m.uniq_key, status="POLLED")
         return msgs if not pq.dropped else []

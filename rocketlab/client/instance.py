@@ -4,7 +4,9 @@
 topic's route, publish and subscribe info; it answers the cores' :class:`~rocketlab.client.producer.FindRoute`
 and :class:`~rocketlab.client.producer.Call` (:meth:`MQClientInstance.drive`), refreshes every route each
 ``pollNameServerInterval`` (30 s), sends HEART_BEAT to every master each ``heartbeatBrokerInterval`` (30 s) and
-hands NOTIFY_CONSUMER_IDS_CHANGED to the consumers (an immediate rebalance). :class:`Producer` is
+hands NOTIFY_CONSUMER_IDS_CHANGED to the consumers (an immediate rebalance); with a
+:class:`~rocketlab.trace.recorder.TraceRecorder` it records the ``client_*`` trace events (route changes, every
+send attempt, rebalances, pulls, consumption, send-backs). :class:`Producer` is
 ``DefaultMQProducer``: ``send`` (sync), ``send_oneway``, ``send_batch``.
 
 A name server that does not answer in ``mqClientApiTimeout`` (3 s), answers an error, or a route that does not
@@ -36,6 +38,7 @@ from rocketlab.client.protocol import (
     ConsumerData,
     HeartbeatRequest,
     NotifyConsumerIdsChanged,
+    SendMessageRequest,
 )
 from rocketlab.client.remoting_client import RemotingClient
 from rocketlab.client.route import (
@@ -48,6 +51,8 @@ from rocketlab.errors import CodecError
 from rocketlab.namesrv.protocol import GetRouteInfoRequest
 from rocketlab.namesrv.route import TopicRouteData
 from rocketlab.remoting.fastjson import java_string_hash
+from rocketlab.store.message import string_to_message_properties
+from rocketlab.trace.recorder import TraceRecorder
 
 MQ_CLIENT_API_TIMEOUT = 3000
 
@@ -62,7 +67,7 @@ class MQClientInstance:
 
     def __init__(self, namesrv_addr: str, instance_name: str | None = None, client_ip: str = "127.0.0.1",
                  poll_name_server_interval: int = 30000, heartbeat_broker_interval: int = 30000,
-                 start_index: int = 0) -> None:
+                 start_index: int = 0, recorder: TraceRecorder | None = None) -> None:
         self.namesrv_addrs = [a.strip() for a in namesrv_addr.split(";") if a.strip()]
         if not self.namesrv_addrs:
             raise MQClientException("No name server address, please set it.", 10004)
@@ -80,6 +85,20 @@ class MQClientInstance:
                                                java_string_hash(self.client_id), now_ms)
         self._tasks: list[asyncio.Task] = []
         self._ns_index = 0
+        self.recorder = recorder
+        self._routes_seen: dict[str, tuple[str, ...]] = {}
+
+    def trace(self, kind: str, **fields: Any) -> None:
+        """One trace event of this client (node: its client id; ``t``: wall-clock milliseconds)."""
+        if self.recorder is not None and self.recorder.wants(kind):
+            self.recorder.emit(now_ms(), self.client_id, kind, fields)
+
+    def _trace_route(self, topic: str, route: TopicRouteData | None) -> None:
+        targets = () if route is None else tuple(sorted(f"{b.broker_name}@{b.broker_addrs.get(0, '-')}"
+                                                        for b in route.broker_datas))
+        if self._routes_seen.get(topic) != targets or route is None:
+            self._routes_seen[topic] = targets
+            self.trace("client_route", topic=topic, ok=route is not None, targets=list(targets))
 
     # ---------------------------------------------------------------------------------- routes
     async def get_topic_route_info_from_name_server(self, topic: str) -> TopicRouteData:
@@ -104,7 +123,9 @@ class MQClientInstance:
         try:
             route = await self.get_topic_route_info_from_name_server(topic)
         except MQClientException:
+            self._trace_route(topic, None)
             return False
+        self._trace_route(topic, route)
         self.topic_route_table[topic] = route
         self.broker_addrs.update(route)
         old = self.publish_info.get(topic)
@@ -126,6 +147,7 @@ class MQClientInstance:
                     raise
                 route = await self.get_topic_route_info_from_name_server("TBW102")
                 route = _default_route(route)
+            self._trace_route(topic, route)
             self.topic_route_table[topic] = route
             self.broker_addrs.update(route)
             self.publish_info[topic] = topic_route_data2_topic_publish_info(topic, route, self.start_index)
@@ -136,6 +158,7 @@ class MQClientInstance:
         """Run a core's generator: answer its FindRoute and Call until it returns."""
         value: Any = None
         error: BaseException | None = None
+        attempts = [0]
         while True:
             try:
                 step = gen.throw(error) if error is not None else gen.send(value)
@@ -146,13 +169,33 @@ class MQClientInstance:
                 if isinstance(step, FindRoute):
                     value = await self.try_to_find_topic_publish_info(step.topic)
                 elif isinstance(step, Call):
-                    value = await self.call(step)
+                    value = await self._traced_call(step, attempts)
                 else:
                     raise TypeError(f"a core yielded {step!r}")
             except (RemotingError, BrokerAnswerError, MQClientException) as e:
                 error = e
             except CodecError as e:
                 error = RemotingError(f"{getattr(step, 'addr', '?')}: an answer that does not decode: {e}", "send")
+
+    async def _traced_call(self, step: Call, attempts: list[int]) -> Any:
+        """``call``, with a ``client_send`` event for each send attempt."""
+        if not isinstance(step.request, SendMessageRequest) or self.recorder is None:
+            return await self.call(step)
+        h = step.request.header
+        fields = {"topic": h["topic"], "broker_name": h["brokerName"], "queue_id": h["queueId"],
+                  "uniq_key": string_to_message_properties(h["properties"]).get("UNIQ_KEY") if h["properties"]
+                  else None, "attempt": attempts[0]}
+        attempts[0] += 1
+        try:
+            answer = await self.call(step)
+        except (RemotingError, BrokerAnswerError, CodecError) as e:
+            self.trace("client_send", status=type(e).__name__, reason=str(e)[:200], **fields)
+            raise
+        if answer is None:
+            self.trace("client_send", status="ONEWAY", **fields)
+        else:
+            self.trace("client_send", status=answer.status, queue_offset=answer.queue_offset, **fields)
+        return answer
 
     async def call(self, step: Call) -> Any:
         if step.oneway:

@@ -39,6 +39,8 @@ FIELD_TYPES: dict[str, str] = {
     "first": "bool", "namesrv": "string", "master_addr": "string", "ha_server_addr": "string",
     # smoke ping/pong
     "ping_seq": "long", "rtt_ms": "double", "ok": "bool",
+    # the kit's client (rocketlab.client)
+    "group": "string", "uniq_key": "string", "attempt": "long",
 }
 
 # kind -> required fields (docs/trace.md's table plus the network and smoke kinds).
@@ -80,6 +82,16 @@ KINDS: dict[str, tuple[str, ...]] = {
     "namesrv_register": ("namesrv", "broker_id", "ok"),
     # smoke scenario
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
+    # the kit's client (node: its client id): a route read from a name server (targets: its brokers' masters),
+    # one send attempt and its answer (status SEND_OK..., or why it failed), a group member's queues after a
+    # rebalance (targets: broker:queue), one pull and its answer (latency_ms: how long the broker held it),
+    # one message handed to the application (status CONSUME_SUCCESS, RECONSUME_LATER, POLLED), one sent back
+    "client_route": ("topic", "ok", "targets"),
+    "client_send": ("topic", "broker_name", "queue_id", "status", "uniq_key", "attempt"),
+    "client_rebalance": ("group", "topic", "targets"),
+    "client_pull": ("topic", "broker_name", "queue_id", "offset", "status", "latency_ms"),
+    "client_consume": ("group", "topic", "queue_id", "queue_offset", "uniq_key", "status"),
+    "client_send_back": ("group", "uniq_key", "ok"),
 }
 
 FAULT_ACTIONS = fault_actions()

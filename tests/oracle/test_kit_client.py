@@ -28,6 +28,8 @@ from rocketlab.client.blocking import ClientThread, producer, pull_consumer
 from rocketlab.client.message import user_properties
 from rocketlab.oracle import client_app as ca
 from rocketlab.oracle.broker_group import Backend
+from rocketlab.trace.recorder import TraceRecorder
+from rocketlab.trace.schema import validate_event
 from tests.oracle.conftest import need_broker_java
 
 pytestmark = pytest.mark.realnet
@@ -363,3 +365,42 @@ def test_consume_from_timestamp_on_a_young_topic_reads_from_0_as_rocketmq_answer
         await c.instance.shutdown()
         return got
     assert ca.exactly_once(old + new, asyncio.run(run())) == []
+
+
+def test_the_client_traces_what_the_application_lived_through(backend, app):
+    """Every event follows the one vocabulary table; the sends, the group's queues, the pulls the broker held and
+    each message handed over are there."""
+    ns = backend.namesrv_addr
+    app.create_topic(ns, "KitTraced")
+    rec = TraceRecorder()
+
+    async def run() -> None:
+        p = await Producer(MQClientInstance(ns, "traced-p", recorder=rec)).start()
+        got: list = []
+        c = PushConsumer(MQClientInstance(ns, "traced-c", recorder=rec), "g_traced",
+                         lambda msgs: got.extend(msgs) or "CONSUME_SUCCESS",
+                         consume_from_where="CONSUME_FROM_FIRST_OFFSET", rebalance_interval=1000)
+        c.subscribe("KitTraced")
+        await c.start()
+        await asyncio.sleep(1.0)
+        for i in range(5):
+            await p.send(shaped("KitTraced", "traced", i))
+        deadline = time.monotonic() + 20
+        while len(got) < 5 and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        await c.shutdown()
+        await c.instance.shutdown()
+        await p.instance.shutdown()
+    asyncio.run(run())
+    for e in rec.events:
+        validate_event(e)
+    kinds = {e["kind"] for e in rec.events}
+    assert {"client_route", "client_send", "client_rebalance", "client_pull", "client_consume"} <= kinds
+    sends = [e for e in rec.events if e["kind"] == "client_send"]
+    assert [(e["status"], e["attempt"]) for e in sends] == [("SEND_OK", 0)] * 5
+    consumed = [e for e in rec.events if e["kind"] == "client_consume" and e["topic"] == "KitTraced"]
+    assert sorted(e["uniq_key"] for e in consumed) == sorted(e["uniq_key"] for e in sends)
+    owned = [e for e in rec.events if e["kind"] == "client_rebalance" and e["topic"] == "KitTraced"]
+    assert sorted(owned[-1]["targets"]) == [f"broker-a:{i}" for i in range(4)]
+    assert any(e["status"] == "FOUND" and e["latency_ms"] > 100 for e in rec.events
+               if e["kind"] == "client_pull" and e["topic"] == "KitTraced")  # held until a message came
