@@ -1,5 +1,7 @@
 """NettyRemotingClient for the kit's client: one asyncio TCP connection per address, requests paired with answers
-by opaque, the broker's own requests (NOTIFY_CONSUMER_IDS_CHANGED) handed to a callback.
+by opaque, the broker's own requests (NOTIFY_CONSUMER_IDS_CHANGED) handed to a callback; any other request the
+broker sends (GET_CONSUMER_RUNNING_INFO, ...) is answered REQUEST_CODE_NOT_SUPPORTED, as ``NettyRemotingAbstract``
+answers a code without a processor.
 
 Failures are :class:`~rocketlab.client.producer.RemotingError` with Java's kinds and defaults: ``connect``
 (``connectTimeoutMillis`` 3 s), ``timeout`` (the caller's), ``send`` (the peer closed, or spoke something that is
@@ -17,7 +19,9 @@ from rocketlab.client.producer import RemotingError
 from rocketlab.client.protocol import client_codec
 from rocketlab.errors import CodecError, RemoteProtocolError
 from rocketlab.remoting.codec import RemotingCodec
+from rocketlab.remoting.command import RESPONSE_FLAG, RemotingCommand, RemotingSysResponseCode
 from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
+from rocketlab.remoting.family import UnsupportedRequest
 
 CONNECT_TIMEOUT_MS = 3000
 
@@ -67,8 +71,14 @@ class Channel:
         if not cmd.is_response:
             try:
                 self.on_request(self.addr, self.codec.message(cmd))
-            except CodecError:
-                pass  # a request the client does not serve: Java answers REQUEST_CODE_NOT_SUPPORTED; none is oneway
+            except CodecError as e:  # a request the client does not serve, or a bad one: answered as Java does
+                if not cmd.is_oneway and self.writer is not None:
+                    unsupported = isinstance(e, UnsupportedRequest)
+                    self.writer.write(self.proto.send(RemotingCommand(
+                        code=RemotingSysResponseCode.REQUEST_CODE_NOT_SUPPORTED if unsupported
+                        else RemotingSysResponseCode.SYSTEM_ERROR, flag=RESPONSE_FLAG, opaque=cmd.opaque,
+                        remark=f" request type {cmd.code} not supported" if unsupported else str(e),
+                        language="PYTHON")))
             return
         entry = self.waiting.pop(cmd.opaque, None)
         if entry is None or entry[0].done():

@@ -12,6 +12,8 @@ import pytest
 
 from rocketlab.client import Message, MQClientException, MQClientInstance, Producer, ProducerConfig
 from rocketlab.client.producer import RemotingError
+from rocketlab.client.protocol import SendMessageRequest
+from rocketlab.client.remoting_client import RemotingClient
 from rocketlab.oracle.broker_group import free_port, write_properties
 from rocketlab.remoting.command import RESPONSE_FLAG, RemotingCommand, encode_command
 from rocketlab.remoting.connection import NEED_DATA, RemotingConnection
@@ -22,10 +24,12 @@ ROUTE_TO = ('{"brokerDatas":[{"brokerAddrs":{0:"127.0.0.1:%d"},"brokerName":"b",
             '"writeQueueNums":1}]}')
 
 
-async def serve(answer):
-    """A TCP peer on 127.0.0.1 answering each request with ``answer(cmd)`` (bytes; None: silence; b"": close)."""
+async def serve(answer, expect=()):
+    """A TCP peer on 127.0.0.1 answering each request with ``answer(cmd)`` (bytes; None: silence; b"": close);
+    ``expect``: the opaques of requests it sends, whose responses reach ``answer`` too."""
     async def handle(reader, writer):
         conn = RemotingConnection()
+        conn.awaiting.update(expect)  # opaques of the requests this peer sends itself
         while data := await reader.read(65536):
             conn.receive_data(data)
             while (cmd := conn.next_command()) is not NEED_DATA:
@@ -129,3 +133,35 @@ def test_no_name_server_at_all_is_a_connect_error():
     with pytest.raises(MQClientException, match="connect to 127.0.0.1"):
         asyncio.run(go())
     assert RemotingError("x").kind == "send"
+
+
+def test_a_request_the_client_does_not_serve_is_answered_not_supported():
+    """GET_CONSUMER_RUNNING_INFO (307) from a broker: REQUEST_CODE_NOT_SUPPORTED, as Java's remoting answers a code
+    without a processor; the client's own request on the same connection still gets its answer."""
+    answers: list = []
+
+    def broker(cmd):
+        if cmd.is_response:
+            answers.append(cmd)
+            return None
+        ask = encode_command(RemotingCommand(code=307, opaque=4242, ext_fields={"consumerGroup": "g"}))
+        return ask + response(cmd, ext={"msgId": "7F000001000027AF0000000000000000", "queueId": "0",
+                                        "queueOffset": "0"})
+
+    async def go():
+        server, port = await serve(broker, expect={4242})
+        client = RemotingClient()
+        try:
+            header = {"producerGroup": "p", "topic": "T", "defaultTopic": "TBW102", "defaultTopicQueueNums": 4,
+                      "queueId": 0, "sysFlag": 0, "bornTimestamp": 0, "flag": 0, "properties": ""}
+            answer = await client.invoke(f"127.0.0.1:{port}", SendMessageRequest(header, b"x"), 3000)
+            deadline = time.monotonic() + 3
+            while not answers and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            return answer
+        finally:
+            client.close()
+            server.close()
+    answer = asyncio.run(go())
+    assert answer.status == "SEND_OK"
+    assert [(a.code, a.opaque, a.remark) for a in answers] == [(3, 4242, " request type 307 not supported")]
