@@ -253,3 +253,20 @@ def test_compute_pull_from_where_follows_rebalance_push_impl():
     assert from_where[("CONSUME_FROM_TIMESTAMP", "%RETRY%g", None)] == (99, ["QueryConsumerOffsetRequest",
                                                                             "GetMaxOffsetRequest"])
     assert all(v == (17, ["QueryConsumerOffsetRequest"]) for k, v in from_where.items() if k[2] == 17)
+
+
+def test_a_oneway_send_is_one_attempt_without_an_answer():
+    p = producer()
+    gen = p.send_default_impl(Message("T", b"fire"), oneway=True)
+    step = next(gen)
+    assert isinstance(step, FindRoute)
+    call = gen.send(topic_route_data2_topic_publish_info("T", TopicRouteData.from_json(loads(ROUTE))))
+    assert isinstance(call, Call) and call.oneway
+    with pytest.raises(StopIteration) as stop:
+        gen.send(None)
+    assert stop.value.value is None
+    gen = producer().send_default_impl(Message("T", b"fire"), oneway=True)
+    next(gen)
+    gen.send(topic_route_data2_topic_publish_info("T", TopicRouteData.from_json(loads(ROUTE))))
+    with pytest.raises(MQClientException, match=r"Send \[1\] times"):  # no retry for a oneway send
+        gen.throw(RemotingError("refused", "connect"))

@@ -385,8 +385,9 @@ def test_the_client_traces_what_the_application_lived_through(backend, app):
         await asyncio.sleep(1.0)
         for i in range(5):
             await p.send(shaped("KitTraced", "traced", i))
+        await p.send_oneway(shaped("KitTraced", "traced", 5))
         deadline = time.monotonic() + 20
-        while len(got) < 5 and time.monotonic() < deadline:
+        while len(got) < 6 and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         await c.shutdown()
         await c.instance.shutdown()
@@ -397,7 +398,7 @@ def test_the_client_traces_what_the_application_lived_through(backend, app):
     kinds = {e["kind"] for e in rec.events}
     assert {"client_route", "client_send", "client_rebalance", "client_pull", "client_consume"} <= kinds
     sends = [e for e in rec.events if e["kind"] == "client_send"]
-    assert [(e["status"], e["attempt"]) for e in sends] == [("SEND_OK", 0)] * 5
+    assert [(e["status"], e["attempt"]) for e in sends] == [("SEND_OK", 0)] * 5 + [("ONEWAY", 0)]
     consumed = [e for e in rec.events if e["kind"] == "client_consume" and e["topic"] == "KitTraced"]
     assert sorted(e["uniq_key"] for e in consumed) == sorted(e["uniq_key"] for e in sends)
     owned = [e for e in rec.events if e["kind"] == "client_rebalance" and e["topic"] == "KitTraced"]
