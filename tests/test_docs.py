@@ -38,6 +38,11 @@ def test_the_docs_build_without_warnings(tmp_path):
 
     assert all(f">{kind}<" in trace for kind in KINDS)  # generated from the schema
     assert "rocketlab-doctor" in (out / "cli.html").read_text()
+    from rocketlab.viz.cluster_view.gallery import FILMS
+
+    films = (out / "films.html").read_text()  # the films published beside the pages, each linked
+    for row in FILMS:
+        assert f"films/{row.name}.html" in films and "data-rocketlab-film" in (out / "films" / f"{row.name}.html").read_text()
 
 
 def _kit_text_files():

@@ -100,6 +100,9 @@ EXPECTED: dict[str, list[str]] = {
         r"dledger-0\.3\.1\.2 \{.*'committed_entry_lost': True, 'violated': \{'leader_completeness': 1, "
         r"'committed_entries_stable': \d+\}",
         r"raft \{.*'committed_entry_lost': False, 'violated': \{\}",
+        r"\(a\) t = \d+ ms: S1 \(n\d\) leads; W is committed, X reached S2 \(n\d\) only, and S1 \(n\d\) crashes\n"
+        r"\(b\) t = \d+ ms: S5 .*\n\(c\) t = \d+ ms: S1 \(n\d\) leads again \(term \d\) and commits X.*\n"
+        r"\(d\) t = (\d+) ms: S5 .*leader_completeness\n\(e\) t = \d+ ms: Y overwrites the committed X",  # the stops
         r"the schedule's names on the timeline's rows: S1 = n\d, S2 = n\d, S3 = n\d, S4 = n\d, S5 = n\d\n"
         r"violations, by invariant: \{'leader_completeness': 1, 'committed_entries_stable': \d+\}",
         r"dledger-0\.3\.1\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: False; "

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from rocketlab.broker.auto_switch_recovery import compensate_for_ha, consume_queue_ends, truncate_invalid_msg
 from rocketlab.broker.broker import (
     REPUT_INTERVAL_MS,
     REPUT_SLICE_BYTES,
@@ -60,21 +61,21 @@ from rocketlab.broker.broker import (
     pull_from_store,
 )
 from rocketlab.broker.broker_outer_api import BrokerOuterAPI
-from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse, SendMessageRequest
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
+from rocketlab.broker.protocol import PullMessageRequest, PullMessageResponse
 from rocketlab.broker.replicas_manager import ReplicasManager, ReplicasManagerConfig
+from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath, loaded_metadata, store_put
+from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.controller.wire import NotifyBrokerRoleChanged
 from rocketlab.core import BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.errors import ConfigError
-from rocketlab.ha.autoswitch_client import AutoSwitchHAClient, lower_confirm_offset
+from rocketlab.ha.autoswitch_client import AutoSwitchHAClient
 from rocketlab.ha.autoswitch_service import ALL_ACK_IN_SYNC_STATE_SET, AutoSwitchHAService
 from rocketlab.ha.config import HAConfig
 from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
-from rocketlab.store.consume_queue import INT_MAX as CQ_FILLER_SIZE
-from rocketlab.store.consume_queue import UNIT
 from rocketlab.store.crash import simulate_crash
-from rocketlab.store.message_codec import check_message_and_return_size
 
 ROCKETMQ_VERSIONS = ("5.3.3",)
 """``rocketmq_version``: the release controller mode is modelled on (its record format too: 5.3.3 keeps the
@@ -117,6 +118,8 @@ class AutoSwitchBrokerConfig:
     flush_interval_commit_log: int = 500
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
+    send: SendConfig = field(default_factory=SendConfig)
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)  # the client processors' keys
 
     def __post_init__(self) -> None:
         for name in ("in_sync_replicas", "min_in_sync_replicas", "ha_max_time_slave_not_catchup"):
@@ -141,7 +144,7 @@ class AutoSwitchBrokerConfig:
         return cls(**kwargs)
 
 
-class AutoSwitchBrokerCore(BaseCore):
+class AutoSwitchBrokerCore(ClientServing, BaseCore):
     """One controller-mode broker (see the module docstring). Inspection: :attr:`role`, :attr:`term`
     (master epoch), :attr:`broker_id`, :attr:`store`, :attr:`epoch_cache`, :attr:`ha_service`,
     :attr:`ha_client`, :attr:`fenced`."""
@@ -186,6 +189,10 @@ class AutoSwitchBrokerCore(BaseCore):
             config.cluster_name, config.broker_name, config.election_priority,
             config.controller_heart_beat_timeout_mills), self, root / "brokerIdentity",
             ctx.rng("replicas")) if controllers else None
+        self.metadata = loaded_metadata(root / "config")
+        self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
+                                  lambda: self.role == "MASTER" and not self.fenced, ctx.rng("send"), message_of)
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: self.role != "MASTER")
 
     def _recover_in_controller_mode(self, on_disk: dict[tuple[str, int], int]) -> None:
         """What 5.3.3's recovery does in controller mode, on top of the store's own (which rebuilt the
@@ -253,7 +260,7 @@ class AutoSwitchBrokerCore(BaseCore):
             self.replicas.on_proposals(self.ha_service.drain_proposals())
         if self.reput_at is None and not self.fenced and self.store.dispatch_behind_bytes() > 0:
             self.reput_at = self.now_ms + REPUT_INTERVAL_MS
-        return out.build()
+        return self._clients_done(out)
 
     # ------------------------------------------------------------------ confirm offset
     def _confirm_offset(self) -> int:
@@ -305,6 +312,7 @@ class AutoSwitchBrokerCore(BaseCore):
             self.fenced = False  # without a controller nothing fences the store (AutoSwitchHATest)
         self.term, self.master_id = epoch, self.node_id
         out.trace("role", term=epoch, role="MASTER", leader=self.node_id)
+        self.send_path.start(now_ms)
         return self._after(out)
 
     def _epoch_refused(self, epoch: int, role: str, out: OutputBuilder) -> bool:
@@ -395,7 +403,7 @@ class AutoSwitchBrokerCore(BaseCore):
         if need_ha and self.ha_service.in_sync_replicas_nums() < self.config.min_in_sync_replicas:
             finish_put(handle, PutMessageStatus.IN_SYNC_REPLICAS_NOT_ENOUGH.name, now_ms, out)
             return handle, out.build()
-        handle.result = result = self.store.put_message(msg)
+        handle.result = result = store_put(self.store, msg)
         self.store.reput()
         status: PutMessageStatus | None = result.status
         if status is PutMessageStatus.PUT_OK and need_ha:
@@ -424,6 +432,7 @@ class AutoSwitchBrokerCore(BaseCore):
         if self.flush_on_threads:
             self.store.start_flush_services(after_flush=self._flush_checkpoint)
         out = OutputBuilder()
+        self.processors.start(now_ms)
         out.trace("role", term=0, role="FENCED", leader=None)
         if self.replicas is not None:
             self.replicas.on_start(now_ms, out)
@@ -431,6 +440,8 @@ class AutoSwitchBrokerCore(BaseCore):
         return out.build()
 
     def on_stop(self) -> None:
+        self.send_path.stop()
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool = False) -> None:
@@ -442,11 +453,12 @@ class AutoSwitchBrokerCore(BaseCore):
 
     def next_deadline_ms(self) -> int | None:
         times = [None if self.flush_on_threads else self.next_flush_ms, self.ha_service.next_deadline_ms(),
-                 self.reput_at, self.outer_api.next_deadline_ms()]
+                 self.reput_at, self.outer_api.next_deadline_ms(), self.processors.next_deadline_ms()]
         if self.ha_client is not None:
             times.append(self.ha_client.next_deadline_ms())
         if self.replicas is not None:
             times.append(self.replicas.next_deadline_ms())
+        times.append(self.send_path.next_deadline_ms())
         return min((t for t in times if t is not None), default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -467,7 +479,8 @@ class AutoSwitchBrokerCore(BaseCore):
         if self.replicas is not None:
             self.replicas.on_tick(now_ms, out)
         self.outer_api.on_tick(now_ms, out)
-        return self._after(out)
+        self.processors.on_tick(now_ms, out)
+        return self._after(out) + self.send_path.on_tick(now_ms)
 
     # ------------------------------------------------------------------ HA streams
     def on_stream_open(self, stream_id: Any, peer: str, accepted: bool, now_ms: int) -> Output:
@@ -501,12 +514,14 @@ class AutoSwitchBrokerCore(BaseCore):
     # ------------------------------------------------------------------ requests
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if isinstance(msg, SendMessageRequest):
-            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
+        if isinstance(msg, SEND_PATH_REQUESTS):
+            out.extend(self.send_path.on_request(src, request_id, msg, now_ms))
+        elif isinstance(msg, PullMessageRequest) and self.fenced:
             out.reply(src, request_id, self.pull_message(msg))
-        return out.build()
+        else:
+            self.processors.on_request(src, request_id, msg, now_ms, out)
+        return self._after(out)
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
         """A fenced broker serves no reads; otherwise the consume queues, built up to the confirm offset."""
@@ -523,73 +538,11 @@ class AutoSwitchBrokerCore(BaseCore):
         return self._after(out)
 
     def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
-        """NOTIFY_BROKER_ROLE_CHANGED from the controller leader."""
+        """NOTIFY_BROKER_ROLE_CHANGED from the controller leader; a oneway UPDATE_CONSUMER_OFFSET."""
         self.now_ms = now_ms
         out = OutputBuilder()
-        if self.replicas is not None and isinstance(msg, NotifyBrokerRoleChanged):
+        if not self.processors.on_message(src, msg, now_ms, out) and self.replicas is not None \
+                and isinstance(msg, NotifyBrokerRoleChanged):
             self.replicas.on_role_changed(msg.master_broker_id, msg.master_address, msg.master_epoch,
                                           msg.sync_state_set_epoch, set(msg.sync_state_set), now_ms, out)
         return self._after(out)
-
-
-def truncate_invalid_msg(store: MessageStore) -> int:
-    """``AutoSwitchHAService.truncateInvalidMsg``: the store cuts a half-written tail behind the dispatch
-    point; when it cut something, ``CommitLog.truncateDirtyFiles`` also lowers the confirm offset to the
-    cut. Returns where it cut (-1: nothing was behind)."""
-    before = store.get_max_phy_offset()
-    cut = store.truncate_invalid_msg()
-    if 0 <= cut < before:
-        lower_confirm_offset(store, cut)
-    return cut
-
-
-def compensate_for_ha(store: MessageStore) -> None:
-    """``ConsumeQueueStore.compensateForHA`` (#7689's fix, 5.2.0): the records between the confirm offset
-    and the end of the log are in no consume queue yet; each one's queue offset + 1 becomes its queue's
-    next offset, so a new master never hands out a queue offset a record already holds."""
-    cl = store.commit_log
-    start = max(store.get_confirm_offset(), 0)
-    top = store.get_max_phy_offset()
-    found: dict[tuple[str, int], int] = {}
-    while start < top:
-        data = cl.get_data(start)
-        if not data:
-            break
-        request = check_message_and_return_size(data, 0, len(data), check_crc=True, read_body=False,
-                                                expected_offset=start)
-        if not request.success:
-            break
-        if request.msg_size == 0:  # the blank at a file's end
-            start = cl.roll_next_file(start)
-            continue
-        found[(request.topic, request.queue_id)] = request.consume_queue_offset + 1
-        start += request.msg_size
-    if found:
-        with cl.put_message_lock:
-            cl.topic_queue_table.update(found)
-
-
-def consume_queue_ends(root: Path) -> dict[tuple[str, int], int]:
-    """Where each consume queue under ``root`` (``consumequeue/<topic>/<queueId>/``) ends on disk: the commit
-    log end of its last valid unit (``offset >= 0 and size > 0``, filler units skipped), read from its
-    last three files as ``ConsumeQueue.recover`` scans them; read only."""
-    ends: dict[tuple[str, int], int] = {}
-    if not root.is_dir():
-        return ends
-    for topic_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        for queue_dir in sorted(p for p in topic_dir.iterdir() if p.is_dir() and p.name.lstrip("-").isdigit()):
-            files = sorted((p for p in queue_dir.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
-            end, whole = -1, True
-            for f in files[-3:]:
-                data = f.read_bytes()
-                for offset, size, _ in UNIT.iter_unpack(data[:len(data) - len(data) % UNIT.size]):
-                    if offset < 0 or size <= 0:
-                        whole = False
-                        break
-                    if size != CQ_FILLER_SIZE:
-                        end = offset + size
-                if not whole:
-                    break
-            if end >= 0:
-                ends[(topic_dir.name, int(queue_dir.name))] = end
-    return ends

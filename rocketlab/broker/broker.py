@@ -1,8 +1,9 @@
 """BrokerCore: one broker — a MessageStore plus classic HA as master or slave — as a sans-IO core.
 
 Models the parts of ``BrokerController`` and ``DefaultMessageStore`` that decide a put's fate in
-RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor``, a simplified
-``PullMessageProcessor`` and ``SlaveSynchronize``:
+RocketMQ 4.x (``handleHA``/``submitReplicaRequest``), ``SendMessageProcessor`` and ``SlaveSynchronize``;
+a client's other requests (pulls with long polling, heartbeats, offsets, ...) go to the processors every
+broker kind shares (:mod:`rocketlab.broker.processors`):
 
 * roles ``ASYNC_MASTER`` / ``SYNC_MASTER`` (brokerId 0, trace role MASTER) and ``SLAVE`` (brokerId > 0,
   trace role SLAVE); a slave's store refuses puts (SERVICE_NOT_AVAILABLE);
@@ -40,6 +41,7 @@ from typing import Any
 
 from rocketlab.broker.broker_outer_api import BrokerOuterAPI
 from rocketlab.broker.config_manager import BrokerMetadata
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
 from rocketlab.broker.protocol import (
     GetAllMetadataRequest,
     GetAllMetadataResponse,
@@ -50,6 +52,8 @@ from rocketlab.broker.protocol import (
     UpdateConsumerOffsetRequest,
     UpdateConsumerOffsetResponse,
 )
+from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath
+from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.errors import ConfigError
 from rocketlab.ha.config import HAConfig
@@ -59,6 +63,7 @@ from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.crash import simulate_crash
 from rocketlab.store.flush import PutMessageFuture
+from rocketlab.store.message_batch import MessageExtBatch
 
 ROLES = ("ASYNC_MASTER", "SYNC_MASTER", "SLAVE")
 REPUT_INTERVAL_MS = 1  # ReputMessageService's pause between rounds
@@ -87,6 +92,9 @@ class BrokerConfig:
     store_path_root_dir: str | None = None
     store_options: dict[str, Any] = field(default_factory=dict)
     ha: HAConfig = field(default_factory=HAConfig)
+    send: SendConfig = field(default_factory=SendConfig)
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)
+    """The client processors' keys (long polling, ...): :mod:`rocketlab.broker.processor_config`."""
 
     def __post_init__(self) -> None:
         if self.broker_role not in ROLES:
@@ -116,6 +124,8 @@ class PutHandle:
     done: bool = False
     latency_ms: float = 0.0
     reply_to: tuple[str, int] | None = None
+    answer: Any = None
+    """``answer(status) -> response`` for ``reply_to`` when the request was no SEND_MESSAGE (a send-back)."""
 
     @property
     def wrote_offset(self) -> int | None:
@@ -134,7 +144,7 @@ class PutHandle:
         return self.result.msg_id if self.result is not None else None
 
 
-class BrokerCore(BaseCore):
+class BrokerCore(ClientServing, BaseCore):
     """One broker (see module docstring)."""
 
     def __init__(self, ctx: NodeContext, config: BrokerConfig, wall_clock: bool = False) -> None:
@@ -171,6 +181,10 @@ class BrokerCore(BaseCore):
         self.master_id = config.master_id
         self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
                                            lambda: (config.broker_id, self.metadata.topic_config_manager))
+        self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
+                                  lambda: self.config.is_master, ctx.rng("send"), message_of)
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: not config.is_master,
+                                           config.slave_read_enable)
 
     # --- inspection --------------------------------------------------------------------------
     @property
@@ -193,6 +207,7 @@ class BrokerCore(BaseCore):
         self.now_ms = now_ms
         self.next_flush_ms = now_ms + self.config.flush_interval_commit_log
         self.slave_synchronize.start(now_ms)
+        self.processors.start(now_ms)
         if self.flush_on_threads:
             self.store.start_flush_services()
         out = OutputBuilder()
@@ -201,9 +216,13 @@ class BrokerCore(BaseCore):
         if self.ha_client is not None:
             self.ha_client.on_tick(now_ms, out)
         self.outer_api.start(now_ms, out)
+        if self.config.is_master:
+            self.send_path.start(now_ms)
         return out.build()
 
     def on_stop(self) -> None:
+        self.send_path.stop()
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool) -> None:
@@ -219,7 +238,11 @@ class BrokerCore(BaseCore):
         handle = PutHandle(next(self.tokens), msg.topic, msg.queue_id, now_ms, reply_to=reply_to)
         if self.config.is_master:
             self.metadata.topic_config_manager.create_topic_if_absent(msg.topic, now_ms)
-        if self.flush_on_threads and self.config.flush_disk_type == "SYNC_FLUSH":
+        if isinstance(msg, MessageExtBatch):
+            handle.result = self.store.put_messages(msg)
+            self.store.reput()
+            self._stored(handle, msg, now_ms, out)
+        elif self.flush_on_threads and self.config.flush_disk_type == "SYNC_FLUSH":
             future = self.store.async_put_message(msg)  # the group commit thread completes it
             handle.result = future.result_so_far()
             self.store.reput()
@@ -293,6 +316,12 @@ class BrokerCore(BaseCore):
             times.append(self.reput_at)
         if self.flushing:
             times.append(self.now_ms + 1)
+        send = self.send_path.next_deadline_ms()
+        if send is not None:
+            times.append(send)
+        clients = self.processors.next_deadline_ms()
+        if clients is not None:
+            times.append(clients)
         return min(times, default=None)
 
     def on_tick(self, now_ms: int) -> Output:
@@ -314,7 +343,9 @@ class BrokerCore(BaseCore):
             self.store.reput(REPUT_SLICE_BYTES)
             if self.store.dispatch_behind_bytes() > 0:
                 self.reput_at = now_ms + REPUT_INTERVAL_MS
-        return out.build()
+        self.processors.on_tick(now_ms, out)
+        self.processors.after_input(now_ms, out)
+        return out.build() + self.send_path.on_tick(now_ms)
 
     # --- HA streams ----------------------------------------------------------------------------
     def on_stream_open(self, stream_id: Any, peer: str, accepted: bool, now_ms: int) -> Output:
@@ -347,17 +378,24 @@ class BrokerCore(BaseCore):
     # --- requests ------------------------------------------------------------------------------
     def on_request(self, src: str, request_id: int, msg: Any, now_ms: int) -> Output:
         self.now_ms = now_ms
-        if isinstance(msg, SendMessageRequest):
-            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
-            out.reply(src, request_id, self.pull_message(msg))
-        else:
+        if isinstance(msg, SEND_PATH_REQUESTS):  # a put dispatched at once wakes the pulls held for its queue
+            out.extend(self.send_path.on_request(src, request_id, msg, now_ms))
+        elif not self.processors.on_request(src, request_id, msg, now_ms, out):
             answer_metadata_request(self.metadata, src, request_id, msg, out)
+        self.processors.after_input(now_ms, out)
+        return out.build()
+
+    def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
+        """A oneway request (UPDATE_CONSUMER_OFFSET as a push consumer sends it)."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        self.processors.on_message(src, msg, now_ms, out)
         return out.build()
 
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
-        """PULL_MESSAGE, simplified to one direct read; a slave answers only with slaveReadEnable."""
+        """The simulator's direct read of one queue (``Cluster.pull``); a slave answers only with
+        slaveReadEnable. A PULL_MESSAGE request is answered by :mod:`rocketlab.broker.pull_message_processor`."""
         if not self.config.is_master and not self.config.slave_read_enable:
             return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
         return pull_from_store(self.store, req, self.config.broker_id)
@@ -422,9 +460,11 @@ class SlaveSynchronize:
 
 
 def message_of(req: SendMessageRequest) -> Message:
-    """The store's Message for a SEND_MESSAGE request."""
+    """The store's Message for a SEND_MESSAGE request as the kit put it before the send path: what a broker
+    that is not master puts (its store refuses it) and the simulator's clients' shortcut."""
     return Message(topic=req.topic, body=req.body, queue_id=req.queue_id, tags=req.tags, keys=req.keys,
-                   properties=dict(req.properties or {}))
+                   properties=dict(req.properties or {}), flag=req.flag, sys_flag=req.sys_flag,
+                   reconsume_times=req.reconsume_times)
 
 
 def finish_put(handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) -> None:
@@ -434,7 +474,9 @@ def finish_put(handle: PutHandle, status: str, now_ms: int, out: OutputBuilder) 
     out.trace("put", topic=handle.topic, queue_id=handle.queue_id, queue_offset=handle.queue_offset,
               phy_offset=handle.wrote_offset, size=handle.wrote_bytes or 0, status=status,
               latency_ms=handle.latency_ms)
-    if handle.reply_to is not None:
+    if handle.reply_to is not None and handle.answer is not None:
+        out.reply(handle.reply_to[0], handle.reply_to[1], handle.answer(status))
+    elif handle.reply_to is not None:
         src, request_id = handle.reply_to
         out.reply(src, request_id, SendMessageResponse(
             status, handle.msg_id, _or_minus_one(handle.queue_offset), _or_minus_one(handle.wrote_offset),

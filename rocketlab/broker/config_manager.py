@@ -3,20 +3,24 @@
 Models ``TopicConfigManager`` (``topics.json``), ``ConsumerOffsetManager`` (``consumerOffset.json``),
 ``ScheduleMessageService``'s offsets (``delayOffset.json``) and ``SubscriptionGroupManager``
 (``subscriptionGroup.json``), each a ``ConfigManager`` that persists its table and a ``DataVersion``
-(``{timestamp, counter}``; two versions are equal only if both are). Simplified: fastjson writes
-integer map keys unquoted (``{0:12}``); we write standard JSON with string keys. Files are replaced
-atomically (temporary file, fsync, rename).
+(``{timestamp, counter}``; two versions are equal only if both are). Files are written as fastjson's
+``PrettyFormat`` writes them (:func:`rocketlab.remoting.fastjson.dumps_pretty`: tabs, integer map keys
+unquoted, ``{0:12,1:3`` with the closing brace on the next line) and read as fastjson reads them: integer
+keys quoted or not (the stand-in fastjson of the shared Java jars quotes them). Files are replaced
+atomically (temporary file, fsync, rename). Simplified: no ``.bak`` copy; a map's members are written
+sorted, not in the Java map's order.
 """
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.remoting import fastjson
 
 
 @dataclass
@@ -73,8 +77,8 @@ class ConfigManager:
         if path is None or not path.exists():
             return
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            data = fastjson.loads(path.read_bytes())
+        except ValueError as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise ConfigError(f"{path}: corrupt JSON ({e}); fix or remove it") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a JSON object")
@@ -87,14 +91,22 @@ class ConfigManager:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self.encode(), f, indent=4, sort_keys=True)
+            f.write(fastjson.dumps_pretty(self.encode()))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
 
 
 class TopicConfigManager(ConfigManager):
-    """Models ``TopicConfigManager``: topics are created on first use (``autoCreateTopicEnable``)."""
+    """Models ``TopicConfigManager``: ``topicConfigTable`` and its DataVersion.
+
+    Every change (a topic created on first use, by CONSUMER_SEND_MSG_BACK, or by UPDATE_AND_CREATE_TOPIC)
+    bumps the DataVersion, persists, and calls each listener of :meth:`add_change_listener` with the
+    changed topic's config: Java's ``registerBrokerAll`` / ``registerIncrementBrokerData`` after a change,
+    for the name server registration to hook into. The creation rules themselves are in
+    :mod:`rocketlab.broker.topic_config_rules`; :meth:`create_topic_if_absent` is the kit's simplified
+    creation the simulator's direct puts use (4 queues, perm RW).
+    """
 
     file_name = "topics.json"
 
@@ -102,13 +114,27 @@ class TopicConfigManager(ConfigManager):
         super().__init__(config_dir)
         self.topic_config_table: dict[str, dict[str, Any]] = {}
         self.data_version = DataVersion()
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def add_change_listener(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        """``listener(topic_config)`` after every change (the DataVersion is bumped and persisted first)."""
+        self.listeners.append(listener)
+
+    def select_topic_config(self, topic: str) -> dict[str, Any] | None:
+        return self.topic_config_table.get(topic)
+
+    def update_topic_config(self, config: dict[str, Any], now_ms: int) -> None:
+        """``updateTopicConfig``: put, next DataVersion, persist; then the listeners."""
+        self.topic_config_table[config["topicName"]] = config
+        self.data_version.next_version(now_ms)
+        self.persist()
+        for listener in self.listeners:
+            listener(config)
 
     def create_topic_if_absent(self, topic: str, now_ms: int, queue_nums: int = 4) -> bool:
         if topic in self.topic_config_table:
             return False
-        self.topic_config_table[topic] = default_topic_config(topic, queue_nums)
-        self.data_version.next_version(now_ms)
-        self.persist()
+        self.update_topic_config(default_topic_config(topic, queue_nums), now_ms)
         return True
 
     def encode(self) -> dict[str, Any]:
@@ -153,35 +179,66 @@ class ConsumerOffsetManager(ConfigManager):
 
     def __init__(self, config_dir: Path | None) -> None:
         super().__init__(config_dir)
-        self.offset_table: dict[str, dict[str, int]] = {}
+        self.offset_table: dict[str, dict[int, int]] = {}
+        self.dirty = False
+        """Committed since the last persist (``BrokerController`` persists every ``flushConsumerOffsetInterval``)."""
 
     def commit_offset(self, group: str, topic: str, queue_id: int, offset: int) -> None:
-        self.offset_table.setdefault(f"{topic}@{group}", {})[str(queue_id)] = offset
+        self.offset_table.setdefault(f"{topic}@{group}", {})[queue_id] = offset
+        self.dirty = True
 
     def query_offset(self, group: str, topic: str, queue_id: int) -> int:
-        return self.offset_table.get(f"{topic}@{group}", {}).get(str(queue_id), -1)
+        return self.offset_table.get(f"{topic}@{group}", {}).get(queue_id, -1)
+
+    def persist(self) -> None:
+        super().persist()
+        self.dirty = False
 
     def encode(self) -> dict[str, Any]:
         return {"offsetTable": self.offset_table}
 
     def decode(self, data: dict[str, Any]) -> None:
-        self.offset_table = {k: {q: int(o) for q, o in v.items()} for k, v in data.get("offsetTable", {}).items()}
+        self.offset_table = read_offset_table(data.get("offsetTable", {}), self.path)
+
+
+def read_offset_table(table: Any, where: Any) -> dict[str, dict[int, int]]:
+    """``offsetTable`` (``topic@group`` -> queue id -> offset) from JSON, its queue ids quoted or not."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: offsetTable must be an object")
+    out: dict[str, dict[int, int]] = {}
+    for key, queues in table.items():
+        if not isinstance(queues, dict) or "@" not in key:
+            raise ConfigError(f"{where}: offsetTable[{key!r}] must be topic@group -> {{queueId: offset}}")
+        try:
+            out[key] = {int(q): int(o) for q, o in queues.items()}
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: offsetTable[{key!r}] has a queue id or offset that is no integer") from None
+    return out
 
 
 class DelayOffsetManager(ConfigManager):
-    """The schedule service's progress per delay level (``delayOffset.json``)."""
+    """``ScheduleMessageService``'s progress per delay level (``delayOffset.json``, its
+    ``DelayOffsetSerializeWrapper``): ``offsetTable`` delay level -> the next consume-queue offset of
+    ``SCHEDULE_TOPIC_XXXX``'s queue ``level - 1``. Written in fastjson's form, the integer keys unquoted
+    (``{"offsetTable": {1: 3, 2: 0}}``); read in that form or with quoted keys."""
 
     file_name = "delayOffset.json"
 
     def __init__(self, config_dir: Path | None) -> None:
         super().__init__(config_dir)
-        self.offset_table: dict[str, int] = {}
+        self.offset_table: dict[int, int] = {}
 
     def encode(self) -> dict[str, Any]:
-        return {"offsetTable": self.offset_table}
+        return {"offsetTable": dict(sorted(self.offset_table.items()))}
 
     def decode(self, data: dict[str, Any]) -> None:
-        self.offset_table = {k: int(v) for k, v in data.get("offsetTable", {}).items()}
+        table = data.get("offsetTable", {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{self.file_name}: offsetTable must be an object")
+        try:
+            self.offset_table = {int(k): int(v) for k, v in table.items()}
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"{self.file_name}: offsetTable needs integer levels and offsets ({e})") from None
 
 
 class BrokerMetadata:
@@ -218,9 +275,8 @@ class BrokerMetadata:
                 changed.append(manager.file_name)
         offsets = snapshot.get(ConsumerOffsetManager.file_name, {}).get("offsetTable", {})
         if offsets:
-            for key, table in offsets.items():
-                self.consumer_offset_manager.offset_table.setdefault(key, {}).update(
-                    {q: int(o) for q, o in table.items()})
+            for key, table in read_offset_table(offsets, "the master's offsets").items():
+                self.consumer_offset_manager.offset_table.setdefault(key, {}).update(table)
             self.consumer_offset_manager.persist()
             changed.append(ConsumerOffsetManager.file_name)
         delay = snapshot.get(DelayOffsetManager.file_name)

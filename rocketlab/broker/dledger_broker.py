@@ -63,6 +63,7 @@ from rocketlab.broker.broker import (
     pull_from_store,
 )
 from rocketlab.broker.broker_outer_api import BrokerOuterAPI
+from rocketlab.broker.client_family import CLIENT_FAMILY
 from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.dledger_commit_log import broker_id_of
 from rocketlab.broker.dledger_commit_log_status import ROCKETMQ_VERSIONS
@@ -73,12 +74,15 @@ from rocketlab.broker.group_check import (
     DLedgerGroupCheckRequest,
     DLedgerGroupCheckResponse,
 )
+from rocketlab.broker.processors import BrokerProcessors, ClientServing, ProcessorConfig
 from rocketlab.broker.protocol import (
     BROKER_FAMILY,
     PullMessageRequest,
     PullMessageResponse,
-    SendMessageRequest,
 )
+from rocketlab.broker.send_path import SEND_PATH_REQUESTS, SendPath
+from rocketlab.broker.send_protocol import SEND_BACK_FAMILY
+from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.core import EMPTY, BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.dledger.codec import DLEDGER_FAMILY
 from rocketlab.dledger.config import DLedgerConfig, members_peers
@@ -88,6 +92,7 @@ from rocketlab.namesrv.protocol import NAMESRV_FAMILY
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.store import Message, PutMessageResult
 from rocketlab.store.config import BrokerRole
+from rocketlab.store.message_batch import MessageExtBatch
 
 SYNC_REQUEST_BASE = 1 << 40  # request ids of SlaveSynchronize (DLedger's own count up from 1)
 CHECK_REQUEST_BASE = 1 << 41  # request ids of the group check
@@ -97,8 +102,9 @@ _DLEDGER_TYPES = frozenset(DLEDGER_MESSAGES)
 def dledger_broker_codec() -> RemotingCodec:
     """The remoting codec of a broker on DLedger: it sends and serves DLedger's RPCs, the broker's requests
     and the group check on its one message port, and registers with name servers."""
-    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, GROUP_CHECK_FAMILY, NAMESRV_FAMILY),
-                         serves=("dledger", "broker", "group-check"))
+    return RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY, SEND_BACK_FAMILY, CLIENT_FAMILY, GROUP_CHECK_FAMILY,
+                          NAMESRV_FAMILY), serves=("dledger", "broker", SEND_BACK_FAMILY.name, CLIENT_FAMILY.name,
+                                                   "group-check"))
 
 
 # ---------------------------------------------------------------------- config
@@ -138,6 +144,9 @@ class DLedgerBrokerConfig:
     store_options: dict[str, Any] = field(default_factory=dict)
     trim_consume_queues_on_truncation: bool = False
     rocketmq_version: str = "4.9.5"
+    send: SendConfig = field(default_factory=SendConfig)
+    processors: ProcessorConfig = field(default_factory=ProcessorConfig)
+    """The client processors' keys (long polling, ...): :mod:`rocketlab.broker.processor_config`."""
 
     def __post_init__(self) -> None:
         if self.rocketmq_version not in ROCKETMQ_VERSIONS:
@@ -225,7 +234,7 @@ class GroupCheck:
 
 
 # ---------------------------------------------------------------------- the broker core
-class DLedgerBrokerCore(BaseCore):
+class DLedgerBrokerCore(ClientServing, BaseCore):
     """One broker on DLedger (see the module docstring). Inspection: :attr:`role` (MASTER/SLAVE, what
     ``Cluster.leader()`` reads), :attr:`term`, :attr:`broker_id`, :attr:`master_id`, :attr:`server`,
     :attr:`store`, :meth:`describe`."""
@@ -263,6 +272,12 @@ class DLedgerBrokerCore(BaseCore):
         self.pending: dict[int, PutHandle] = {}
         self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
                                            lambda: (self.broker_id, self.metadata.topic_config_manager))
+        self.send_path = SendPath(
+            config.send, config.broker_name, self.metadata, self.store,
+            lambda m, now, r: self.put_message(m, now, r, batch=m if isinstance(m, MessageExtBatch) else None),
+            lambda: self.broker_role != "SLAVE", ctx.rng("send"), message_of)
+        self.processors = BrokerProcessors(self.store, self.metadata, config.processors,
+                                           lambda: self.broker_role == "SLAVE", config.slave_read_enable)
 
     # ------------------------------------------------------------------ inspection
     @property
@@ -293,6 +308,7 @@ class DLedgerBrokerCore(BaseCore):
     def on_start(self, now_ms: int) -> Output:
         self.now_ms = now_ms
         self.slave_synchronize.start(now_ms)
+        self.processors.start(now_ms)
         out = OutputBuilder()
         self._trace_role(out)
         self.group_check.on_tick(now_ms, out)
@@ -300,6 +316,8 @@ class DLedgerBrokerCore(BaseCore):
         return self._finish(EMPTY, out, now_ms)
 
     def on_stop(self) -> None:
+        self.send_path.stop()
+        self.processors.shutdown()
         self.store.shutdown()
 
     def on_crash(self, lose_unflushed: bool) -> None:
@@ -314,6 +332,8 @@ class DLedgerBrokerCore(BaseCore):
             times.append(self.server.next_deadline_ms())
         if self.broker_role == "SLAVE":
             times.append(self.slave_synchronize.next_deadline_ms(self.master_id))
+        times.append(self.send_path.next_deadline_ms())
+        times.append(self.processors.next_deadline_ms())
         present = [t for t in times if t is not None]
         return min(present) if present else None
 
@@ -326,7 +346,8 @@ class DLedgerBrokerCore(BaseCore):
         if self.broker_role == "SLAVE":
             self.slave_synchronize.on_tick(self.master_id, now_ms, out)
         self._time_out_puts(now_ms, out)
-        return self._finish(server_out, out, now_ms)
+        self.processors.on_tick(now_ms, out)
+        return self._finish(server_out, out, now_ms) + self.send_path.on_tick(now_ms)
 
     def _time_out_puts(self, now_ms: int, out: OutputBuilder) -> None:
         """``waitForPutResult``: a put unanswered after ``put_timeout_ms`` is UNKNOWN_ERROR."""
@@ -358,6 +379,7 @@ class DLedgerBrokerCore(BaseCore):
         if self.store.dispatch_behind_bytes() > 0:
             self.store.reput()
         self.role_change_handler.run(now_ms, out)
+        self.processors.after_input(now_ms, out)
         return server_out + out.build()
 
     def _guard_truncated_log(self) -> None:
@@ -398,6 +420,7 @@ class DLedgerBrokerCore(BaseCore):
         self.master_id = self.node_id
         self.store.set_broker_role(BrokerRole(role))
         self._trace_role(out)
+        self.send_path.start(now_ms)
 
     # ------------------------------------------------------------------ puts
     def put_message(self, msg: Message, now_ms: int, reply_to: tuple[str, int] | None = None,
@@ -430,11 +453,11 @@ class DLedgerBrokerCore(BaseCore):
             if not self.server_started:
                 return EMPTY  # not a member yet (group check pending): the caller times out
             return self._finish(self.server.on_request(src, request_id, msg, now_ms), OutputBuilder(), now_ms)
-        if isinstance(msg, SendMessageRequest):
-            return self.put_message(message_of(msg), now_ms, reply_to=(src, request_id))[1]
+        if isinstance(msg, SEND_PATH_REQUESTS):
+            return self.send_path.on_request(src, request_id, msg, now_ms)
         out = OutputBuilder()
-        if isinstance(msg, PullMessageRequest):
-            out.reply(src, request_id, self.pull_message(msg))
+        if self.processors.on_request(src, request_id, msg, now_ms, out):
+            pass
         elif isinstance(msg, DLedgerGroupCheckRequest):
             self.group_check.compare(msg.sender, msg.group, msg.members, out)
             out.reply(src, request_id, DLedgerGroupCheckResponse(self.group_check.group,
@@ -443,8 +466,16 @@ class DLedgerBrokerCore(BaseCore):
             answer_metadata_request(self.metadata, src, request_id, msg, out)
         return self._finish(EMPTY, out, now_ms)
 
+    def on_message(self, src: str, msg: Any, now_ms: int) -> Output:
+        """A oneway request (UPDATE_CONSUMER_OFFSET as a push consumer sends it)."""
+        self.now_ms = now_ms
+        out = OutputBuilder()
+        self.processors.on_message(src, msg, now_ms, out)
+        return self._finish(EMPTY, out, now_ms)
+
     def pull_message(self, req: PullMessageRequest) -> PullMessageResponse:
-        """PULL_MESSAGE from the master; a slave answers only with slaveReadEnable (else: retry, ask 0)."""
+        """The simulator's direct read (``Cluster.pull``): from the master; a slave answers only with
+        slaveReadEnable (else: retry, ask 0). PULL_MESSAGE requests go to the processors."""
         if self.broker_role == "SLAVE" and not self.config.slave_read_enable:
             return PullMessageResponse("PULL_RETRY_IMMEDIATELY", suggest_which_broker_id=0)
         return pull_from_store(self.store, req, self.broker_id)

@@ -315,7 +315,9 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
 
     def async_put_batch(self, batch: MessageExtBatch | Sequence[Message], now_ms: int, on_done: PutDone) -> Output:
         """``asyncPutMessages``: one entry per record of the batch, appended as one batch request (the
-        future waits for the last entry). Transactional or delayed batches are MESSAGE_ILLEGAL."""
+        future waits for the last entry). Transactional or delayed batches are MESSAGE_ILLEGAL. Unlike the
+        classic CommitLog, the batch's own properties (WAIT, CLUSTER) are not appended to the records (4.9.5
+        and 5.3.3's ``DLedgerCommitLog.MessageSerializer``)."""
         illegal = PutMessageStatus.MESSAGE_ILLEGAL
         if not isinstance(batch, Message):
             try:
@@ -324,6 +326,10 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
                 return _answer(on_done, PutMessageResult(illegal, None, str(e)))
         if batch.sys_flag & _TRAN_MASK or PROPERTY_DELAY_TIME_LEVEL in batch.properties:
             return _answer(on_done, PutMessageResult(illegal, None, "batch messages cannot be transactional or delayed"))
+        if batch.properties:  # MessageSerializer.serialize(MessageExtBatch) writes each record's own properties only
+            batch = MessageExtBatch(batch.topic, batch.body, batch.queue_id, flag=batch.flag,
+                                    born_timestamp=batch.born_timestamp, born_host=batch.born_host,
+                                    sys_flag=batch.sys_flag, reconsume_times=batch.reconsume_times)
         try:
             encoded, starts = self.encoder.encode_batch(batch, self.clock())
         except MessageRejected as e:

@@ -4,7 +4,11 @@ Keys (RocketMQ's spelling): ``brokerName``, ``brokerId``, ``brokerRole`` (ASYNC_
 SLAVE), ``haListenPort`` (the master's HA port), ``haMasterAddress`` (a slave's ``host:port`` of the
 master's haListenPort), ``storePathRootDir``, ``mappedFileSizeCommitLog``, ``flushDiskType``,
 ``slaveReadEnable``, ``flushIntervalCommitLog``, ``haSendHeartbeatInterval``,
-``haHousekeepingInterval``, ``slaveTimeout``; plus the node keys ``selfId`` and ``peers`` (the
+``haHousekeepingInterval``, ``slaveTimeout``; the send path's (every broker kind, see
+:func:`send_config_from_properties`): ``brokerClusterName``, ``autoCreateTopicEnable``,
+``defaultTopicQueueNums``, ``brokerPermission``, ``autoCreateSubscriptionGroup``, ``messageDelayLevel``,
+``maxMessageSize``, and ``listenPort`` / ``brokerIP1`` for the store host of every record (default: the
+node's own address in ``peers``); plus the node keys ``selfId`` and ``peers`` (the
 group's message addresses: producers and consumers connect to ``selfId``'s address, a slave pulls
 metadata from ``masterId``, default ``n0``; empty: no metadata sync, for a master that is not a rocketlab
 node, such as a real Java store). With ``namesrvAddr`` (``;``-separated name servers) the broker registers
@@ -21,6 +25,10 @@ followed by digits), ``preferredLeaderId``, ``enableBatchPush``, ``storePathRoot
 ``mappedFileSizeCommitLog``, ``slaveReadEnable``; and any DLedgerConfig field by its Java name
 (``heartBeatTimeIntervalMs``, ``maxVoteIntervalMs``, ``maxWaitAckTimeMs``, ``profile``, ...) to tune
 DLedger (RocketMQ keeps Java's defaults).
+
+Every kind also takes the client processors' keys (``longPollingEnable``, ``shortPollingTimeMills``,
+``notifyConsumerIdsChangedEnable``, ``autoCreateSubscriptionGroup``, ``flushConsumerOffsetInterval``,
+``totalPhysicalMemory``: :mod:`rocketlab.broker.processor_config`).
 """
 
 from __future__ import annotations
@@ -31,7 +39,9 @@ import re
 from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
 from rocketlab.broker.broker import BrokerConfig, make_broker
 from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_codec, make_dledger_broker
+from rocketlab.broker.processor_config import ProcessorConfig
 from rocketlab.broker.protocol import auto_switch_broker_codec, broker_codec
+from rocketlab.broker.topic_config_rules import DEFAULT_MESSAGE_DELAY_LEVEL, SendConfig
 from rocketlab.controller.node import controller_ids
 from rocketlab.core import NodeSpec
 from rocketlab.dledger.config import DEFAULT_PROFILE, DLedgerConfig
@@ -40,6 +50,38 @@ from rocketlab.ha.config import HAConfig
 from rocketlab.peers import parse_peers
 from rocketlab.properties import bool_property as _bool
 from rocketlab.properties import int_property as _int
+
+
+def send_config_from_properties(props: dict[str, str]) -> SendConfig:
+    """The send path's keys (``brokerClusterName``, ``autoCreateTopicEnable``, ``defaultTopicQueueNums``,
+    ``brokerPermission``, ``autoCreateSubscriptionGroup``, ``messageDelayLevel``, ``maxMessageSize``), Java's
+    defaults; a broker of ``rocketlab node`` keeps the system topics (TBW102, ...) as Java does."""
+    return SendConfig(
+        broker_cluster_name=props.get("brokerClusterName", "DefaultCluster"),
+        auto_create_topic_enable=_bool(props, "autoCreateTopicEnable", True),
+        default_topic_queue_nums=_int(props, "defaultTopicQueueNums", 8),
+        broker_permission=_int(props, "brokerPermission", 6),
+        auto_create_subscription_group=_bool(props, "autoCreateSubscriptionGroup", True),
+        message_delay_level=props.get("messageDelayLevel", DEFAULT_MESSAGE_DELAY_LEVEL),
+        max_message_size=_int(props, "maxMessageSize", 4 * 1024 * 1024))
+
+
+def store_host_options(props: dict[str, str]) -> dict[str, object]:
+    """``brokerIP1`` and ``listenPort`` for the store host written into every record: ``listenPort`` if
+    given, else the port of the node's own address in ``peers``; ``brokerIP1`` if given, else that
+    address's host (127.0.0.1 without peers), so the offset message ids point at this broker."""
+    own = parse_peers(props["peers"]).get(props.get("selfId", "")) if "peers" in props else None
+    options: dict[str, object] = {}
+    if "listenPort" in props:
+        options["listen_port"] = _int(props, "listenPort", 10911)
+    elif own is not None:
+        options["listen_port"] = own[1]
+    ip = props.get("brokerIP1") or (own[0] if own is not None else None)
+    if ip:
+        options["broker_ip1"] = ip
+    if "maxMessageSize" in props:
+        options["max_message_size"] = _int(props, "maxMessageSize", 4 * 1024 * 1024)
+    return options
 
 
 def broker_config_from_properties(props: dict[str, str]):
@@ -63,6 +105,9 @@ def broker_config_from_properties(props: dict[str, str]):
         flush_interval_commit_log=_int(props, "flushIntervalCommitLog", 500),
         store_path_root_dir=props.get("storePathRootDir"),
         ha=ha,
+        store_options=store_host_options(props),
+        send=send_config_from_properties(props),
+        processors=ProcessorConfig.from_properties(props),
     )
 
 
@@ -97,6 +142,9 @@ def dledger_broker_config_from_properties(props: dict[str, str]):
         mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
         slave_read_enable=_bool(props, "slaveReadEnable", False),
         store_path_root_dir=props.get("storePathRootDir"),
+        store_options=store_host_options(props),
+        send=send_config_from_properties(props),
+        processors=ProcessorConfig.from_properties(props),
     )
 
 
@@ -140,7 +188,8 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
         ha_max_time_slave_not_catchup=_int(props, "haMaxTimeSlaveNotCatchup", 15000),
         controller_heart_beat_timeout_mills=_int(props, "controllerHeartBeatTimeoutMills", 10000),
         mapped_file_size_commit_log=_int(props, "mappedFileSizeCommitLog", 1024 * 1024 * 1024),
-        ha=ha)
+        ha=ha, store_options=store_host_options(props), send=send_config_from_properties(props),
+        processors=ProcessorConfig.from_properties(props))
     port = _int(props, "haListenPort", 0)
     if port <= 0:
         raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")

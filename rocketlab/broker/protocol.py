@@ -6,9 +6,10 @@
   11, FLUSH_SLAVE_TIMEOUT 12, MESSAGE_ILLEGAL 13, SERVICE_NOT_AVAILABLE 14, the rest SYSTEM_ERROR with
   Java's remark) with ``SendMessageResponseHeader`` (msgId, queueId, queueOffset). SEND_MESSAGE_V2 (310,
   ``SendMessageRequestHeaderV2``'s one-letter fields, what a Java producer sends by default) is read too;
-* ``PullMessageRequest`` / ``PullMessageResponse`` — PULL_MESSAGE (11), ``PullMessageRequestHeader``, simplified
-  to a direct read of one queue (no long polling, no filtering); the answer's code and remark as
-  ``PullMessageProcessor`` sets them (remark: the store's GetMessageStatus), ``PullMessageResponseHeader``,
+* ``PullMessageRequest`` / ``PullMessageResponse`` — PULL_MESSAGE (11), the whole ``PullMessageRequestHeader``
+  (``PullSysFlag`` bits, commitOffset, suspendTimeoutMillis, subscription, subVersion, expressionType; served by
+  :mod:`rocketlab.broker.pull_message_processor`); the answer's code and remark as ``PullMessageProcessor``
+  sets them (remark: the store's GetMessageStatus, or Java's error remark), ``PullMessageResponseHeader``,
   and the found messages' stored records back to back as the body, as Java sends them;
 * ``GetAllMetadataRequest`` / ``GetAllMetadataResponse`` — what SlaveSynchronize pulls: GET_ALL_TOPIC_CONFIG
   (21), GET_ALL_CONSUMER_OFFSET (43), GET_ALL_DELAY_OFFSET (45) and GET_ALL_SUBSCRIPTIONGROUP_CONFIG (201)
@@ -22,17 +23,24 @@ serves the role-change notices of :mod:`rocketlab.controller.wire`).
 Java: ``common/protocol/RequestCode``, ``ResponseCode``, ``header/SendMessageRequestHeader`` (and V2),
 ``SendMessageResponseHeader``, ``PullMessageRequestHeader``, ``PullMessageResponseHeader``,
 ``UpdateConsumerOffsetRequestHeader`` (4.9.5; 5.3.3's carry the same fields plus null ones).
-Differences: ``producerGroup`` is ``rocketlab`` unless set, ``bornTimestamp`` 0 unless set (the kit's
-broker stamps its own time, as it always did); a pull carries ``subscription`` ``*``.
+A send carries every header field (``sysFlag``, ``flag``, ``reconsumeTimes``, ``maxReconsumeTimes``,
+``defaultTopic``, ...) and its properties string as it came; SEND_BATCH_MESSAGE (320) is a send with
+``batch`` (V2 header, the packed messages as body); the broker's send path is
+:mod:`rocketlab.broker.send_path`. Differences: the kit's clients write ``producerGroup`` ``rocketlab`` and
+``bornTimestamp`` 0 unless set (the broker stores what it is given, as Java does) and RemotingCommand version
+0; the kit's own pull carries ``subscription``
+``*`` (FLAG_SUBSCRIPTION) unless told otherwise.
 """
 
 from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from rocketlab.broker.client_family import CLIENT_FAMILY
+from rocketlab.broker.send_protocol import SEND_BACK_FAMILY
 from rocketlab.controller.wire import CONTROLLER_FAMILY, NOTIFY_FAMILY
 from rocketlab.errors import CodecError
 from rocketlab.namesrv.protocol import NAMESRV_FAMILY
@@ -54,25 +62,72 @@ class SendMessageRequest:
     properties: dict[str, str] | None = None
     producer_group: str = "rocketlab"
     born_timestamp: int = 0
+    sys_flag: int = 0
+    flag: int = 0
+    reconsume_times: int = 0
+    max_reconsume_times: int | None = None
+    default_topic: str = "TBW102"
+    default_topic_queue_nums: int = 4
+    batch: bool = False
+    unit_mode: bool = False
+    v2: bool = field(default=False, compare=False)
+    version: int = field(default=399, compare=False)
+    """The request's RemotingCommand version (MQVersion ordinal; 399 = V4_9_5, a 4.9.5 client); below 117
+    (V3_4_9) the broker ignores ``max_reconsume_times``, as Java does. Read from the wire, never written."""
+    properties_string: str | None = field(default=None, compare=False)
+    """The properties as they came on the wire (their order decides Java's ``HashMap`` order when the
+    broker re-writes them); None: built from ``tags``, ``keys`` and ``properties``."""
+
+    def property_map(self) -> dict[str, str]:
+        """``string2messageProperties`` of the properties sent, in their order on the wire."""
+        if self.properties_string is not None:
+            return string_to_message_properties(self.properties_string)
+        text = _properties_string(self)
+        return string_to_message_properties(text) if text else {}
 
 
 @dataclass(frozen=True, slots=True)
 class SendMessageResponse:
+    """``status``: a PutMessageStatus name, or (with ``code``) the name of the ResponseCode a processor
+    refused with (NO_PERMISSION, TOPIC_NOT_EXIST, SUBSCRIPTION_GROUP_NOT_EXIST, SYSTEM_ERROR,
+    MESSAGE_ILLEGAL) and Java's remark."""
+
     status: str
     msg_id: str | None = None
     queue_offset: int = -1
     phy_offset: int = -1
     remark: str | None = None
     queue_id: int | None = None
+    code: int | None = None
+
+
+class PullSysFlag:
+    """``PullSysFlag`` (4.9.5): the pull's ``sysFlag`` bits."""
+
+    FLAG_COMMIT_OFFSET = 0x1
+    FLAG_SUSPEND = 0x1 << 1
+    FLAG_SUBSCRIPTION = 0x1 << 2
+    FLAG_CLASS_FILTER = 0x1 << 3
+    FLAG_LITE_PULL_MESSAGE = 0x1 << 4
 
 
 @dataclass(frozen=True, slots=True)
 class PullMessageRequest:
+    """``PullMessageRequestHeader``. The kit's own pulls carry their subscription (FLAG_SUBSCRIPTION,
+    ``*``), as ``DefaultMQPullConsumer``'s do; a push consumer's carry FLAG_SUSPEND and FLAG_COMMIT_OFFSET
+    and no subscription (``postSubscriptionWhenPull=false``)."""
+
     topic: str
     queue_id: int
     offset: int
     max_msg_nums: int = 32
     consumer_group: str = "rocketlab"
+    sys_flag: int = PullSysFlag.FLAG_SUBSCRIPTION
+    commit_offset: int = 0
+    suspend_timeout_millis: int = 0
+    subscription: str | None = "*"
+    sub_version: int = 0
+    expression_type: str | None = "TAG"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +141,19 @@ class PullMessageResponse:
     min_offset: int = 0
     max_offset: int = 0
     suggest_which_broker_id: int = 0
+    code: int | None = None
+    """The response code when it is not the status's (``PULL_CODES``): PULL_OFFSET_MOVED for an empty
+    queue pulled past 0, PULL_RETRY_IMMEDIATELY, or an error (then ``status`` is Java's remark)."""
+
+    @property
+    def response_code(self) -> int:
+        return self.code if self.code is not None else PULL_CODES.get(self.status, ResponseCode.SYSTEM_ERROR)
+
+    @property
+    def answered_as_master(self) -> bool:
+        """The answer to :func:`role_probe` of a master: PULL_OFFSET_MOVED (a slave answers
+        PULL_RETRY_IMMEDIATELY, not moving a consumer's offset: ``offsetCheckInSlave=false``)."""
+        return self.response_code == ResponseCode.PULL_OFFSET_MOVED
 
     @property
     def messages(self) -> tuple[dict[str, Any], ...]:
@@ -101,6 +169,16 @@ class PullMessageResponse:
                         "msg_id": m.msg_id, "tags": m.tags, "keys": m.keys})
             pos += size
         return tuple(out)
+
+
+ROLE_PROBE_OFFSET = 1 << 62
+
+
+def role_probe(topic: str, queue_id: int = 0) -> PullMessageRequest:
+    """A pull far past the end of a queue of an existing topic: ``PullMessageProcessor`` answers
+    PULL_OFFSET_MOVED on a master, PULL_RETRY_IMMEDIATELY on a slave - how the kit's tools tell a master
+    through the client protocol alone (see :attr:`PullMessageResponse.answered_as_master`)."""
+    return PullMessageRequest(topic, queue_id, ROLE_PROBE_OFFSET, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +217,7 @@ class RequestCode:
     UPDATE_CONSUMER_OFFSET = 15
     GET_ALL_TOPIC_CONFIG = 21
     SEND_MESSAGE_V2 = 310
+    SEND_BATCH_MESSAGE = 320
 
 
 class ResponseCode:
@@ -154,6 +233,9 @@ class ResponseCode:
     PULL_NOT_FOUND = 19
     PULL_RETRY_IMMEDIATELY = 20
     PULL_OFFSET_MOVED = 21
+    NO_PERMISSION = 16
+    TOPIC_NOT_EXIST = 17
+    SUBSCRIPTION_GROUP_NOT_EXIST = 26
 
 
 # ------------------------------------------------------------------------------------ header classes
@@ -219,6 +301,8 @@ PULL_CODES: dict[str, int] = {
 }
 """GetMessageStatus -> response code (``PullMessageProcessor``; a queue that is empty at offset 0 is
 PULL_NOT_FOUND). The remark carries the status's name, as Java sets it."""
+_PULL_ANSWER_CODES = frozenset(PULL_CODES.values())
+"""The codes of a pull answered with a ``PullMessageResponseHeader``; any other is an error answer."""
 
 
 def _properties_string(msg: SendMessageRequest) -> str | None:
@@ -241,6 +325,43 @@ def _offset_of(msg_id: str | None) -> int:
         return -1
 
 
+_REFUSALS = {ResponseCode.NO_PERMISSION: "NO_PERMISSION", ResponseCode.TOPIC_NOT_EXIST: "TOPIC_NOT_EXIST",
+             ResponseCode.SUBSCRIPTION_GROUP_NOT_EXIST: "SUBSCRIPTION_GROUP_NOT_EXIST"}
+
+
+def _encode_send(msg: SendMessageRequest) -> Parts:
+    """SEND_MESSAGE (``SendMessageRequestHeader``), or as ``MQClientAPIImpl`` sends with ``sendSmartMsg``:
+    SEND_MESSAGE_V2 (``v2``) or SEND_BATCH_MESSAGE (``batch``) with the one-letter V2 header."""
+    props_text = msg.properties_string if msg.properties_string is not None else _properties_string(msg)
+    values = {"producerGroup": msg.producer_group, "topic": msg.topic, "defaultTopic": msg.default_topic,
+              "defaultTopicQueueNums": msg.default_topic_queue_nums, "queueId": msg.queue_id, "sysFlag": msg.sys_flag,
+              "bornTimestamp": msg.born_timestamp, "flag": msg.flag, "properties": props_text,
+              "reconsumeTimes": msg.reconsume_times, "unitMode": msg.unit_mode, "batch": msg.batch,
+              "maxReconsumeTimes": msg.max_reconsume_times}
+    if not (msg.v2 or msg.batch):
+        return Parts(RequestCode.SEND_MESSAGE, None, SEND_MESSAGE_REQUEST_HEADER.write(values), msg.body)
+    ext = SEND_MESSAGE_REQUEST_HEADER_V2.write({k: values[v] for k, v in _V2.items()})
+    return Parts(RequestCode.SEND_BATCH_MESSAGE if msg.batch else RequestCode.SEND_MESSAGE_V2, None, ext, msg.body)
+
+
+def _decode_send(cmd: RemotingCommand) -> SendMessageRequest:
+    """``AbstractSendMessageProcessor.parseRequestHeader``: V2 for SEND_MESSAGE_V2 and SEND_BATCH_MESSAGE."""
+    if cmd.code == RequestCode.SEND_MESSAGE:
+        h = SEND_MESSAGE_REQUEST_HEADER.read(cmd)
+    else:
+        h = {_V2[k]: v for k, v in SEND_MESSAGE_REQUEST_HEADER_V2.read(cmd).items() if k in _V2}
+    raw = h.get("properties")
+    properties = string_to_message_properties(raw) if raw else {}
+    tags, keys = properties.pop("TAGS", None), properties.pop("KEYS", None)
+    return SendMessageRequest(
+        h["topic"], cmd.body or b"", h["queueId"], tags, keys, properties or None, h["producerGroup"],
+        h["bornTimestamp"], sys_flag=h["sysFlag"], flag=h["flag"], reconsume_times=h.get("reconsumeTimes") or 0,
+        max_reconsume_times=h.get("maxReconsumeTimes"), default_topic=h["defaultTopic"],
+        default_topic_queue_nums=h["defaultTopicQueueNums"], batch=bool(h.get("batch")),
+        unit_mode=bool(h.get("unitMode")), v2=cmd.code != RequestCode.SEND_MESSAGE, version=cmd.version,
+        properties_string=raw)
+
+
 class BrokerFamily(Family):
     """The broker's requests (see the module docstring)."""
 
@@ -250,7 +371,7 @@ class BrokerFamily(Family):
                 GetAllMetadataRequest: RequestCode.GET_ALL_TOPIC_CONFIG}
     responses = frozenset({SendMessageResponse, PullMessageResponse, GetAllMetadataResponse,
                            UpdateConsumerOffsetResponse})
-    codes = frozenset({*requests.values(), RequestCode.SEND_MESSAGE_V2})
+    codes = frozenset({*requests.values(), RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE})
     _answers = {SendMessageRequest: SendMessageResponse, PullMessageRequest: PullMessageResponse,
                 UpdateConsumerOffsetRequest: UpdateConsumerOffsetResponse, GetAllMetadataRequest: GetAllMetadataResponse}
 
@@ -258,17 +379,14 @@ class BrokerFamily(Family):
     def encode(self, msg: Any) -> Parts:
         t = type(msg)
         if t is SendMessageRequest:
-            ext = SEND_MESSAGE_REQUEST_HEADER.write({
-                "producerGroup": msg.producer_group, "topic": msg.topic, "defaultTopic": "TBW102",
-                "defaultTopicQueueNums": 4, "queueId": msg.queue_id, "sysFlag": 0, "bornTimestamp": msg.born_timestamp,
-                "flag": 0, "properties": _properties_string(msg), "reconsumeTimes": 0, "unitMode": False,
-                "batch": False, "maxReconsumeTimes": None})
-            return Parts(RequestCode.SEND_MESSAGE, None, ext, msg.body)
+            return _encode_send(msg)
         if t is PullMessageRequest:
             ext = PULL_MESSAGE_REQUEST_HEADER.write({
                 "consumerGroup": msg.consumer_group, "topic": msg.topic, "queueId": msg.queue_id,
-                "queueOffset": msg.offset, "maxMsgNums": msg.max_msg_nums, "sysFlag": 0, "commitOffset": 0,
-                "suspendTimeoutMillis": 0, "subscription": "*", "subVersion": 0, "expressionType": "TAG"})
+                "queueOffset": msg.offset, "maxMsgNums": msg.max_msg_nums, "sysFlag": msg.sys_flag,
+                "commitOffset": msg.commit_offset, "suspendTimeoutMillis": msg.suspend_timeout_millis,
+                "subscription": msg.subscription, "subVersion": msg.sub_version,
+                "expressionType": msg.expression_type})
             return Parts(RequestCode.PULL_MESSAGE, None, ext, None)
         if t is UpdateConsumerOffsetRequest:
             ext = UPDATE_CONSUMER_OFFSET_REQUEST_HEADER.write({
@@ -277,6 +395,8 @@ class BrokerFamily(Family):
         if t is GetAllMetadataRequest:
             return Parts(RequestCode.GET_ALL_TOPIC_CONFIG, None, None, None)
         if t is SendMessageResponse:
+            if msg.code is not None:
+                return Parts(msg.code, msg.remark, {}, None)
             code, remark = SEND_CODES.get(msg.status, (ResponseCode.SYSTEM_ERROR, "UNKNOWN_ERROR DEFAULT"))
             if msg.status == "PROPERTIES_SIZE_EXCEEDED":
                 code, remark = SEND_CODES["MESSAGE_ILLEGAL"]
@@ -287,11 +407,13 @@ class BrokerFamily(Family):
                 remark = None
             return Parts(code, msg.remark if msg.remark is not None else remark, ext, None)
         if t is PullMessageResponse:
+            code = msg.code if msg.code is not None else PULL_CODES.get(msg.status, RemotingSysResponseCode.SYSTEM_ERROR)
+            if code not in _PULL_ANSWER_CODES:  # an error: Java answers with the remark, no header
+                return Parts(code, msg.status, None, None)
             ext = PULL_MESSAGE_RESPONSE_HEADER.write({
                 "suggestWhichBrokerId": msg.suggest_which_broker_id, "nextBeginOffset": msg.next_begin_offset,
                 "minOffset": msg.min_offset, "maxOffset": msg.max_offset})
-            return Parts(PULL_CODES.get(msg.status, RemotingSysResponseCode.SYSTEM_ERROR), msg.status, ext,
-                         msg.records or None)
+            return Parts(code, msg.status, ext, msg.records or None)
         if t is UpdateConsumerOffsetResponse:
             return (Parts(ResponseCode.SUCCESS, None, None, None) if msg.ok
                     else Parts(ResponseCode.SYSTEM_ERROR, "update consumer offset failed", None, None))
@@ -301,19 +423,13 @@ class BrokerFamily(Family):
 
     # ------------------------------------------------------------------ in
     def decode_request(self, cmd: RemotingCommand) -> Any:
-        if cmd.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2):
-            if cmd.code == RequestCode.SEND_MESSAGE_V2:
-                h = {_V2[k]: v for k, v in SEND_MESSAGE_REQUEST_HEADER_V2.read(cmd).items() if k in _V2}
-            else:
-                h = SEND_MESSAGE_REQUEST_HEADER.read(cmd)
-
-            properties = string_to_message_properties(h["properties"]) if h.get("properties") else {}
-            tags, keys = properties.pop("TAGS", None), properties.pop("KEYS", None)
-            return SendMessageRequest(h["topic"], cmd.body or b"", h["queueId"], tags, keys, properties or None,
-                                      h["producerGroup"], h["bornTimestamp"])
+        if cmd.code in (RequestCode.SEND_MESSAGE, RequestCode.SEND_MESSAGE_V2, RequestCode.SEND_BATCH_MESSAGE):
+            return _decode_send(cmd)
         if cmd.code == RequestCode.PULL_MESSAGE:
             h = PULL_MESSAGE_REQUEST_HEADER.read(cmd)
-            return PullMessageRequest(h["topic"], h["queueId"], h["queueOffset"], h["maxMsgNums"], h["consumerGroup"])
+            return PullMessageRequest(h["topic"], h["queueId"], h["queueOffset"], h["maxMsgNums"], h["consumerGroup"],
+                                      h["sysFlag"], h["commitOffset"], h["suspendTimeoutMillis"], h["subscription"],
+                                      h["subVersion"], h["expressionType"])
         if cmd.code == RequestCode.UPDATE_CONSUMER_OFFSET:
             h = UPDATE_CONSUMER_OFFSET_REQUEST_HEADER.read(cmd)
             return UpdateConsumerOffsetRequest(h["consumerGroup"], h["topic"], h["queueId"], h["commitOffset"])
@@ -324,6 +440,8 @@ class BrokerFamily(Family):
         if t is SendMessageResponse:
             if cmd.code == ResponseCode.SYSTEM_ERROR:
                 status = _STATUS_OF_REMARK.get(cmd.remark or "", "UNKNOWN_ERROR")
+            elif cmd.code in _REFUSALS:
+                return SendMessageResponse(_REFUSALS[cmd.code], remark=cmd.remark, code=cmd.code)
             else:
                 status = _STATUS_OF_CODE.get(cmd.code)
                 if status is None:
@@ -334,13 +452,14 @@ class BrokerFamily(Family):
                                            h["queueId"])
             return SendMessageResponse(status, remark=cmd.remark)
         if t is PullMessageResponse:
-            if cmd.code not in PULL_CODES.values():
-                raise CodecError(f"PULL_MESSAGE answered with code {cmd.code} ({cmd.remark})")
+            if cmd.code not in _PULL_ANSWER_CODES:
+                return PullMessageResponse(cmd.remark or "", code=cmd.code)
             h = PULL_MESSAGE_RESPONSE_HEADER.read(cmd)
             status = cmd.remark if cmd.remark in PULL_CODES else {0: "FOUND", 19: "OFFSET_FOUND_NULL", 20:
                                                                   "PULL_RETRY_IMMEDIATELY", 21: "OFFSET_TOO_SMALL"}[cmd.code]
             return PullMessageResponse(status, cmd.body or b"", h["nextBeginOffset"], h["minOffset"], h["maxOffset"],
-                                       h["suggestWhichBrokerId"])
+                                       h["suggestWhichBrokerId"],
+                                       None if PULL_CODES.get(status) == cmd.code else cmd.code)
         if t is UpdateConsumerOffsetResponse:
             return UpdateConsumerOffsetResponse(cmd.code == ResponseCode.SUCCESS)
         if cmd.code != ResponseCode.SUCCESS or not cmd.body:
@@ -359,13 +478,15 @@ BROKER_FAMILY = BrokerFamily()
 
 def broker_codec() -> RemotingCodec:
     """The remoting codec of a classic broker and its clients: the broker's requests (SlaveSynchronize's
-    too), which it serves; the name server's, which it sends to register."""
-    return RemotingCodec((BROKER_FAMILY, NAMESRV_FAMILY), serves=("broker",))
+    too) and the client-facing ones (:mod:`rocketlab.broker.client_family`), which it serves; the name
+    server's, which it sends to register."""
+    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, CLIENT_FAMILY, NAMESRV_FAMILY),
+                         serves=("broker", SEND_BACK_FAMILY.name, CLIENT_FAMILY.name))
 
 
 def auto_switch_broker_codec() -> RemotingCodec:
     """The remoting codec of a controller-mode broker (:mod:`rocketlab.broker.auto_switch_broker`): it serves
     the broker's requests and the controllers' role-change notices, and sends the controller RPCs and the
     name server's registrations."""
-    return RemotingCodec((BROKER_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY, NAMESRV_FAMILY),
-                         serves=("broker", "controller-notify"))
+    return RemotingCodec((BROKER_FAMILY, SEND_BACK_FAMILY, CLIENT_FAMILY, CONTROLLER_FAMILY, NOTIFY_FAMILY,
+                          NAMESRV_FAMILY), serves=("broker", SEND_BACK_FAMILY.name, CLIENT_FAMILY.name, "controller-notify"))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest
+from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest, role_probe
 from rocketlab.errors import RocketlabError
 from rocketlab.net.client import NetClient
 
@@ -117,8 +117,8 @@ class Producer:
 
 
 async def read_queue(address: tuple[str, int], queue: int, timeout_s: float = 3.0) -> tuple[int, list[tuple[int, str]]]:
-    """Every message of ``queue`` on the broker at ``address``: (its broker id as it answers, [(queue
-    offset, body)])."""
+    """Every message of ``queue`` on the broker at ``address``: (0 if it answers the role probe as a master
+    (:func:`~rocketlab.broker.protocol.role_probe`), else 1; [(queue offset, body)])."""
     client = await NetClient(address, client_id="consumer").connect(2.0)
     out: list[tuple[int, str]] = []
     broker_id = -1
@@ -126,8 +126,9 @@ async def read_queue(address: tuple[str, int], queue: int, timeout_s: float = 3.
         offset = 0
         while True:
             r = await client.request(PullMessageRequest(TOPIC, queue, offset, 32), timeout_s)
-            broker_id = r.suggest_which_broker_id
             if r.status != "FOUND":
+                probe = await client.request(role_probe(TOPIC, queue), timeout_s)
+                broker_id = 0 if probe.answered_as_master else 1
                 if offset == 0 and r.min_offset > 0:  # the queue starts later (never here: no retention)
                     offset = r.min_offset
                     continue

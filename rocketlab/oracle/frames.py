@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.broker import protocol as b
+from rocketlab.broker import send_protocol as s
 from rocketlab.controller import protocol as p
 from rocketlab.controller import wire as w
 from rocketlab.dledger.codec import DLedgerCodec
@@ -188,10 +189,11 @@ _B5 = "org.apache.rocketmq.remoting.protocol.header."
 
 def header_cases() -> dict[str, list[tuple[str, Any]]]:
     """Per release, (name, message) of every header-carrying message the kit sends: the broker's
-    requests and answers (both releases), the controller RPCs and answers (5.3.3)."""
+    requests and answers (both releases; the send path's V2 and batch sends, send-back and topic creation:
+    4.9.5), the controller RPCs and answers (5.3.3)."""
     broker = [
         ("send", b.SendMessageRequest("TopicTest", b"hello", 2, "TagA", "k1 k2", {"a": "b"}, "pg", 1700000000000)),
-        ("pull", b.PullMessageRequest("TopicTest", 1, 5, 32, "cg")),
+        ("pull", b.PullMessageRequest("TopicTest", 1, 5, 32, "cg", sys_flag=0)),
         ("update-offset", b.UpdateConsumerOffsetRequest("cg", "TopicTest", 1, 9)),
         ("send-ok", b.SendMessageResponse("PUT_OK", "7F00000100002A9F0000000000000C20", 3, 3104, None, 2)),
         ("send-flush-slave-timeout", b.SendMessageResponse("FLUSH_SLAVE_TIMEOUT", "7F00000100002A9F0000000000000C20",
@@ -199,6 +201,18 @@ def header_cases() -> dict[str, list[tuple[str, Any]]]:
         ("send-unavailable", b.SendMessageResponse("SERVICE_NOT_AVAILABLE")),
         ("pull-found", b.PullMessageResponse("FOUND", b"", 8, 0, 8, 0)),
         ("pull-not-found", b.PullMessageResponse("OFFSET_OVERFLOW_ONE", b"", 8, 0, 8, 1)),
+    ]
+    send_path = [  # 4.9.5's send path (rocketlab.broker.send_path models that release)
+        ("send-v2", b.SendMessageRequest("TopicTest", b"\x78\x9c", 1, "TagA", "k1", {"a": "b"}, "pg", 1700000000001,
+                                         sys_flag=1, flag=5, reconsume_times=2, max_reconsume_times=3, v2=True)),
+        ("send-batch", b.SendMessageRequest("TopicTest", b"packed", -1, None, None, {"WAIT": "true"}, "pg",
+                                            1700000000002, batch=True)),
+        ("send-refused", b.SendMessageResponse("NO_PERMISSION", remark="Sending message to topic[SCHEDULE_TOPIC_XXXX] "
+                                               "is forbidden.", code=16)),
+        ("send-back", s.ConsumerSendMsgBackRequest(3104, "cg", 0, "7F00000100002A9F0000000000000C20", "TopicTest",
+                                                   False, 2)),
+        ("create-topic", s.CreateTopicRequest("TopicNew", 4, 8, 6, "SINGLE_TAG", 0)),
+        ("admin-answer", s.AdminResponse(0, "not set any response code")),
     ]
     controller = [
         ("elect-by-broker", p.ElectMasterRequestHeader.of_broker_trigger("c", "b", 2)),
@@ -219,12 +233,18 @@ def header_cases() -> dict[str, list[tuple[str, Any]]]:
                                                                                "c0-h:1"), None)),
         ("not-leader", w.ControllerResponse(2007, "The controller is not in leader state")),
     ]
-    return {"4.9.5": broker, "5.3.3": broker + controller}
+    return {"4.9.5": broker + send_path, "5.3.3": broker + controller}
 
 
 def header_class(msg: Any, release: str) -> str | None:
     """The Java header class ``msg`` carries, in ``release``'s package (None: no header)."""
+    if type(msg) is b.SendMessageRequest and (msg.v2 or msg.batch):
+        return _release_class(b.SEND_MESSAGE_REQUEST_HEADER_V2.java_class, release)
+    if type(msg) is s.AdminResponse:
+        return None
     by_type = {b.SendMessageRequest: b.SEND_MESSAGE_REQUEST_HEADER, b.PullMessageRequest: b.PULL_MESSAGE_REQUEST_HEADER,
+               s.ConsumerSendMsgBackRequest: s.CONSUMER_SEND_MSG_BACK_REQUEST_HEADER,
+               s.CreateTopicRequest: s.CREATE_TOPIC_REQUEST_HEADER,
                b.UpdateConsumerOffsetRequest: b.UPDATE_CONSUMER_OFFSET_REQUEST_HEADER,
                b.SendMessageResponse: b.SEND_MESSAGE_RESPONSE_HEADER, b.PullMessageResponse: b.PULL_MESSAGE_RESPONSE_HEADER,
                w.NotifyBrokerRoleChanged: w.NOTIFY}
@@ -239,6 +259,10 @@ def header_class(msg: Any, release: str) -> str | None:
         if header is None:
             return None
         name = header.java_class
+    return _release_class(name, release)
+
+
+def _release_class(name: str, release: str) -> str:
     return name.replace(_B4, _B5) if release.startswith("5.") else name
 
 

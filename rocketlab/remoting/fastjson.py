@@ -7,7 +7,8 @@ order, which for Java's ``HashMap`` follows the bucket of each key's ``String.ha
 a bucket), so the bytes we write are the bytes the Java classes write.
 
 :func:`dumps` writes compact JSON with non-ASCII kept as UTF-8, as fastjson does (it escapes only
-control characters, ``"`` and ``\\``).
+control characters, ``"`` and ``\\``); :func:`dumps_pretty` writes its ``PrettyFormat``, and
+:func:`loads` reads what fastjson reads (also unquoted integer keys).
 """
 
 from __future__ import annotations
@@ -85,6 +86,29 @@ def dumps(value: Any) -> bytes:
         return orjson.dumps(value)
     except (orjson.JSONEncodeError, TypeError):
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def dumps_pretty(value: Any, indent: int = 0) -> str:
+    """fastjson's ``PrettyFormat`` (what RocketMQ's ``ConfigManager.persist`` writes): tabs, an object's
+    members one a line; a map with integer keys (``ConcurrentMap<Integer, Long>``) on one line, its keys
+    unquoted (``{0:12,1:3``), its closing brace on the next line. String keys sorted (a bean's properties
+    are; readers do not depend on a map's order), integer keys ascending."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        pad = "\t" * indent
+        if all(isinstance(k, int) and not isinstance(k, bool) for k in value):
+            inner = ",".join(f"{k}:{dumps_pretty(value[k], indent + 1)}" for k in sorted(value))
+            return "{" + inner + "\n" + pad + "}"
+        members = [f"{pad}\t{_string(str(k))}:{dumps_pretty(value[k], indent + 1)}" for k in sorted(value, key=str)]
+        return "{\n" + ",\n".join(members) + "\n" + pad + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(dumps_pretty(v, indent + 1) for v in value) + "]"
+    return dumps(value).decode("utf-8")
+
+
+def _string(text: str) -> str:
+    return dumps(text).decode("utf-8")
 
 
 def loads(raw: bytes) -> Any:

@@ -99,6 +99,49 @@ def run_figure8(c: Cluster, schedule: str = FIGURE_8) -> Figure8Report:
     return Figure8Report(names, x_index, x_committed, lost, dict(violated(c)), run.played)
 
 
+FIGURE_8_STOPS = {
+    "(a)": "{S1} leads; W is committed, X reached {S2} only, and {S1} crashes",
+    "(b)": "{S5} is elected by {S3}, {S4} and itself (term {term}); it will take Y at X's index",
+    "(c)": "{S1} leads again (term {term}) and commits X, an entry of an older term, by counting replicas",
+    "(d)": "{S5} is elected again (term {term}), without the committed X: leader_completeness",
+    "(e)": "Y overwrites the committed X: committed_entries_stable",
+}
+"""Figure 8's moments as the viewer's bookmarks (:func:`figure8_stops`): the schedule's (a)-(d) and the loss."""
+
+
+def figure8_stops(c: Cluster, names: dict[str, str], x_index: int | None) -> list[dict[str, Any]]:
+    """Where (a)-(e) of :data:`FIGURE_8_STOPS` happened in this run, read from its trace (``names`` and
+    ``x_index`` as :class:`Figure8Report` has them): ``{"t", "name", "text"}`` each; a moment the run did
+    not reach (the ``raft`` profile loses nothing) is left out."""
+    words = {k: f"{k} ({v})" for k, v in names.items()}
+    found: list[dict[str, Any]] = []
+
+    def first(after: int, test: Any) -> dict[str, Any] | None:
+        return next((e for e in c.events if e["t"] >= after and test(e)), None)
+
+    def leader(node: str) -> Any:
+        return lambda e: e["kind"] == "role" and e["node"] == node and e["role"] == "LEADER"
+
+    crash = first(0, lambda e: e["kind"] == "fault" and e["action"] == "crash" and e["targets"] == [names["S1"]])
+    events = [("(a)", crash)]
+    if crash is not None:
+        s5 = first(crash["t"], leader(names["S5"]))
+        events.append(("(b)", s5))
+        back = first(s5["t"] if s5 else crash["t"], leader(names["S1"]))
+        x = back and first(back["t"], lambda e: e["kind"] == "commit" and e["node"] == names["S1"]
+                           and e["index"] == x_index)
+        events.append(("(c)", x and {**x, "term": back["term"]}))
+        again = x and first(x["t"], leader(names["S5"]))
+        events.append(("(d)", again))
+        events.append(("(e)", again and first(again["t"], lambda e: e["kind"] == "violation"
+                                              and e["detail"].startswith("committed_entries_stable"))))
+    for name, event in events:
+        if event:
+            found.append({"t": event["t"], "name": name,
+                          "text": FIGURE_8_STOPS[name].format(term=event.get("term"), **words)})
+    return found
+
+
 def first_committed(c: Cluster) -> dict[int, tuple[int, int, int, bytes | None]]:
     """Index -> (term, pos, size, body) of each entry as it was first seen committed, from the cluster's
     DLedger checker (:class:`DLedgerViolations` or :class:`~rocketlab.dledger.invariants.DLedgerChecker`

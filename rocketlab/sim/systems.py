@@ -25,6 +25,7 @@ from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwit
 from rocketlab.broker.broker import BrokerConfig, make_broker
 from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_codec, make_dledger_broker
 from rocketlab.broker.protocol import PullMessageRequest, broker_codec
+from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.controller.config import ControllerConfig
 from rocketlab.controller.controller_core import ControllerNodeConfig, make_controller
 from rocketlab.controller.invariants import ControllerModeChecker
@@ -44,6 +45,9 @@ if TYPE_CHECKING:  # sim.cluster imports this module to bind the constructors: n
     from rocketlab.sim.cluster import Checker, Cluster
 
 TEMPORARY_PREFIX = "rocketlab-tmp-"
+SIM_SEND_CONFIG = SendConfig(system_topics=False)
+"""The simulator's brokers keep the kit's simplified topic creation (no system topics in ``topics.json``), so
+the sample runs' files stay as they are (:mod:`rocketlab.broker.topic_config_rules`)."""
 """The name prefix of a data directory a cluster made for itself (:meth:`Cluster.close` removes it)."""
 
 
@@ -99,7 +103,7 @@ def master_slave(cls: type[Cluster], role: str = "ASYNC_MASTER", slaves: int = 1
     """
     ids = [f"n{i}" for i in range(slaves + 1)]
     ha_config = HAConfig(**(ha or {}))
-    base = {"mapped_file_size_commit_log": 64 * 1024, **(broker or {})}
+    base = {"mapped_file_size_commit_log": 64 * 1024, "send": SIM_SEND_CONFIG, **(broker or {})}
     configs = {"n0": BrokerConfig(broker_role=role, broker_id=0, ha=ha_config, **base)}
     for i, node_id in enumerate(ids[1:], 1):
         configs[node_id] = BrokerConfig(broker_role="SLAVE", broker_id=i, ha_master_address="n0",
@@ -132,6 +136,7 @@ def dledger_brokers(cls: type[Cluster], nodes: int = 3, seed: int = 1, profile: 
     profile = resolve_profile(profile)
     dledger_values = {"mapped_file_size_for_entry_index": 32 * 1024, "fsync_policy": "never", **(dledger or {})}
     config = DLedgerBrokerConfig(**{"mapped_file_size_commit_log": 64 * 1024, "profile": profile,
+                                    "send": SIM_SEND_CONFIG,
                                     "dledger": dledger_values, **(broker or {})})
     if checkers is None:
         checkers = [DLedgerChecker(lambda c: {n: c.node(n).server for n in c.live_nodes()},
@@ -165,7 +170,8 @@ def controller_mode(cls: type[Cluster], brokers: int = 3, controllers: int = 3, 
                              f"{brokers} and {controllers}")
     controller_ids = tuple(f"c{i}" for i in range(controllers))
     broker_ids = [f"n{i}" for i in range(brokers)]
-    broker_config = AutoSwitchBrokerConfig.load({"mapped_file_size_commit_log": 64 * 1024, **(broker or {})})
+    broker_config = AutoSwitchBrokerConfig.load({"mapped_file_size_commit_log": 64 * 1024, "send": SIM_SEND_CONFIG,
+                                                 **(broker or {})})
     node_config = ControllerNodeConfig(ControllerConfig.load(controller or {}), dict(dledger or {}),
                                        controller_ids)
     root = Path(data_dir) if data_dir is not None else _temporary_dir("rocketlab-cm-")

@@ -8,8 +8,9 @@ The records, files, put results and recoveries are those of the real RocketMQ 4.
 release from ``MessageStoreConfig.rocketmq_version``), byte for byte: ``tests/oracle`` runs both beside this
 store. One deliberate difference: a message with a delay level (``DELAY`` property) is stored under its own
 topic and queue; Java's CommitLog moves it to ``SCHEDULE_TOPIC_XXXX`` (queue = level - 1) with
-``REAL_TOPIC``/``REAL_QID`` added and its properties re-serialised in ``HashMap`` order, for a schedule
-service the kit does not have.
+``REAL_TOPIC``/``REAL_QID`` added and its properties re-serialised in ``HashMap`` order. In the kit the
+broker's send path does that before the put (:mod:`rocketlab.broker.send_message_processor`), and the
+broker's :mod:`rocketlab.broker.schedule_message_service` delivers it.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import Any
 
 from rocketlab.errors import StoreError
 from rocketlab.store.checkpoint import StoreCheckpoint
@@ -18,6 +19,7 @@ from rocketlab.store.dispatch_request import DispatchRequest
 from rocketlab.store.reput import CommitLogDispatcher, ReputMessageService
 
 log = logging.getLogger(__name__)
+SCHEDULE_TOPIC = "SCHEDULE_TOPIC_XXXX"  # TopicValidator.RMQ_SYS_SCHEDULE_TOPIC
 
 
 class MessageStoreDispatch:
@@ -33,6 +35,9 @@ class MessageStoreDispatch:
     enable_dleger_commit_log: bool
     _cq_lock: threading.Lock
     _flush_lock: threading.RLock
+    schedule_message_service: Any = None
+    """``getScheduleMessageService()``: set by the broker that runs one (its ``tags_code_of`` gives a
+    SCHEDULE_TOPIC_XXXX unit's tagsCode: the delivery time, as ``checkMessageAndReturnSize`` computes it)."""
 
     def find_consume_queue(self, topic: str, queue_id: int) -> ConsumeQueue:
         """``findConsumeQueue``: the queue, created on first use."""
@@ -69,8 +74,12 @@ class MessageStoreDispatch:
         Java retries 30 times and then marks the logics queue broken; this marks it at once."""
         try:
             cq = self.find_consume_queue(request.topic, request.queue_id)
+            tags_code = request.tags_code
+            if self.schedule_message_service is not None and request.topic == SCHEDULE_TOPIC:
+                tags_code = self.schedule_message_service.tags_code_of(request.properties_map, request.store_timestamp,
+                                                                       tags_code)
             ok = cq.put_message_position_info(
-                request.commit_log_offset, request.msg_size, request.tags_code, request.consume_queue_offset
+                request.commit_log_offset, request.msg_size, tags_code, request.consume_queue_offset
             )
         except (OSError, StoreError) as exc:
             self._logics_error(f"consume queue {request.topic}/{request.queue_id}: {exc}")

@@ -9,7 +9,7 @@ kind reads it from here:
 * :meth:`rocketlab.sim.cluster.Cluster.apply`: a lookup of the row and a call of its ``method``;
 * the trace contract's fault actions (:data:`rocketlab.trace.schema.FAULT_ACTIONS`: the rows' ``action``);
 * the cluster viewer: the intents a learner can make (:data:`rocketlab.viz.cluster_view.session.ACTIONS`)
-  and what ``viewer.js`` draws and offers (:func:`viewer_faults`, sent with every film);
+  and what the viewer (``viz/cluster_view/js/``) draws and offers (:func:`viewer_faults`, sent with every film);
 * the chaos campaign's fault kinds (:data:`CAMPAIGN_FAULTS`, read by :mod:`rocketlab.chaos.schedule`),
   each naming the fault actions it records, so a row's real-runtime side is :func:`real_runtime`.
 
@@ -50,7 +50,7 @@ VIEWER_EFFECTS: dict[str, str] = {
     "model": "the network model is the targets (mode, latency)",
     "cross_out": "targets[0] lost its entries targets[1]..targets[2]: they are crossed out",
 }
-"""What a fault event does to the state ``viewer.js`` draws (its ``FAULT_EFFECTS`` implement these)."""
+"""What a fault event does to the state the viewer draws (``FAULT_EFFECTS`` in ``viz/cluster_view/js/film.js`` implement these)."""
 
 VIEWER_MENUS = ("node", "link", "bar")
 """Where the viewer offers a fault kind: a node's menu, a link's menu, the live bar above the ring."""
@@ -206,7 +206,7 @@ def real_runtime(kind: FaultKind) -> str:
 
 
 def viewer_faults() -> dict[str, Any]:
-    """What ``viewer.js`` needs of the table, as JSON-ready data (a film's ``faults``): per trace action
+    """What the viewer needs of the table, as JSON-ready data (a film's ``faults``): per trace action
     its effect; the node menu's, link menu's and live bar's entries (``intent`` is the Cluster method
     the viewer session calls)."""
     effects: dict[str, str] = {}

@@ -39,8 +39,14 @@ FIELD_TYPES: dict[str, str] = {
     "first": "bool", "namesrv": "string", "master_addr": "string", "ha_server_addr": "string",
     # smoke ping/pong
     "ping_seq": "long", "rtt_ms": "double", "ok": "bool",
+    # the send path: retries, dead letters, delayed delivery; a message's two ids (msg_id is the network's)
+    "group": "string", "uniq_key": "string", "offset_msg_id": "string", "reconsume_times": "long",
+    "delay_level": "long",
+    # a broker's clients: consumer groups and long polling
+    "client": "string", "event": "string", "members": "long", "timeout_ms": "long",
+    "held_ms": "long",
     # the kit's client (rocketlab.client)
-    "group": "string", "uniq_key": "string", "attempt": "long",
+    "attempt": "long",
 }
 
 # kind -> required fields (docs/trace.md's table plus the network and smoke kinds).
@@ -82,6 +88,19 @@ KINDS: dict[str, tuple[str, ...]] = {
     "namesrv_register": ("namesrv", "broker_id", "ok"),
     # smoke scenario
     "ping": ("to", "ping_seq", "ok", "rtt_ms"),
+    # the send path (broker.send_path): a failed message sent back for retry, moved to its group's DLQ,
+    # stored to wait for its delay level, delivered to its real topic
+    "send_back": ("group", "topic", "uniq_key", "offset_msg_id", "reconsume_times", "delay_level"),
+    "dlq": ("group", "topic", "uniq_key", "offset_msg_id", "reconsume_times"),
+    "schedule": ("topic", "delay_level", "uniq_key"),
+    "schedule_deliver": ("topic", "delay_level", "uniq_key", "offset_msg_id", "status"),
+    # a broker's clients: a consumer group gains or loses a member (event: register, unregister,
+    # channel_closed, expired), the broker tells a member so (NOTIFY_CONSUMER_IDS_CHANGED); a pull with
+    # nothing new is held (long polling) and woken by a message or its timeout (status: the answer's)
+    "consumer_group": ("group", "event", "client", "members"),
+    "consumer_ids_notified": ("group", "client"),
+    "pull_held": ("topic", "queue_id", "offset", "client", "timeout_ms"),
+    "pull_woken": ("topic", "queue_id", "offset", "client", "status", "held_ms"),
     # the kit's client (node: its client id): a route read from a name server (targets: its brokers' masters),
     # one send attempt and its answer (status SEND_OK..., or why it failed), a group member's queues after a
     # rebalance (targets: broker:queue), one pull and its answer (latency_ms: how long the broker held it),
@@ -93,6 +112,41 @@ KINDS: dict[str, tuple[str, ...]] = {
     "client_consume": ("group", "topic", "queue_id", "queue_offset", "uniq_key", "status"),
     "client_send_back": ("group", "uniq_key", "ok"),
 }
+
+# How the cluster viewer files each kind (rocketlab.viz.cluster_view; its films carry :func:`view_vocabulary`):
+# the filter group an event of the kind is listed under. A kind without a row is in "other".
+VIEW_GROUPS: dict[str, bool] = {  # group -> listed (and stepped through) by default
+    "faults": True, "violations": True, "roles": True, "elections": True, "heartbeats": False,
+    "replication": True, "commits": True, "client": True, "ha": True, "lost messages": True,
+    "network": False, "other": False,
+}
+VIEW_KINDS: dict[str, str] = {
+    "fault": "faults", "violation": "violations", "config_error": "violations", "role": "roles",
+    "term": "elections", "vote_request": "elections", "vote_response": "elections", "vote_round": "elections",
+    "heartbeat": "heartbeats", "append": "replication", "truncate": "replication", "push_state": "replication",
+    "commit": "commits", "put": "client", "ha_report": "ha", "ha_transfer": "ha", "ha_close": "ha",
+    "msg_drop": "lost messages", "msg_send": "network", "msg_recv": "network", "stream_open": "network",
+    "stream_close": "network", "peer_closed": "network", "clean_space": "other", "ping": "other",
+    "client_route": "client", "client_send": "client", "client_rebalance": "client", "client_pull": "client",
+    "client_consume": "client", "client_send_back": "client",
+}
+# The viewer's "next / previous ..." stops: stop -> (kind, field values an event of that kind must have).
+VIEW_STOPS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
+    "fault": ("fault", {}),
+    "vote round": ("vote_round", {}),
+    "leader change": ("role", {"role": ("LEADER", "MASTER")}),
+    "commit": ("commit", {}),
+    "violation": ("violation", {}),
+}
+
+
+def view_vocabulary() -> dict[str, Any]:
+    """The viewer's filter groups and navigation stops as JSON-ready data (a film's ``view``)."""
+    return {"groups": [{"name": g, "shown": shown} for g, shown in VIEW_GROUPS.items()],
+            "kinds": {kind: VIEW_KINDS.get(kind, "other") for kind in KINDS},
+            "stops": [{"name": name, "kind": kind, "when": {f: list(v) for f, v in when.items()}}
+                      for name, (kind, when) in VIEW_STOPS.items()]}
+
 
 FAULT_ACTIONS = fault_actions()
 """The ``action`` of a ``fault`` event: one per row of :data:`rocketlab.trace.faults.FAULT_KINDS`."""

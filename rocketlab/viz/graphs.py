@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 
 from rocketlab.viz.style import (
     GRANTED_COLOR,
+    LABEL_BOX,
+    LABEL_TEXT,
     NO_ANSWER_COLOR,
     REJECTED_COLOR,
     base_layout,
@@ -282,7 +284,7 @@ def _add_vote_label(fig: go.Figure, u: str, v: str, color: str, text: str, spots
         at = min(spots, key=lambda p: sum(boxes_overlap(text_box(*p, text), b) for b in placed))
     placed.append(text_box(*at, text))
     fig.add_annotation(x=at[0], y=at[1], xref="x", yref="y", showarrow=False, text=text, name=f"vote {u}->{v}",
-                       font=dict(size=LABEL_FONT_PX, color=color), bgcolor="rgba(255,255,255,0.85)")
+                       font=dict(size=LABEL_FONT_PX, color=LABEL_TEXT.get(color, "#222")), bgcolor=LABEL_BOX)
 
 
 def _add_vote_nodes(fig: go.Figure, graph: nx.DiGraph, pos: dict[str, Position]) -> None:

@@ -27,6 +27,10 @@ OTHER_ROLE_COLOR = OKABE_ITO["yellow"]
 GRANTED_COLOR = OKABE_ITO["bluish_green"]
 REJECTED_COLOR = OKABE_ITO["vermillion"]
 NO_ANSWER_COLOR = "#9e9e9e"
+LABEL_BOX = "#ffffff"  # a label on a figure sits in a white box: the same on a light and a dark page
+LABEL_TEXT: dict[str, str] = {  # the darker shade of an answer's colour its words take in a label box (>= 4.5:1)
+    GRANTED_COLOR: "#006b4f", REJECTED_COLOR: "#a34400", NO_ANSWER_COLOR: "#595959",
+}
 GRANTED_DASH, REJECTED_DASH, NO_ANSWER_DASH = "solid", "dash", "dot"  # the second cue beside the colour
 PARTITION_FILL = "rgba(213, 94, 0, 0.10)"
 PALETTE = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"], OKABE_ITO["vermillion"],
@@ -35,6 +39,40 @@ PAGE_TEXT = "#7a7a7a"  # about 4.3:1 on white and on JupyterLab Dark's #111: rea
 GRID = "rgba(128, 128, 128, 0.3)"
 FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=12, color=PAGE_TEXT)
 TIME_AXIS_TITLE = "t (ms)"
+NOTE_TEXT = "#555555"  # notes beside a plot
+FAULT_MARK = "#444444"  # the role timeline's fault markers and their labels
+VIOLATION_COLOR = "#b00020"  # 7:1 on white; JupyterLab Dark shows its own lighter red instead (THEMED)
+
+# The colours a figure carries for text and small marks, and what the page's theme shows instead: plotly
+# writes each colour into an element's inline style, chosen in the kernel, which cannot know the theme;
+# THEME_CSS (on the page once per kernel, see export_friendly_figures) repaints them from JupyterLab's
+# theme variables: (colour in the figure, in a light theme or None, in JupyterLab Dark or None, elements).
+THEME_TEXT = "var(--jp-content-font-color1, #222)"
+THEMED: tuple[tuple[str, str | None, str | None, tuple[str, ...]], ...] = (
+    (PAGE_TEXT, THEME_TEXT, THEME_TEXT, ("text", "path")),  # 4.3:1 on white, 4.4:1 on #111 as it is
+    (NOTE_TEXT, THEME_TEXT, THEME_TEXT, ("text", "path")),
+    (FAULT_MARK, THEME_TEXT, THEME_TEXT, ("text", "path")),
+    (VIOLATION_COLOR, None, "var(--jp-error-color2, #e57373)", ("text", "path")),  # 2.6:1 on #111 as it is
+    (REJECTED_COLOR, LABEL_TEXT[REJECTED_COLOR], None, ("text",)),  # partition labels: 3.9:1 on white as they are
+)
+_DARK = 'body[data-jp-theme-light="false"] '
+_LIGHT = 'body:not([data-jp-theme-light="false"]) '
+
+
+def _rgb(color: str) -> str:
+    return "rgb({}, {}, {})".format(*(int(color[i:i + 2], 16) for i in (1, 3, 5)))
+
+
+def theme_css() -> str:
+    """The rules that give :data:`THEMED` colours the theme's (texts and marks of every plotly figure)."""
+    rules = []
+    for color, light, dark, tags in THEMED:
+        picks = [f'.js-plotly-plot {tag}[style*="fill: {_rgb(color)}"]' for tag in tags]
+        scoped = [("", light)] if light == dark else [(_LIGHT, light), (_DARK, dark)]
+        for scope, fill in scoped:
+            if fill:
+                rules.append(", ".join(scope + p for p in picks) + f" {{ fill: {fill} !important; }}")
+    return "\n".join(rules)
 
 
 EXPORT_RENDERER = "plotly_mimetype+notebook"
@@ -43,7 +81,8 @@ EXPORT_RENDERER = "plotly_mimetype+notebook"
 def export_friendly_figures() -> bool:
     """In a Jupyter kernel, show figures with plotly's mimetype (interactive in JupyterLab) *and* HTML
     (what ``jupyter nbconvert --to html`` and repository previews show, offline: the ``notebook``
-    renderer embeds plotly.js once, in the output of the cell that first loads the kit's figures).
+    renderer embeds plotly.js once, in the output of the cell that first loads the kit's figures), and
+    put :func:`theme_css` on the page there too, so the figures' text follows the theme.
     Outside a kernel nothing changes. True when the renderer was set."""
     try:
         from IPython import get_ipython  # lazy: the notebook kernel's own, absent outside Jupyter's installs
@@ -54,6 +93,9 @@ def export_friendly_figures() -> bool:
         return False
     if pio.renderers.default != EXPORT_RENDERER:
         pio.renderers.default = EXPORT_RENDERER
+        from IPython.display import display  # lazy: as above
+
+        display({"text/html": f"<style>{theme_css()}</style>"}, raw=True)  # once per kernel: THEMED colours
     return True
 
 
@@ -67,6 +109,20 @@ def role_color(role: str | None) -> str:
 def series_colors(names: Sequence[str]) -> dict[str, str]:
     """A stable colour per name, in the given order."""
     return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(names)}
+
+
+SERIES_PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
+
+
+def overlay_pattern(shape: str) -> dict[str, Any]:
+    """A bar's pattern, the cue beside its colour: light stripes over the solid fill (plotly's default,
+    ``replace``, draws the stripes alone: near-black bars on a dark page)."""
+    return dict(shape=shape, fillmode="overlay", fgcolor="#ffffff", fgopacity=0.4)
+
+
+def series_pattern(i: int) -> dict[str, Any]:
+    """The ``i``-th series' pattern (:func:`overlay_pattern`)."""
+    return overlay_pattern(SERIES_PATTERNS[i % len(SERIES_PATTERNS)])
 
 
 def base_layout(fig: go.Figure, title: str, height: int, legend: str = "right") -> go.Figure:
@@ -129,18 +185,39 @@ def nice_bin_ms(span_ms: int, target_bins: int = 50) -> int:
         scale *= 10
 
 
-def mark_faults(fig: go.Figure, faults: Sequence[Event], limit: int = 40, **where: Any) -> None:
+LABEL_PLOT_PX = 600  # labels are laid out for a plot area at least this wide (plotly's default figure: 700 px)
+LABEL_CHAR_PX = 6.2  # a generous average glyph width of 10 px text: lanes err on the wide side
+
+
+def mark_faults(fig: go.Figure, faults: Sequence[Event], limit: int = 40, **where: Any) -> int:
     """A dotted line at each crash / restart / pause / resume / drop, labelled at the top of the first
-    panel (partitions are shaded instead; see :func:`shade_partitions`). ``where``: row/col of subplots."""
+    panel (partitions are shaded instead; see :func:`shade_partitions`). ``where``: row/col of subplots.
+    Labels go in lanes, each below the last, so that no two overlap: a label takes the first lane whose
+    last label ends before it starts (widths estimated over the x axis's range, or the faults' own).
+    Returns how many lanes the labels take (a figure can make room for them above its data)."""
     by_time: dict[int, list[str]] = {}
     for e in faults:
         if e.get("action") not in ("partition", "heal"):
             by_time.setdefault(e["t"], []).append(fault_line(e))
-    for i, t in enumerate(sorted(by_time)[:limit]):
+    times = sorted(by_time)[:limit]
+    if not times:
+        return 0
+    shown = fig.layout.xaxis.range
+    lo, hi = (shown[0], shown[1]) if shown else (times[0], times[-1])
+    px_per_ms = LABEL_PLOT_PX / max(1.0, float(hi) - float(lo))
+    lane_ends: list[float] = []
+    for t in times:
+        text = "; ".join(by_time[t])
+        x0 = t * px_per_ms
+        lane = next((k for k, end in enumerate(lane_ends) if x0 >= end), len(lane_ends))
+        if lane == len(lane_ends):
+            lane_ends.append(0.0)
+        lane_ends[lane] = x0 + len(text) * LABEL_CHAR_PX + 8
         fig.add_vline(x=t, line=dict(color=PAGE_TEXT, width=1, dash="dot"), **where)
         fig.add_annotation(x=t, y=1.0, xref="x", yref="y domain", yanchor="top", xanchor="left", xshift=2,
-                           yshift=-14 * (1 + i % 2), showarrow=False, text="; ".join(by_time[t]),
+                           yshift=-14 * (1 + lane), showarrow=False, text=text,
                            font=dict(size=10, color=PAGE_TEXT), bgcolor="rgba(128,128,128,0.12)")
+    return len(lane_ends)
 
 
 def whole_number_ticks(fig: go.Figure, highest: int, **where: Any) -> None:

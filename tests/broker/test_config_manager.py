@@ -34,7 +34,7 @@ def test_slave_sync_replaces_on_new_version_and_merges_offsets(tmp_path):
     slave.consumer_offset_manager.commit_offset("g", "B", 1, 9)
     changed = slave.sync_from(master.snapshot())
     assert "topics.json" in changed and "subscriptionGroup.json" not in changed
-    assert slave.consumer_offset_manager.offset_table == {"A@g": {"0": 3}, "B@g": {"1": 9}}
+    assert slave.consumer_offset_manager.offset_table == {"A@g": {0: 3}, "B@g": {1: 9}}
     assert "topics.json" not in slave.sync_from(master.snapshot())  # same DataVersion: untouched
     assert json.loads((tmp_path / "s" / "topics.json").read_text())["topicConfigTable"].keys() == {"A"}
 

@@ -288,6 +288,7 @@ def test_slaves_sync_metadata_from_whoever_is_master(tmp_path):
     import json
 
     from rocketlab.broker.protocol import UpdateConsumerOffsetRequest
+    from rocketlab.remoting import fastjson
 
     c = _group(tmp_path)
     c.put(b"x", topic="Orders")
@@ -302,7 +303,7 @@ def test_slaves_sync_metadata_from_whoever_is_master(tmp_path):
     slave = next(n for n in c.live_nodes() if n != new)
     assert c.run_until(lambda c: c.node(slave).master_id == new, timeout_ms=2_000)
     c.run_for(10_500)
-    offsets = json.loads((tmp_path / "nodes" / slave / "store" / "config" / "consumerOffset.json").read_text())
+    offsets = fastjson.loads((tmp_path / "nodes" / slave / "store" / "config" / "consumerOffset.json").read_bytes())
     assert offsets["offsetTable"] == {"Orders@g1": {"0": 1}}
     c.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from rocketlab.broker.client_messages import GetMaxOffsetRequest
 from rocketlab.broker.dledger_broker import dledger_broker_codec
 from rocketlab.broker.group_check import DLedgerGroupCheckRequest
 from rocketlab.broker.protocol import (
@@ -13,6 +14,7 @@ from rocketlab.broker.protocol import (
     auto_switch_broker_codec,
     broker_codec,
 )
+from rocketlab.broker.send_protocol import ConsumerSendMsgBackRequest
 from rocketlab.controller import protocol as p
 from rocketlab.controller.wire import ControllerNodeCodec, NotifyBrokerRoleChanged
 from rocketlab.dledger.codec import DLEDGER_FAMILY, DLedgerCodec
@@ -28,6 +30,8 @@ from rocketlab.remoting.family import UnsupportedRequest
 ONE_OF_EACH = {
     "dledger": HeartBeatRequest(group="g", remote_id="n1", leader_id="n0", term=2),
     "broker": SendMessageRequest("T", b"x", 0),
+    "broker-send-back": ConsumerSendMsgBackRequest(120, "G", 0),
+    "broker-client": GetMaxOffsetRequest("T", 1),
     "group-check": DLedgerGroupCheckRequest("g", "n0,n1", "n0"),
     "controller": p.ElectMasterRequestHeader.of_admin_trigger("c", "b", 2),
     "controller-notify": NotifyBrokerRoleChanged("n0:10911", 2, 2, 0, frozenset({0})),
@@ -47,9 +51,9 @@ def test_all_families_cover_every_family_once_and_a_codec_of_them_all_serves_eve
 @pytest.mark.parametrize(("codec", "families"), [
     (DLedgerCodec(), {"dledger"}),
     (PingPongCodec(), {"pingpong"}),
-    (broker_codec(), {"broker", "namesrv"}),
-    (dledger_broker_codec(), {"dledger", "broker", "group-check", "namesrv"}),
-    (auto_switch_broker_codec(), {"broker", "controller", "controller-notify", "namesrv"}),
+    (broker_codec(), {"broker", "broker-send-back", "broker-client", "namesrv"}),
+    (dledger_broker_codec(), {"dledger", "broker", "broker-send-back", "broker-client", "group-check", "namesrv"}),
+    (auto_switch_broker_codec(), {"broker", "broker-send-back", "broker-client", "controller", "controller-notify", "namesrv"}),
     (ControllerNodeCodec(), {"controller", "controller-notify", "dledger"}),
     (namesrv_codec(), {"namesrv"}),
 ], ids=["dledger", "pingpong", "broker", "dledger-broker", "auto-switch-broker", "controller", "namesrv"])

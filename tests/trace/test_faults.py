@@ -34,8 +34,9 @@ from rocketlab.trace.faults import (
 )
 from rocketlab.trace.schema import FAULT_ACTIONS
 from rocketlab.viz.cluster_view import session
+from rocketlab.viz.cluster_view.bundle import viewer_source
 
-VIEWER_JS = Path(session.__file__).with_name("viewer.js").read_text(encoding="utf-8")
+VIEWER_JS = viewer_source()  # the viewer's modules (viz/cluster_view/js/), joined
 
 FAKE_ROW = r'''
 import importlib.util, json, sys

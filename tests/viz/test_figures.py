@@ -283,3 +283,20 @@ def test_epochs_and_sync_state_set_show_roles_crashes_and_the_committed_set():
     assert len(in_sync) == 3 and all(t.line.width == 10 for t in in_sync)
     assert "highest master epoch 2" in fig.layout.title.text
     result.cluster.close()
+
+
+def test_fault_labels_close_in_time_take_lanes_of_their_own():
+    """Lab 06's "crash n1" and "cut link" labels were drawn on top of each other (two lanes, alternating):
+    now a label takes the first lane free where it starts, so labels close in time never overlap."""
+    import plotly.graph_objects as go
+
+    from rocketlab.viz.style import base_layout, mark_faults
+
+    fig = base_layout(go.Figure(), "faults", 300)
+    fig.update_xaxes(range=[0, 14_000])
+    faults = [{"t": 6727, "node": None, "kind": "fault", "action": "cut_link", "targets": ["n1", "n0"]},
+              {"t": 6728, "node": None, "kind": "fault", "action": "crash", "targets": ["n1"]},
+              {"t": 6732, "node": None, "kind": "fault", "action": "restart", "targets": ["n1"]},
+              {"t": 12_000, "node": None, "kind": "fault", "action": "crash", "targets": ["n2"]}]
+    mark_faults(fig, faults)
+    assert [a.yshift for a in fig.layout.annotations] == [-14, -28, -42, -14]

@@ -9,7 +9,7 @@ import itertools
 import pytest
 
 from rocketlab.viz import put_latency, role_timeline, votes_per_term
-from rocketlab.viz.style import GRANTED_COLOR, REJECTED_COLOR, ROLE_COLORS, base_layout
+from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS, base_layout
 from tests.viz.sample_traces import dledger_failover
 
 MACHADO = {  # linear RGB -> what the viewer with the deficiency sees
@@ -85,3 +85,89 @@ def test_a_second_cue_beside_the_colour():
                  size=100, status="PUT_OK" if i % 2 else "FLUSH_SLAVE_TIMEOUT", latency_ms=5.0 + i) for i in range(8)]
     symbols = {t.name.split(" ")[0]: t.marker.symbol for t in put_latency(puts).data if t.type == "scatter"}
     assert symbols["PUT_OK"] != symbols["FLUSH_SLAVE_TIMEOUT"], symbols
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _rgb(color: str) -> tuple[float, float, float]:
+    named = {"white": "#ffffff", "black": "#000000"}
+    color = named.get(color, color)
+    if len(color) == 4:
+        color = "#" + "".join(c * 2 for c in color[1:])
+    return tuple(int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_role_bars_are_solid_with_their_pattern_over_and_labels_that_read_on_both():
+    """The patterned roles (LEADER, CANDIDATE, MASTER, SLAVE) keep their solid colour under the stripes
+    (plotly's default ``replace`` drew the stripes alone: near-black bars under black labels, 1.1:1, on
+    JupyterLab Dark); each term label reads at 4.5:1 on the fill and on the stripes."""
+    fig = role_timeline(dledger_failover())
+    bars = [t for t in fig.data if t.type == "bar" and t.name in ("LEADER", "CANDIDATE", "FOLLOWER")]
+    assert {t.name for t in bars} == {"LEADER", "CANDIDATE", "FOLLOWER"}
+    for trace in bars:
+        pattern = trace.marker.pattern
+        fill, text = _rgb(trace.marker.color), _rgb(trace.textfont.color)
+        assert contrast(text, fill) >= 4.5, trace.name
+        if pattern.shape:
+            assert pattern.fillmode == "overlay", trace.name
+            a, fg = pattern.fgopacity, _rgb(pattern.fgcolor)
+            stripe = tuple(a * f + (1 - a) * c for f, c in zip(fg, fill, strict=True))
+            assert contrast(text, stripe) >= 4.5, trace.name
+    from rocketlab.viz.figures.roles import ROLE_PATTERNS, role_pattern
+
+    for role in ("MASTER", "SLAVE"):
+        assert role_pattern(role)["fillmode"] == "overlay" and ROLE_PATTERNS[role]
+
+
+def test_vote_labels_read_in_their_white_box_on_any_page():
+    """The vote graph's answer labels were the arrow's colour on a translucent box: 1.5-3:1 on JupyterLab
+    Dark. Now their words take a darker shade of that colour in an opaque white box: 4.5:1 or more."""
+    from rocketlab.scenarios.dledger_schedules import figure8_cluster, run_figure8
+    from rocketlab.viz import vote_graph_figure
+    from rocketlab.viz.style import LABEL_BOX, LABEL_TEXT
+
+    assert set(LABEL_TEXT) == {GRANTED_COLOR, REJECTED_COLOR, NO_ANSWER_COLOR}
+    c = figure8_cluster(1)
+    run_figure8(c)
+    labels = [a for term in (2, 3, 4) for a in vote_graph_figure(c.events, term).layout.annotations
+              if (a.name or "").startswith("vote ")]
+    assert labels
+    for a in labels:
+        assert a.bgcolor == LABEL_BOX and contrast(_rgb(a.font.color), _rgb(LABEL_BOX)) >= 4.5, a.text
+
+
+def test_lab03s_wait_histogram_has_the_kits_colours_and_a_second_cue():
+    """Lab 03's histogram of re-vote waits was in plotly's default colours with nothing else to tell the
+    rules apart: now each rule has a colour of the palette and a pattern of its own."""
+    import pandas as pd
+
+    from rocketlab.labs_support.dledger_election import waits_histogram
+    from rocketlab.viz.style import PALETTE
+
+    waits = pd.DataFrame({"rule": [2, 2, 3, 7, 7], "result": ["WAIT_TO_REVOTE"] * 3 + ["WAIT_TO_VOTE_NEXT"] * 2,
+                          "wait_ms": [310, 420, 500, 650, 900]})
+    bars = waits_histogram(waits).data
+    assert len(bars) == 3
+    assert all(b.marker.color in PALETTE for b in bars) and len({b.marker.color for b in bars}) == 3
+    assert len({b.marker.pattern.shape for b in bars}) == 3 and all(b.marker.pattern.fillmode == "overlay" for b in bars)
+
+
+def test_every_patterned_bar_keeps_its_colour_under_its_pattern():
+    """No figure draws a pattern alone (plotly's ``replace``): every patterned bar is its colour with light
+    stripes over it, so on a dark page it keeps its colour."""
+    from rocketlab.scenarios.dledger_schedules import figure8_cluster, run_figure8
+
+    c = figure8_cluster(1)
+    run_figure8(c)
+    patterned = [t for fig in (role_timeline(c.events), votes_per_term(c.events)) for t in fig.data
+                 if t.type in ("bar", "histogram") and t.marker.pattern and t.marker.pattern.shape]
+    assert len(patterned) >= 3
+    assert all(t.marker.pattern.fillmode == "overlay" for t in patterned), [t.name for t in patterned]

@@ -4,8 +4,11 @@
   run: a fresh or a run cluster (``ClusterView(cluster)``, at the present), ``ClusterView.schedule(name)``
   (Figure 8, #247, #251), ``ClusterView.open_run(run_dir)``, a grader's ``replay(...)`` (at the failure).
 * :class:`ViewSession` (``session.py``) - intents, forks and replay code, without any widget.
-* ``film.py`` - what is drawn, as data; ``offline.py`` - the viewer in a page with no kernel.
-* ``viewer.js`` / ``viewer.css`` - the one renderer both use.
+* ``film.py`` - what is drawn, as data; ``offline.py`` - the viewer in a page with no kernel;
+  ``gallery.py`` - the films the docs site publishes (:data:`~rocketlab.viz.cluster_view.gallery.FILMS`).
+* ``js/`` (ES modules joined by ``bundle.py``) and ``viewer.css`` - the one renderer both use: scrub, step
+  and step back, filters and "next fault / vote round / leader change / commit / violation" from the trace
+  vocabulary, a lab's bookmarks, its own keys while it has focus; its words in ``js/strings.js``.
 
 ``ClusterView`` is imported lazily, so the report and ``rocketlab view`` do not load ipywidgets.
 """

@@ -1,6 +1,6 @@
 """What the cluster viewer draws, as plain data: a *film* made from a trace.
 
-The viewer (``viewer.js``) replays a film in the browser: it folds the events up to the instant on the
+The viewer (the modules of ``js/``) replays a film in the browser: it folds the events up to the instant on the
 slider into node states, messages in flight and per-node logs, so scrubbing needs no kernel and the
 offline report works from a file. This module builds films:
 
@@ -23,6 +23,7 @@ from typing import Any
 from rocketlab.dledger.elector_decisions import HEART_BEAT_ROWS, VOTE_CHECKS, VOTE_ROUND_RULES, is_quorum
 from rocketlab.trace.faults import viewer_faults
 from rocketlab.trace.recorder import describe
+from rocketlab.trace.schema import view_vocabulary
 from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS
 from rocketlab.viz.timeline import fault_line, natural_key, node_ids
 
@@ -182,6 +183,8 @@ def make_film(events: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], time
         "events": [film_event(e, len(ids), profile) for e in events],
         "timers": [dict(t) for t in timers],
         "faults": viewer_faults(),  # what the viewer draws and offers of each fault kind
+        "view": view_vocabulary(),  # the filter groups and navigation stops of each event kind
+        "bookmarks": [],  # named stops a lab sets (ClusterView.bookmark)
         "colors": {"roles": ROLE_COLORS, "messages": MESSAGE_COLORS, "granted": GRANTED_COLOR,
                    "rejected": REJECTED_COLOR, "no_answer": NO_ANSWER_COLOR},
     }

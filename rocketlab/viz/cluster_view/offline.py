@@ -1,6 +1,6 @@
 """The cluster viewer without a kernel: a recorded film embedded in an HTML page (or a report section).
 
-The page carries ``viewer.js`` (as text, imported from a blob URL), ``viewer.css`` and the film as JSON,
+The page carries the viewer's modules (``js/``, joined by ``bundle.py``; as text, imported from a blob URL), ``viewer.css`` and the film as JSON,
 so it opens from a file with no network; play, pause, step and scrubbing run in the browser. Election
 timers are drawn only when the run has timer samples (``timers.jsonl``, written by
 ``ClusterView.save``): the trace itself does not carry them.
@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rocketlab.errors import RocketlabError
 from rocketlab.templating import Markup, render
 from rocketlab.trace.rundir import RunDirError, iter_events, read_meta
+from rocketlab.viz.cluster_view.bundle import viewer_source
 from rocketlab.viz.cluster_view.film import make_film
 
 HERE = Path(__file__).parent
@@ -23,11 +23,8 @@ TIMERS_FILE = "timers.jsonl"
 
 def viewer_assets() -> str:
     """The viewer's CSS and JavaScript source, once per page (``templates/viewer_assets.html.j2``)."""
-    js = (HERE / "viewer.js").read_text(encoding="utf-8")
     css = (HERE / "viewer.css").read_text(encoding="utf-8")
-    if "</script" in js.lower():
-        raise RocketlabError("viewer.js must not contain '</script': it is embedded in a script element")
-    return render("rocketlab.viz", "viewer_assets.html.j2", js=Markup(js), css=Markup(css)).rstrip("\n")
+    return render("rocketlab.viz", "viewer_assets.html.j2", js=Markup(viewer_source()), css=Markup(css)).rstrip("\n")
 
 
 def viewer_div(film: Mapping[str, Any], element_id: str) -> str:

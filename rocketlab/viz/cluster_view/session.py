@@ -145,6 +145,7 @@ class ViewSession:
         self._last_timer: dict[str, tuple[Any, ...] | None] = {}
         self.puts = 0
         self.marks: list[dict[str, Any]] = []  # moments to point at (a grader's failure)
+        self.bookmarks: list[dict[str, Any]] = []  # named stops a lab sets: {"t", "name", "text"}
         self._sample_timers()
 
     # --- running ----------------------------------------------------------------------------
@@ -289,6 +290,7 @@ class ViewSession:
         fork.rebuild = self.rebuild
         fork.base_code, fork.base_end, fork.intents, fork.timers = self.base_code, base_end, [], []
         fork.generation, fork._last_timer, fork.marks = self.generation + 1, {}, self.marks
+        fork.bookmarks = [b for b in self.bookmarks if b["t"] <= at_ms]  # later ones told the old story
         fork.puts = 0
         fork._sample_timers()
         try:
@@ -309,7 +311,7 @@ class ViewSession:
         old = self.cluster
         self.cluster, self.intents, self.timers = fork.cluster, fork.intents, fork.timers
         self._last_timer, self.puts, self.generation = fork._last_timer, fork.puts, fork.generation
-        self.base_end = fork.base_end
+        self.base_end, self.bookmarks = fork.base_end, fork.bookmarks
         old.close()
 
     # --- output -----------------------------------------------------------------------------
@@ -340,6 +342,7 @@ class ViewSession:
         film = make_film(self.cluster.events, self.cluster.describe(), self.timers, end_ms=self.cluster.now_ms,
                          nodes=self.cluster.node_ids, live=True, generation=self.generation)
         film["marks"] = list(self.marks)
+        film["bookmarks"] = list(self.bookmarks)
         return film
 
     def film_events(self, start: int) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """ClusterView: a RaftScope-style cluster widget for JupyterLab, built on anywidget.
 
 The Python side owns the simulator (:class:`~rocketlab.viz.cluster_view.session.ViewSession`); the
-JavaScript side (``viewer.js``, shipped in the package: no CDN, no build step) draws the film and
+JavaScript side (the modules of ``js/`` joined by ``bundle.py``, shipped in the package: no CDN, no build tool) draws the film and
 sends intents as custom messages::
 
     {"type": "hello"}                                     -> the whole film
@@ -31,18 +31,20 @@ from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.replay import Producer
 from rocketlab.sim.systems import TEMPORARY_PREFIX
 from rocketlab.trace.rundir import iter_events, read_meta
-from rocketlab.viz.cluster_view.offline import run_film, viewer_page, write_timers
+from rocketlab.viz.cluster_view.bundle import viewer_source
+from rocketlab.viz.cluster_view.offline import run_film, viewer_assets, viewer_div, viewer_page, write_timers
 from rocketlab.viz.cluster_view.session import ViewSession
 
 HERE = Path(__file__).parent
 SPEED_RANGE = (0.01, 10.0)
+MAX_EMBEDDED_FILM = 8_000_000  # characters of film a displayed viewer carries in its output for pages without a kernel
 VIEW_LATENCY = "uniform:10:40"  # messages the eye can follow at 0.1x (the cluster's own default is 0 ms)
 
 
 class ClusterView(anywidget.AnyWidget):
     """Play with a simulated cluster: ``ClusterView.dledger(nodes=5, seed=1)``, then display it."""
 
-    _esm = HERE / "viewer.js"
+    _esm = viewer_source()
     _css = HERE / "viewer.css"
     speed = traitlets.Float(0.1).tag(sync=True)
 
@@ -109,7 +111,7 @@ class ClusterView(anywidget.AnyWidget):
         if name == "issue251":  # a power loss needs file stores: a directory the cluster removes when closed
             args["data_dir"] = tempfile.mkdtemp(prefix=TEMPORARY_PREFIX + "view-")
         cluster = make(**args)
-        run(cluster)
+        report = run(cluster)
         shown = ", ".join(f"{k}={v!r}" for k, v in args.items() if k != "data_dir")
         if name == "issue251":
             shown += ", data_dir=tempfile.mkdtemp()"
@@ -120,7 +122,11 @@ class ClusterView(anywidget.AnyWidget):
                 f"from rocketlab.scenarios.dledger_schedules import {make_name}, {run_name}", "",
                 f"cluster = run_to({make_name}({shown}), {run_name}, {at_ms})"])
 
-        return cls(cluster, speed=speed, producer=run, base_code=base_code, **kwargs)
+        view = cls(cluster, speed=speed, producer=run, base_code=base_code, **kwargs)
+        if name == "figure8":  # (a)-(e) as named stops: the jump menu's "stop", Home then down arrow
+            for stop in ds.figure8_stops(cluster, report.names, report.x_index):
+                view.bookmark(stop["t"], stop["name"], stop["text"])
+        return view
 
     @classmethod
     def open_run(cls, run_dir: str | Path, *, speed: float = 0.1, **kwargs: Any) -> ClusterView:
@@ -253,15 +259,49 @@ class ClusterView(anywidget.AnyWidget):
         if errors:
             raise RocketlabError(errors[0])
 
+    @property
+    def bookmarks(self) -> list[dict[str, Any]]:
+        """The named stops set so far (:meth:`bookmark`), in time order."""
+        return list(self.session.bookmarks if self.session is not None else self.recorded.get("bookmarks", []))
+
+    def bookmark(self, t_ms: int, name: str, text: str = "") -> None:
+        """A named stop at ``t_ms`` (a lab's "(a)", "(b)", ...): the viewer's stop buttons, its jump menu's
+        "stop" and the up / down arrow keys go there, in time order; ``text`` is said when there."""
+        t_ms = _whole_ms(t_ms, "bookmark: t_ms")
+        if not isinstance(name, str) or not name.strip():
+            raise RocketlabError(f"bookmark: a name is a non-empty string, got {name!r}")
+        marks = self.session.bookmarks if self.session is not None else self.recorded.setdefault("bookmarks", [])
+        marks.append({"t": t_ms, "name": name, "text": str(text)})
+        marks.sort(key=lambda b: b["t"])
+        if self._greeted:
+            self._send_film()
+
     def save(self, run_dir: str | Path) -> Path:
         """Write the run (meta, events) and the viewer's timer samples: ``rocketlab view RUN_DIR``."""
         path = self.cluster.save(run_dir)
         write_timers(path, self.session.timers)
         return path
 
+    def offline_film(self) -> dict[str, Any]:
+        """The view as it stands as a recorded film (no kernel behind it), opening where the view opens."""
+        film = self.recorded if self.session is None else self.session.film()
+        return {**film, "live": False, "open_at": self.open_at}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """The widget, and the same view as a recorded film in ``text/html``: what a page without the
+        widget's kernel shows (nbconvert's HTML export, which skips a widget it has no state for)."""
+        bundle = super()._repr_mimebundle_(**kwargs)  # anywidget: (data, metadata)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if data is not None:
+            film = viewer_div(self.offline_film(), f"rocketlab-film-{self.model_id}")
+            data["text/html"] = film + "\n" + viewer_assets() if len(film) <= MAX_EMBEDDED_FILM else (
+                f"<p>The cluster viewer: this run is too long to carry in the notebook ({len(film) / 1e6:.0f} MB); "
+                "<code>view.save_html(PATH)</code> writes it as a page of its own.</p>")
+        return bundle
+
     def save_html(self, path: str | Path, title: str = "rocketlab cluster") -> Path:
         """The view as it stands, read-only, in one HTML file (no kernel, no network)."""
-        film = {**self.session.film(), "live": False}
+        film = self.offline_film()
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(viewer_page(film, title), encoding="utf-8")

@@ -30,6 +30,7 @@ from rocketlab.viz.timeline import (
     run_range,
 )
 
+EPOCH_PANEL_PX = 200  # the epoch panel's height in a 620 px figure, about
 SyncStateSetChange = tuple[int, set[int]]  # when, and the broker ids in the set from then on
 
 
@@ -60,10 +61,15 @@ def epochs_and_sync_state_set(events: Events) -> go.Figure:
     fig.update_yaxes(title="broker id", row=2, col=1)
     if members:
         whole_number_ticks(fig, max(members), row=2, col=1)
-    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
     fig.update_xaxes(range=run_range(records))
+    lanes = mark_faults(fig, of_kind(records, "fault"), row="all", col=1)  # after the range: laid out over it
     fig.update_xaxes(title=TIME_AXIS_TITLE, row=2, col=1)
     top = max((e.get("term") or 0 for e in roles), default=0)
+    if lanes and roles:  # room above the epoch lines for the fault labels' lanes
+        low, high = min(e.get("term") or 0 for e in roles) - 0.4, top + 0.4
+        share = min(0.6, (14 * lanes + 12) / EPOCH_PANEL_PX)
+        fig.update_yaxes(range=[low, high + (high - low) * share / (1 - share)], row=1, col=1,
+                         tickvals=list(range(max(0, round(low + 0.4)), top + 1)))  # no tick for the room
     return base_layout(fig, f"Epochs and SyncStateSet: highest master epoch {top}, "
                             f"{len(changes)} SyncStateSet changes", 620)
 

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rocketlab.viz.style import (
+    NOTE_TEXT,
     TIME_AXIS_TITLE,
     base_layout,
     empty_figure,
@@ -51,9 +52,9 @@ def message_flow(events: Events, *, bin_ms: int | None = None) -> go.Figure:
     _add_send_lines(fig, sends, recvs, t0, width)
     _add_drop_bars(fig, drops, t0, width)
     shade_partitions(fig, partition_spans(records), row="all", col=1)
-    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
     fig.update_layout(barmode="stack", bargap=0.05)
     fig.update_xaxes(range=run_range(records))
+    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)  # after the range: labels laid out over it
     fig.update_yaxes(title="messages", rangemode="tozero")
     fig.update_xaxes(title=TIME_AXIS_TITLE, row=2, col=1)
     title = f"Messages: {len(sends)} sent, {len(recvs)} delivered, {len(drops)} lost"
@@ -86,7 +87,7 @@ def _add_send_lines(fig: go.Figure, sends: Sequence[Event], recvs: Sequence[Even
 def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) -> None:
     if not drops:
         fig.add_annotation(text="no msg_drop events: nothing was lost", x=0.5, y=0.5, showarrow=False,
-                           xref="x2 domain", yref="y2 domain", font=dict(color="#555"))
+                           xref="x2 domain", yref="y2 domain", font=dict(color=NOTE_TEXT))
         return
     reasons = Counter(str(e.get("reason")) for e in drops)
     colors = series_colors(sorted(reasons))

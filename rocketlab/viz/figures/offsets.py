@@ -63,8 +63,8 @@ def commit_progress(events: Events, *, highlight: str | None = None) -> go.Figur
         _add_offset_lines(fig, ha, colors, row=len(panels), until=until)
         fig.update_yaxes(title="byte offset", row=len(panels), col=1)
     shade_partitions(fig, partition_spans(records), row="all", col=1)
-    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)
     fig.update_xaxes(range=run_range(records))
+    mark_faults(fig, of_kind(records, "fault"), row="all", col=1)  # after the range: labels laid out over it
     fig.update_xaxes(title=TIME_AXIS_TITLE, row=len(panels), col=1)
     if highlight is not None:
         _bring_to_front(fig, highlight)

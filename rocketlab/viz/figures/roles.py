@@ -12,14 +12,19 @@ import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import plotly.graph_objects as go
 
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import (
+    FAULT_MARK,
+    NOTE_TEXT,
     TIME_AXIS_TITLE,
+    VIOLATION_COLOR,
     base_layout,
     empty_figure,
+    overlay_pattern,
     role_color,
     shade_partitions,
     text_color_on,
@@ -80,7 +85,7 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
     if not of_kind(records, "role"):
         fig.add_annotation(text="no role events in this run: bars show only up / down / paused", x=0.5,
                            y=-0.02, xref="paper", yref="paper", yanchor="top", yshift=-40, showarrow=False,
-                           font=dict(color="#555"))
+                           font=dict(color=NOTE_TEXT))
     return base_layout(fig, _timeline_title(records), 170 + nodes_px + lanes_px, legend="top")
 
 
@@ -108,13 +113,19 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
             orientation="h", name=STATE_NAMES.get(state, state), y=[s.node for s in segs],
             base=[s.start_ms for s in segs], x=[s.end_ms - s.start_ms for s in segs],
             marker=dict(color=role_color(state), line=dict(width=0.5, color="white"),
-                        pattern=dict(shape=ROLE_PATTERNS.get(state, ""), fgopacity=0.35)),
+                        pattern=role_pattern(state)),
             text=[_term_label(s) for s in segs],
             textposition="inside", insidetextanchor="middle", textfont=dict(color=text_color_on(role_color(state))),
             customdata=[[s.end_ms, "-" if s.term is None else s.term, s.leader or "-"] for s in segs],
             hovertemplate=(f"%{{y}} {state}<br>term %{{customdata[1]}}, leader %{{customdata[2]}}"
                            "<br>%{base} → %{customdata[0]} ms<extra></extra>"),
         ))
+
+
+def role_pattern(state: str) -> dict[str, Any]:
+    """A role's second cue: light stripes over the role's solid colour (``overlay``: plotly's default
+    ``replace`` draws the stripes alone, which on a dark page shows near-black bars under black labels)."""
+    return overlay_pattern(ROLE_PATTERNS.get(state, ""))
 
 
 def _term_label(seg: Segment) -> str:
@@ -144,7 +155,6 @@ FAULT_FONT_PX = 10
 FAULT_CHAR_PX = 0.62 * FAULT_FONT_PX  # a generous average glyph width: boxes err on the wide side
 FAULT_LABEL_GAP_PX = 8
 FAULT_LANE_PX = 30  # a lane holds a marker (11 px) with its label above it
-VIOLATION_COLOR = "#b00020"
 
 
 @dataclass(frozen=True)
@@ -217,8 +227,8 @@ def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence
         fig.add_trace(go.Scatter(
             x=[times[i] for i in faults], y=[rows[boxes[i].lane] for i in faults], yaxis="y2",
             mode="markers+text", name="fault", cliponaxis=False, text=[labels[i] for i in faults],
-            textposition=[boxes[i].position for i in faults], textfont=dict(size=FAULT_FONT_PX, color="#444"),
-            marker=dict(symbol="triangle-down", size=11, color="#444"),
+            textposition=[boxes[i].position for i in faults], textfont=dict(size=FAULT_FONT_PX, color=FAULT_MARK),
+            marker=dict(symbol="triangle-down", size=11, color=FAULT_MARK),
             hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
         ))
     if violations:

@@ -18,6 +18,7 @@ from rocketlab.viz.style import (
     PAGE_TEXT,
     base_layout,
     empty_figure,
+    overlay_pattern,
     whole_number_ticks,
 )
 from rocketlab.viz.timeline import (
@@ -87,7 +88,7 @@ def _add_answer_bars(fig: go.Figure, responses: Sequence[Event], row: int) -> No
         color = colors.get(result, NO_ANSWER_COLOR)
         fig.add_trace(go.Bar(
             x=[t for t, _ in cells], y=[len(who) for _, who in cells], name=_result_label(result),
-            marker=dict(color=color, pattern=dict(shape="" if result == "ACCEPT" else "/", fgopacity=0.4)),
+            marker=dict(color=color, pattern=overlay_pattern("" if result == "ACCEPT" else "/")),
             customdata=[", ".join(who) for _, who in cells],
             hovertemplate=f"term %{{x}}: %{{y}} × {result}<br>%{{customdata}}<extra></extra>",
         ), row=row, col=1)
@@ -118,7 +119,7 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
         fig.add_trace(go.Bar(
             x=[t for t, _ in items], y=[len(who) for _, who in items], name=f"round: {verdict}",
             marker=dict(color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR),
-                        pattern=dict(shape="" if verdict == "PASSED" else "x", fgopacity=0.4)),
+                        pattern=overlay_pattern("" if verdict == "PASSED" else "x")),
             customdata=["<br>".join(who) for _, who in items],
             hovertemplate=f"term %{{x}}: %{{y}} × {verdict}<br>%{{customdata}}<extra></extra>",
         ), row=row, col=1)

@@ -1,0 +1,209 @@
+"""The client codes against the real RocketMQ 4.9.5 broker (its start script, ``run-broker-oracle.sh``, named by
+``ROCKETLAB_BROKER_ORACLE``, which CI sets) and the kit's: the same requests get the same answers, shown of RocketMQ first; consumer offsets cross between
+the two through ``config/consumerOffset.json`` (the Java broker reads the kit's file, the kit reads Java's).
+
+The Java broker here runs on the shared jars' stand-in fastjson (Jackson underneath), which writes integer
+map keys quoted and cannot read fastjson's unquoted ones: the kit's file is handed to it with its keys
+quoted (the kit reads and writes fastjson's own form, ``tests/data/broker/consumerOffset-fastjson.json``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rocketlab.broker import client_messages as m
+from rocketlab.broker.config_manager import BrokerMetadata
+from rocketlab.broker.protocol import (
+    PullMessageRequest,
+    PullSysFlag,
+    SendMessageRequest,
+    UpdateConsumerOffsetRequest,
+)
+from rocketlab.remoting import fastjson
+from tests.broker.rawconn import CODEC, Conn
+from tests.realnodes import NodeProcesses, free_port
+
+pytestmark = pytest.mark.realnet
+
+
+def _script() -> Path:
+    setting = os.environ.get("ROCKETLAB_BROKER_ORACLE")
+    path = Path(setting) if setting else None
+    why = None if path is not None and path.is_file() else \
+        f"no RocketMQ 4.9.5 broker oracle: ROCKETLAB_BROKER_ORACLE={setting!r} names no run-broker-oracle.sh"
+    if why is None and shutil.which("java") is None:
+        why = "no java on PATH"
+    if why is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the RocketMQ 4.9.5 broker is required under CI=true: {why}", pytrace=False)
+        pytest.skip(why)
+    return path
+
+
+class KitBroker(NodeProcesses):
+    def __init__(self, tmp: Path) -> None:
+        self.port = free_port()
+        tmp.mkdir(parents=True, exist_ok=True)
+        path = tmp / "broker.conf"
+        path.write_text(f"nodeKind=broker\nselfId=n0\npeers=n0-127.0.0.1:{self.port}\nrunDir={tmp / 'run'}\n"
+                        f"storePathRootDir={tmp / 'store'}\nmappedFileSizeCommitLog={1024 * 1024}\n")
+        self.configs = {"n0": path}
+        super().__init__()
+
+
+def _heartbeat() -> m.HeartbeatRequest:
+    sub = m.SubscriptionData("TopicTest", "TagA", ("TagA",), (fastjson.java_string_hash("TagA"),), 1)
+    return m.HeartbeatRequest("127.0.0.1@probe", (), (m.ConsumerData("g", subscriptions=(sub,)),))
+
+
+def _view(answer):
+    """What must match: the answer with its records decoded to (queue offset, body, tags, keys)."""
+    records = getattr(answer, "records", None)
+    if records is None:
+        return answer
+    from rocketlab.broker.protocol import PullMessageResponse
+
+    decoded = [(x["queue_offset"], x["body"], x["tags"], x["keys"]) for x in PullMessageResponse("FOUND", records).messages]
+    if isinstance(answer, PullMessageResponse):
+        return (answer.response_code, answer.status, decoded, answer.next_begin_offset, answer.min_offset,
+                answer.max_offset, answer.suggest_which_broker_id)
+    return type(answer).__name__, decoded
+
+
+async def _scenario(port: int) -> list:
+    """Sends, then the client codes; every answer (decoded records where records come back)."""
+    c = await Conn().open(port)
+    sent = []
+    for i, tags in enumerate(["TagA", "TagB", "TagA"]):
+        sent.append(await c.ask(SendMessageRequest("TopicTest", f"m{i}".encode(), 0, tags, f"key-{i}")))
+    assert all(s.status == "PUT_OK" for s in sent), sent
+    answers = [
+        await c.ask(m.GetMaxOffsetRequest("TopicTest", 0)),
+        await c.ask(m.GetMinOffsetRequest("TopicTest", 0)),
+        await c.ask(m.GetMaxOffsetRequest("NoSuchTopic", 0)),
+        await c.ask(m.GetMinOffsetRequest("NoSuchTopic", 0)),
+        await c.ask(m.GetEarliestMsgStoretimeRequest("NoSuchTopic", 0)),
+        await c.ask(m.SearchOffsetRequest("NoSuchTopic", 0, 0)),
+        await c.ask(m.QueryMessageRequest("TopicTest", "no-such-key", 32, 0, 2**62)),
+        await c.ask(m.ViewMessageRequest(1 << 40)),
+        await c.ask(m.QueryConsumerOffsetRequest("g", "NoSuchTopic", 0)),
+        await c.ask(m.QueryConsumerOffsetRequest("g", "TopicTest", 0)),  # a new group, first message in memory
+        await c.ask(m.GetConsumerListByGroupRequest("g")),
+        await c.ask(_heartbeat()),
+        await c.ask(m.GetConsumerListByGroupRequest("g")),
+        await c.ask(UpdateConsumerOffsetRequest("g", "TopicTest", 0, 2)),
+        await c.ask(m.QueryConsumerOffsetRequest("g", "TopicTest", 0)),
+        await c.ask(PullMessageRequest("TopicTest", 0, 0, 32, "g", subscription="TagB")),
+        await c.ask(PullMessageRequest("TopicTest", 0, 0, 32, "g", sys_flag=0, subscription=None)),  # heartbeat's
+        await c.ask(PullMessageRequest("TopicTest", 0, 3, 32, "g")),
+        await c.ask(PullMessageRequest("NoSuchTopic", 0, 0, 32, "g")),
+        await c.ask(m.ViewMessageRequest(sent[1].phy_offset)),
+        await c.ask(m.QueryMessageRequest("TopicTest", "key-2", 32, 0, 2**62)),
+        await c.ask(m.LockBatchRequest("g", "127.0.0.1@probe", (m.MessageQueue("TopicTest", "broker-a", 0),))),
+        await c.ask(m.UnlockBatchRequest("g", "127.0.0.1@probe", (m.MessageQueue("TopicTest", "broker-a", 0),))),
+    ]
+    await c.close()
+    return [_view(a) for a in answers]
+
+
+async def _settle(expected, timeout_s: float = 5.0) -> None:
+    """Wait for what the oneway notices should have done (at most ``timeout_s``), then a little more for
+    any notice beyond them."""
+    end = asyncio.get_running_loop().time() + timeout_s
+    while not expected() and asyncio.get_running_loop().time() < end:
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.2)
+
+
+async def _members_and_long_polling(port: int) -> list:
+    """Two members join a group (the notices each connection gets), then a push consumer's pull with nothing
+    new: held, and answered with the message a send adds."""
+    a, b, producer = [await Conn().open(port) for _ in range(3)]
+    seen = []
+    hb = _heartbeat()
+    await a.ask(m.HeartbeatRequest("127.0.0.1@a", (), hb.consumers))
+    await _settle(lambda: len(a.from_broker) >= 1)
+    seen.append(("after A joined", [c.code for c in a.from_broker]))
+    await b.ask(m.HeartbeatRequest("127.0.0.1@b", (), hb.consumers))
+    await _settle(lambda: len(a.from_broker) >= 2 and len(b.from_broker) >= 1)
+    seen.append(("after B joined", [c.code for c in a.from_broker], [c.code for c in b.from_broker]))
+    pull = PullMessageRequest("TopicTest", 0, 3, 32, "g", sys_flag=PullSysFlag.FLAG_SUSPEND, suspend_timeout_millis=20_000,
+                              subscription=None)
+    held = a.send(CODEC.command(pull))
+    await asyncio.sleep(0.5)
+    seen.append(("held", not held.done()))
+    await producer.ask(SendMessageRequest("TopicTest", b"late", 0, "TagA"))
+    answer = CODEC.message(await asyncio.wait_for(held, 5), answers=pull)
+    seen.append(("woken", _view(answer)))
+    await b.close()
+    await _settle(lambda: len(a.from_broker) >= 3)
+    seen.append(("after B left", [c.code for c in a.from_broker]))
+    for c in (a, producer):
+        await c.close()
+    return seen
+
+
+async def _ask(port: int, msg):
+    c = await Conn().open(port)
+    try:
+        return await c.ask(msg)
+    finally:
+        await c.close()
+
+
+def _java_start(script: Path, tmp: Path) -> int:
+    port = free_port()
+    subprocess.run([str(script), "start", str(free_port()), str(port), str(tmp), "mappedFileSizeCommitLog=1048576"],
+                   check=True, capture_output=True, timeout=120)
+    return port
+
+
+def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(tmp_path):
+    script = _script()
+    kit = KitBroker(tmp_path / "kit")
+    kit.start("n0")
+    try:
+        kit_answers = asyncio.run(_scenario(kit.port))
+        kit_members = asyncio.run(_members_and_long_polling(kit.port))
+
+        async def commit_for_java() -> None:  # the kit's offsets, for the Java broker to read
+            c = await Conn().open(kit.port)
+            assert (await c.ask(SendMessageRequest("TopicTest", b"q1", 1))).status == "PUT_OK"
+            await c.ask(UpdateConsumerOffsetRequest("kitgroup", "TopicTest", 1, 1))
+            await c.close()
+
+        asyncio.run(commit_for_java())
+    finally:
+        kit.stop_all()
+    kit_file = tmp_path / "kit" / "store" / "config" / "consumerOffset.json"
+    assert '"TopicTest@kitgroup":{1:1\n' in kit_file.read_text()  # fastjson's form
+    java_dir = tmp_path / "java"
+    (java_dir / "store" / "config").mkdir(parents=True)
+    table = fastjson.loads(kit_file.read_bytes())
+    del table["offsetTable"]["TopicTest@g"]  # the scenario's group starts new on both brokers
+    quoted = json.dumps(table)  # the stand-in fastjson needs quoted keys
+    (java_dir / "store" / "config" / "consumerOffset.json").write_text(quoted)
+    port = _java_start(script, java_dir)
+    try:
+        java_answers = asyncio.run(_scenario(port))
+        java_members = asyncio.run(_members_and_long_polling(port))
+        read_back = asyncio.run(_ask(port, m.QueryConsumerOffsetRequest("kitgroup", "TopicTest", 1)))
+    finally:
+        subprocess.run([str(script), "stop", str(java_dir)], check=True, capture_output=True, timeout=60)
+    for i, (java, ours) in enumerate(zip(java_answers, kit_answers, strict=True)):
+        print(i, java)
+        assert ours == java, f"answer {i}: Java {java!r}, kit {ours!r}"
+    print(java_members)
+    assert kit_members == java_members
+    assert read_back == m.OffsetResponse(1)  # the Java broker read the kit's offset
+    meta = BrokerMetadata(java_dir / "store" / "config")  # the kit reads Java's file
+    meta.load()
+    assert meta.consumer_offset_manager.query_offset("g", "TopicTest", 0) == 2
+    assert meta.consumer_offset_manager.query_offset("kitgroup", "TopicTest", 1) == 1
