@@ -162,6 +162,8 @@ class RebalanceResult:
     added: dict[MessageQueue, int]
     """Queues newly owned -> the offset to pull from."""
     removed: list[MessageQueue]
+    warning: str | None = None
+    """What Java logs as a warning here (no member list, this member not in it)."""
 
 
 class RebalanceImpl:
@@ -202,9 +204,13 @@ class RebalanceImpl:
             return RebalanceResult({}, [])
         cid_all = yield from self.find_consumer_id_list(topic)
         if not cid_all:
-            return RebalanceResult({}, [])
+            return RebalanceResult({}, [], f"doRebalance, {self.consumer_group} {topic}, get consumer id list failed")
         mine = self.strategy.allocate(self.consumer_group, self.client_id, sorted(mq_set), sorted(cid_all))
-        return (yield from self.update_process_queue_table_in_rebalance(topic, set(mine)))
+        result = yield from self.update_process_queue_table_in_rebalance(topic, set(mine))
+        if self.client_id not in cid_all:
+            result.warning = (f"[BUG] ConsumerGroup: {self.consumer_group} The consumerId: {self.client_id} not in "
+                              f"cidAll: {sorted(cid_all)}")
+        return result
 
     def update_process_queue_table_in_rebalance(self, topic: str,
                                                 mq_set: set[MessageQueue]) -> Generator[Call, Any, RebalanceResult]:

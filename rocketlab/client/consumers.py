@@ -124,6 +124,8 @@ class _Member(ABC):
     async def do_rebalance(self) -> None:
         for topic in self.subscriptions:
             result = await self.instance.drive(self.rebalance_impl.rebalance_by_topic(topic))
+            if result.warning is not None:
+                self.events.append(("rebalance_warning", result.warning))
             for mq in result.removed:
                 task = self.pull_tasks.pop(mq, None)
                 if task is not None:

@@ -86,6 +86,8 @@ class MQClientInstance:
         self._tasks: list[asyncio.Task] = []
         self._ns_index = 0
         self.recorder = recorder
+        self.events: list[tuple[str, str]] = []
+        """What failed quietly, as Java logs it: ("heartbeat_error", text), ..."""
         self._routes_seen: dict[str, tuple[str, ...]] = {}
 
     def trace(self, kind: str, **fields: Any) -> None:
@@ -215,8 +217,8 @@ class MQClientInstance:
         for addr in self.broker_addrs.masters():
             try:
                 await self.remoting.invoke(addr, hb, MQ_CLIENT_API_TIMEOUT)
-            except (RemotingError, BrokerAnswerError, CodecError):
-                continue
+            except (RemotingError, BrokerAnswerError, CodecError) as e:
+                self.events.append(("heartbeat_error", f"{addr}: {e}"))
 
     def _on_request(self, addr: str, msg: Any) -> None:
         if isinstance(msg, NotifyConsumerIdsChanged):

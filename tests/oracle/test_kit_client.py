@@ -373,6 +373,7 @@ def test_the_client_traces_what_the_application_lived_through(backend, app):
     ns = backend.namesrv_addr
     app.create_topic(ns, "KitTraced")
     rec = TraceRecorder()
+    member: list = []
 
     async def run() -> None:
         p = await Producer(MQClientInstance(ns, "traced-p", recorder=rec)).start()
@@ -381,6 +382,7 @@ def test_the_client_traces_what_the_application_lived_through(backend, app):
                          lambda msgs: got.extend(msgs) or "CONSUME_SUCCESS",
                          consume_from_where="CONSUME_FROM_FIRST_OFFSET", rebalance_interval=1000)
         c.subscribe("KitTraced")
+        member.append(c)
         await c.start()
         await asyncio.sleep(1.0)
         for i in range(5):
@@ -396,7 +398,8 @@ def test_the_client_traces_what_the_application_lived_through(backend, app):
     for e in rec.events:
         validate_event(e)
     kinds = {e["kind"] for e in rec.events}
-    assert {"client_route", "client_send", "client_rebalance", "client_pull", "client_consume"} <= kinds
+    assert {"client_route", "client_send", "client_rebalance", "client_pull", "client_consume"} <= kinds, \
+        (member[0].events, member[0].instance.events, [e for e in rec.events if e["node"] == "127.0.0.1@traced-c"])
     sends = [e for e in rec.events if e["kind"] == "client_send"]
     assert [(e["status"], e["attempt"]) for e in sends] == [("SEND_OK", 0)] * 5 + [("ONEWAY", 0)]
     consumed = [e for e in rec.events if e["kind"] == "client_consume" and e["topic"] == "KitTraced"]
