@@ -52,6 +52,12 @@ def app(backend):
     a.close()
 
 
+def instance(ns: str, name: str, **kw) -> MQClientInstance:
+    """A client with the suite's timers: routes read every second (pollNameServerInterval 1 s, as the Java driver
+    sets it), so a topic created a moment ago is seen at once."""
+    return MQClientInstance(ns, name, poll_name_server_interval=1000, **kw)
+
+
 def sha(body: bytes) -> str:
     return hashlib.sha256(body).digest()[:12].hex()
 
@@ -74,7 +80,7 @@ def event(m, **extra) -> dict:
 
 
 async def produce(ns: str, topic: str, run: str) -> list[dict]:
-    p = await Producer(MQClientInstance(ns, f"p-{run}"), ProducerConfig(producer_group="kit_producer")).start()
+    p = await Producer(instance(ns, f"p-{run}"), ProducerConfig(producer_group="kit_producer")).start()
     sends = []
     i = 0
     while i < COUNT:
@@ -94,17 +100,18 @@ async def produce(ns: str, topic: str, run: str) -> list[dict]:
 
 
 async def wait_route(ns: str, topic: str) -> None:
-    """The broker registered (a first send may precede the name server knowing it)."""
-    p = await Producer(MQClientInstance(ns, "warm")).start()
+    """Until the name server has the topic's route (a broker may answer UPDATE_AND_CREATE_TOPIC before it
+    registered the topic; a client started before then finds no route, nor a broker to send heartbeats to)."""
+    client = instance(ns, "route-wait")
     deadline = time.monotonic() + 30
     while True:
         try:
-            await p.send(Message(topic, b"warm"))
+            await client.get_topic_route_info_from_name_server(topic)
             break
         except MQClientException as e:
             assert time.monotonic() < deadline, f"no route to {topic} in 30 s: {e}"
-            await asyncio.sleep(0.5)
-    await p.instance.shutdown()
+            await asyncio.sleep(0.2)
+    await client.shutdown()
 
 
 async def push_receive(ns: str, topic: str, group: str, want: int, from_where: str = "CONSUME_FROM_FIRST_OFFSET",
@@ -115,7 +122,7 @@ async def push_receive(ns: str, topic: str, group: str, want: int, from_where: s
         got.extend(event(m, queue=m.queue_id, queue_offset=m.queue_offset, store_host=f"{m.store_host[0]}:"
                          f"{m.store_host[1]}") for m in msgs)
         return "CONSUME_SUCCESS"
-    c = PushConsumer(MQClientInstance(ns, f"c-{group}"), group, listener, consume_from_where=from_where,
+    c = PushConsumer(instance(ns, f"c-{group}"), group, listener, consume_from_where=from_where,
                      consume_thread_max=1, rebalance_interval=1000, persist_consumer_offset_interval=500)
     c.subscribe(topic)
     await c.start()
@@ -129,7 +136,7 @@ async def push_receive(ns: str, topic: str, group: str, want: int, from_where: s
 
 
 async def lite_receive(ns: str, topic: str, group: str, want: int, subscribe: bool) -> list[dict]:
-    c = PullConsumer(MQClientInstance(ns, f"l-{group}"), group, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
+    c = PullConsumer(instance(ns, f"l-{group}"), group, consume_from_where="CONSUME_FROM_FIRST_OFFSET",
                      rebalance_interval=1000)
     if subscribe:
         c.subscribe(topic)
@@ -205,9 +212,10 @@ def test_a_group_of_ours_and_javas_shares_the_queues_and_ours_rebalances_on_noti
     waits 20 s between rebalances (Java's default), so the quick change is NOTIFY_CONSUMER_IDS_CHANGED's."""
     ns = backend.namesrv_addr
     app.create_topic(ns, "KitGroup", queues=8)
+    asyncio.run(wait_route(ns, "KitGroup"))
 
     async def run() -> tuple[list, list, list]:
-        ours = PushConsumer(MQClientInstance(ns, "mixed-ours"), "g_mixed", lambda msgs: "CONSUME_SUCCESS",
+        ours = PushConsumer(instance(ns, "mixed-ours"), "g_mixed", lambda msgs: "CONSUME_SUCCESS",
                             consume_from_where="CONSUME_FROM_FIRST_OFFSET", rebalance_interval=20000)
         ours.subscribe("KitGroup")
         await ours.start()
@@ -248,7 +256,7 @@ def test_a_failing_listener_of_ours_gets_retries_then_the_dlq(backend, app):
         def failing(msgs):
             seen.extend((m.uniq_key, m.reconsume_times, m.topic) for m in msgs)
             return "RECONSUME_LATER"
-        c = PushConsumer(MQClientInstance(ns, "failing", poll_name_server_interval=1000), "g_kit_fail", failing,
+        c = PushConsumer(instance(ns, "failing"), "g_kit_fail", failing,
                          consume_from_where="CONSUME_FROM_FIRST_OFFSET", max_reconsume_times=2,
                          rebalance_interval=1000, persist_consumer_offset_interval=500)
         c.subscribe("KitRetry")
@@ -283,7 +291,7 @@ def test_consume_from_last_offset_as_javas_does_it(backend, app):
 
     async def run() -> list:
         got: list = []
-        c = PushConsumer(MQClientInstance(ns, "last"), "g_kit_last",
+        c = PushConsumer(instance(ns, "last"), "g_kit_last",
                          lambda msgs: got.extend(event(m) for m in msgs) or "CONSUME_SUCCESS",
                          rebalance_interval=1000)  # CONSUME_FROM_LAST_OFFSET: Java's default
         c.subscribe("KitLast")
@@ -307,7 +315,7 @@ def test_consume_from_last_offset_as_javas_does_it(backend, app):
 
 
 async def produce_n(ns: str, topic: str, run: str, n: int) -> list[dict]:
-    p = await Producer(MQClientInstance(ns, f"p-{run}"), ProducerConfig(producer_group="kit_producer")).start()
+    p = await Producer(instance(ns, f"p-{run}"), ProducerConfig(producer_group="kit_producer")).start()
     out = []
     for i in range(n):
         m = shaped(topic, run, i)
@@ -352,7 +360,7 @@ def test_consume_from_timestamp_on_a_young_topic_reads_from_0_as_rocketmq_answer
 
     async def run() -> list:
         got: list = []
-        c = PushConsumer(MQClientInstance(ns, "since"), "g_kit_since",
+        c = PushConsumer(instance(ns, "since"), "g_kit_since",
                          lambda msgs: got.extend(event(m) for m in msgs) or "CONSUME_SUCCESS",
                          consume_from_where="CONSUME_FROM_TIMESTAMP", consume_timestamp_ms=since)
         c.subscribe("KitTime")
@@ -372,13 +380,14 @@ def test_the_client_traces_what_the_application_lived_through(backend, app):
     each message handed over are there."""
     ns = backend.namesrv_addr
     app.create_topic(ns, "KitTraced")
+    asyncio.run(wait_route(ns, "KitTraced"))
     rec = TraceRecorder()
     member: list = []
 
     async def run() -> None:
-        p = await Producer(MQClientInstance(ns, "traced-p", recorder=rec)).start()
+        p = await Producer(instance(ns, "traced-p", recorder=rec)).start()
         got: list = []
-        c = PushConsumer(MQClientInstance(ns, "traced-c", recorder=rec), "g_traced",
+        c = PushConsumer(instance(ns, "traced-c", recorder=rec), "g_traced",
                          lambda msgs: got.extend(msgs) or "CONSUME_SUCCESS",
                          consume_from_where="CONSUME_FROM_FIRST_OFFSET", rebalance_interval=1000)
         c.subscribe("KitTraced")

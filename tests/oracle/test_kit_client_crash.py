@@ -13,12 +13,12 @@ import time
 
 import pytest
 
-from rocketlab.client import MQClientException, MQClientInstance, Producer, PushConsumer
+from rocketlab.client import MQClientException, Producer, PushConsumer
 from rocketlab.oracle import client_app as ca
 from rocketlab.oracle.broker_group import Backend
 from rocketlab.trace.recorder import TraceRecorder
 from tests.oracle.conftest import need_broker_java
-from tests.oracle.test_kit_client import event, shaped, wait_route
+from tests.oracle.test_kit_client import event, instance, shaped, wait_route
 
 pytestmark = pytest.mark.realnet
 AFTER = 60
@@ -64,12 +64,12 @@ async def crash_while_running(ns, broker):
     def listener(msgs):
         got.extend(event(m, queue=m.queue_id, queue_offset=m.queue_offset, store_host="b") for m in msgs)
         return "CONSUME_SUCCESS"
-    c = PushConsumer(MQClientInstance(ns, "crash-c", recorder=rec, poll_name_server_interval=1000), "g_crash",
+    c = PushConsumer(instance(ns, "crash-c", recorder=rec), "g_crash",
                      listener, consume_from_where="CONSUME_FROM_FIRST_OFFSET", consume_thread_max=1,
                      rebalance_interval=1000, persist_consumer_offset_interval=500)
     c.subscribe("KitCrash")
     await c.start()
-    p = await Producer(MQClientInstance(ns, "crash-p", poll_name_server_interval=1000)).start()
+    p = await Producer(instance(ns, "crash-p")).start()
     sends: list = []
 
     back = asyncio.Event()
