@@ -13,7 +13,9 @@ client codes), against one ASYNC_MASTER:
 
     ROCKETLAB_JAVA_BROKER=... python benchmarks/bench_kit_client.py [--backends java,kit] [--count N] [--quick]
 
-Results: ``benchmarks/results/kit_client.json``. The machine is shared (see its load figure).
+Results: ``benchmarks/results/kit_client.json``. The machine is shared (see its load figure). The consumers do not
+do the same work per message: ours counts in a plain listener, Java's driver prints a JSON line per message
+(its ``recv`` event), so the consumer figures bound what each client can take, they do not rank them.
 """
 
 from __future__ import annotations

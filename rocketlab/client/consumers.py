@@ -9,8 +9,9 @@ at shutdown (oneway UPDATE_CONSUMER_OFFSET, then UNREGISTER_CLIENT).
 * :class:`PushConsumer`: long polling (``brokerSuspendMaxTimeMillis`` 15 s, ``consumerTimeoutMillisWhenSuspend``
   30 s, the committed offset carried by the pull: ``commitOffset`` and its sysFlag bit), its subscription served
   from the heartbeat (``postSubscriptionWhenPull`` false), the group's retry topic ``%RETRY%group`` subscribed too;
-  the listener (plain or ``async`` function of a list of messages, answering CONSUME_SUCCESS or RECONSUME_LATER)
-  runs at most ``consume_thread_max`` at a time; a failed message goes back with CONSUMER_SEND_MSG_BACK (delay
+  the listener (plain or ``async`` function of a list of messages, answering CONSUME_SUCCESS or RECONSUME_LATER):
+  a plain one runs on the event loop's thread, one call at a time; ``async`` ones run at most
+  ``consume_thread_max`` at a time (Java: that many consume threads); a failed message goes back with CONSUMER_SEND_MSG_BACK (delay
   level 0: the broker's 3 + reconsume times); when that fails, it is sent to ``%RETRY%group`` by the instance's
   inner producer (DELAY 3 + reconsume times), and when that fails too it is consumed again here after 5 s;
 * :class:`PullConsumer`: ``assign`` or ``subscribe``, then ``poll``; pulls carry the subscription; what ``poll``
