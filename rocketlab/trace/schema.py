@@ -45,6 +45,8 @@ FIELD_TYPES: dict[str, str] = {
     # a broker's clients: consumer groups and long polling
     "client": "string", "event": "string", "members": "long", "timeout_ms": "long",
     "held_ms": "long",
+    # the kit's client (rocketlab.client)
+    "attempt": "long",
 }
 
 # kind -> required fields (docs/trace.md's table plus the network and smoke kinds).
@@ -99,6 +101,16 @@ KINDS: dict[str, tuple[str, ...]] = {
     "consumer_ids_notified": ("group", "client"),
     "pull_held": ("topic", "queue_id", "offset", "client", "timeout_ms"),
     "pull_woken": ("topic", "queue_id", "offset", "client", "status", "held_ms"),
+    # the kit's client (node: its client id): a route read from a name server (targets: its brokers' masters),
+    # one send attempt and its answer (status SEND_OK..., or why it failed), a group member's queues after a
+    # rebalance (targets: broker:queue), one pull and its answer (latency_ms: how long the broker held it),
+    # one message handed to the application (status CONSUME_SUCCESS, RECONSUME_LATER, POLLED), one sent back
+    "client_route": ("topic", "ok", "targets"),
+    "client_send": ("topic", "broker_name", "queue_id", "status", "uniq_key", "attempt"),
+    "client_rebalance": ("group", "topic", "targets"),
+    "client_pull": ("topic", "broker_name", "queue_id", "offset", "status", "latency_ms"),
+    "client_consume": ("group", "topic", "queue_id", "queue_offset", "uniq_key", "status"),
+    "client_send_back": ("group", "uniq_key", "ok"),
 }
 
 # How the cluster viewer files each kind (rocketlab.viz.cluster_view; its films carry :func:`view_vocabulary`):
@@ -115,6 +127,8 @@ VIEW_KINDS: dict[str, str] = {
     "commit": "commits", "put": "client", "ha_report": "ha", "ha_transfer": "ha", "ha_close": "ha",
     "msg_drop": "lost messages", "msg_send": "network", "msg_recv": "network", "stream_open": "network",
     "stream_close": "network", "peer_closed": "network", "clean_space": "other", "ping": "other",
+    "client_route": "client", "client_send": "client", "client_rebalance": "client", "client_pull": "client",
+    "client_consume": "client", "client_send_back": "client",
 }
 # The viewer's "next / previous ..." stops: stop -> (kind, field values an event of that kind must have).
 VIEW_STOPS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {
