@@ -178,7 +178,8 @@ class AutoSwitchBrokerCore(ClientServing, BaseCore):
         self.term = 0  # the master epoch this broker acts under
         self.master_id: str | None = None
         self.tokens = itertools.count(1)
-        self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name, lambda: (self.broker_config_id, None),
+        self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
+                                           lambda: (self.broker_config_id, self.metadata.topic_config_manager),
                                            config.cluster_name)  # registers once the controller named its id
         self.pending: dict[int, PutHandle] = {}
         self.next_flush_ms = 0

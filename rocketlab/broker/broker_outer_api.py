@@ -23,8 +23,8 @@ off) is not modelled: every registration is forced, Java's default; ``unregister
 not sent (a core's ``on_stop`` sends nothing): the name server drops the broker when its connection
 closes, which a clean stop does at once; no filter servers (the list is empty, as without
 ``filterServerNums``). A controller-mode broker (5.x) registers with 4.9.5's REGISTER_BROKER too, once
-the controller gave it an id (brokerId 0 while master), with an empty topic table (the kit's
-controller-mode broker keeps none): 5.x's registration (``enableSlaveActingMaster``, the 5.x header fields)
+the controller gave it an id (brokerId 0 while master), with its topic table (topics created by sends
+and UPDATE_AND_CREATE_TOPIC, TBW102 for auto-creation, as the other kinds): 5.x's registration (``enableSlaveActingMaster``, the 5.x header fields)
 has no 4.9.5 name server to be compared with.
 """
 

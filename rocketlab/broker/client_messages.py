@@ -14,7 +14,8 @@ the send/pull/offset ones of :mod:`rocketlab.broker.protocol`:
 
 Java: ``common/protocol/RequestCode``, ``ResponseCode``, ``header/*RequestHeader`` /
 ``*ResponseHeader`` and ``heartbeat/*``, ``body/*`` of 4.9.5. JSON bodies are read as fastjson reads
-them (also unquoted integer keys) and written as it writes them (properties sorted by name).
+them (also unquoted integer keys, enums given as ordinals, quoted numbers: rocketmq-client-cpp writes both) and
+written as it writes them (properties sorted by name).
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ class ClientResponseCode:
 
 
 # ------------------------------------------------------------------------------------ heartbeat data
+CONSUME_TYPES = ("CONSUME_ACTIVELY", "CONSUME_PASSIVELY")
+"""``ConsumeType``'s constants in declaration order (fastjson reads an integer as the ordinal)."""
+MESSAGE_MODELS = ("BROADCASTING", "CLUSTERING")
+"""``MessageModel``'s constants in declaration order."""
+CONSUME_FROM_WHERE = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_LAST_OFFSET_AND_FROM_MIN_WHEN_BOOT_FIRST",
+                      "CONSUME_FROM_MIN_OFFSET", "CONSUME_FROM_MAX_OFFSET", "CONSUME_FROM_FIRST_OFFSET",
+                      "CONSUME_FROM_TIMESTAMP")
+"""``ConsumeFromWhere``'s constants in declaration order (rocketmq-client-cpp sends the three as integers)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SubscriptionData:
     """``SubscriptionData``: a consumer's subscription of one topic (``subString`` such as ``A || B``)."""
@@ -84,8 +95,8 @@ class SubscriptionData:
     def from_json(cls, d: Any) -> SubscriptionData:
         d = _object(d, "SubscriptionData")
         return cls(_str(d, "topic", required=True), _str(d, "subString") or "*",
-                   tuple(str(t) for t in _list(d, "tagsSet")), tuple(_int(c, "codeSet") for c in _list(d, "codeSet")),
-                   _int(d.get("subVersion", 0), "subVersion"), _str(d, "expressionType") or "TAG",
+                   tuple(str(t) for t in _list(d, "tagsSet")), tuple(_long(c, "codeSet") for c in _list(d, "codeSet")),
+                   _long(d.get("subVersion", 0), "subVersion"), _str(d, "expressionType") or "TAG",
                    bool(d.get("classFilterMode", False)), _str(d, "filterClassSource"))
 
 
@@ -108,8 +119,9 @@ class ConsumerData:
     @classmethod
     def from_json(cls, d: Any) -> ConsumerData:
         d = _object(d, "ConsumerData")
-        return cls(_str(d, "groupName", required=True), _str(d, "consumeType") or "CONSUME_PASSIVELY",
-                   _str(d, "messageModel") or "CLUSTERING", _str(d, "consumeFromWhere") or "CONSUME_FROM_LAST_OFFSET",
+        return cls(_str(d, "groupName", required=True), _enum(d, "consumeType", CONSUME_TYPES) or "CONSUME_PASSIVELY",
+                   _enum(d, "messageModel", MESSAGE_MODELS) or "CLUSTERING",
+                   _enum(d, "consumeFromWhere", CONSUME_FROM_WHERE) or "CONSUME_FROM_LAST_OFFSET",
                    tuple(SubscriptionData.from_json(s) for s in _list(d, "subscriptionDataSet")),
                    bool(d.get("unitMode", False)))
 
@@ -394,6 +406,24 @@ def _str(d: dict[str, Any], key: str, required: bool = False) -> str | None:
     if not isinstance(value, str):
         raise CodecError(f"{key}: expected a string, got {type(value).__name__}")
     return value
+
+
+def _enum(d: dict[str, Any], key: str, names: tuple[str, ...]) -> str | None:
+    """A Java enum as fastjson's ``EnumDeserializer`` reads it: its name, or an integer as the ordinal."""
+    value = d.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 0 <= value < len(names):
+            raise CodecError(f"{key}: no constant with ordinal {value} (0..{len(names) - 1})")
+        return names[value]
+    return _str(d, key)
+
+
+def _long(value: Any, key: str) -> int:
+    """A number field as fastjson reads it: a JSON integer or a quoted one (rocketmq-client-cpp quotes
+    ``subVersion``)."""
+    if isinstance(value, str) and value.lstrip("-").isdigit() and value.isascii():
+        return int(value)
+    return _int(value, key)
 
 
 def _int(value: Any, key: str) -> int:

@@ -139,6 +139,8 @@ class Backend:
     layout: str = "single"
     servers: dict[str, Server] = field(default_factory=dict)
     namesrv_port: int = 0
+    broker_extra: dict[str, str] = field(default_factory=dict)
+    """broker.conf keys added to (or overriding) every broker's (e.g. ``messageDelayLevel``)."""
 
     @property
     def namesrv_addr(self) -> str:
@@ -174,7 +176,7 @@ class Backend:
                 "namesrvAddr": self.namesrv_addr, "storePathRootDir": str(store),
                 "mappedFileSizeCommitLog": str(16 * 1024 * 1024), "messageDelayLevel": TEST_DELAY_LEVELS,
                 "autoCreateTopicEnable": "true", "maxHashSlotNum": "10000", "maxIndexNum": "40000",
-                "brokerIP1": "127.0.0.1", "brokerIP2": "127.0.0.1", **extra}
+                "brokerIP1": "127.0.0.1", "brokerIP2": "127.0.0.1", **self.broker_extra, **extra}
 
     def _broker(self, name: str, props: dict[str, str]) -> Server:
         kind = self.kinds[1]
@@ -247,9 +249,13 @@ class Backend:
             brokers = self._controller_group()
         else:
             raise BackendError(f"unknown layout {self.layout}")
-        for b in brokers:
-            self.servers[b.name] = b
-            b.start()
+        try:
+            for b in brokers:
+                self.servers[b.name] = b
+                b.start()
+        except BaseException:
+            self.kill()  # none left running behind the error
+            raise
         return self
 
     def brokers(self) -> list[Server]:

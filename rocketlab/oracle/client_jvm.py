@@ -53,7 +53,7 @@ SERVER_OPTIONS = (
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
     "-Drocketmq.client.logUseSlf4j=true",
 )
-"""What ``run-broker-oracle.sh``-style servers need on JDK 17 (the TLS self-signed certificate's export too)."""
+"""What the 4.9.5 name server and broker need on JDK 17 (the TLS self-signed certificate's export too)."""
 
 
 @dataclass(frozen=True)

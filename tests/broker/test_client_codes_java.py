@@ -1,5 +1,5 @@
-"""The client codes against the real RocketMQ 4.9.5 broker (its start script, ``run-broker-oracle.sh``, named by
-``ROCKETLAB_BROKER_ORACLE``, which CI sets) and the kit's: the same requests get the same answers, shown of RocketMQ first; consumer offsets cross between
+"""The client codes against the real RocketMQ 4.9.5 broker (``brokeroracle.BrokerMain`` of the class path
+``ROCKETLAB_JAVA_BROKER``, which CI sets, started by the kit's :class:`~rocketlab.oracle.broker_group.Backend`) and the kit's: the same requests get the same answers, shown of RocketMQ first; consumer offsets cross between
 the two through ``config/consumerOffset.json`` (the Java broker reads the kit's file, the kit reads Java's).
 
 The Java broker here runs on the shared jars' stand-in fastjson (Jackson underneath), which writes integer
@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,25 +23,13 @@ from rocketlab.broker.protocol import (
     SendMessageRequest,
     UpdateConsumerOffsetRequest,
 )
+from rocketlab.oracle.broker_group import Backend
 from rocketlab.remoting import fastjson
 from tests.broker.rawconn import CODEC, Conn
+from tests.oracle.conftest import need_broker_java
 from tests.realnodes import NodeProcesses, free_port
 
 pytestmark = pytest.mark.realnet
-
-
-def _script() -> Path:
-    setting = os.environ.get("ROCKETLAB_BROKER_ORACLE")
-    path = Path(setting) if setting else None
-    why = None if path is not None and path.is_file() else \
-        f"no RocketMQ 4.9.5 broker oracle: ROCKETLAB_BROKER_ORACLE={setting!r} names no run-broker-oracle.sh"
-    if why is None and shutil.which("java") is None:
-        why = "no java on PATH"
-    if why is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the RocketMQ 4.9.5 broker is required under CI=true: {why}", pytrace=False)
-        pytest.skip(why)
-    return path
 
 
 class KitBroker(NodeProcesses):
@@ -158,15 +143,13 @@ async def _ask(port: int, msg):
         await c.close()
 
 
-def _java_start(script: Path, tmp: Path) -> int:
-    port = free_port()
-    subprocess.run([str(script), "start", str(free_port()), str(port), str(tmp), "mappedFileSizeCommitLog=1048576"],
-                   check=True, capture_output=True, timeout=120)
-    return port
+def _java_backend(tmp: Path) -> Backend:
+    """The real name server and broker, the broker's store in ``tmp/broker-a/store``."""
+    return Backend("java", tmp, need_broker_java(), broker_extra={"mappedFileSizeCommitLog": "1048576"})
 
 
 def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(tmp_path):
-    script = _script()
+    java_backend = _java_backend(tmp_path / "java")
     kit = KitBroker(tmp_path / "kit")
     kit.start("n0")
     try:
@@ -184,19 +167,20 @@ def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(t
         kit.stop_all()
     kit_file = tmp_path / "kit" / "store" / "config" / "consumerOffset.json"
     assert '"TopicTest@kitgroup":{1:1\n' in kit_file.read_text()  # fastjson's form
-    java_dir = tmp_path / "java"
+    java_dir = tmp_path / "java" / "broker-a"
     (java_dir / "store" / "config").mkdir(parents=True)
     table = fastjson.loads(kit_file.read_bytes())
     del table["offsetTable"]["TopicTest@g"]  # the scenario's group starts new on both brokers
     quoted = json.dumps(table)  # the stand-in fastjson needs quoted keys
     (java_dir / "store" / "config" / "consumerOffset.json").write_text(quoted)
-    port = _java_start(script, java_dir)
+    java_backend.start()
+    port = java_backend.servers["broker-a"].port
     try:
         java_answers = asyncio.run(_scenario(port))
         java_members = asyncio.run(_members_and_long_polling(port))
         read_back = asyncio.run(_ask(port, m.QueryConsumerOffsetRequest("kitgroup", "TopicTest", 1)))
     finally:
-        subprocess.run([str(script), "stop", str(java_dir)], check=True, capture_output=True, timeout=60)
+        java_backend.stop()
     for i, (java, ours) in enumerate(zip(java_answers, kit_answers, strict=True)):
         print(i, java)
         assert ours == java, f"answer {i}: Java {java!r}, kit {ours!r}"

@@ -19,6 +19,7 @@ from rocketlab.broker.protocol import (
     UpdateConsumerOffsetResponse,
 )
 from rocketlab.core import NodeContext, Reply, Send
+from rocketlab.errors import CodecError
 from rocketlab.remoting import fastjson
 from rocketlab.store import Message
 from rocketlab.store.message import tags_string_to_tags_code
@@ -340,3 +341,26 @@ def test_a_held_pull_is_woken_only_by_a_message_its_subscription_matches(tmp_pat
     c.ask(PullMessageRequest("T", 0, 3, 32, "g", sys_flag=PUSH | PullSysFlag.FLAG_SUBSCRIPTION,
                              suspend_timeout_millis=15_000), 7_000)
     assert core.processors.hold_service.next_deadline_ms() == 10_000
+
+
+def test_a_heartbeat_with_enums_as_ordinals_and_a_quoted_sub_version_is_read_as_fastjson_reads_it():
+    """rocketmq-client-cpp (PyPI's rocketmq 0.4.4) writes HeartbeatData's enums as integers and subVersion as a
+    string; the 4.9.5 broker's fastjson reads an integer as the enum's ordinal (EnumDeserializer) and a quoted
+    number into a long, so that client push-consumes from it (tests/oracle/test_client_app.py, the pypi test
+    against the java backend). The kit answered SYSTEM_ERROR 'consumeType: expected a string' before."""
+    body = (b'{"clientID":"127.0.0.1@9186#1","consumerDataSet":[{"consumeFromWhere":4,"consumeType":1,'
+            b'"groupName":"g_pypi","messageModel":1,"subscriptionDataSet":[{"classFilterMode":false,"codeSet":[],'
+            b'"expressionType":"TAG","subString":"*","subVersion":"1795954141022","tagsSet":[],"topic":"PyTopic"}],'
+            b'"unitMode":false}],"producerDataSet":[{"groupName":"CLIENT_INNER_PRODUCER"}]}')
+    hb = m.read_heartbeat(body, "CPP", 0)
+    (consumer,) = hb.consumers
+    assert (consumer.consume_type, consumer.message_model, consumer.consume_from_where) == (
+        "CONSUME_PASSIVELY", "CLUSTERING", "CONSUME_FROM_FIRST_OFFSET")
+    assert consumer.subscriptions[0].sub_version == 1795954141022
+    by_name = body.replace(b'"consumeType":1', b'"consumeType":"CONSUME_PASSIVELY"')
+    assert m.read_heartbeat(by_name, "JAVA", 0).consumers == hb.consumers
+    for bad in (b'"consumeType":2', b'"consumeType":-1'):
+        with pytest.raises(CodecError, match="consumeType: no constant with ordinal"):
+            m.read_heartbeat(body.replace(b'"consumeType":1', bad), "CPP", 0)
+    with pytest.raises(CodecError, match="subVersion: expected an integer"):
+        m.read_heartbeat(body.replace(b'"1795954141022"', b'"12ab"'), "CPP", 0)

@@ -1,6 +1,6 @@
 """The send path against the real RocketMQ 4.9.5 broker: the same SEND_MESSAGE_V2, SEND_BATCH_MESSAGE,
 CONSUMER_SEND_MSG_BACK and UPDATE_AND_CREATE_TOPIC requests (the kit's encoder) to the real broker
-(``../shared/java/run-broker-oracle.sh``) and to a ``rocketlab node`` broker, one connection each: the same
+(``brokeroracle.NamesrvMain``/``BrokerMain`` of ``ROCKETLAB_JAVA_BROKER``) and to a ``rocketlab node`` broker, one connection each: the same
 answers, and the same stored records, byte for byte, except the fields that cannot match: the store
 timestamp, the born host's port (each connection's own), the store host's port (each broker's own listen
 port, asserted) and, where a property carries an offset message id (ORIGIN_MESSAGE_ID), that broker's store
@@ -8,19 +8,16 @@ host in it; and the same consume queues (a SCHEDULE_TOPIC_XXXX unit's tagsCode i
 both: store time + the delay). Delayed messages (``messageDelayLevel=2s``: one level, so every delay is capped to it) are
 delivered by both before they stop.
 
-The real broker: ``ROCKETLAB_BROKER_ORACLE`` (the script), else ``run-broker-oracle.sh`` beside the
-``lib-broker/`` of ``ROCKETLAB_JAVA_BROKER`` or the ``lib/`` of ``ROCKETLAB_JAVA_4``; without it the test skips
-(fails under CI=true).
+The real name server and broker: started from the class path ``ROCKETLAB_JAVA_BROKER`` by the kit's own
+launcher (:class:`rocketlab.oracle.broker_group.Backend`); without it the test skips (fails under CI=true).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import signal
 import struct
-import subprocess
 import time
 import zlib
 from pathlib import Path
@@ -30,28 +27,14 @@ import pytest
 from rocketlab.broker.protocol import SendMessageRequest, broker_codec
 from rocketlab.broker.send_protocol import ConsumerSendMsgBackRequest, CreateTopicRequest
 from rocketlab.net.client import NetClient
+from rocketlab.oracle.broker_group import Backend
 from rocketlab.store.message import Message, pack_host
 from rocketlab.store.message_batch import pack_messages
 from rocketlab.store.message_codec import decode_messages
+from tests.oracle.conftest import need_broker_java
 from tests.realnodes import free_port, start_node
 
 pytestmark = pytest.mark.realnet
-
-
-def broker_oracle_script() -> Path:
-    explicit = os.environ.get("ROCKETLAB_BROKER_ORACLE")
-    candidates = [Path(explicit)] if explicit else []
-    for setting in ("ROCKETLAB_JAVA_BROKER", "ROCKETLAB_JAVA_4"):  # a class path of ../shared/java's jars
-        for jar in os.environ.get(setting, "").split(":"):
-            if jar.endswith(("rocketmq-store-4.9.5.jar", "broker-oracle.jar")):
-                candidates.append(Path(jar).parent.parent / "run-broker-oracle.sh")
-    for script in candidates:
-        if script.is_file() and (script.parent / "lib-broker" / "broker-oracle.jar").is_file():
-            return script
-    why = "the real 4.9.5 broker (run-broker-oracle.sh with lib-broker/) is not found: set ROCKETLAB_BROKER_ORACLE"
-    if os.environ.get("CI") == "true":
-        pytest.fail(why, pytrace=False)
-    pytest.skip(why)
 
 
 def _p(**kv: str) -> str:
@@ -156,18 +139,23 @@ def _consume_queues(store: Path, records: dict[int, bytes]) -> dict[tuple[str, s
 @pytest.mark.parametrize("kind", ["classic", pytest.param("dledger", marks=pytest.mark.slow)])
 def test_the_kit_broker_answers_and_stores_sends_as_the_real_4_9_5_broker(tmp_path, kind):
     """``classic``: an ASYNC_MASTER; ``dledger``: a DLedger group of one (enableDLegerCommitLog; ROCKETLAB_FULL)."""
-    script = broker_oracle_script()
-    java_dir, ns_port, java_port, kit_port = tmp_path / "java", free_port(), free_port(), free_port()
+    java = need_broker_java()
+    kit_port = free_port()
     dledger = ["enableDLegerCommitLog=true", "dLegerGroup=broker-a", "dLegerSelfId=n0"] if kind == "dledger" else []
     java_peers = [f"dLegerPeers=n0-127.0.0.1:{free_port()}"] if dledger else []
-    start = subprocess.run([str(script), "start", str(ns_port), str(java_port), str(java_dir), "messageDelayLevel=2s",
-                            *dledger, *java_peers], capture_output=True, text=True, timeout=120)
-    assert start.returncode == 0, start.stdout + start.stderr
+    backend = Backend("java", tmp_path / "java", java, broker_extra=dict(
+        kv.split("=", 1) for kv in ["messageDelayLevel=2s", "mappedFileSizeCommitLog=10485760", *dledger, *java_peers]))
+    backend.start()
+    java_dir, java_port = backend.workdir / "broker-a", backend.servers["broker-a"].port
     conf = tmp_path / "kit.conf"
     conf.write_text(f"nodeKind=broker\nselfId=n0\npeers=n0-127.0.0.1:{kit_port}\nrunDir={tmp_path / 'run'}\n"
                     f"storePathRootDir={tmp_path / 'kit'}\nmappedFileSizeCommitLog=10485760\nmessageDelayLevel=2s\n"
                     + "".join(f"{kv}\n" for kv in dledger))
-    kit = start_node(conf, "n0")
+    try:
+        kit = start_node(conf, "n0")
+    except BaseException:
+        backend.kill()
+        raise
     try:
         java_answers, java_client = asyncio.run(_send_all(java_port))
         kit_answers, kit_client = asyncio.run(_send_all(kit_port))
@@ -177,8 +165,7 @@ def test_the_kit_broker_answers_and_stores_sends_as_the_real_4_9_5_broker(tmp_pa
     finally:
         kit.send_signal(signal.SIGTERM)
         kit.wait(timeout=20)
-        stop = subprocess.run([str(script), "stop", str(java_dir)], capture_output=True, text=True, timeout=60)
-    assert stop.returncode == 0, stop.stdout + stop.stderr
+        backend.stop()
     # the answers, shown for RocketMQ and then for the kit
     statuses = [a[2] for a in java_answers]
     assert dict(statuses[0])["status"] == "PUT_OK" and dict(statuses[6])["code"] == 16  # NO_PERMISSION
