@@ -8,7 +8,10 @@ acknowledged message, and keeps sending until the new master has acknowledged fo
 sends failed (an error or a status other than SEND_OK), lost (acknowledged, never consumed: must be 0),
 duplicated (consumed more than once), the time from the kill to the first SEND_OK stored by another broker,
 and the consumer's catch-up (kill to the first post-failover message consumed; end of sending to everything
-acknowledged consumed). Times are the client JVM's clock (its ``t_us``), the kill read on it right after.
+acknowledged consumed). Two more push consumers, in groups of their own, subscribe by tag (``TagA`` and
+``TagB || TagC``) across the same failover: ``tag_wrong`` counts messages one received that its expression
+excludes, ``tag_lost`` acknowledged messages of its tags it never received (both must be 0). Times are the
+client JVM's clock (its ``t_us``), the kill read on it right after.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from rocketlab.oracle.client_app import ClientApp, acknowledged
 from rocketlab.oracle.client_jvm import BrokerJava
 
 TOPIC = "Failover"
+TAG_SUBSCRIBERS = {"fo_tag_a": ("TagA", {"TagA"}), "fo_tag_bc": ("TagB || TagC", {"TagB", "TagC"})}
+"""Tag-filtered push consumers of the failover run: name -> (subscription expression, the tags it wants)."""
 
 
 @dataclass
@@ -41,6 +46,8 @@ class FailoverResult:
     kill_to_first_consumed_s: float
     drain_s: float
     first_errors: list[str]
+    tag_wrong: int = 0
+    tag_lost: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,6 +77,8 @@ def measure_failover(java: BrokerJava, workdir: Path, backend_name: str = "java"
         ns = backend.namesrv_addr
         app.create_topic(ns, TOPIC, timeout_s=timeout_s)  # once a master has registered
         app.consume("fo", "push_first", ns, TOPIC, group="g_failover")
+        for name, (expr, _) in TAG_SUBSCRIBERS.items():
+            app.consume(name, "push_first", ns, TOPIC, group=f"g_{name}", expr=expr)
         app.request("produce", namesrv=ns, topic=TOPIC, count=10**7, run="fo", interval_ms=interval_ms,
                     background=True, send_timeout_ms=1000, retries=2)
         before = int(before_s * 1000 / interval_ms)
@@ -91,8 +100,13 @@ def measure_failover(java: BrokerJava, workdir: Path, backend_name: str = "java"
         acked = {s["uniq"] for s in acknowledged(sends)}
         _wait(lambda: acked <= {r["uniq"] for r in app.events("recv", consumer="fo")}, timeout_s / 2,
               "the consumer receiving every acknowledged message")
+        wanted = {name: {s["uniq"] for s in acknowledged(sends) if s["tags"] in tags}
+                  for name, (_, tags) in TAG_SUBSCRIBERS.items()}
+        _wait(lambda: all(w <= {r["uniq"] for r in app.events("recv", consumer=n)} for n, w in wanted.items()),
+              timeout_s / 2, "the tag subscribers receiving every acknowledged message of their tags")
         time.sleep(1.0)
         recvs = app.events("recv", consumer="fo")
+        tagged = {n: app.events("recv", consumer=n) for n in TAG_SUBSCRIBERS}
         counts = Counter(r["uniq"] for r in recvs)
         post = [r["t_us"] for r in recvs if r["uniq"] in {s["uniq"] for s in after_failover()}]
         drained = max(r["t_us"] for r in recvs if r["uniq"] in acked)
@@ -103,7 +117,9 @@ def measure_failover(java: BrokerJava, workdir: Path, backend_name: str = "java"
             new_master=_master_of(backend, first_ok["store_host"]),
             kill_to_first_send_ok_s=round((first_ok["t_us"] - t_kill) / 1e6, 3),
             kill_to_first_consumed_s=round((min(post) - t_kill) / 1e6, 3) if post else -1.0,
-            drain_s=round(max(0, drained - t_end) / 1e6, 3), first_errors=sorted(set(errors))[:3])
+            drain_s=round(max(0, drained - t_end) / 1e6, 3), first_errors=sorted(set(errors))[:3],
+            tag_wrong=sum(r["tags"] not in TAG_SUBSCRIBERS[n][1] for n, got in tagged.items() for r in got),
+            tag_lost=sum(len(wanted[n] - {r["uniq"] for r in got}) for n, got in tagged.items()))
     finally:
         app.close()
         backend.kill()
