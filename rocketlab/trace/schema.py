@@ -118,7 +118,7 @@ KINDS: dict[str, tuple[str, ...]] = {
 VIEW_GROUPS: dict[str, bool] = {  # group -> listed (and stepped through) by default
     "faults": True, "violations": True, "roles": True, "elections": True, "heartbeats": False,
     "replication": True, "commits": True, "client": True, "ha": True, "lost messages": True,
-    "network": False, "other": False,
+    "routes": True, "retries": True, "network": False, "other": False,
 }
 VIEW_KINDS: dict[str, str] = {
     "fault": "faults", "violation": "violations", "config_error": "violations", "role": "roles",
@@ -129,6 +129,10 @@ VIEW_KINDS: dict[str, str] = {
     "stream_close": "network", "peer_closed": "network", "clean_space": "other", "ping": "other",
     "client_route": "client", "client_send": "client", "client_rebalance": "client", "client_pull": "client",
     "client_consume": "client", "client_send_back": "client",
+    "broker_registered": "routes", "broker_unregistered": "routes", "broker_expired": "routes",
+    "route_query": "routes", "namesrv_register": "routes", "consumer_group": "client",
+    "consumer_ids_notified": "client", "pull_held": "client", "pull_woken": "client", "send_back": "retries",
+    "dlq": "retries", "schedule": "retries", "schedule_deliver": "retries",
 }
 # The viewer's "next / previous ..." stops: stop -> (kind, field values an event of that kind must have).
 VIEW_STOPS: dict[str, tuple[str, dict[str, tuple[str, ...]]]] = {

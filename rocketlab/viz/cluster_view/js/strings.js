@@ -32,7 +32,8 @@ export const STRINGS = {
   // what each stop and filter group is called (keys: the vocabulary's names)
   "stop:bookmark": "named stop", "stop:fault": "fault", "stop:vote round": "vote round", "stop:leader change": "leader change",
   "stop:commit": "commit", "stop:violation": "violation",
-  "group:lost messages": "lost messages", "group:ha": "HA",
+  "group:lost messages": "lost messages", "group:ha": "HA", "group:routes": "name server routes",
+  "group:retries": "retries and delays",
 };
 
 // the key that jumps to the next stop of a kind (Shift: the previous one); a stop without a key is
