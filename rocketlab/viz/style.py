@@ -57,7 +57,7 @@ THEMED: tuple[tuple[str, str | None, str | None, tuple[str, ...]], ...] = (
     (REJECTED_COLOR, LABEL_TEXT[REJECTED_COLOR], None, ("text",)),  # partition labels: 3.9:1 on white as they are
 )
 LIGHT_LINES: dict[str, str] = {  # a pale series' line in a light theme: its darker shade, 3:1 or more on white
-    OKABE_ITO["orange"]: "#a66f00", OKABE_ITO["sky_blue"]: "#2f84b8", OKABE_ITO["yellow"]: "#8a8000", "#b8dcb0": "#5f8f55",
+    OKABE_ITO["orange"]: "#a66f00", OKABE_ITO["sky_blue"]: "#2f84b8", OKABE_ITO["yellow"]: "#8a8000",
 }
 _DARK = 'body[data-jp-theme-light="false"] '
 _LIGHT = 'body:not([data-jp-theme-light="false"]) '
@@ -79,8 +79,8 @@ def theme_css() -> str:
     for color, shade in LIGHT_LINES.items():  # lines (and their legend swatches) in a light theme
         line = f'.js-plotly-plot path.js-line[style*="stroke: {_rgb(color)}"]'
         rules.append(_LIGHT + line + f" {{ stroke: {shade} !important; }}")
-        points = [f'.js-plotly-plot .{where} path[style*="fill: {_rgb(color)}"]' for where in ("scatterlayer .points",
-                                                                                                  "legendpoints")]
+        points = [f'.js-plotly-plot .{where}[style*="fill: {_rgb(color)}"]' for where in ("scatterlayer .points path",
+                                                                                             "legendpoints path.scatterpts")]
         rules.append(", ".join(_LIGHT + p for p in points) + f" {{ fill: {shade} !important; }}")
     return "\n".join(rules)
 
@@ -134,7 +134,8 @@ def overlay_pattern(shape: str, fill: str) -> dict[str, Any]:
 def label_halo(fill: str) -> str:
     """A CSS text shadow of the bar's own ``fill`` around a label inside a patterned bar: the words sit on
     their fill (4.5:1 there), the stripes (3:1 on the fill) stop short of the letters."""
-    return ", ".join([f"0 0 2px {fill}"] * 3)
+    rim = [f"{x}px {y}px 0 {fill}" for x in (-2, 0, 2) for y in (-2, 0, 2) if x or y]  # an outline of the fill
+    return ", ".join([*rim, f"0 0 4px {fill}"])
 
 
 def series_pattern(i: int) -> dict[str, Any]:
