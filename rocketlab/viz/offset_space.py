@@ -43,6 +43,7 @@ def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divide
         fig.add_vline(x=divided, line={"dash": "dash", "color": FAULT_MARK},
                       annotation_text=f"dividedCommitlogOffset {divided:,}", annotation_position="top")
     base_layout(fig, "Physical offset space: files per log", 160 + 70 * len(lanes))
+    fig.update_yaxes(automargin=True)  # the lanes' names in full
     fig.update_layout(barmode="overlay", xaxis_title="physical offset (bytes)", yaxis={"autorange": "reversed"},
                       legend={"orientation": "h", "y": -0.35}, margin={"t": 70})
     return fig

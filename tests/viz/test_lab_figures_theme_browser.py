@@ -106,9 +106,10 @@ def _viewers() -> str:
 
 def _page(tmp_path: Path, theme: str, figures: list[tuple[str, dict]], viewers: str) -> Path:
     css = (THEMES / f"theme-{theme}-extension" / "index.css").read_text(encoding="utf-8")
-    parts = [f"<section data-figure='{where}'><p style='color: var(--jp-content-font-color1)'>lab {where}</p>"
-             f"{pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False, validate=False)}</section>"
-             for i, (where, fig) in enumerate(figures)]
+    html = [pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False, validate=False, default_width="960px")
+            for i, (_, fig) in enumerate(figures)]
+    parts = [f"<section data-figure='{where}'><p style='color: var(--jp-content-font-color1)'>lab {where}</p>{h}</section>"
+             for (where, _), h in zip(figures, html, strict=True)]
     page = tmp_path / f"lab-figures-{theme}.html"
     page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{css}</style><style>{theme_css()}"
                     f"</style></head><body data-jp-theme-light='{str(theme == 'light').lower()}' style='background: "
