@@ -15,6 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests import lab_figures
+
 LABS = Path(__file__).resolve().parents[1] / "labs"
 NOTEBOOKS = sorted(LABS.glob("*.ipynb"))
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -345,6 +347,7 @@ def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
                    resources={"metadata": {"path": str(LABS)}}).execute()  # raises on the first failing cell
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert not errors, [f"{e.ename}: {e.evalue}" for e in errors]
+    lab_figures.keep(path.name, nb)  # for the contrast test of every lab's figures (tests/viz)
     kit_logs = [out.text for cell in nb.cells for out in cell.get("outputs", [])
                 if out.output_type == "stream" and out.name == "stderr" and "recovery:" in out.text]
     assert not kit_logs, f"{path.name}: the kit's own recovery log on stderr, beside the lab's report: {kit_logs}"

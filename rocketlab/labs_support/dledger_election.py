@@ -32,7 +32,7 @@ from rocketlab.sim import Cluster
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.figures.figure16 import downtime_cdf, range_styles
 from rocketlab.viz.graphs import NO_ANSWER, vote_graph, vote_terms
-from rocketlab.viz.style import base_layout, series_colors, series_pattern
+from rocketlab.viz.style import BAR_EDGE, base_layout, series_colors, series_pattern
 
 Event = Mapping[str, Any]
 LATENCY = "uniform:10:40"
@@ -258,7 +258,7 @@ def waits_histogram(waits: pd.DataFrame) -> go.Figure:
     for i, (rule, part) in enumerate(groups):
         fig.add_trace(go.Histogram(x=part["wait_ms"], name=f"rule {rule}: {part['result'].iloc[0]}",
                                    xbins={"start": 0, "end": 1100, "size": 50},
-                                   marker=dict(color=colors[str(rule)], line=dict(width=0.5, color="white"),
+                                   marker=dict(color=colors[str(rule)], line=BAR_EDGE,
                                                pattern=series_pattern(i))))
     base_layout(fig, f"Waits before the next vote round ({len(waits)} rounds)", 380)
     fig.update_layout(barmode="stack", xaxis_title="wait after a failed round (ms)", yaxis_title="rounds")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from rocketlab.analysis.lost import lost_messages
@@ -23,6 +24,7 @@ from rocketlab.analysis.session import get_spark
 from rocketlab.sample_data import RUNS, SMALL_STORE, data_root
 from rocketlab.scenarios.tour import master_slave_crash
 from rocketlab.store.index_file import index_key_hash_method
+from rocketlab.viz.style import BAR_EDGE, base_layout, series_colors, series_pattern
 
 __all__ = [
     "commit_log_of", "cq_cross_check", "crash_runs", "events_per_run", "lost_by_run", "sample_run_dirs",
@@ -154,3 +156,20 @@ def sweep_progress(description: str) -> Iterator[Callable[[int, int], None]]:
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def lost_figure(lost: pd.DataFrame, title: str) -> go.Figure:
+    """Lost acknowledged messages per seed, one bar series per role (:func:`lost_by_run`'s table): the kit's
+    colours, a pattern per role beside the colour, and text colours the theme repaints (plotly's own template
+    writes #2a3f5f, unreadable on a dark page)."""
+    fig = go.Figure()
+    roles = sorted(lost["role"].unique())
+    colors = series_colors(roles)
+    for i, role in enumerate(roles):
+        rows = lost[lost["role"] == role]
+        fig.add_trace(go.Bar(x=rows["seed"], y=rows["lost"], name=role, marker=dict(
+            color=colors[role], line=BAR_EDGE, pattern=series_pattern(i))))
+    base_layout(fig, title, 360, legend="top").update_layout(barmode="group")
+    fig.update_xaxes(title="seed")
+    fig.update_yaxes(title="acknowledged but lost")
+    return fig

@@ -12,7 +12,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-LOG_COLORS = {"old commit log": "#8c564b", "DLedger log": "#1f77b4"}
+from rocketlab.viz.style import BAR_EDGE, FAULT_MARK, OKABE_ITO, base_layout, overlay_pattern
+
+LOG_COLORS = {"old commit log": OKABE_ITO["vermillion"], "DLedger log": OKABE_ITO["blue"]}
+LOG_PATTERNS = {"old commit log": "/", "DLedger log": ""}  # the second cue beside the colour
 
 
 def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divided: int | None = None) -> go.Figure:
@@ -28,18 +31,20 @@ def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divide
             hover = f"{row['log']} file {row['name']}<br>offsets {row['start']:,}-{row['end']:,}<br>" \
                     f"written up to {row['start'] + row['written']:,}"
             fig.add_trace(go.Bar(y=[lane], x=[row["end"] - row["start"]], base=[row["start"]], orientation="h",
-                                 marker={"color": color, "opacity": 0.25, "line": {"color": color, "width": 1}},
+                                 marker={"color": color, "opacity": 0.25, "line": BAR_EDGE},
                                  showlegend=False, hovertext=hover, hoverinfo="text", width=0.6))
             fig.add_trace(go.Bar(y=[lane], x=[row["written"]], base=[row["start"]], orientation="h",
-                                 marker={"color": color}, name=f"{row['log']} (written bytes)",
+                                 marker={"color": color, "line": BAR_EDGE,
+                                         "pattern": overlay_pattern(LOG_PATTERNS.get(row["log"], ""), color)}, name=f"{row['log']} (written bytes)",
                                  legendgroup=row["log"], showlegend=row["log"] not in shown, hovertext=hover,
                                  hoverinfo="text", width=0.3))
             shown.add(row["log"])
     if divided is not None and divided >= 0:
-        fig.add_vline(x=divided, line={"dash": "dash", "color": "#333"},
+        fig.add_vline(x=divided, line={"dash": "dash", "color": FAULT_MARK},
                       annotation_text=f"dividedCommitlogOffset {divided:,}", annotation_position="top")
-    fig.update_layout(barmode="overlay", height=160 + 70 * len(lanes), title="Physical offset space: files per log",
-                      xaxis_title="physical offset (bytes)", yaxis={"autorange": "reversed"},
+    base_layout(fig, "Physical offset space: files per log", 160 + 70 * len(lanes))
+    fig.update_yaxes(automargin=True)  # the lanes' names in full
+    fig.update_layout(barmode="overlay", xaxis_title="physical offset (bytes)", yaxis={"autorange": "reversed"},
                       legend={"orientation": "h", "y": -0.35}, margin={"t": 70})
     return fig
 

@@ -41,6 +41,7 @@ FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=12, col
 TIME_AXIS_TITLE = "t (ms)"
 NOTE_TEXT = "#555555"  # notes beside a plot
 FAULT_MARK = "#444444"  # the role timeline's fault markers and their labels
+BAR_EDGE = dict(width=1, color="#767676")  # a bar's outline: 4.5:1 on white, 4.1:1 on #111, for pale fills
 VIOLATION_COLOR = "#b00020"  # 7:1 on white; JupyterLab Dark shows its own lighter red instead (THEMED)
 
 # The colours a figure carries for text and small marks, and what the page's theme shows instead: plotly
@@ -55,6 +56,9 @@ THEMED: tuple[tuple[str, str | None, str | None, tuple[str, ...]], ...] = (
     (VIOLATION_COLOR, None, "var(--jp-error-color2, #e57373)", ("text", "path")),  # 2.6:1 on #111 as it is
     (REJECTED_COLOR, LABEL_TEXT[REJECTED_COLOR], None, ("text",)),  # partition labels: 3.9:1 on white as they are
 )
+LIGHT_LINES: dict[str, str] = {  # a pale series' line in a light theme: its darker shade, 3:1 or more on white
+    OKABE_ITO["orange"]: "#a66f00", OKABE_ITO["sky_blue"]: "#2f84b8", OKABE_ITO["yellow"]: "#8a8000",
+}
 _DARK = 'body[data-jp-theme-light="false"] '
 _LIGHT = 'body:not([data-jp-theme-light="false"]) '
 
@@ -72,6 +76,12 @@ def theme_css() -> str:
         for scope, fill in scoped:
             if fill:
                 rules.append(", ".join(scope + p for p in picks) + f" {{ fill: {fill} !important; }}")
+    for color, shade in LIGHT_LINES.items():  # lines (and their legend swatches) in a light theme
+        line = f'.js-plotly-plot path.js-line[style*="stroke: {_rgb(color)}"]'
+        rules.append(_LIGHT + line + f" {{ stroke: {shade} !important; }}")
+        points = [f'.js-plotly-plot .{where}[style*="fill: {_rgb(color)}"]' for where in ("scatterlayer .points path",
+                                                                                             "legendpoints path.scatterpts")]
+        rules.append(", ".join(_LIGHT + p for p in points) + f" {{ fill: {shade} !important; }}")
     return "\n".join(rules)
 
 
@@ -114,15 +124,23 @@ def series_colors(names: Sequence[str]) -> dict[str, str]:
 SERIES_PATTERNS = ("", "/", ".", "x", "\\", "+", "-", "|")
 
 
-def overlay_pattern(shape: str) -> dict[str, Any]:
-    """A bar's pattern, the cue beside its colour: light stripes over the solid fill (plotly's default,
-    ``replace``, draws the stripes alone: near-black bars on a dark page)."""
-    return dict(shape=shape, fillmode="overlay", fgcolor="#ffffff", fgopacity=0.4)
+def overlay_pattern(shape: str, fill: str) -> dict[str, Any]:
+    """A bar's pattern, the cue beside its colour: stripes over the solid ``fill`` (plotly's default,
+    ``replace``, draws the stripes alone: near-black bars on a dark page), black or white, whichever stands
+    out from the fill (3:1 or more at this opacity, measured by tests/viz/test_lab_figures_theme_browser)."""
+    return dict(shape=shape, fillmode="overlay", fgcolor=text_color_on(fill), fgopacity=0.7, solidity=0.15, size=10)
+
+
+def label_halo(fill: str) -> str:
+    """A CSS text shadow of the bar's own ``fill`` around a label inside a patterned bar: the words sit on
+    their fill (4.5:1 there), the stripes (3:1 on the fill) stop short of the letters."""
+    rim = [f"{x}px {y}px 0 {fill}" for x in (-2, 0, 2) for y in (-2, 0, 2) if x or y]  # an outline of the fill
+    return ", ".join([*rim, f"0 0 4px {fill}"])
 
 
 def series_pattern(i: int) -> dict[str, Any]:
-    """The ``i``-th series' pattern (:func:`overlay_pattern`)."""
-    return overlay_pattern(SERIES_PATTERNS[i % len(SERIES_PATTERNS)])
+    """The ``i``-th series' pattern (:func:`overlay_pattern`) over its colour (:func:`series_colors`)."""
+    return overlay_pattern(SERIES_PATTERNS[i % len(SERIES_PATTERNS)], PALETTE[i % len(PALETTE)])
 
 
 def base_layout(fig: go.Figure, title: str, height: int, legend: str = "right") -> go.Figure:
@@ -228,4 +246,4 @@ def whole_number_ticks(fig: go.Figure, highest: int, **where: Any) -> None:
 
 def text_color_on(fill: str) -> str:
     """Black text on the Okabe-Ito colours (each above 4.5:1 with black), white only on blue."""
-    return "white" if fill == OKABE_ITO["blue"] else "#000"
+    return "white" if fill.lower() in (OKABE_ITO["blue"].lower(), "#7a7a7a", "#000000") else "#000"

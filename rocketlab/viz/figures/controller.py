@@ -130,7 +130,8 @@ def _add_member_bars(fig: go.Figure, changes: Sequence[SyncStateSetChange], memb
                 xs += [t, stop, None]
                 ys += [member, member, None]
         label = f"broker id {member}" + (f" ({owner})" if owner else "")
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{label} in sync", legendgroup=owner or label,
+        short = f"id {member}" + (f" ({owner})" if owner else "")  # the legend's width: it fits a notebook's
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{short} in sync", legendgroup=owner or label,
                                  line=dict(color=colors.get(owner, "#888888"), width=10),
                                  hovertemplate=f"{label} in the SyncStateSet<extra></extra>"), row=2, col=1)
 

@@ -15,9 +15,9 @@ import plotly.graph_objects as go
 from rocketlab.scenarios import figure16
 from rocketlab.viz.style import base_layout
 
-CURVE_COLORS = ("#636efa", "#ef553b", "#00cc96", "#ab63fa", "#ffa15a", "#19d3f3")  # plotly's first six
-RANGE_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#8C510A",
-                "#332288", "#B8A000")  # Okabe-Ito's seven (yellow darkened) and three more
+CURVE_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#7F7F7F", "#A6661A")  # 3:1 on white and #111
+RANGE_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#A6661A",
+                "#8866CC", "#9A8700")  # Okabe-Ito's seven (yellow darkened) and three more, each 3:1 on white and #111
 RANGE_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "triangle-down", "star", "pentagon",
                  "hexagon")
 
@@ -38,10 +38,11 @@ def downtime_cdf(curves: Sequence[tuple[str, pd.DataFrame]], *, log_x: bool, tit
     that had no leader when they gave up (``elected`` false) keep the curve flat below 1 up to the give-up
     time, drawn dotted; a curve with no elected trial at all starts at ``floor_ms`` (default: half its
     give-up time). Empty groups are left out. ``styles`` maps a label to its (colour, marker symbol)
-    (:func:`range_styles`); labels not in it take the next of :data:`CURVE_COLORS`, with round markers."""
+    (:func:`range_styles`); labels not in it take the next of :data:`CURVE_COLORS` and of the symbols."""
     fig = go.Figure()
     for i, (label, trials) in enumerate(curves):
-        color, symbol = (styles or {}).get(label, (CURVE_COLORS[i % len(CURVE_COLORS)], "circle"))
+        color, symbol = (styles or {}).get(label, (CURVE_COLORS[i % len(CURVE_COLORS)],
+                                                   RANGE_SYMBOLS[i % len(RANGE_SYMBOLS)]))
         if trials.empty:
             continue
         total = len(trials)

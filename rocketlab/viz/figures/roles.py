@@ -18,12 +18,14 @@ import plotly.graph_objects as go
 
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import (
+    BAR_EDGE,
     FAULT_MARK,
     NOTE_TEXT,
     TIME_AXIS_TITLE,
     VIOLATION_COLOR,
     base_layout,
     empty_figure,
+    label_halo,
     overlay_pattern,
     role_color,
     shade_partitions,
@@ -112,10 +114,11 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
         fig.add_trace(go.Bar(
             orientation="h", name=STATE_NAMES.get(state, state), y=[s.node for s in segs],
             base=[s.start_ms for s in segs], x=[s.end_ms - s.start_ms for s in segs],
-            marker=dict(color=role_color(state), line=dict(width=0.5, color="white"),
+            marker=dict(color=role_color(state), line=BAR_EDGE,
                         pattern=role_pattern(state)),
             text=[_term_label(s) for s in segs],
-            textposition="inside", insidetextanchor="middle", textfont=dict(color=text_color_on(role_color(state))),
+            textposition="inside", insidetextanchor="middle",
+            textfont=dict(color=text_color_on(role_color(state)), shadow=label_halo(role_color(state))),
             customdata=[[s.end_ms, "-" if s.term is None else s.term, s.leader or "-"] for s in segs],
             hovertemplate=(f"%{{y}} {state}<br>term %{{customdata[1]}}, leader %{{customdata[2]}}"
                            "<br>%{base} → %{customdata[0]} ms<extra></extra>"),
@@ -125,7 +128,7 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
 def role_pattern(state: str) -> dict[str, Any]:
     """A role's second cue: light stripes over the role's solid colour (``overlay``: plotly's default
     ``replace`` draws the stripes alone, which on a dark page shows near-black bars under black labels)."""
-    return overlay_pattern(ROLE_PATTERNS.get(state, ""))
+    return overlay_pattern(ROLE_PATTERNS.get(state, ""), role_color(state))
 
 
 def _term_label(seg: Segment) -> str:

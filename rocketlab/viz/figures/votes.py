@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rocketlab.viz.style import (
+    BAR_EDGE,
     GRANTED_COLOR,
     NO_ANSWER_COLOR,
     PAGE_TEXT,
@@ -88,7 +89,7 @@ def _add_answer_bars(fig: go.Figure, responses: Sequence[Event], row: int) -> No
         color = colors.get(result, NO_ANSWER_COLOR)
         fig.add_trace(go.Bar(
             x=[t for t, _ in cells], y=[len(who) for _, who in cells], name=_result_label(result),
-            marker=dict(color=color, pattern=overlay_pattern("" if result == "ACCEPT" else "/")),
+            marker=dict(color=color, line=BAR_EDGE, pattern=overlay_pattern("" if result == "ACCEPT" else "/", color)),
             customdata=[", ".join(who) for _, who in cells],
             hovertemplate=f"term %{{x}}: %{{y}} × {result}<br>%{{customdata}}<extra></extra>",
         ), row=row, col=1)
@@ -118,8 +119,9 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
         items = sorted((t, who) for (t, r), who in cells.items() if r == verdict and t is not None)
         fig.add_trace(go.Bar(
             x=[t for t, _ in items], y=[len(who) for _, who in items], name=f"round: {verdict}",
-            marker=dict(color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR),
-                        pattern=overlay_pattern("" if verdict == "PASSED" else "x")),
+            marker=dict(color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR), line=BAR_EDGE,
+                        pattern=overlay_pattern("" if verdict == "PASSED" else "x",
+                                                ROUND_COLORS.get(verdict, NO_ANSWER_COLOR))),
             customdata=["<br>".join(who) for _, who in items],
             hovertemplate=f"term %{{x}}: %{{y}} × {verdict}<br>%{{customdata}}<extra></extra>",
         ), row=row, col=1)
