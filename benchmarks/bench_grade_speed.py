@@ -3,7 +3,8 @@
 1. Grading time per lab, same run, in turns: a learner's complete solution (``tests/grading/solutions/``)
    graded by the package as of the commit before the boundary (``2370b80``: the submission imported into
    the worker), as of the commit before this work (``7838882``: the boundary, a round trip per call, per
-   table case) and by this checkout (table cases in batches, the codec's caches). Each in a fresh interpreter
+   table case), as of issue 41's batches alone (``2605404``) and by this checkout (table cases in batches,
+   the codec's caches, the judge's memo of calls, lab 07's Spark sessions started beside each other). Each in a fresh interpreter
    (``run_with_package``), so all pay the same start-up. Targets: at most the pre-boundary time; lab 07 at
    most 40 s.
 2. Bulk mode on lab 03: 12 submissions (8 complete solutions, 2 templates, 2 hostile ones) graded by the
@@ -40,6 +41,7 @@ from rocketlab.grading import LABS  # noqa: E402
 
 PRE_BOUNDARY = "2370b80"  # the last commit whose worker imported the submission
 BOUNDARY = "7838882"  # the boundary as it was before issue 41
+BEFORE_MEMO = "2605404"  # issue 41's batches, before the memo of calls and the Spark sessions' start in threads
 SOLUTIONS = REPO_ROOT / "tests" / "grading" / "solutions"
 HOSTILE = REPO_ROOT / "tests" / "grading" / "hostile"
 LAB07_TARGET_S = 40.0
@@ -100,6 +102,9 @@ def per_lab(labs: list[str], packages: dict[str, Path | None]) -> tuple[dict, li
         if before:
             summary.append(summary_row(f"{lab}: pre-boundary time over now (target >= 1)", round(before / now, 3), "x",
                                        None, "", target=1.0))
+        if walls.get("batches"):
+            summary.append(summary_row(f"{lab}: the batches' time over now", round(walls["batches"] / now, 3), "x",
+                                       None, f"batches only ({BEFORE_MEMO})"))
         if boundary:
             summary.append(summary_row(f"{lab}: the boundary's time over now", round(boundary / now, 3), "x",
                                        None, f"boundary ({BOUNDARY})"))
@@ -175,7 +180,7 @@ def bulk(packages: dict[str, Path | None]) -> tuple[dict, list]:
         subs = _bulk_dir(tmp)
         n = len(list(subs.iterdir()))
         # the pre-boundary commit's bulk mode had no --jobs: it grades one submission at a time
-        runs = [("boundary", 1), ("now", cores), ("boundary", cores), ("pre_boundary", None)]
+        runs = [("boundary", 1), ("now", cores), ("boundary", cores), ("batches", cores), ("pre_boundary", None)]
         results: dict = {"submissions": n, "cores": cores}
         for name, jobs in runs:
             pkg = packages[name]
@@ -218,7 +223,8 @@ def main() -> None:
     args = parser.parse_args()
     labs = [lab for lab in args.labs.split(",") if lab]
     packages = {"pre_boundary": _compiled(_with_kit_files(package_at(PRE_BOUNDARY))),
-                "boundary": _compiled(_with_kit_files(package_at(BOUNDARY))), "now": _compiled(REPO_ROOT)}
+                "boundary": _compiled(_with_kit_files(package_at(BOUNDARY))),
+                "batches": _compiled(_with_kit_files(package_at(BEFORE_MEMO))), "now": _compiled(REPO_ROOT)}
     for name, pkg in packages.items():
         if pkg is None:
             print(f"no same-run {name} figures: the history lacks its commit")
@@ -231,7 +237,7 @@ def main() -> None:
         return
     results, summary = per_lab(labs, packages)
     doc: dict = {"labs": results, "pre_boundary_commit": PRE_BOUNDARY, "boundary_commit": BOUNDARY,
-                 "load_avg_1m_at_start": load_before}
+                 "batches_commit": BEFORE_MEMO, "load_avg_1m_at_start": load_before}
     if not args.skip_bulk:
         bulk_results, bulk_summary = bulk(packages)
         doc["bulk_lab03"] = bulk_results
