@@ -18,7 +18,10 @@ The machine may be shared: the load average before and after is recorded beside 
    tables of labs 03, 04 and 06), their own time without start-up, the boundary's package and this
    checkout in turns, best of ROUNDS (``grade_speed_tables.json``).
 
-    python benchmarks/bench_grade_speed.py [--labs lab03,lab05] [--skip-bulk] [--tables 3]
+4. ``--same-tests ROUNDS``: each lab on the tests the pre-boundary commit had (the suites grew since),
+   every package in turns, best of ROUNDS (``grade_speed_same_tests.json``).
+
+    python benchmarks/bench_grade_speed.py [--labs lab03,lab05] [--skip-bulk] [--tables 3] [--same-tests 2]
 """
 
 from __future__ import annotations
@@ -147,6 +150,47 @@ def tables(rounds: int, packages: dict[str, Path | None]) -> tuple[dict, list]:
     return results, summary
 
 
+NAMES_CHILD = """
+import json
+from rocketlab.grading import registry
+registry.load_builtin({lab!r})
+print(json.dumps([t.name for t in registry.tests_of({lab!r})]))
+"""
+SAME_CHILD = """
+import json, time
+from rocketlab.grading import grade
+t0 = time.perf_counter()
+report = grade({lab!r}, {path!r}, only={only!r})
+print(json.dumps({{"wall_s": time.perf_counter() - t0, "passed": report.all_passed, "tests": len(report.tests)}}))
+"""
+
+
+def same_tests(labs: list[str], rounds: int, packages: dict[str, Path | None]) -> tuple[dict, list]:
+    """Each lab graded on the tests the pre-boundary commit had (the suites grew since: lab 04 had 6 tests,
+    it has 14), every package in turns, ``rounds`` times: the best of each (load adds, never subtracts)."""
+    results, summary = {}, []
+    for lab in labs:
+        path = str(SOLUTIONS / LABS[lab].exercise_file)
+        names = [set(run_with_package(packages[k], NAMES_CHILD.format(lab=lab)))  # type: ignore[arg-type]
+                 for k in ("pre_boundary", "now")]
+        only = sorted(names[0] & names[1])
+        best: dict[str, float] = {}
+        for _ in range(rounds):
+            for name, pkg in packages.items():
+                if pkg is None:
+                    continue
+                got = run_with_package(pkg, SAME_CHILD.format(lab=lab, path=path, only=only))
+                assert got["passed"], f"{lab} on {name}: the solution failed"
+                best[name] = min(best.get(name, float("inf")), got["wall_s"])
+        results[lab] = {"tests": len(only), **{f"{k}_s": round(v, 2) for k, v in best.items()}, "load_avg_1m": _load()}
+        line(f"{lab}, the pre-boundary tests ({len(only)})", best["now"], "s",
+             ", ".join(f"{k} {v:.2f} s" for k, v in best.items() if k != "now") + f", load {_load()}")
+        summary.append(summary_row(f"{lab}: the pre-boundary tests, pre-boundary time over now (target >= 1)",
+                                   round(best["pre_boundary"] / best["now"], 3), "x", None, f"best of {rounds}",
+                                   target=1.0))
+    return results, summary
+
+
 def _bulk_dir(tmp: Path) -> Path:
     subs = tmp / "subs"
     subs.mkdir()
@@ -220,6 +264,9 @@ def main() -> None:
     parser.add_argument("--record", default="grade_speed", help="the results' name (default grade_speed)")
     parser.add_argument("--tables", type=int, metavar="ROUNDS",
                         help="only the tests batching changes, best of ROUNDS (grade_speed_tables.json)")
+    parser.add_argument("--same-tests", type=int, metavar="ROUNDS",
+                        help="each lab on the tests the pre-boundary commit had, best of ROUNDS "
+                             "(grade_speed_same_tests.json)")
     args = parser.parse_args()
     labs = [lab for lab in args.labs.split(",") if lab]
     packages = {"pre_boundary": _compiled(_with_kit_files(package_at(PRE_BOUNDARY))),
@@ -229,6 +276,13 @@ def main() -> None:
         if pkg is None:
             print(f"no same-run {name} figures: the history lacks its commit")
     load_before = _load()
+    if args.same_tests:
+        same_results, same_summary = same_tests(labs, args.same_tests, packages)
+        record("grade_speed_same_tests", {"labs": same_results, "pre_boundary_commit": PRE_BOUNDARY,
+                                          "boundary_commit": BOUNDARY, "batches_commit": BEFORE_MEMO,
+                                          "rounds": args.same_tests, "load_avg_1m_at_start": load_before,
+                                          "load_avg_1m_at_end": _load()}, same_summary)
+        return
     if args.tables:
         table_results, table_summary = tables(args.tables, packages)
         record("grade_speed_tables", {"labs": table_results, "boundary_commit": BOUNDARY, "rounds": args.tables,
