@@ -44,7 +44,15 @@ from typing import Any
 import rocketlab
 from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import LABS
-from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data, kit_type
+from rocketlab.grading.sandbox_codec import (
+    CodecError,
+    CollectedFrame,
+    data_to_frame,
+    decode,
+    encode,
+    frame_to_data,
+    kit_type,
+)
 from rocketlab.grading.sandbox_confine import WORK
 from rocketlab.grading.sandbox_memo import CallMemo, Step
 
@@ -350,11 +358,12 @@ class Sandbox:
         return handle
 
     def _frame_of(self, data: Any) -> Any:
-        """A DataFrame the submission returned, rebuilt in the lab's Spark session (the lab table's ``spark``)."""
+        """A DataFrame the submission returned: its collected rows, built into the lab's Spark session (the
+        lab table's ``spark``) only if a test asks more of it than its columns and rows."""
         make = LABS[self.lab].spark if self.lab in LABS else None
         if make is None:
             raise CodecError(f"{self.lab} passes no DataFrames")
-        return data_to_frame(make(), data)
+        return CollectedFrame(data, lambda d: data_to_frame(make(), d))
 
     def _encode_args(self, args: tuple[Any, ...]) -> Any:
         try:

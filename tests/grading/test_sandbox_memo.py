@@ -1,11 +1,13 @@
-"""The judge's memo (:mod:`rocketlab.grading.sandbox_memo`) on a real sandbox: an identical call crosses
-once, a call whose call-backs now answer differently crosses again, a kept answer is rebuilt each time."""
+"""The judge's shortcuts across the boundary. The memo (:mod:`rocketlab.grading.sandbox_memo`) on a real
+sandbox: an identical call crosses once, a call whose call-backs now answer differently crosses again, a
+kept answer is rebuilt each time. A DataFrame answer is read without Spark until a test asks for more."""
 
 from __future__ import annotations
 
 import pytest
 
 from rocketlab.grading.sandbox import Sandbox, SandboxError
+from rocketlab.grading.sandbox_codec import CodecError, CollectedFrame
 
 SOURCE = '''
 CALLS = []
@@ -59,3 +61,18 @@ def test_an_error_is_kept_as_the_functions_answer_too(sandbox):
     with pytest.raises(SandboxError, match=r"no 3 \(1 calls\)"):
         sandbox.call("h", (3,))
     assert sandbox.memo.hits == 1
+
+
+def test_a_dataframe_answer_is_read_without_spark_until_a_test_asks_for_more():
+    data = {"schema": "{}", "columns": ["run", "phy_offset", "size"],
+            "rows": [{"$t": ["one", 0, 100]}, {"$t": ["two", 200, 120]}]}
+    built = []
+    frame = CollectedFrame(data, lambda d: built.append(d) or type("Frame", (), {"count": lambda self: 2})())
+    assert frame.columns == ["run", "phy_offset", "size"]
+    rows = frame.collect()
+    assert [tuple(r) for r in rows] == [("one", 0, 100), ("two", 200, 120)] and rows[1].size == 120
+    assert built == []  # columns and rows: no DataFrame built
+    assert frame.count() == 2 and built == [data]  # anything else: built once, in the judge's session
+    for bad in ({**data, "rows": [{"$t": ["one", 0]}]}, {**data, "columns": [1, 2, 3]}, {**data, "rows": "x"}):
+        with pytest.raises(CodecError):
+            CollectedFrame(bad, lambda d: None)
