@@ -3,7 +3,8 @@
 1. Grading time per lab, same run, in turns: a learner's complete solution (``tests/grading/solutions/``)
    graded by the package as of the commit before the boundary (``2370b80``: the submission imported into
    the worker), as of the commit before this work (``7838882``: the boundary, a round trip per call, per
-   table case) and by this checkout (table cases in batches, the codec's caches). Each in a fresh interpreter
+   table case), as of issue 41's batches alone (``2605404``) and by this checkout (table cases in batches,
+   the codec's caches, the judge's memo of calls, lab 07's Spark sessions started beside each other). Each in a fresh interpreter
    (``run_with_package``), so all pay the same start-up. Targets: at most the pre-boundary time; lab 07 at
    most 40 s.
 2. Bulk mode on lab 03: 12 submissions (8 complete solutions, 2 templates, 2 hostile ones) graded by the
@@ -17,7 +18,10 @@ The machine may be shared: the load average before and after is recorded beside 
    tables of labs 03, 04 and 06), their own time without start-up, the boundary's package and this
    checkout in turns, best of ROUNDS (``grade_speed_tables.json``).
 
-    python benchmarks/bench_grade_speed.py [--labs lab03,lab05] [--skip-bulk] [--tables 3]
+4. ``--same-tests ROUNDS``: each lab on the tests the pre-boundary commit had (the suites grew since),
+   every package in turns, best of ROUNDS (``grade_speed_same_tests.json``).
+
+    python benchmarks/bench_grade_speed.py [--labs lab03,lab05] [--skip-bulk] [--tables 3] [--same-tests 2]
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from rocketlab.grading import LABS  # noqa: E402
 
 PRE_BOUNDARY = "2370b80"  # the last commit whose worker imported the submission
 BOUNDARY = "7838882"  # the boundary as it was before issue 41
+BEFORE_MEMO = "2605404"  # issue 41's batches, before the memo of calls and the Spark sessions' start in threads
 SOLUTIONS = REPO_ROOT / "tests" / "grading" / "solutions"
 HOSTILE = REPO_ROOT / "tests" / "grading" / "hostile"
 LAB07_TARGET_S = 40.0
@@ -100,6 +105,9 @@ def per_lab(labs: list[str], packages: dict[str, Path | None]) -> tuple[dict, li
         if before:
             summary.append(summary_row(f"{lab}: pre-boundary time over now (target >= 1)", round(before / now, 3), "x",
                                        None, "", target=1.0))
+        if walls.get("batches"):
+            summary.append(summary_row(f"{lab}: the batches' time over now", round(walls["batches"] / now, 3), "x",
+                                       None, f"batches only ({BEFORE_MEMO})"))
         if boundary:
             summary.append(summary_row(f"{lab}: the boundary's time over now", round(boundary / now, 3), "x",
                                        None, f"boundary ({BOUNDARY})"))
@@ -142,6 +150,47 @@ def tables(rounds: int, packages: dict[str, Path | None]) -> tuple[dict, list]:
     return results, summary
 
 
+NAMES_CHILD = """
+import json
+from rocketlab.grading import registry
+registry.load_builtin({lab!r})
+print(json.dumps([t.name for t in registry.tests_of({lab!r})]))
+"""
+SAME_CHILD = """
+import json, time
+from rocketlab.grading import grade
+t0 = time.perf_counter()
+report = grade({lab!r}, {path!r}, only={only!r})
+print(json.dumps({{"wall_s": time.perf_counter() - t0, "passed": report.all_passed, "tests": len(report.tests)}}))
+"""
+
+
+def same_tests(labs: list[str], rounds: int, packages: dict[str, Path | None]) -> tuple[dict, list]:
+    """Each lab graded on the tests the pre-boundary commit had (the suites grew since: lab 04 had 6 tests,
+    it has 14), every package in turns, ``rounds`` times: the best of each (load adds, never subtracts)."""
+    results, summary = {}, []
+    for lab in labs:
+        path = str(SOLUTIONS / LABS[lab].exercise_file)
+        names = [set(run_with_package(packages[k], NAMES_CHILD.format(lab=lab)))  # type: ignore[arg-type]
+                 for k in ("pre_boundary", "now")]
+        only = sorted(names[0] & names[1])
+        best: dict[str, float] = {}
+        for _ in range(rounds):
+            for name, pkg in packages.items():
+                if pkg is None:
+                    continue
+                got = run_with_package(pkg, SAME_CHILD.format(lab=lab, path=path, only=only))
+                assert got["passed"], f"{lab} on {name}: the solution failed"
+                best[name] = min(best.get(name, float("inf")), got["wall_s"])
+        results[lab] = {"tests": len(only), **{f"{k}_s": round(v, 2) for k, v in best.items()}, "load_avg_1m": _load()}
+        line(f"{lab}, the pre-boundary tests ({len(only)})", best["now"], "s",
+             ", ".join(f"{k} {v:.2f} s" for k, v in best.items() if k != "now") + f", load {_load()}")
+        summary.append(summary_row(f"{lab}: the pre-boundary tests, pre-boundary time over now (target >= 1)",
+                                   round(best["pre_boundary"] / best["now"], 3), "x", None, f"best of {rounds}",
+                                   target=1.0))
+    return results, summary
+
+
 def _bulk_dir(tmp: Path) -> Path:
     subs = tmp / "subs"
     subs.mkdir()
@@ -175,7 +224,7 @@ def bulk(packages: dict[str, Path | None]) -> tuple[dict, list]:
         subs = _bulk_dir(tmp)
         n = len(list(subs.iterdir()))
         # the pre-boundary commit's bulk mode had no --jobs: it grades one submission at a time
-        runs = [("boundary", 1), ("now", cores), ("boundary", cores), ("pre_boundary", None)]
+        runs = [("boundary", 1), ("now", cores), ("boundary", cores), ("batches", cores), ("pre_boundary", None)]
         results: dict = {"submissions": n, "cores": cores}
         for name, jobs in runs:
             pkg = packages[name]
@@ -215,14 +264,25 @@ def main() -> None:
     parser.add_argument("--record", default="grade_speed", help="the results' name (default grade_speed)")
     parser.add_argument("--tables", type=int, metavar="ROUNDS",
                         help="only the tests batching changes, best of ROUNDS (grade_speed_tables.json)")
+    parser.add_argument("--same-tests", type=int, metavar="ROUNDS",
+                        help="each lab on the tests the pre-boundary commit had, best of ROUNDS "
+                             "(grade_speed_same_tests.json)")
     args = parser.parse_args()
     labs = [lab for lab in args.labs.split(",") if lab]
     packages = {"pre_boundary": _compiled(_with_kit_files(package_at(PRE_BOUNDARY))),
-                "boundary": _compiled(_with_kit_files(package_at(BOUNDARY))), "now": _compiled(REPO_ROOT)}
+                "boundary": _compiled(_with_kit_files(package_at(BOUNDARY))),
+                "batches": _compiled(_with_kit_files(package_at(BEFORE_MEMO))), "now": _compiled(REPO_ROOT)}
     for name, pkg in packages.items():
         if pkg is None:
             print(f"no same-run {name} figures: the history lacks its commit")
     load_before = _load()
+    if args.same_tests:
+        same_results, same_summary = same_tests(labs, args.same_tests, packages)
+        record("grade_speed_same_tests", {"labs": same_results, "pre_boundary_commit": PRE_BOUNDARY,
+                                          "boundary_commit": BOUNDARY, "batches_commit": BEFORE_MEMO,
+                                          "rounds": args.same_tests, "load_avg_1m_at_start": load_before,
+                                          "load_avg_1m_at_end": _load()}, same_summary)
+        return
     if args.tables:
         table_results, table_summary = tables(args.tables, packages)
         record("grade_speed_tables", {"labs": table_results, "boundary_commit": BOUNDARY, "rounds": args.tables,
@@ -231,7 +291,7 @@ def main() -> None:
         return
     results, summary = per_lab(labs, packages)
     doc: dict = {"labs": results, "pre_boundary_commit": PRE_BOUNDARY, "boundary_commit": BOUNDARY,
-                 "load_avg_1m_at_start": load_before}
+                 "batches_commit": BEFORE_MEMO, "load_avg_1m_at_start": load_before}
     if not args.skip_bulk:
         bulk_results, bulk_summary = bulk(packages)
         doc["bulk_lab03"] = bulk_results

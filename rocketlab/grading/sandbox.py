@@ -44,8 +44,17 @@ from typing import Any
 import rocketlab
 from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import LABS
-from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data, kit_type
+from rocketlab.grading.sandbox_codec import (
+    CodecError,
+    CollectedFrame,
+    data_to_frame,
+    decode,
+    encode,
+    frame_to_data,
+    kit_type,
+)
 from rocketlab.grading.sandbox_confine import WORK
+from rocketlab.grading.sandbox_memo import CallMemo, Step
 
 MAX_LINE = 32 * 1024 * 1024  # one message on the channel
 DRAIN = -2  # Sandbox.expected while a drain is in flight
@@ -145,6 +154,8 @@ class Sandbox:
         self.callbacks: dict[int, Callable[..., Any]] = {}
         self.expected = 0  # the length of the batch in flight (map)
         self.broken: str | None = None
+        self.memo = CallMemo()
+        self.transcript: list[Step] | None = None  # the call-backs of the memoised call in flight
         config = {"hide": sorted(set(hide or [])), "limits": limits or limits_for(lab), "isolated": self.isolated,
                   "expose": exposed_paths(hide or []), "lab": lab}
         self._ready(config)
@@ -240,40 +251,45 @@ class Sandbox:
             raise SandboxError(f"garbage on the grader's channel: {line[:80]!r}", protocol=True)
         return message
 
-    def request(self, message: dict[str, Any], batch: int = -1) -> Any:
+    def request(self, message: dict[str, Any], batch: int = -1, raw: bool = False) -> Any:
         """Send one request; answer callbacks until its reply; the reply's value, decoded (a ``map``'s:
-        ``batch`` answers)."""
+        ``batch`` answers; with ``raw`` the reply itself, undecoded)."""
         self.expected = batch
         if self.broken:
             raise SandboxError(self.broken, protocol=True)
         try:
-            return self._request(message)
+            return self._request(message, raw)
         except SandboxError as e:
             if e.protocol:  # a channel out of step is never trusted again: the judge starts a fresh sandbox
                 self.broken = self.broken or e.text
             raise
 
-    def _request(self, message: dict[str, Any]) -> Any:
+    def _request(self, message: dict[str, Any], raw: bool = False) -> Any:
         self._send(message)
         while True:
             reply = self._receive()
             if reply.get("op") == "callback":
-                self._answer_callback(reply)
+                self._send(self._callback_reply(reply, self.transcript))
                 continue
-            if "raise" in reply:
-                self._raise(reply["raise"])
-            if "values" in reply:
-                return self._outcomes(reply["values"])
-            if "drained" in reply and self.expected == DRAIN:
-                return self._drained(reply["drained"])
-            if "value" not in reply:
-                raise SandboxError(f"garbage on the grader's channel: {str(reply)[:80]}", protocol=True)
-            try:
-                return decode(reply["value"], frame_of=self._frame_of)
-            except CodecError as e:
-                raise SandboxError(f"your function returned something the grader cannot read: {e}") from None
+            return reply if raw else self._finish(reply)
 
-    def _answer_callback(self, message: dict[str, Any]) -> None:
+    def _finish(self, reply: dict[str, Any]) -> Any:
+        """A request's reply, decoded: its value, a batch's answers, a drain's reads; or its error raised."""
+        if "raise" in reply:
+            self._raise(reply["raise"])
+        if "values" in reply:
+            return self._outcomes(reply["values"])
+        if "drained" in reply and self.expected == DRAIN:
+            return self._drained(reply["drained"])
+        if "value" not in reply:
+            raise SandboxError(f"garbage on the grader's channel: {str(reply)[:80]}", protocol=True)
+        try:
+            return decode(reply["value"], frame_of=self._frame_of)
+        except CodecError as e:
+            raise SandboxError(f"your function returned something the grader cannot read: {e}") from None
+
+    def _callback_reply(self, message: dict[str, Any], transcript: list[Step] | None = None) -> dict[str, Any]:
+        """The judge's reply to a call-back (``transcript``: where a memoised call keeps it)."""
         fn = self.callbacks.get(message.get("fn")) if isinstance(message.get("fn"), int) else None
         if fn is None:
             raise SandboxError("garbage on the grader's channel: a call-back to an unknown function", protocol=True)
@@ -287,7 +303,9 @@ class Sandbox:
             raise SandboxError(f"garbage on the grader's channel: {e}", protocol=True) from None
         except Exception as e:  # noqa: BLE001 - the kit's function raised for the learner's argument
             reply = {"raise": {"text": f"{type(e).__name__}: {str(e)[:MAX_TEXT]}"}}
-        self._send(reply)
+        if transcript is not None:
+            transcript.append((message["fn"], message.get("args"), json.dumps(reply)))
+        return reply
 
     def _raise(self, info: Any) -> None:
         raise self._exception(info)
@@ -340,11 +358,12 @@ class Sandbox:
         return handle
 
     def _frame_of(self, data: Any) -> Any:
-        """A DataFrame the submission returned, rebuilt in the lab's Spark session (the lab table's ``spark``)."""
+        """A DataFrame the submission returned: its collected rows, built into the lab's Spark session (the
+        lab table's ``spark``) only if a test asks more of it than its columns and rows."""
         make = LABS[self.lab].spark if self.lab in LABS else None
         if make is None:
             raise CodecError(f"{self.lab} passes no DataFrames")
-        return data_to_frame(make(), data)
+        return CollectedFrame(data, lambda d: data_to_frame(make(), d))
 
     def _encode_args(self, args: tuple[Any, ...]) -> Any:
         try:
@@ -358,8 +377,26 @@ class Sandbox:
         return self.request({"op": "load", "source": source, "filename": filename})
 
     def call(self, attribute: str, args: tuple[Any, ...]) -> Any:
+        """The learner's function ``attribute`` on ``args``: an identical earlier call's reply if its
+        call-backs answer as before (:mod:`~rocketlab.grading.sandbox_memo`), else one crossing."""
         self.callbacks.clear()
-        return self.request({"op": "call", "attr": attribute, "args": self._encode_args(args)})
+        message = {"op": "call", "attr": attribute, "args": self._encode_args(args)}
+        key = json.dumps(message)
+        reply = self.memo.replay(key, self._callback_reply)
+        if reply is None:
+            self.transcript = []
+            try:
+                reply = self.request(message, raw=True)
+                self.memo.store(key, self.transcript, reply)
+            finally:
+                self.transcript = None
+        self.expected = -1
+        try:
+            return self._finish(reply)
+        except SandboxError as e:
+            if e.protocol:
+                self.broken = self.broken or e.text
+            raise
 
     def map(self, attribute: str, calls: list[tuple[Any, ...]]) -> list[tuple[bool, Any]]:
         """``attribute`` called once per argument tuple of ``calls`` in one crossing: (True, value) or

@@ -21,6 +21,7 @@ import linecache
 import logging
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -108,6 +109,7 @@ class _Child:
         self.handles: dict[int, Any] = {}
         self.lab = ""
         self.spark_holder: list[Any] = []
+        self.spark_lock = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
         data = (self.dumps(message) + "\n").encode()
@@ -124,13 +126,30 @@ class _Child:
         return json.loads(line)
 
     def spark(self) -> Any:
-        """The lab's Spark session (the lab table's ``spark``), made at the first DataFrame."""
-        if not self.spark_holder:
-            make = LABS[self.lab].spark if self.lab in LABS else None
-            if make is None:
-                raise CodecError(f"{self.lab or 'this lab'} passes no DataFrames")
-            self.spark_holder.append(make(app_name="rocketlab-sandbox", **{"spark.ui.enabled": "false"}))
-        return self.spark_holder[0]
+        """The lab's Spark session (the lab table's ``spark``), made once: by :meth:`warm_up` while the
+        judge starts its own, or at the first DataFrame."""
+        with self.spark_lock:
+            if not self.spark_holder:
+                make = LABS[self.lab].spark if self.lab in LABS else None
+                if make is None:
+                    raise CodecError(f"{self.lab or 'this lab'} passes no DataFrames")
+                self.spark_holder.append(make(app_name="rocketlab-sandbox", **{"spark.ui.enabled": "false"}))
+            return self.spark_holder[0]
+
+    def warm_up(self) -> None:
+        """A lab that passes DataFrames: start its Spark session (a JVM, some ten seconds) now, in a thread,
+        beside the judge's own start-up and the submission's import, instead of at the first DataFrame.
+        A failure here is met again, and reported, at the first DataFrame."""
+        if self.lab in LABS and LABS[self.lab].spark is not None:
+            # imported before the thread starts, so no other import meets a half-imported pyspark
+            import pyspark.sql.functions  # noqa: F401  # lazy: Spark, only for a lab that passes DataFrames
+            threading.Thread(target=self._warm, name="spark-warm-up", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self.spark()
+        except Exception:  # noqa: BLE001, S110 - said at the first DataFrame, where a test can fail for it
+            pass
 
     def remote_callable(self, handle: int) -> Callable[..., Any]:
         def call_back(*args: Any) -> Any:
@@ -268,6 +287,7 @@ def main(argv: list[str]) -> int:
     # the kit's own log (a store's recovery warnings, when a submission drives kit classes) is not the
     # learner's output: without a handler Python would print it on stderr, captured as "your code printed"
     logging.getLogger("rocketlab").addHandler(logging.NullHandler())
+    child.warm_up()
     child.serve()
     return 0
 

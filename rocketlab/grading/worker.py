@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,24 @@ class Judge:
             self.sandbox = None
 
 
+def warm_up_spark(lab: str) -> None:
+    """A lab whose tests use Spark (the lab table's ``spark``): start the judge's session (a JVM, some ten
+    seconds) in a thread now, beside the sandbox's start and its own session's, not in the first test.
+    A failure here is met again, and reported, where a test asks for the session."""
+    make = registry.LABS[lab].spark if lab in registry.LABS else None
+    if make is not None:
+        # imported before the thread starts, so no other import meets a half-imported pyspark
+        import pyspark.sql.functions  # noqa: F401  # lazy: Spark, only for a lab that uses it
+        threading.Thread(target=_quietly, args=(make,), name="spark-warm-up", daemon=True).start()
+
+
+def _quietly(make: Any) -> None:
+    try:
+        make()
+    except Exception:  # noqa: BLE001, S110 - said again where a test asks for the session
+        pass
+
+
 def main() -> int:
     out_fd = int(os.environ["ROCKETLAB_GRADER_FD"])
 
@@ -164,6 +183,7 @@ def main() -> int:
     for name in request["tests"]:
         if name not in tests:
             raise SystemExit(f"worker: unknown test {name}")
+    warm_up_spark(request["lab"])
     judge = None if request.get("reference") else Judge(request)
     if judge is not None:
         try:

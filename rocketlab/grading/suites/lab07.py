@@ -11,6 +11,7 @@ acknowledged messages the surviving slave lacks.
 from __future__ import annotations
 
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,14 @@ DATA = kit_root() / "data"
 """The sample runs as shipped (read only)."""
 
 
+_STARTING = threading.Lock()
+
+
 def spark(app_name: str = "rocketlab-grader-lab07", **conf: str) -> Any:
-    """The lab's local Spark session (the lab table's ``spark``: the judge's and the sandbox's)."""
-    return get_spark(master="local[2]", app_name=app_name, **conf)
+    """The lab's local Spark session (the lab table's ``spark``: the judge's and the sandbox's; the
+    worker starts it in a thread while the sandbox starts, so a test may ask while it is starting)."""
+    with _STARTING:
+        return get_spark(master="local[2]", app_name=app_name, **conf)
 
 
 def rows_of(frame: Any, who: str) -> list[tuple]:
