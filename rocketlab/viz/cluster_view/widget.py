@@ -70,7 +70,8 @@ class ClusterView(anywidget.AnyWidget):
     def close(self) -> None:
         """Close the view; a graded replay's cluster (:func:`rocketlab.grading.replay`) takes the learner's
         function it plugged in back out (the kit's own runs again)."""
-        unplug, self._unplug = self._unplug, None
+        unplug = self.__dict__.pop("_unplug", None)  # absent when the constructor raised (then __del__ closes)
+        self._unplug = None
         if callable(unplug):
             unplug()
         super().close()
