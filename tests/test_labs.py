@@ -202,6 +202,9 @@ BOTH_MODES: dict[str, list[str]] = {
         r"check +answer +answers\n0 +6 +REJECT_ALREADY_VOTED +\d+\n",      # check numbers as integers
         r"\n5 +1 +n0 +\d+ +2 +n0, n1, n2, n3, n4",                          # term 1: n0 won at the start...
         r"\n6 +1 +n1 +6\d{3} +1 ",                                           # ...and the survivors' rounds in term 1
+        r"rule 6 \(REVOTE_IMMEDIATELY\): \d+ waits, busiest 50 ms bin 0-50 ms, shortest 10 ms, longest 10 ms\n"
+        r"rule 7 \(WAIT_TO_VOTE_NEXT\): \d+ waits, busiest 50 ms bin 300-350 ms",  # "pile up near 300 ms"; "one 10 ms tick"
+        r"n4 moved to term 2 [1-9]?\d ms after the request; its first vote round came [3-9]\d\d ms later",  # "at once", then 300-1000
     ],
     "04_dledger_replication.ipynb": [
         r"lab04\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
