@@ -211,12 +211,17 @@ BOTH_MODES: dict[str, list[str]] = {
         r"answer to the client: SUCCESS at index 0",                   # the journey ends in a commit
         r"'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'TRUNCATE', 0\)",
         r"water marks: \{'n\d': 5, 'n\d': 0, 'n\d': 5\}\nmedian: 5  leader's commit index: 5",  # the median
+        r"cut off n\d: append index 0, commit index 0; appends or commits after the cut: False\n"      # stays at 0
+        r"leader n\d commits entries 1-5 each this many ms after n\d appended it: \[[0-3](, [0-3]){4}\]\n"  # at once
+        r"n\d commits each entry when the push of the next one arrives: True",                       # one push later
         r"ledger end 8, committed 5: 3 entries a consumer must not see",
         r"'magic': 1, 'size': 53, 'index': 0, 'term': 1, 'pos': 0, .*'body_size': 5",  # the hex view's prose
         r"t=\d+ COMPARE at 2: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 1\n"
         r"t=\d+ COMPARE at 1: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 0\n"
         r"t=\d+ COMPARE at 0: SUCCESS \(follower holds 0\.\.2\) -> match-follower-longer: truncate 0\n",  # the walk
         r"n\d push_state \{'peer': 'n\d', 'state': 'TRUNCATE', 'index': 0\}\n\d+ n\d truncate \{'index': 1\}",
+        r"\d+ n\d push_state \{'peer': 'n\d', 'state': 'APPEND', 'index': 0\}\n\d+ n\d append \{'index': 1, 'term': \d\}\n"
+        r"\d+ n\d append \{'index': 2, 'term': \d\}\n",                        # APPEND from 0, then entries 1 and 2
         r"entries cut \(body, term\): \[\(b'lonely-1', 1\), \(b'lonely-2', 1\)\]",
         r"old leader's log now: \[b'shared', b'after-1', b'after-2'\]",    # the diverged tail was cut
         r"dledger-0\.3\.1\.2 \{.*'committed_entry_lost': True, 'violated': \{'leader_completeness': 1, "

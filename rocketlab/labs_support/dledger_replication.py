@@ -39,7 +39,7 @@ from rocketlab.trace.rundir import fresh_dir
 from rocketlab.workspace import resource
 
 __all__ = [
-    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -97,6 +97,28 @@ def push_states(events: Iterable[Mapping[str, Any]], leader: str | None = None) 
     """Every ``push_state`` event (of ``leader`` only, if given): ``(t, leader, peer, state, index)``."""
     return [(e["t"], e["node"], e["peer"], e["state"], e["index"]) for e in events
             if e["kind"] == "push_state" and (leader is None or e["node"] == leader)]
+
+
+def cut_off_progress(events: Sequence[Mapping[str, Any]], leader: str, cut: str) -> list[str]:
+    """What the commit-progress figure shows of the last partition in ``events``: where the cut-off
+    follower's append and commit lines stay, how soon the leader commits an entry once the connected
+    follower has appended it, and whether that follower commits each entry with the next push."""
+    since_ms = max(e["t"] for e in events if e["kind"] == "fault" and e.get("action") == "partition")
+
+    def indexes(node: str, kind: str, after: bool) -> dict[int, int]:
+        return {e["index"]: e["t"] for e in events if e["node"] == node and e["kind"] == kind
+                and (e["t"] >= since_ms) == after}
+    other = next(e["node"] for e in events if e["kind"] == "append" and e["node"] not in (leader, cut))
+    appended, committed = indexes(other, "append", True), indexes(other, "commit", True)
+    leader_commits = indexes(leader, "commit", True)
+    delays = [leader_commits[i] - appended[i] for i in sorted(appended) if i in leader_commits]
+    with_next_push = all(committed[i] == appended.get(i + 1) for i in committed)
+    cut_moved = bool(indexes(cut, "append", True) or indexes(cut, "commit", True))
+    return [f"cut off {cut}: append index {max(indexes(cut, 'append', False))}, commit index "
+            f"{max(indexes(cut, 'commit', False))}; appends or commits after the cut: {cut_moved}",
+            f"leader {leader} commits entries {min(appended)}-{max(appended)} each this many ms after {other} "
+            f"appended it: {delays}",
+            f"{other} commits each entry when the push of the next one arrives: {with_next_push}"]
 
 
 def water_marks(c: Cluster) -> dict[str, int]:
