@@ -39,7 +39,7 @@ from rocketlab.trace.rundir import fresh_dir
 from rocketlab.workspace import resource
 
 __all__ = [
-    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "film_outcome", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -119,6 +119,18 @@ def cut_off_progress(events: Sequence[Mapping[str, Any]], leader: str, cut: str)
             f"leader {leader} commits entries {min(appended)}-{max(appended)} each this many ms after {other} "
             f"appended it: {delays}",
             f"{other} commits each entry when the push of the next one arrives: {with_next_push}"]
+
+
+def film_outcome(c: Cluster) -> str:
+    """How a schedule's film ends: the leader, every member's ledger end, how many heartbeats a member
+    answered EXPIRED_TERM (#247) and whether the leader stepped down after the first such answer."""
+    expired = [e for e in c.events if e["kind"] == "heartbeat" and e.get("code") == "EXPIRED_TERM"]
+    leader = c.leader()
+    stepped_down = bool(expired) and any(e["kind"] == "role" and e["node"] == expired[0]["leader"]
+                                         and e["t"] >= expired[0]["t"] and e["role"] != "LEADER" for e in c.events)
+    ends = {n: c.node(n).ledger_end_index for n in c.node_ids}
+    return (f"t = {c.now_ms} ms: leader {leader}, ledger ends {ends}; heartbeats answered EXPIRED_TERM: "
+            f"{len(expired)}, the leader stepped down after the first: {stepped_down}")
 
 
 def water_marks(c: Cluster) -> dict[str, int]:
