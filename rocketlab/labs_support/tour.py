@@ -31,7 +31,8 @@ from rocketlab.viz import role_timeline, write_report
 __all__ = [
     "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "first_push_refused", "first_roles",
     "fresh_dir", "has_master", "layer_events", "master_slave_crash", "median_latency_ms", "node_table", "put_round_trips",
-    "readable_bodies", "role_timelines", "run_demo", "run_tour", "steady_puts", "titled", "write_tour_report",
+    "readable_bodies", "role_timelines", "run_demo", "run_tour", "spark_runs_summary", "steady_puts", "titled",
+    "write_tour_report",
 ]
 
 LAYERS = {"DLedger": frozenset({"LEADER", "FOLLOWER", "CANDIDATE"}), "broker": frozenset({"MASTER", "SLAVE"})}
@@ -154,3 +155,10 @@ def run_demo(out: str | Path, *, seed: int = 1, puts: int = 60) -> Demo:
     start = time.perf_counter()
     tour = run_tour(out, seed=seed, puts=puts)
     return Demo(tour, write_tour_report(tour), time.perf_counter() - start)
+
+
+def spark_runs_summary(votes: Any, puts: Any) -> list[str]:
+    """What section 6's two Spark tables say (as pandas, ``by_run=True``): which runs hold vote responses,
+    and the put statuses each run shows."""
+    statuses = {run: sorted(set(part["status"])) for run, part in puts.groupby("run")}
+    return [f"runs with votes: {sorted(set(votes['run']))}", f"put statuses per run: {dict(sorted(statuses.items()))}"]
