@@ -120,7 +120,10 @@ BOTH_MODES: dict[str, list[str]] = {
         r"'n2': 'CANDIDATE at [12] ms'\}\nFOLLOWER since: \{'n\d': 6[01]\d, 'n\d': 6[01]\d\}",  # ~10 ms after 605
         r"vote rounds \(t ms, candidate, term, result\): \[(\(\d, 'n\d', 0, 'WAIT_TO_VOTE_NEXT'\), ){3}"
         r"\(\d{3}, 'n\d', 1, 'REVOTE_IMMEDIATELY'\), \(\d{3}, 'n\d', 1, 'PASSED'\)\]",  # term 0 split; NOT_READY, re-ask
+        r"\n\(0, 1, 0, 48\)\n",                                           # entry 0 at byte 0, its message 48 bytes in
+        r"first put at (8\d\d) ms; both followers knew their leader since 6[01]\d ms",  # 200 ms after the election
         r"put latency: first [1-9] ms, mean [1-5]\.\d ms, longest [1-9] ms",  # "one round trip, a few milliseconds"
+        r"runs with votes: \['[^']*dledger'\]\nput statuses per run: \{('[^']+': \['PUT_OK'\](, )?){3}\}",  # section 6
         r"a push refused because it came before the leader's heartbeat: None",  # no put waited for a refused push
         r"LEADER at \d+ ms, MASTER at \d+ ms: [1-9]\d\d ms later",       # "a little after": under a second
         r"its first push reached n\d at \d+ ms, before its heartbeat did \(n\d FOLLOWER at \d+ ms\): refused; "
