@@ -303,6 +303,15 @@ JAVA_EXPECTED: dict[str, list[str]] = {
         r"60 puts on our SYNC_MASTER: PUT_OK x60\na put while the Java slave is paused \(SIGSTOP\): FLUSH_SLAVE_TIMEOUT",
         r"both commit logs end at \d+: \d files, byte-identical: True",  # records carry CLUSTER, as a 4.9.5 broker adds it
     ],
+    "05_rocketmq_on_dledger.ipynb": [   # section 7: each send followed into the unit and the record, all agreeing
+        r"(send \d: SEND_OK, queue (\d), queue offset (\d+), \d+ B body, tags \w+; offsetMsgId [0-9A-F]{32} = [\d.]+:\d+ "
+        r"\+ physical offset (\d+)\n  ConsumeQueue LabRealProducer/\2 unit \3: physical offset \4, size (\d+), tags code "
+        r"(-?\d+) \(hashCode of ('\w+'|None): \6\)\n  CommitLog \S+ at \d+: TOTALSIZE \5, topic LabRealProducer, queue \2, "
+        r"queue offset \3, PHYSICALOFFSET \4, sysFlag (0|769 \(compressed: \d+ B stored\)), born host [\d.]+:\d+\n?){6}",
+        r"send 0: SEND_OK, .* 4096 B body, .*physical offset 48\n.*\n.*sysFlag 769 \(compressed: [1-9]\d B stored\)",  # 4 KiB: zlib
+        r"100 B body, .*\n.*\n.*sysFlag 0,",                                   # below compressMsgBodyOverHowmuch
+        r"4097 B body, tags None; .*\n.*tags code 0 \(hashCode of None: 0\)\n.*compressed: 4[1-9]\d\d B stored",  # random: longer
+    ],
     "02_commitlog.ipynb": [
         r"RocketMQ 4\.9\.5 \(Java [\d.]+\) and rocketlab each stored the same 40 messages\.\n"
         r"put results \(status, offsets, msgId, queue offset\) identical: True \(40 of 40\)",
