@@ -125,6 +125,9 @@ BOTH_MODES: dict[str, list[str]] = {
         r"put latency: first [1-9] ms, mean [1-5]\.\d ms, longest [1-9] ms",  # "one round trip, a few milliseconds"
         r"runs with votes: \['[^']*dledger'\]\nput statuses per run: \{('[^']+': \['PUT_OK'\](, )?){3}\}",  # section 6
         r"a push refused because it came before the leader's heartbeat: None",  # no put waited for a refused push
+        r"leader n\d commits each of its (20|60) entries [0-5]-[1-9] ms after appending it\n"           # lines almost coincide
+        r"n\d commits entries 0-(\d+), each when the next entry's push arrives: True; the last entry, \d+, not yet\n"
+        r"n\d commits entries 0-\2, each when the next entry's push arrives: True",                # trail by one put
         r"LEADER at \d+ ms, MASTER at \d+ ms: [1-9]\d\d ms later",       # "a little after": under a second
         r"its first push reached n\d at \d+ ms, before its heartbeat did \(n\d FOLLOWER at \d+ ms\): refused; "
         r"the next push at \d+ ms, 50\d ms later",                         # the 500 ms pause, after the failover
@@ -192,6 +195,8 @@ BOTH_MODES: dict[str, list[str]] = {
         r"after \{'n3': 1, 'n4': 1\}\ntheir vote rounds, by ParseResult rule: \{3: \d+\}",  # no majority: same term
         r"0\.2\.0 and later: VoteDecision\(check=3, result=<VoteResult\.REJECT_EXPIRED_LEDGER_TERM",
         r"0\.1: +VoteDecision\(check=7, result=<VoteResult\.REJECT_TERM_NOT_READY.*STEP_DOWN",
+        r"crash targets=\[n0\]\n(t=\d+ n\d role term=1 role=CANDIDATE leader=None\n){4}"   # one by one, same term
+        r"(t=\d+ n\d vote_round term=1 result=WAIT_TO_VOTE_NEXT accepted=0 .*rule=7\n){4}",  # nobody grants: rule 7
         r"n4 vote_round term=2 result=REVOTE_IMMEDIATELY .*rule=6\n.*n4 vote_round term=2 result=PASSED",
         r"dledger-0\.3\.1\.2: n\d cut off for 20 s: term 1 -> 1; after the heal 0 new election",
         r"raft: n\d cut off for 20 s: term 1 -> \d\d+; after the heal [1-9] new election",
