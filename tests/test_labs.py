@@ -70,6 +70,8 @@ EXPECTED: dict[str, list[str]] = {
         r"ApplyBrokerIdRequestHeader, answer code 2014",                   # a lost race for a broker id
         r"ELECT_MASTER_EVENT', 'master': \d, 'master_epoch': 1\}",
         r"the master n\d \(brokerControllerId \d\) registers with brokerConfig\.brokerId 0; its slaves with \[\d, \d\]",
+        r"\n +acked: 10\n +in_flight_answered: 0\n",                          # 10 answered puts, 3 never answered
+        r"\n +after_acked: 5\n",                                             # 5 more on the new master
         r"in_flight_answered: 0\n",
         r"failover_ms: \d{1,2}\n",                                           # a crash: its channel closes at once
         r"c\d: broker \d inactive \(channel closed\)",
@@ -228,6 +230,8 @@ BOTH_MODES: dict[str, list[str]] = {
         r"n\d commits each entry when the push of the next one arrives: True",                       # one push later
         r"ledger end 8, committed 5: 3 entries a consumer must not see",
         r"'magic': 1, 'size': 53, 'index': 0, 'term': 1, 'pos': 0, .*'body_size': 5",  # the hex view's prose
+        r"old leader's log before the heal \(body, term\): \[\(b'shared', 1\), \(b'lonely-1', 1\), \(b'lonely-2', 1\)\]\n"
+        r"new leader's log \(body, term\): \[\(b'shared', 1\), \(b'after-1', 3\), \(b'after-2', 3\)\]\n",  # term 1 vs 3
         r"t=\d+ COMPARE at 2: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 1\n"
         r"t=\d+ COMPARE at 1: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 0\n"
         r"t=\d+ COMPARE at 0: SUCCESS \(follower holds 0\.\.2\) -> match-follower-longer: truncate 0\n",  # the walk

@@ -220,7 +220,8 @@ def diverged_follower(run_dir: str | Path, seed: int = 1, profile: str = "dledge
     kept = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), min(len(before), len(after)))
     return {"cluster": c, "old_leader": old, "new_leader": new, "events": events, "walk": walk,
             "old_log_before": before, "cut": before[kept:],
-            "old_log": [e.body for e in c.node(old).entries()], "new_log": [e.body for e in c.node(new).entries()]}
+            "old_log": [e.body for e in c.node(old).entries()], "new_log": [e.body for e in c.node(new).entries()],
+            "new_log_terms": [(e.body, e.term) for e in c.node(new).entries()]}
 
 
 def compare_profiles(run_dir: str | Path, seeds: Sequence[int] = (1,),
