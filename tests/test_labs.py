@@ -70,6 +70,8 @@ EXPECTED: dict[str, list[str]] = {
         r"ApplyBrokerIdRequestHeader, answer code 2014",                   # a lost race for a broker id
         r"ELECT_MASTER_EVENT', 'master': \d, 'master_epoch': 1\}",
         r"the master n\d \(brokerControllerId \d\) registers with brokerConfig\.brokerId 0; its slaves with \[\d, \d\]",
+        r"\n +acked: 10\n +in_flight_answered: 0\n",                          # 10 answered puts, 3 never answered
+        r"\n +after_acked: 5\n",                                             # 5 more on the new master
         r"in_flight_answered: 0\n",
         r"failover_ms: \d{1,2}\n",                                           # a crash: its channel closes at once
         r"c\d: broker \d inactive \(channel closed\)",
@@ -86,6 +88,8 @@ EXPECTED: dict[str, list[str]] = {
         r"DLedger commit log, process crash: +median [4-8]\d{3} ms",          # 3 missed 2 s heartbeats + a vote
         r"DLedger commit log, host failure: +median [5-9]\d{3} ms",
         r"after a process crash, controller mode fails over first\nafter a host failure, DLedger fails over first",
+        r"controller mode: host failure median \d+ ms against \d+ ms after a process crash: [1-9]\d* ms longer\n"
+        r"DLedger commit log: host failure median \d+ ms against \d+ ms after a process crash: [1-9]\d* ms longer",  # "a little longer"
         r"SyncStateSet \{1,2,3\}: +3\nSyncStateSet \{1,2,3,4\}: +4\nthe same, old master 2 alive: +2\n"
         r"the same, broker 1 designated: +1\nSyncStateSet \{1\}, 1 dead, clean: +None\n"
         r"SyncStateSet \{1\}, 1 dead, unclean: +4",
@@ -118,8 +122,14 @@ BOTH_MODES: dict[str, list[str]] = {
         r"'n2': 'CANDIDATE at [12] ms'\}\nFOLLOWER since: \{'n\d': 6[01]\d, 'n\d': 6[01]\d\}",  # ~10 ms after 605
         r"vote rounds \(t ms, candidate, term, result\): \[(\(\d, 'n\d', 0, 'WAIT_TO_VOTE_NEXT'\), ){3}"
         r"\(\d{3}, 'n\d', 1, 'REVOTE_IMMEDIATELY'\), \(\d{3}, 'n\d', 1, 'PASSED'\)\]",  # term 0 split; NOT_READY, re-ask
+        r"\n\(0, 1, 0, 48\)\n",                                           # entry 0 at byte 0, its message 48 bytes in
+        r"first put at (8\d\d) ms; both followers knew their leader since 6[01]\d ms",  # 200 ms after the election
         r"put latency: first [1-9] ms, mean [1-5]\.\d ms, longest [1-9] ms",  # "one round trip, a few milliseconds"
+        r"runs with votes: \['[^']*dledger'\]\nput statuses per run: \{('[^']+': \['PUT_OK'\](, )?){3}\}",  # section 6
         r"a push refused because it came before the leader's heartbeat: None",  # no put waited for a refused push
+        r"leader n\d commits each of its (20|60) entries [0-5]-[1-9] ms after appending it\n"           # lines almost coincide
+        r"n\d commits entries 0-(\d+), each when the next entry's push arrives: True; the last entry, \d+, not yet\n"
+        r"n\d commits entries 0-\2, each when the next entry's push arrives: True",                # trail by one put
         r"LEADER at \d+ ms, MASTER at \d+ ms: [1-9]\d\d ms later",       # "a little after": under a second
         r"its first push reached n\d at \d+ ms, before its heartbeat did \(n\d FOLLOWER at \d+ ms\): refused; "
         r"the next push at \d+ ms, 50\d ms later",                         # the 500 ms pause, after the failover
@@ -174,6 +184,8 @@ BOTH_MODES: dict[str, list[str]] = {
         r"30 valid records, commit log ends at (\d+); cut \d+ bytes at \1 \(invalid record at \1: body CRC",
         r"messages before: 60, after: 30 \(last one left: m-0029\)",
         r"SYNC_FLUSH is \d+x slower per put here",
+        r"\n0 +TOTALSIZE +0 +4 .*\n1 +MAGICCODE +4 +4 (.|\n)*\n0 +00 00 00 9d +157 *\n1 +da a3 20 a7 +0xdaa320a7",  # v1 magic
+        r"trimmed 30 consume queue units; dropped index files \d+\n",          # "the summary's last item"
         r"lab02\.encode_record: 0/8 points",
         r"\n16 +16 +00000000000000000320 +0 +\d+ +313",                   # 16 units (320 bytes) per consume-queue file
     ],
@@ -185,6 +197,8 @@ BOTH_MODES: dict[str, list[str]] = {
         r"after \{'n3': 1, 'n4': 1\}\ntheir vote rounds, by ParseResult rule: \{3: \d+\}",  # no majority: same term
         r"0\.2\.0 and later: VoteDecision\(check=3, result=<VoteResult\.REJECT_EXPIRED_LEDGER_TERM",
         r"0\.1: +VoteDecision\(check=7, result=<VoteResult\.REJECT_TERM_NOT_READY.*STEP_DOWN",
+        r"crash targets=\[n0\]\n(t=\d+ n\d role term=1 role=CANDIDATE leader=None\n){4}"   # one by one, same term
+        r"(t=\d+ n\d vote_round term=1 result=WAIT_TO_VOTE_NEXT accepted=0 .*rule=7\n){4}",  # nobody grants: rule 7
         r"n4 vote_round term=2 result=REVOTE_IMMEDIATELY .*rule=6\n.*n4 vote_round term=2 result=PASSED",
         r"dledger-0\.3\.1\.2: n\d cut off for 20 s: term 1 -> 1; after the heal 0 new election",
         r"raft: n\d cut off for 20 s: term 1 -> \d\d+; after the heal [1-9] new election",
@@ -194,6 +208,7 @@ BOTH_MODES: dict[str, list[str]] = {
         r"right after its election: CANDIDATE after \d\d? ms",         # lastSuccHeartBeatTime = -1
         r"n0 -> n4: n4 leads term 2 \(was 1\)",
         r"preferredLeaderIds=n2: first elected n\d, leading now n2",
+        r"\n150-150 +\d+ +20000\.0 +20000\.0\b",              # no randomness: no trial has a leader after 20 s
         r"150-155 median: paper +287 ms",
         r"without the candidate's disk write, 150-155's median is lower",
         r"with replies of 13-15 ms, 12-24's mean is [2-9]\.\d times the kit's",
@@ -202,18 +217,28 @@ BOTH_MODES: dict[str, list[str]] = {
         r"check +answer +answers\n0 +6 +REJECT_ALREADY_VOTED +\d+\n",      # check numbers as integers
         r"\n5 +1 +n0 +\d+ +2 +n0, n1, n2, n3, n4",                          # term 1: n0 won at the start...
         r"\n6 +1 +n1 +6\d{3} +1 ",                                           # ...and the survivors' rounds in term 1
+        r"rule 6 \(REVOTE_IMMEDIATELY\): \d+ waits, busiest 50 ms bin 0-50 ms, shortest 10 ms, longest 10 ms\n"
+        r"rule 7 \(WAIT_TO_VOTE_NEXT\): \d+ waits, busiest 50 ms bin 300-350 ms",  # "pile up near 300 ms"; "one 10 ms tick"
+        r"n4 moved to term 2 [1-9]?\d ms after the request; its first vote round came [3-9]\d\d ms later",  # "at once", then 300-1000
     ],
     "04_dledger_replication.ipynb": [
         r"lab04\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
         r"answer to the client: SUCCESS at index 0",                   # the journey ends in a commit
         r"'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'COMPARE', -1\),\s+\(\d+, 'n\d', 'n\d', 'TRUNCATE', 0\)",
         r"water marks: \{'n\d': 5, 'n\d': 0, 'n\d': 5\}\nmedian: 5  leader's commit index: 5",  # the median
+        r"cut off n\d: append index 0, commit index 0; appends or commits after the cut: False\n"      # stays at 0
+        r"leader n\d commits entries 1-5 each this many ms after n\d appended it: \[[0-3](, [0-3]){4}\]\n"  # at once
+        r"n\d commits each entry when the push of the next one arrives: True",                       # one push later
         r"ledger end 8, committed 5: 3 entries a consumer must not see",
         r"'magic': 1, 'size': 53, 'index': 0, 'term': 1, 'pos': 0, .*'body_size': 5",  # the hex view's prose
+        r"old leader's log before the heal \(body, term\): \[\(b'shared', 1\), \(b'lonely-1', 1\), \(b'lonely-2', 1\)\]\n"
+        r"new leader's log \(body, term\): \[\(b'shared', 1\), \(b'after-1', 3\), \(b'after-2', 3\)\]\n",  # term 1 vs 3
         r"t=\d+ COMPARE at 2: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 1\n"
         r"t=\d+ COMPARE at 1: INCONSISTENT_STATE \(follower holds 0\.\.2\) -> mismatch-step-back: compare 0\n"
         r"t=\d+ COMPARE at 0: SUCCESS \(follower holds 0\.\.2\) -> match-follower-longer: truncate 0\n",  # the walk
         r"n\d push_state \{'peer': 'n\d', 'state': 'TRUNCATE', 'index': 0\}\n\d+ n\d truncate \{'index': 1\}",
+        r"\d+ n\d push_state \{'peer': 'n\d', 'state': 'APPEND', 'index': 0\}\n\d+ n\d append \{'index': 1, 'term': \d\}\n"
+        r"\d+ n\d append \{'index': 2, 'term': \d\}\n",                        # APPEND from 0, then entries 1 and 2
         r"entries cut \(body, term\): \[\(b'lonely-1', 1\), \(b'lonely-2', 1\)\]",
         r"old leader's log now: \[b'shared', b'after-1', b'after-2'\]",    # the diverged tail was cut
         r"dledger-0\.3\.1\.2 \{.*'committed_entry_lost': True, 'violated': \{'leader_completeness': 1, "
@@ -229,6 +254,9 @@ BOTH_MODES: dict[str, list[str]] = {
         r"dledger-0\.3\.2 seed 1: figure 8 loses a committed entry: True; #247 member rejoins: True; "
         r"#251 follower catches up: True",
         r"raft seed 1: figure 8 loses a committed entry: False; #247 member rejoins: True; #251 follower catches up: True",
+        r"#247: t = \d+ ms: leader (n\d), ledger ends \{'n0': 2, 'n1': -1, 'n2': 2\}; heartbeats answered EXPIRED_TERM: "
+        r"[1-9]\d+, the leader stepped down after the first: False",    # "again and again while the leader stays leader"
+        r"#251: t = \d+ ms: leader n\d, ledger ends \{'n0': 4, 'n1': 0, 'n2': 4\}",  # F never catches up under 0.3.1.2
         r"dledger-churn, \d+ seeds per profile, 7000 ms of churn each \(recorded \d{4}-\d\d-\d\d\)",
         r"dledger-0\.3\.1\.2 +runs with a violation +\d+\.\d per 1000, acknowledged write lost +\d+\.\d per 1000, "
         r"did not converge +\d+\.\d per 1000",
@@ -284,6 +312,15 @@ JAVA_EXPECTED: dict[str, list[str]] = {
     "01_master_slave.ipynb": [
         r"60 puts on our SYNC_MASTER: PUT_OK x60\na put while the Java slave is paused \(SIGSTOP\): FLUSH_SLAVE_TIMEOUT",
         r"both commit logs end at \d+: \d files, byte-identical: True",  # records carry CLUSTER, as a 4.9.5 broker adds it
+    ],
+    "05_rocketmq_on_dledger.ipynb": [   # section 7: each send followed into the unit and the record, all agreeing
+        r"(send \d: SEND_OK, queue (\d), queue offset (\d+), \d+ B body, tags \w+; offsetMsgId [0-9A-F]{32} = [\d.]+:\d+ "
+        r"\+ physical offset (\d+)\n  ConsumeQueue LabRealProducer/\2 unit \3: physical offset \4, size (\d+), tags code "
+        r"(-?\d+) \(hashCode of ('\w+'|None): \6\)\n  CommitLog \S+ at \d+: TOTALSIZE \5, topic LabRealProducer, queue \2, "
+        r"queue offset \3, PHYSICALOFFSET \4, sysFlag (0|769 \(compressed: \d+ B stored\)), born host [\d.]+:\d+\n?){6}",
+        r"send 0: SEND_OK, .* 4096 B body, .*physical offset 48\n.*\n.*sysFlag 769 \(compressed: [1-9]\d B stored\)",  # 4 KiB: zlib
+        r"100 B body, .*\n.*\n.*sysFlag 0,",                                   # below compressMsgBodyOverHowmuch
+        r"4097 B body, tags None; .*\n.*tags code 0 \(hashCode of None: 0\)\n.*compressed: 4[1-9]\d\d B stored",  # random: longer
     ],
     "02_commitlog.ipynb": [
         r"RocketMQ 4\.9\.5 \(Java [\d.]+\) and rocketlab each stored the same 40 messages\.\n"

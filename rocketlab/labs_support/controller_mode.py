@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from rocketlab.sim import Cluster
 
 __all__ = [
     "acked_missing", "brokers_table", "comparator_wrap", "controller_calls", "epoch_files", "expansions",
-    "failover_times", "failover_with_in_flight", "loss_table", "new_cluster", "start_up", "three_ways",
+    "failover_times", "failover_with_in_flight", "host_against_crash", "loss_table", "new_cluster", "start_up", "three_ways",
     "wait_for_full_set",
 ]
 
@@ -215,6 +216,16 @@ def failover_times(seeds: tuple[int, ...] = (1, 2, 3, 4, 5)) -> list[dict[str, A
                          "median (ms)": statistics.median(done) if done else None,
                          "max (ms)": max(done, default=None)})
     return rows
+
+
+def host_against_crash(times: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Per design, from :func:`failover_times`' rows: the median failover after a host failure against the
+    one after a process crash, and how much longer the silent host took."""
+    median = {(r["design"], r["fault"]): r["median (ms)"] for r in times}
+    return [f"{design}: host failure median {median[(design, 'host failure')]:.0f} ms against "
+            f"{median[(design, 'process crash')]:.0f} ms after a process crash: "
+            f"{median[(design, 'host failure')] - median[(design, 'process crash')]:.0f} ms longer"
+            for design in dict.fromkeys(r["design"] for r in times)]
 
 
 def _dledger_brokers(seed: int) -> Cluster:

@@ -265,6 +265,18 @@ def waits_histogram(waits: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def waits_by_rule(waits: pd.DataFrame, *, bin_ms: int = 50) -> list[str]:
+    """What the waits histogram shows, per rule: how many waits, the busiest ``bin_ms`` bin (the
+    histogram's mode) and the shortest and longest wait."""
+    lines = []
+    for rule, part in waits.groupby("rule"):
+        busiest = int((part["wait_ms"] // bin_ms * bin_ms).value_counts().idxmax())
+        lines.append(f"rule {rule} ({part['result'].iloc[0]}): {len(part)} waits, busiest {bin_ms} ms bin "
+                     f"{busiest}-{busiest + bin_ms} ms, shortest {part['wait_ms'].min()} ms, "
+                     f"longest {part['wait_ms'].max()} ms")
+    return lines
+
+
 # ---------------------------------------------------------------------- heartbeats
 def heart_beat_leak(seed: int, *, into_interval_ms: int = 1_000) -> dict[str, Any]:
     """Crash the leader ``into_interval_ms`` after one of its heartbeats; when did each follower last
@@ -332,8 +344,13 @@ def transfer(seed: int, *, to_last: bool = True) -> dict[str, Any]:
         t0 = c.now_ms
         c.transfer_leadership(target)
         c.run_until(lambda c: settled_leader(c) == target, timeout_ms=10_000)
-        return {"from": leader, "to": target, "term_before": term,
-                "leader_now": settled_leader(c), "term_now": c.node(target).term, "took_ms": c.now_ms - t0,
+        new_term = c.node(target).term
+        moved = next(e["t"] for e in c.events if e["kind"] == "term" and e["node"] == target and e["term"] == new_term)
+        asked = next(e["t"] for e in c.events if e["kind"] == "vote_request" and e["candidate"] == target
+                     and e["voter"] == target and e["term"] == new_term)
+        return {"from": leader, "to": target, "term_before": term, "moved_after_ms": moved - t0,
+                "first_round_after_ms": asked - moved,
+                "leader_now": settled_leader(c), "term_now": new_term, "took_ms": c.now_ms - t0,
                 "lines": story(c.events, t0, kinds=("fault", "role", "term", "vote_round"))}
     finally:
         c.close()

@@ -39,7 +39,7 @@ from rocketlab.trace.rundir import fresh_dir
 from rocketlab.workspace import resource
 
 __all__ = [
-    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "film_outcome", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -97,6 +97,40 @@ def push_states(events: Iterable[Mapping[str, Any]], leader: str | None = None) 
     """Every ``push_state`` event (of ``leader`` only, if given): ``(t, leader, peer, state, index)``."""
     return [(e["t"], e["node"], e["peer"], e["state"], e["index"]) for e in events
             if e["kind"] == "push_state" and (leader is None or e["node"] == leader)]
+
+
+def cut_off_progress(events: Sequence[Mapping[str, Any]], leader: str, cut: str) -> list[str]:
+    """What the commit-progress figure shows of the last partition in ``events``: where the cut-off
+    follower's append and commit lines stay, how soon the leader commits an entry once the connected
+    follower has appended it, and whether that follower commits each entry with the next push."""
+    since_ms = max(e["t"] for e in events if e["kind"] == "fault" and e.get("action") == "partition")
+
+    def indexes(node: str, kind: str, after: bool) -> dict[int, int]:
+        return {e["index"]: e["t"] for e in events if e["node"] == node and e["kind"] == kind
+                and (e["t"] >= since_ms) == after}
+    other = next(e["node"] for e in events if e["kind"] == "append" and e["node"] not in (leader, cut))
+    appended, committed = indexes(other, "append", True), indexes(other, "commit", True)
+    leader_commits = indexes(leader, "commit", True)
+    delays = [leader_commits[i] - appended[i] for i in sorted(appended) if i in leader_commits]
+    with_next_push = all(committed[i] == appended.get(i + 1) for i in committed)
+    cut_moved = bool(indexes(cut, "append", True) or indexes(cut, "commit", True))
+    return [f"cut off {cut}: append index {max(indexes(cut, 'append', False))}, commit index "
+            f"{max(indexes(cut, 'commit', False))}; appends or commits after the cut: {cut_moved}",
+            f"leader {leader} commits entries {min(appended)}-{max(appended)} each this many ms after {other} "
+            f"appended it: {delays}",
+            f"{other} commits each entry when the push of the next one arrives: {with_next_push}"]
+
+
+def film_outcome(c: Cluster) -> str:
+    """How a schedule's film ends: the leader, every member's ledger end, how many heartbeats a member
+    answered EXPIRED_TERM (#247) and whether the leader stepped down after the first such answer."""
+    expired = [e for e in c.events if e["kind"] == "heartbeat" and e.get("code") == "EXPIRED_TERM"]
+    leader = c.leader()
+    stepped_down = bool(expired) and any(e["kind"] == "role" and e["node"] == expired[0]["leader"]
+                                         and e["t"] >= expired[0]["t"] and e["role"] != "LEADER" for e in c.events)
+    ends = {n: c.node(n).ledger_end_index for n in c.node_ids}
+    return (f"t = {c.now_ms} ms: leader {leader}, ledger ends {ends}; heartbeats answered EXPIRED_TERM: "
+            f"{len(expired)}, the leader stepped down after the first: {stepped_down}")
 
 
 def water_marks(c: Cluster) -> dict[str, int]:
@@ -186,7 +220,8 @@ def diverged_follower(run_dir: str | Path, seed: int = 1, profile: str = "dledge
     kept = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), min(len(before), len(after)))
     return {"cluster": c, "old_leader": old, "new_leader": new, "events": events, "walk": walk,
             "old_log_before": before, "cut": before[kept:],
-            "old_log": [e.body for e in c.node(old).entries()], "new_log": [e.body for e in c.node(new).entries()]}
+            "old_log": [e.body for e in c.node(old).entries()], "new_log": [e.body for e in c.node(new).entries()],
+            "new_log_terms": [(e.body, e.term) for e in c.node(new).entries()]}
 
 
 def compare_profiles(run_dir: str | Path, seeds: Sequence[int] = (1,),

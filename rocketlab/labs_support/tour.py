@@ -31,7 +31,8 @@ from rocketlab.viz import role_timeline, write_report
 __all__ = [
     "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "first_push_refused", "first_roles",
     "fresh_dir", "has_master", "layer_events", "master_slave_crash", "median_latency_ms", "node_table", "put_round_trips",
-    "readable_bodies", "role_timelines", "run_demo", "run_tour", "steady_puts", "titled", "write_tour_report",
+    "commit_lines", "readable_bodies", "role_timelines", "run_demo", "run_tour", "spark_runs_summary", "steady_puts",
+    "titled", "write_tour_report",
 ]
 
 LAYERS = {"DLedger": frozenset({"LEADER", "FOLLOWER", "CANDIDATE"}), "broker": frozenset({"MASTER", "SLAVE"})}
@@ -154,3 +155,27 @@ def run_demo(out: str | Path, *, seed: int = 1, puts: int = 60) -> Demo:
     start = time.perf_counter()
     tour = run_tour(out, seed=seed, puts=puts)
     return Demo(tour, write_tour_report(tour), time.perf_counter() - start)
+
+
+def spark_runs_summary(votes: Any, puts: Any) -> list[str]:
+    """What section 6's two Spark tables say (as pandas, ``by_run=True``): which runs hold vote responses,
+    and the put statuses each run shows."""
+    statuses = {run: sorted(set(part["status"])) for run, part in puts.groupby("run")}
+    return [f"runs with votes: {sorted(set(votes['run']))}", f"put statuses per run: {dict(sorted(statuses.items()))}"]
+
+
+def commit_lines(events: list[dict[str, Any]], leader: str, since_ms: int) -> list[str]:
+    """What the log-and-commit figure shows from ``since_ms`` on: how soon the leader commits each entry after
+    appending it, and whether each follower commits an entry when the push of the next one arrives (the
+    last entry's commit reaches the followers only with a later push)."""
+    def at(node: str, kind: str) -> dict[int, int]:
+        return {e["index"]: e["t"] for e in events if e["kind"] == kind and e["node"] == node and e["t"] >= since_ms}
+    appended, committed = at(leader, "append"), at(leader, "commit")
+    lags = [committed[i] - t for i, t in appended.items() if i in committed]
+    lines = [f"leader {leader} commits each of its {len(lags)} entries {min(lags)}-{max(lags)} ms after appending it"]
+    for node in sorted({e["node"] for e in events if e["kind"] == "append"} - {leader}):
+        mine, pushes = at(node, "commit"), at(node, "append")
+        with_next = all(t == pushes.get(i + 1) for i, t in mine.items())
+        lines.append(f"{node} commits entries {min(mine)}-{max(mine)}, each when the next entry's push arrives: "
+                     f"{with_next}; the last entry, {max(pushes)}, not yet")
+    return lines
