@@ -3,8 +3,9 @@
 A simulated cluster asks the learner's decision function the same question many times (lab 04's churn
 asks ``quorum_index`` 26,000 times, 7,000 of them distinct): each crossing is a round trip to the
 sandbox, two context switches, most of a scenario's cost on a loaded machine. The exercises are
-functions of their arguments (the boundary already passes copies, so a function that mutated its
-arguments or kept state between calls never changed what the judge sees), so :class:`CallMemo` keeps
+functions of their arguments (the boundary passes copies, so mutating them never changed what the judge
+sees; a function that keeps state and answers the same question differently later is graded on its
+first answer: ``docs/grading-trust.md``), so :class:`CallMemo` keeps
 each ``call``'s reply, keyed by the request's own encoding, and answers the next identical request
 without crossing.
 
