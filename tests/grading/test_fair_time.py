@@ -25,7 +25,10 @@ TABLES = ["lab03.handle_vote/decision_table", "lab03.handle_vote/term_boundaries
 @pytest.fixture
 def neighbours() -> Iterator[list[int]]:
     """Separate processes burning CPU: three per core, so every process here waits for a CPU most of the time."""
-    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3 * (os.cpu_count() or 1))]
+    # each in a session of its own: with autogroup scheduling (Linux's default) a session shares the CPUs
+    # with other sessions, so burners in the test's own session would not load the sandbox's
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+             for _ in range(3 * (os.cpu_count() or 1))]
     time.sleep(0.5)
     try:
         yield [p.pid for p in procs]
