@@ -84,9 +84,12 @@ class JavaAutoSwitchStore:
         return [tuple(e) for e in self.info()["epochs"]]  # type: ignore[misc]
 
     def shutdown(self) -> None:
-        """The store's clean ``shutdown`` (flush, checkpoint, abort file removed), then the JVM exits."""
+        """The store's clean ``shutdown`` (flush, checkpoint, abort file removed), then the JVM exits.
+
+        ``DefaultMessageStore.shutdown`` sleeps 3 s and joins each ``ServiceThread`` for up to its ``JOIN_TIME``
+        (90 s), so a loaded machine can take minutes: the wait allows two such joins (CI once ran out at 60 s)."""
         if self.proc.alive():
-            self.proc.request("autoswitchShutdown", timeout_s=60)
+            self.proc.request("autoswitchShutdown", timeout_s=200)
             self.proc.close()
 
     def kill(self) -> None:
