@@ -4,12 +4,28 @@ The zip is Gradescope's layout: ``setup.sh`` (run once, as root, when the image 
 lab needs it, a Python of at least 3.11, a venv with the kit installed from *its wheel*, packed in the zip,
 at the versions of ``constraints.txt``), ``run_autograder`` (run per submission: finds the learner's file in
 ``/autograder/submission``, grades it with ``rocketlab grade LAB --submission FILE --json FILE [--tests
-DIR]`` and makes sure ``/autograder/results/results.json`` exists, even when grading could not start), the
+DIR]`` into ``/autograder/results/results.json``, or fails the run when the grader could not grade), the
 instructor's hidden tests (``--tests DIR``, under ``tests/``) and ``autograder.json`` (what was packed).
 ``ROCKETLAB_AUTOGRADER_ROOT`` moves ``/autograder`` (the tests lay out a temporary root like Gradescope's).
 
 The per-submission part is this module run as a script (``python -m rocketlab.grading.autograder``) in the
 venv ``setup.sh`` made. rocketlab's own addition: no Java class is modelled here.
+
+**A failure of the grader is never a grade.** Gradescope's specification (gradescope-autograders, "Autograder
+Specifications") takes ``results/results.json`` as the submission's grade: its ``score`` is "optional, but
+required if not on each test case", so every results file carries a score, and one without any is outside the
+specification (what Gradescope records for it is not documented: an empty ``tests`` list may total 0). Its
+"Troubleshooting" page documents the other outcome: when ``run_autograder`` leaves no valid results file,
+Gradescope shows "The autograder failed to execute correctly" and records no score, and the staff see
+``run_autograder``'s output (``results/stdout``) and can re-run the submission once the cause is fixed. So:
+
+* the submission's problem (no exercise file, several candidates, a malformed bundle): a results file with a
+  score of 0 and the sentence saying what to upload (the learner fixes it and submits again);
+* the grader's (its sandbox could not start: "the grader could not start its sandbox: REASON"; the kit did
+  not install; ``rocketlab grade`` stopped without results, e.g. broken hidden tests; a crash here): **no**
+  results file (a stale one is removed first), the reason on stdout, which Gradescope shows the staff, and on
+  stderr, and a non-zero exit (:data:`GRADER_FAILED`, as ``rocketlab grade``'s), so the run is a failed run,
+  not a 0 in the gradebook.
 """
 
 from __future__ import annotations
@@ -44,6 +60,8 @@ QUESTIONS_DIR = "questions"
 """Where ``rocketlab assign`` packs the source notebook whose checks the zip grades (``source/questions/``)."""
 VENV_DIR = "rocketlab-venv"
 """The venv ``setup.sh`` makes under the root (``/autograder/rocketlab-venv``)."""
+GRADER_FAILED = 3
+"""The exit code of a run the grader could not complete (``rocketlab grade``'s for a sandbox that cannot start)."""
 OUTPUT_CAP = 20_000
 """Characters of ``rocketlab grade``'s output kept in a results file written on failure."""
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -227,8 +245,12 @@ def notebook_to_module(notebook: Path, out: Path) -> Path:
     return out
 
 
+class GraderFailure(RocketlabError):
+    """The grader could not grade the submission (its own failure, never the submission's): no results file."""
+
+
 def failure_results(message: str, output: str = "") -> dict[str, Any]:
-    """Gradescope's results.json for a submission that could not be graded: score 0 and why."""
+    """Gradescope's results.json for a submission that holds nothing gradable: score 0 and what to upload."""
     text = message if not output else f"{message}\n\n{output[-OUTPUT_CAP:]}"
     return {"score": 0, "execution_time": 0, "output": text, "output_format": "text", "visibility": "visible",
             "stdout_visibility": "hidden", "tests": []}
@@ -276,9 +298,11 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
             return _with_checks(results, written, lab, learner, root)
     except (OSError, ValueError):
         pass
-    return _write(results, failure_results(
-        f"Not graded: the grader stopped (exit {proc.returncode}) after {time.monotonic() - started:.0f} s "
-        "without results; the course staff can see its output."))
+    results.unlink(missing_ok=True)
+    sandbox = next((line.removeprefix("rocketlab: ") for line in proc.stdout.splitlines()
+                    if line.startswith("rocketlab: the grader could not start its sandbox: ")), None)
+    raise GraderFailure(sandbox or f"the grader stopped (exit {proc.returncode}) after "
+                                   f"{time.monotonic() - started:.0f} s without results (its output is above)")
 
 
 def _unbundled(submission: Path, lab: str, scratch: Path) -> Path:
@@ -338,7 +362,9 @@ def _write(path: Path, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``run_autograder``'s Python part: grade the submission under the root, always leave a results file."""
+    """``run_autograder``'s Python part: grade the submission under the root. 0 with a results file (a grade,
+    0 included for a submission with nothing gradable); :data:`GRADER_FAILED` with none when the grader
+    failed, the reason on stdout and stderr (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m rocketlab.grading.autograder",
                                      description="Grade Gradescope's submission/ into results/results.json.")
     parser.add_argument("--lab", required=True, choices=sorted(LABS))
@@ -348,11 +374,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = Path(args.root)
     try:
         run_autograder(root, args.lab, Path(args.tests) if args.tests else None)
-    except Exception as e:  # never leave Gradescope without a results file
-        path = root / "results" / "results.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write(path, failure_results(f"Not graded: the autograder failed ({type(e).__name__}: {str(e)[:500]})"))
+    except GraderFailure as e:
+        return _grader_failed(root, str(e))
+    except Exception as e:  # noqa: BLE001 - a crash of ours: the run failed, the submission is not graded
+        return _grader_failed(root, f"the autograder failed ({type(e).__name__}: {str(e)[:500]})")
     return 0
+
+
+def _grader_failed(root: Path, why: str) -> int:
+    """No results file (Gradescope: "The autograder failed to execute correctly", no score); why, for the staff."""
+    (root / "results" / "results.json").unlink(missing_ok=True)
+    line = f"Not graded, the grader's failure (not the submission's): {why}. Re-run the submission once it is fixed."
+    print(line, flush=True)
+    print(f"run_autograder: {why}", file=sys.stderr, flush=True)
+    return GRADER_FAILED
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ and ``visibility``. Built-in tests are ``visible``; an instructor's hidden tests
 With hidden tests, what a learner sees at once says nothing of them: the summary line and
 ``extra_data`` count the public tests only, and the top-level ``score`` is left out (Gradescope then
 totals the tests). Nothing of the grader's paths is written: the submission is named by its file name.
+A submission that could not be graded (bulk mode's entry with nothing gradable, or the grader's failure) gets
+a results file with no score at all (``extra_data.graded`` false and why), never a 0 that reads as a grade.
 """
 
 from __future__ import annotations
@@ -78,10 +80,11 @@ def gradescope(report: GradeReport) -> dict[str, Any]:
 
 
 def ungraded(lab: str, why: str) -> dict[str, Any]:
-    """The results.json of a submission that could not be graded: zero, saying why."""
-    return {"score": 0, "execution_time": 0, "output": f"{lab}: not graded: {why}", "output_format": "text",
-            "visibility": "visible", "stdout_visibility": "hidden", "extra_data": {"lab": lab, "max_score": 0},
-            "tests": []}
+    """The results.json of a submission that could not be graded: no score (not 0), saying why."""
+    why = why.removeprefix("not graded").lstrip(":, ")
+    return {"execution_time": 0, "output": f"{lab}: not graded: {why}", "output_format": "text",
+            "visibility": "visible", "stdout_visibility": "hidden",
+            "extra_data": {"lab": lab, "graded": False, "why": why}, "tests": []}
 
 
 def write_ungraded(lab: str, why: str, path: str | Path) -> Path:

@@ -6,7 +6,8 @@ Lab 05's zip is unpacked into a temporary root laid out like Gradescope's (``sou
 from the packed wheel with ``constraints.txt`` (apt is skipped: Java and Python 3.11 are present); then
 ``run_autograder`` grades a reference solution (full marks, hidden test included), the exercise template
 (not full marks), a wrong solution (its replay line names the learner's file), a notebook, no gradable
-file and a broken install (a results file every time).
+file (a results file with a score of 0 saying what to upload) and a broken install (the grader's failure: no
+results file, a failed run).
 The other labs' zips are checked for their layout only. Marked ``wheel`` (about two minutes).
 """
 
@@ -25,11 +26,13 @@ import pytest
 
 from rocketlab.cli import main
 from rocketlab.grading.autograder import (
+    GRADER_FAILED,
     ROOT_ENV,
     SubmissionError,
     failure_results,
     find_submission,
     notebook_to_module,
+    zip_files,
 )
 from rocketlab.grading.autograder import (
     main as autograder_main,
@@ -212,13 +215,16 @@ def test_no_gradable_file_still_writes_results(gradescope):
 
 
 @pytest.mark.wheel
-def test_a_broken_install_still_writes_results(gradescope, tmp_path):
+def test_a_broken_install_is_a_failed_run_not_a_zero(gradescope, tmp_path):
     root = tmp_path / "autograder"  # the scripts without setup.sh's venv: the kit cannot start
     shutil.copytree(gradescope / "source", root / "source")
     shutil.copy2(gradescope / "run_autograder", root / "run_autograder")
     (root / "submission").mkdir()
-    results = run_autograder(root, {"lab05_rocketmq_on_dledger.py": SOLUTIONS / "lab05_rocketmq_on_dledger.py"})
-    assert results["score"] == 0 and results["output"].startswith("Not graded: the autograder could not start (exit 127)")
+    shutil.copyfile(SOLUTIONS / "lab05_rocketmq_on_dledger.py", root / "submission" / "lab05_rocketmq_on_dledger.py")
+    proc = subprocess.run([str(root / "run_autograder")], capture_output=True, text=True, cwd=root, timeout=600,
+                          env=_clean_env(**{ROOT_ENV: str(root)}))
+    assert proc.returncode == 127 and not (root / "results" / "results.json").exists(), proc.stdout + proc.stderr
+    assert "the grader's failure (not the submission's): the autograder stopped (exit 127)" in proc.stdout
 
 
 @pytest.mark.wheel
@@ -392,15 +398,36 @@ def test_java_is_installed_for_exactly_the_labs_whose_tests_start_a_jvm():
     assert starts_jvm == {lab for lab in LABS if LABS[lab].java} == {"lab07"}
 
 
-def test_a_grader_that_stops_without_results_still_leaves_one(tmp_path, capsys):
-    """Broken hidden tests (an instructor's slip): ``rocketlab grade`` exits 2 and writes nothing; the
-    learner gets a 0 saying the grader stopped, the staff its output (here, with this checkout's kit)."""
+def test_a_grader_that_stops_without_results_is_a_failed_run_not_a_zero(tmp_path, capsys, monkeypatch):
+    """Broken hidden tests (an instructor's slip): ``rocketlab grade`` exits 2 and writes nothing. The grader's
+    failure is never a grade: no results file (a stale one is removed: Gradescope then reports a failed run and
+    records no score), why on stdout (the staff's ``results/stdout``) and stderr, exit 3."""
+    monkeypatch.setenv("PYTHONPATH", str(CHECKOUT))  # the grade subprocess runs this checkout's kit
     (tmp_path / "submission").mkdir()
     shutil.copyfile(SOLUTIONS / "lab05_rocketmq_on_dledger.py", tmp_path / "submission" / "lab05_rocketmq_on_dledger.py")
     (tmp_path / "hidden").mkdir()
     (tmp_path / "hidden" / "broken.py").write_text("def oops(:\n")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "results.json").write_text('{"score": 0, "tests": []}')  # a previous run's
     code = autograder_main(["--root", str(tmp_path), "--lab", "lab05", "--tests", str(tmp_path / "hidden")])
-    results = json.loads((tmp_path / "results" / "results.json").read_text())
-    assert code == 0 and validate(results) == [] and results["score"] == 0 and results["tests"] == []
-    assert results["output"].startswith("Not graded: the grader stopped (exit 2)"), results["output"]
-    assert "hidden tests" in capsys.readouterr().out and "broken.py" not in results["output"]
+    out, err = capsys.readouterr()
+    assert code == GRADER_FAILED == 3 and not (tmp_path / "results" / "results.json").exists()
+    assert "Not graded, the grader's failure (not the submission's): the grader stopped (exit 2)" in out, out
+    assert "hidden tests" in out and err.startswith("run_autograder: the grader stopped (exit 2)"), err
+
+
+def test_run_autograder_leaves_no_results_and_fails_when_the_kit_cannot_start(tmp_path):
+    """The zip's own ``run_autograder`` script with no venv (``setup.sh`` failed): no results file, never a
+    score of 0, and the exit status of the failed start (127), so the run shows as failed."""
+    script = tmp_path / "run_autograder"
+    script.write_text(zip_files("lab05", "rocketlab-0.1.0-py3-none-any.whl")["run_autograder"][0])
+    (tmp_path / "submission").mkdir()
+    shutil.copyfile(SOLUTIONS / "lab05_rocketmq_on_dledger.py", tmp_path / "submission" / "lab05_rocketmq_on_dledger.py")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "results.json").write_text('{"score": 0, "tests": []}')
+    run = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60,
+                         env=_clean_env(**{ROOT_ENV: str(tmp_path)}))
+    assert run.returncode == 127, run.stdout + run.stderr
+    assert not (tmp_path / "results" / "results.json").exists()
+    assert "Not graded, the grader's failure (not the submission's): the autograder stopped (exit 127)" in run.stdout
+    assert "run_autograder: the autograder stopped (exit 127) without results" in run.stderr
