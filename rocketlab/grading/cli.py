@@ -1,8 +1,13 @@
 """``rocketlab grade``: grade a lab's exercises, one submission or a directory of them.
 
 Exit codes: 0 every test passed (bulk mode: every submission was graded and the summary written);
-1 some test failed (bulk mode: some entry could not be graded; the summary says why); 2 bad usage (unknown lab or test, missing file), with one line on stderr;
-3 the grader failed (its sandbox could not be set up): no score, one line on stderr.
+1 some test failed (bulk mode: some entry had nothing gradable; the summary says why); 2 bad usage (unknown
+lab or test, missing file), with one line on stderr; 3 the grader failed (its sandbox could not be set up;
+bulk mode: for some entry, which then has no score and says so in ``note``): no score, one line on stderr.
+
+``--stress N`` in bulk mode stresses every submission (each scenario test for seeds ``0..N-1``, to its first
+failing seed), as it does one: what an instructor asks for when looking for the solutions that pass only on
+the usual seeds; the summary's scores are then the stress run's, not the published grading's.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.bundle import open_bundle
 from rocketlab.grading.collect import check_tests, grade_questions, source_notebook, write_questions_csv
+from rocketlab.grading.collect import register as register_collect
 from rocketlab.grading.questions import CheckResult
 from rocketlab.grading.results import write_results, write_summary_csv, write_ungraded
 from rocketlab.grading.runner import GradeReport, TestResult, grade
@@ -53,6 +59,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--source", metavar="DIR", help="bulk mode: the course's source notebooks, whose questions "
                                                    "the learners' notebooks answer (default: the kit's labs)")
     p.set_defaults(func=run_grade)
+    register_collect(subparsers)  # `rocketlab collect`: the written questions of any lab, lab00's included
 
 
 def _only(values: list[str] | None) -> list[str] | None:
@@ -79,6 +86,8 @@ def _print_report(report: GradeReport) -> None:
 def run_grade(args: argparse.Namespace) -> int:
     if args.time_limit is not None and args.time_limit <= 0:
         raise RocketlabError(f"--time-limit must be > 0, got {args.time_limit}")
+    if args.stress is not None and args.stress < 1:
+        raise RocketlabError(f"--stress must be at least 1 seed, got {args.stress}")
     if args.lab not in registry.LABS:
         raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(registry.LABS)}")
     if args.submissions or args.out:
@@ -143,6 +152,8 @@ class Entry:
     notebook: Path | None = None
     """The lab's notebook beside the exercise file (a folder's, a bundle's): its questions are collected."""
     checks: list[CheckResult] | None = None
+    grader_failed: bool = False
+    """Not graded for a failure of the grader's (its sandbox could not start, a crash), not the submission's."""
 
 
 def _submissions(lab: str, root: Path) -> list[Entry]:
@@ -192,12 +203,16 @@ def _grade_one(args: argparse.Namespace, entry: Entry, out: Path) -> tuple[Entry
                 unpacked = open_bundle(path, args.lab, Path(scratch))
                 path, entry.notebook = unpacked.exercise, unpacked.notebook
             report = grade(args.lab, path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
-                           time_limit_s=args.time_limit, hide=[out, Path(args.submissions)])
+                           time_limit_s=args.time_limit, stress=args.stress, hide=[out, Path(args.submissions)])
+        except SandboxSetupError as e:  # the grader's failure: marked so, no score
+            entry.note, entry.grader_failed = f"not graded, the grader's failure: {e}", True
+            return entry, None
         except RocketlabError as e:
             entry.note = f"not graded: {e}"
             return entry, None
         except Exception as e:  # noqa: BLE001 - one submission's trouble never stops the class's grading
-            entry.note = f"not graded: {type(e).__name__}: {str(e)[:300]}"
+            entry.note = f"not graded, the grader's failure: {type(e).__name__}: {str(e)[:300]}"
+            entry.grader_failed = True
             return entry, None
         if entry.notebook is not None and args.question_source is not None:
             entry.checks, problem = grade_questions(args.lab, args.question_source, entry.notebook, entry.name,
@@ -235,6 +250,11 @@ def _bulk(args: argparse.Namespace) -> int:
         print(f"{entry.name}: " + (f"{report.score:g}/{report.max_score:g}" if report else "-")
               + (f" ({entry.note})" if entry.note else ""))
     print(f"summary: {summary}")
+    failed = [e.name for e, _ in rows if e.grader_failed]
+    if failed:
+        print(f"rocketlab: the grader failed for {len(failed)} submission(s) ({', '.join(failed[:5])}): not graded, "
+              "no score; fix the cause (see note in summary.csv) and grade them again", file=sys.stderr)
+        return 3
     return 0 if all(r is not None for _, r in rows) else 1
 
 

@@ -291,6 +291,25 @@ def test_bulk_mode_grades_a_directory_into_results_and_a_csv(tmp_path):
     assert rows[1].startswith("alice,15,15,6,6") and rows[2].startswith("bob,0,15,0,6")
 
 
+def test_bulk_mode_stresses_every_submission(tmp_path):
+    """``--stress N`` with ``--submissions``: each submission's scenario tests run seeds 0..N-1 (not silently
+    the usual two), as for one submission."""
+    load_builtin("lab05")
+    assert len(TESTS["lab05.which_log/smooth_upgrade"].seeds) == 2
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.py").write_text(solution("lab05").read_text())
+    out = tmp_path / "out"
+    run = cli("lab05", "--submissions", str(subs), "--out", str(out), "--only", "lab05.which_log/smooth_upgrade",
+              "--stress", "3")
+    assert run.returncode == 0, run.stdout + run.stderr
+    tests = json.loads((out / "alice" / "results.json").read_text())["tests"]
+    assert [(t["name"], t["extra_data"]["seeds_run"], t["status"]) for t in tests] == [
+        ("lab05.which_log/smooth_upgrade", 3, "passed")], tests
+    bad = cli("lab05", "--submissions", str(subs), "--out", str(out), "--stress", "0")
+    assert bad.returncode == 2 and bad.stderr.strip() == "rocketlab: --stress must be at least 1 seed, got 0"
+
+
 def test_check_shows_a_compact_green_and_red_table(tmp_path):
     good = check("lab05.which_log", solution("lab05"))
     assert good.passed and "✔ passed" in good._repr_html_() and "✘" not in good._repr_html_()
