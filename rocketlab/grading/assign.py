@@ -23,6 +23,7 @@ from typing import Any
 from rocketlab.cli_support import writable_dir
 from rocketlab.errors import RocketlabError
 from rocketlab.grading.autograder import QUESTIONS_DIR, build_wheel, build_zip, hidden_tests
+from rocketlab.grading.bundle import lab_files, question_labs
 from rocketlab.grading.questions import (
     BEGIN_HIDDEN,
     NotebookError,
@@ -45,7 +46,8 @@ def register(subparsers: Any) -> None:
                     "hidden tests and answers stripped) and OUT/autograder/labNN-autograder.zip (docs: instructors.md).")
     p.add_argument("--source", metavar="DIR", help="the source: notebooks and exercises/ (default: the kit's labs/)")
     p.add_argument("--out", metavar="DIR", required=True, help="where student/ and autograder/ are written")
-    p.add_argument("--lab", action="append", metavar="LAB", help="only this lab (repeatable; default: every lab)")
+    p.add_argument("--lab", action="append", metavar="LAB",
+                   help="only this lab, lab00 to lab07 (repeatable; default: every lab)")
     p.add_argument("--solutions", metavar="DIR", help="reference solutions (labNN_*.py) the student version must not "
                                                       "contain (default in a clone: tests/grading/solutions/)")
     p.add_argument("--tests", metavar="DIR", help="hidden tests (*.py using @graded) packed into every zip")
@@ -75,6 +77,11 @@ def cmd_assign(args: argparse.Namespace) -> int:
     if args.no_autograder:
         return 0
     graded = [lab for lab in LABS if labs is None or lab in labs]
+    for lab in sorted((labs or set()) - set(LABS)):
+        print(f"{lab}: questions only, no exercise to grade: no autograder zip (collect its answers with "
+              f"`rocketlab collect {lab} --submissions DIR --out DIR`)")
+    if not graded:
+        return 0
     with tempfile.TemporaryDirectory(prefix="rocketlab-assign-") as scratch:
         if wheel is None:
             print("building the kit's wheel ...", flush=True)
@@ -92,9 +99,10 @@ def _labs(chosen: list[str] | None) -> set[str] | None:
     if not chosen:
         return None
     wanted = {v.strip() for value in chosen for v in value.split(",") if v.strip()}
-    unknown = sorted(wanted - set(LABS))
+    known = sorted({*LABS, *question_labs()})
+    unknown = sorted(wanted - set(known))
     if unknown:
-        raise RocketlabError(f"--lab {unknown[0]}: unknown; the graded labs are {', '.join(LABS)}")
+        raise RocketlabError(f"--lab {unknown[0]}: unknown; the labs are {', '.join(known)}")
     return wanted
 
 
@@ -112,8 +120,8 @@ def _solutions_dir(given: str | None, default: bool) -> Path | None:
 def student_files(source: Path, target: Path, labs: set[str] | None = None) -> dict[Path, str]:
     """The student version of ``source``'s notebooks and exercise files, as paths under ``target`` and their
     text (nothing written: every source is read and checked first)."""
-    wanted_notebooks = None if labs is None else {LABS[lab].notebook for lab in labs}
-    wanted_exercises = None if labs is None else {LABS[lab].exercise_file for lab in labs}
+    wanted_notebooks = None if labs is None else {lab_files(lab).notebook for lab in labs}
+    wanted_exercises = None if labs is None else {lab_files(lab).exercise for lab in labs}
     notebooks = [p for p in sorted(source.glob("*.ipynb")) if wanted_notebooks is None or p.name in wanted_notebooks]
     exercises = [p for p in sorted((source / "exercises").glob("*.py"))
                  if wanted_exercises is None or p.name in wanted_exercises]

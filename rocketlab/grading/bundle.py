@@ -2,7 +2,8 @@
 
 The bundle, ``labNN-submission.zip``, holds the learner's ``labNN_<topic>.py``, the lab's notebook (its
 written answers and checks, :mod:`rocketlab.grading.questions`) and ``bundle.json`` (the lab, the kit's
-version, each file's SHA-256). Bulk mode (``rocketlab grade LAB --submissions DIR``) takes bundles beside
+version, each file's SHA-256). A lab with questions but no exercise (lab 00, the tour: every ``NN_*.ipynb``
+of the kit's ``labs/`` is a lab, :func:`lab_files`) is bundled as its notebook alone. Bulk mode (``rocketlab grade LAB --submissions DIR``) takes bundles beside
 ``.py`` files and folders; Gradescope unpacks an uploaded zip into ``submission/``, where the autograder
 finds the exercise file by name (a bundle left zipped is opened too). Opening one reads only the two
 expected members, never more than :data:`MAX_BYTES`, and refuses paths that leave the bundle.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -24,7 +26,7 @@ from rocketlab.cli_support import writable_file
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.questions import read_notebook
-from rocketlab.workspace import home
+from rocketlab.workspace import home, kit_root
 
 MANIFEST = "bundle.json"
 MAX_BYTES = 20 * 1024 * 1024
@@ -34,6 +36,32 @@ MAX_MEMBERS = 200
 
 class BundleError(RocketlabError):
     """A bundle that cannot be made or opened; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class LabFiles:
+    """What a learner hands in for a lab: its exercise file (None: a lab of questions only) and notebook."""
+
+    exercise: str | None
+    notebook: str
+
+
+def lab_files(lab: str) -> LabFiles:
+    """The files of ``lab``: a graded lab's row, else the kit's notebook ``labs/NN_*.ipynb`` (``labNN``)."""
+    row = registry.LABS.get(lab)
+    if row is not None:
+        return LabFiles(row.exercise_file, row.notebook)
+    notebook = question_labs().get(lab)
+    if notebook is None:
+        known = ", ".join(sorted({*question_labs(), *registry.LABS}))
+        raise RocketlabError(f"unknown lab {lab!r}; the labs are {known}")
+    return LabFiles(None, notebook)
+
+
+def question_labs(where: Path | None = None) -> dict[str, str]:
+    """Every lab with a notebook, ``labNN`` -> ``NN_topic.ipynb`` (in ``where``, default the kit's ``labs/``)."""
+    folder = where if where is not None else kit_root() / "labs"
+    return {f"lab{m[1]}": p.name for p in sorted(folder.glob("*.ipynb")) if (m := re.match(r"(\d\d)_", p.name))}
 
 
 @dataclass
@@ -49,7 +77,7 @@ def register(subparsers: Any) -> None:
         "submit", help="zip a lab's exercise file and notebook into the bundle you hand in",
         description="Make LAB's submission bundle (labNN-submission.zip): your labs/exercises/ file, the lab's "
                     "notebook with your answers, and a manifest. Bulk grading and the Gradescope autograder take it.")
-    p.add_argument("lab", metavar="LAB", help=f"one of {', '.join(registry.LABS)}")
+    p.add_argument("lab", metavar="LAB", help="a lab: lab00 (its notebook only) to lab07")
     p.add_argument("--out", metavar="ZIP", help="the bundle to write (default: LAB-submission.zip here)")
     p.add_argument("--exercise", metavar="FILE", help="the exercise file (default: the workspace's labs/exercises/ one)")
     p.add_argument("--notebook", metavar="FILE", help="the lab's notebook (default: the workspace's labs/ one)")
@@ -57,7 +85,7 @@ def register(subparsers: Any) -> None:
 
 
 def _default_notebook(lab: str) -> Path:
-    name = registry.LABS[lab].notebook
+    name = lab_files(lab).notebook
     where = home()
     candidates = ([where / "labs" / name] if where is not None else []) + [Path.cwd() / name,
                                                                            Path.cwd() / "labs" / name]
@@ -65,13 +93,16 @@ def _default_notebook(lab: str) -> Path:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    if args.lab not in registry.LABS:
-        raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(registry.LABS)}")
-    exercise = Path(args.exercise) if args.exercise else registry.exercise_file(args.lab)
+    files = lab_files(args.lab)
+    if files.exercise is None and args.exercise:
+        raise RocketlabError(f"--exercise: {args.lab} has no exercise file: its bundle is the notebook alone")
+    exercise = None if files.exercise is None else \
+        Path(args.exercise) if args.exercise else registry.exercise_file(args.lab)
     notebook = Path(args.notebook) if args.notebook else _default_notebook(args.lab)
     out = Path(args.out) if args.out else Path(f"{args.lab}-submission.zip")
     made = make_bundle(args.lab, exercise, notebook, out)
-    print(f"{made}: {args.lab} bundle ({exercise.name}, {notebook.name}): upload it to Gradescope or hand it in")
+    what = f"{exercise.name}, {notebook.name}" if exercise is not None else notebook.name
+    print(f"{made}: {args.lab} bundle ({what}): upload it to Gradescope or hand it in")
     return 0
 
 
@@ -79,20 +110,24 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def make_bundle(lab: str, exercise: Path, notebook: Path, out: Path) -> Path:
-    """Write ``lab``'s bundle of ``exercise`` and ``notebook`` to ``out`` (both checked first)."""
-    lab_row = registry.LABS[lab]
+def make_bundle(lab: str, exercise: Path | None, notebook: Path, out: Path) -> Path:
+    """Write ``lab``'s bundle of ``exercise`` (None for a lab without one) and ``notebook`` to ``out`` (both
+    checked first)."""
+    lab_row = lab_files(lab)
     if out.suffix != ".zip":
         raise BundleError(f"--out {out}: not a .zip file name")
-    if not exercise.is_file():
-        raise BundleError(f"{exercise}: no such file (your copy of labs/exercises/{lab_row.exercise_file})")
-    if exercise.suffix != ".py":
-        raise BundleError(f"{exercise}: not a Python file (.py)")
+    if lab_row.exercise is not None:
+        if exercise is None or not exercise.is_file():
+            raise BundleError(f"{exercise}: no such file (your copy of labs/exercises/{lab_row.exercise})")
+        if exercise.suffix != ".py":
+            raise BundleError(f"{exercise}: not a Python file (.py)")
     if not notebook.is_file():
         raise BundleError(f"{notebook}: no such file (your copy of labs/{lab_row.notebook})")
     read_notebook(notebook)  # broken JSON is refused here, not at grading time
     writable_file(out, "--out")
-    files = {lab_row.exercise_file: exercise.read_bytes(), lab_row.notebook: notebook.read_bytes()}
+    files = {lab_row.notebook: notebook.read_bytes()}
+    if lab_row.exercise is not None and exercise is not None:
+        files = {lab_row.exercise: exercise.read_bytes(), **files}
     manifest = {"lab": lab, "rocketlab": __version__, "files": {n: _sha256(b) for n, b in files.items()}}
     tmp = out.with_name(f".{out.name}.partial")
     try:
@@ -118,9 +153,10 @@ def _pick(names: list[str], wanted: str) -> str | None:
     return min(found, key=lambda n: (len(PurePosixPath(n).parts), n)) if found else None
 
 
-def open_bundle(path: Path, lab: str, into: Path) -> Bundle:
-    """Extract ``lab``'s exercise file and notebook from the bundle at ``path`` into ``into``."""
-    lab_row = registry.LABS[lab]
+def open_bundle(path: Path, lab: str, into: Path, *, need_exercise: bool = True) -> Bundle:
+    """Extract ``lab``'s exercise file and notebook from the bundle at ``path`` into ``into`` (``need_exercise``:
+    a bundle without the exercise file is refused; collecting the questions needs the notebook only)."""
+    lab_row = lab_files(lab)
     try:
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
@@ -133,14 +169,15 @@ def open_bundle(path: Path, lab: str, into: Path) -> Bundle:
                 raise BundleError(f"{path.name}: a malformed bundle (a path outside it: {bad[0]!r})")
             if MANIFEST in names:
                 _check_manifest(path, z.read(MANIFEST), lab)
-            exercise, notebook = _pick(names, lab_row.exercise_file), _pick(names, lab_row.notebook)
-            if exercise is None:
-                raise BundleError(f"{path.name}: no {lab_row.exercise_file} in the bundle (it holds "
+            exercise = _pick(names, lab_row.exercise) if lab_row.exercise is not None else None
+            notebook = _pick(names, lab_row.notebook)
+            if exercise is None and need_exercise:
+                raise BundleError(f"{path.name}: no {lab_row.exercise} in the bundle (it holds "
                                   f"{', '.join(names[:5]) or 'nothing'}): make it with `rocketlab submit {lab}`")
             into.mkdir(parents=True, exist_ok=True)
             got = []
-            for member, name in ((exercise, lab_row.exercise_file), (notebook, lab_row.notebook)):
-                if member is None:
+            for member, name in ((exercise, lab_row.exercise), (notebook, lab_row.notebook)):
+                if member is None or name is None:
                     got.append(None)
                     continue
                 target = into / name

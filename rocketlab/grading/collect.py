@@ -1,20 +1,35 @@
 """The instructor's side of the written questions: one HTML answer sheet per learner, one CSV to fill in.
 
-For each learner whose submission holds the lab's notebook, bulk mode writes ``OUT/<name>/answers.html``
-(nbconvert's HTML of a small notebook: each written question's prompt, the learner's answer, the model
-answer folded below it, and each check's result) and ``OUT/questions.csv`` (a row per learner: a column per
-written question, empty, for the points you give; a column per check, its score). The checks' points also
-join the learner's ``results.json`` as tests named ``labNN.questions/<grade id>``.
-rocketlab's own addition: no Java class is modelled.
+``rocketlab collect LAB --submissions DIR --out OUT`` collects the questions of any lab, lab 00's included (a
+lab of questions and no exercise, which ``rocketlab grade`` does not take); bulk grading (``rocketlab grade LAB
+--submissions DIR``) collects them too, beside the exercises' grade. For each learner whose submission holds
+the lab's notebook (``name.ipynb``, ``name/NN_topic.ipynb`` or a bundle ``name.zip``) it writes
+``OUT/<name>/answers.html`` and, for the class, ``OUT/questions.csv`` (a row per learner: a column per written
+question, empty, for the points you give; a column per check, its score). The checks' points also join a
+graded learner's ``results.json`` as tests named ``labNN.questions/<grade id>``.
+
+An answer sheet is one self-contained page (``templates/answers.html.j2``): styles inline, no script, nothing
+fetched (its Content-Security-Policy is ``default-src 'none'``, images ``data:`` only), so it opens offline
+and prints as one document. Each question's prompt, the learner's answer, the model answer folded below it,
+each check's result. Markdown is rendered by markdown-it-py; the learner's answers with their HTML escaped
+(an answer is text, never markup that runs in the grader's browser) and an image other than a ``data:`` one
+shown as its address. rocketlab's own addition: no Java class is modelled.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from markdown_it import MarkdownIt
+
+from rocketlab.cli_support import writable_dir
 from rocketlab.errors import RocketlabError
+from rocketlab.grading.bundle import BundleError, lab_files, open_bundle, question_labs
 from rocketlab.grading.questions import (
     ANSWER_STUB,
     MODEL_ANSWER_OPEN,
@@ -26,8 +41,8 @@ from rocketlab.grading.questions import (
     read_notebook,
     written_answers,
 )
-from rocketlab.grading.registry import LABS
 from rocketlab.grading.runner import TestResult
+from rocketlab.templating import Markup, render
 from rocketlab.workspace import kit_root
 
 
@@ -37,10 +52,11 @@ def source_notebook(lab: str, source_dir: str | Path | None = None) -> dict[str,
     where = Path(source_dir) if source_dir is not None else kit_root() / "labs"
     if source_dir is not None and not where.is_dir():
         raise RocketlabError(f"--source {where}: not a directory")
-    path = where / LABS[lab].notebook
+    name = lab_files(lab).notebook
+    path = where / name
     if not path.is_file():
         if source_dir is not None:
-            raise RocketlabError(f"--source {where}: no {LABS[lab].notebook} in it")
+            raise RocketlabError(f"--source {where}: no {name} in it")
         return None
     nb = read_notebook(path)
     return nb if questions(nb, str(path)) else None
@@ -59,47 +75,61 @@ def grade_questions(lab: str, source_nb: dict[str, Any], notebook: Path, who: st
     return checks, ""
 
 
-def _cell(text: str) -> dict[str, Any]:
-    return {"cell_type": "markdown", "metadata": {}, "source": text}
+# --- the answer sheet ----------------------------------------------------------------------------------
+
+def markdown_html(text: str, *, trusted: bool) -> Markup:
+    """``text`` (Markdown) as HTML: ``trusted`` (the course's source) keeps its HTML, else it is escaped;
+    an image is kept only as ``data:`` (nothing fetched), else shown as its address."""
+    md = MarkdownIt("commonmark", {"html": trusted}).enable("table")
+
+    def image(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        token = tokens[idx]
+        src = str(token.attrGet("src") or "")
+        if src.startswith("data:image/"):
+            return str(renderer.image(tokens, idx, options, env))
+        alt = renderer.renderInlineAsText(token.children or [], options, env)
+        return f"<code>[image: {_escape(alt)} ({_escape(src)})]</code>"
+
+    md.add_render_rule("image", image)
+    return Markup(md.render(text))  # markdown-it escaped what it did not render
 
 
-def _model(answer: str) -> str:
+def _escape(text: str) -> str:
+    return str(Markup.escape(text))
+
+
+def _model(answer: str) -> Markup:
     body = answer.strip()
     if body.startswith(MODEL_ANSWER_OPEN):
         body = body.removeprefix(MODEL_ANSWER_OPEN).removesuffix("</details>").strip()
-    return f"<details><summary>Model answer</summary>\n\n{body}\n\n</details>"
+    return markdown_html(body, trusted=True)
 
 
 def answer_sheet(lab: str, who: str, source_nb: dict[str, Any], learner_nb: dict[str, Any],
-                 checks: list[CheckResult]) -> dict[str, Any]:
-    """The answer sheet as a notebook: a title, then each question with the learner's answer."""
+                 checks: list[CheckResult]) -> str:
+    """The answer sheet, one HTML page: each question with the learner's answer, or the check's result."""
     given = written_answers(learner_nb)
-    cells = [_cell(f"# {lab}: {who}\n\nWritten answers to grade by hand; the checks were graded automatically.")]
     by_id = {c.grade_id: c for c in checks}
+    rows = []
     for q in questions(source_nb):
-        points = f"{q.points:g} point{'s' if q.points != 1 else ''}"
-        cells.append(_cell(f"## {q.grade_id} ({points})\n\n{q.prompt}"))
+        row: dict[str, Any] = {"grade_id": q.grade_id, "kind": q.kind,
+                               "points": f"{q.points:g} point{'s' if q.points != 1 else ''}",
+                               "prompt": markdown_html(q.prompt, trusted=True)}
         if q.kind == "written":
             answer = given.get(q.grade_id, "").strip()
-            shown = answer if answer and answer != ANSWER_STUB else "*(no answer)*"
-            cells.append(_cell(f"**{who}'s answer:**\n\n{shown}"))
-            cells.append(_cell(_model(q.answer)))
+            row["answer"] = markdown_html(answer, trusted=False) if answer and answer != ANSWER_STUB else None
+            row["model"] = _model(q.answer)
         else:
             check = by_id.get(q.grade_id)
-            said = f"{check.score:g}/{check.points:g}: {check.message}" if check else "not graded"
-            cells.append(_cell(f"**Check:** {said}"))
-    for i, cell in enumerate(cells):
-        cell["id"] = f"sheet-{i}"
-    return {"cells": cells, "metadata": {"title": f"{lab} {who}"}, "nbformat": 4, "nbformat_minor": 5}
+            row["result"] = f"{check.score:g}/{check.points:g}: {check.message}" if check else "not graded"
+            row["status"] = "passed" if check and check.score == check.points else "failed"
+        rows.append(row)
+    return render("rocketlab.grading", "answers.html.j2", lab=lab, who=who, questions=rows,
+                  written=sum(q["kind"] == "written" for q in rows), checks=bool(checks),
+                  check_score=f"{sum(c.score for c in checks):g}", check_points=f"{sum(c.points for c in checks):g}")
 
 
-def write_answer_sheet(sheet: dict[str, Any], path: Path) -> Path:
-    """The sheet as one HTML file (nbconvert's classic template: styles inline)."""
-    import nbformat  # lazy: the notebook libraries take a second to import
-    from nbconvert import HTMLExporter  # lazy: as above
-
-    node = nbformat.from_dict(sheet)
-    html, _ = HTMLExporter(template_name="classic").from_notebook_node(node)
+def write_answer_sheet(html: str, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")
     return path
@@ -128,3 +158,85 @@ def write_questions_csv(source_nb: dict[str, Any], rows: list[tuple[str, list[Ch
             scores = {c.grade_id: f"{c.score:g}" for c in checks}
             w.writerow([who, *(scores.get(q.grade_id, "") for q in qs), ""])
     return path
+
+
+# --- rocketlab collect ----------------------------------------------------------------------------------
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "collect", help="collect a class's written answers: one HTML answer sheet per learner and questions.csv",
+        description="Collect the questions of LAB (any lab, lab00 included) from every learner's notebook in DIR: "
+                    "name.ipynb, name/NN_topic.ipynb or a bundle name.zip (docs: instructors.md).")
+    p.add_argument("lab", metavar="LAB", help="a lab with questions: lab00 to lab07")
+    p.add_argument("--submissions", metavar="DIR", required=True, help="the learners' notebooks or bundles")
+    p.add_argument("--out", metavar="DIR", required=True, help="OUT/<name>/answers.html and OUT/questions.csv")
+    p.add_argument("--source", metavar="DIR", help="the course's source notebooks (default: the kit's labs)")
+    p.set_defaults(func=cmd_collect)
+
+
+@dataclass
+class Handed:
+    """One learner's entry in ``--submissions DIR``: their notebook, or why there is none."""
+
+    name: str
+    notebook: Path | None
+    note: str = ""
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    files = lab_files(args.lab)
+    source = source_notebook(args.lab, args.source)
+    if source is None:
+        raise RocketlabError(f"{files.notebook} has no question cells to collect (labs with questions: "
+                             f"{', '.join(_labs_with_questions())})")
+    root = Path(args.submissions)
+    out = writable_dir(Path(args.out), "--out")
+    rows: list[tuple[str, list[CheckResult] | None, str]] = []
+    with tempfile.TemporaryDirectory(prefix="rocketlab-collect-") as scratch:
+        for entry in handed_in(args.lab, root, Path(scratch)):
+            checks, why = None, entry.note
+            if entry.notebook is not None:
+                checks, why = grade_questions(args.lab, source, entry.notebook, entry.name,
+                                              out / entry.name / "answers.html")
+            rows.append((entry.name, checks, why))
+            said = f"{sum(c.score for c in checks):g}/{sum(c.points for c in checks):g} in checks" \
+                if checks is not None else why
+            print(f"{entry.name}: {said}")
+    print(f"questions: {write_questions_csv(source, rows, out / 'questions.csv')} ({len(rows)} learners, "
+          f"{sum(c is not None for _, c, _ in rows)} answer sheets)")
+    return 0 if all(c is not None for _, c, _ in rows) else 1
+
+
+def _labs_with_questions() -> list[str]:
+    return [lab for lab in question_labs() if source_notebook(lab) is not None]
+
+
+def handed_in(lab: str, root: Path, scratch: Path) -> list[Handed]:
+    """Every entry of ``root`` with the lab's notebook found in it (bundles opened into ``scratch``), or why not."""
+    if not root.is_dir():
+        raise RocketlabError(f"--submissions {root}: not a directory")
+    name = lab_files(lab).notebook
+    children = sorted(p for p in root.iterdir() if not p.name.startswith("."))
+    if not children:
+        raise RocketlabError(f"--submissions {root}: empty (expected *.ipynb, */{name} or *.zip bundles)")
+    stems = [p.stem for p in children]
+    found = []
+    for p in children:
+        who = p.name if stems.count(p.stem) > 1 else p.stem  # alice.ipynb beside alice/: each kept, named apart
+        found.append(_entry(lab, p, who, name, scratch))
+    return found
+
+
+def _entry(lab: str, p: Path, who: str, name: str, scratch: Path) -> Handed:
+    if p.is_file() and p.suffix == ".ipynb":
+        return Handed(who, p)
+    if p.is_dir():
+        nb = p / name
+        return Handed(who, nb) if nb.is_file() else Handed(who, None, f"no {name} in {p.name}/")
+    if p.is_file() and p.suffix == ".zip":
+        try:
+            got = open_bundle(p, lab, scratch / p.name, need_exercise=False).notebook
+        except BundleError as e:
+            return Handed(who, None, f"not collected: {e}")
+        return Handed(who, got) if got is not None else Handed(who, None, f"no {name} in {p.name}")
+    return Handed(who, None, f"not collected: {p.name} is not a notebook (.ipynb), a folder or a bundle (.zip)")

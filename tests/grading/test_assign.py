@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import zipfile
 from pathlib import Path
@@ -252,6 +253,8 @@ def test_a_class_of_bundles_is_graded_with_its_questions(tmp_path, capsys):
         in rows["dave"]["note"], rows["dave"]
     assert rows["mallory"]["score"] == "" and rows["mallory"]["max_score"] == "", rows["mallory"]
     assert "malformed bundle" in rows["mallory"]["note"]
+    mallory = json.loads((tmp_path / "graded" / "mallory" / "results.json").read_text())
+    assert "score" not in mallory and mallory["extra_data"]["graded"] is False  # no 0 that reads as a grade
     results = json.loads((tmp_path / "graded" / "bob" / "results.json").read_text())
     failed = [t for t in results["tests"] if t["name"] == "lab05.questions/lab05-which-log"]
     assert failed and failed[0]["score"] == 0 and "below the divide" in failed[0]["output"]
@@ -266,6 +269,52 @@ def test_a_class_of_bundles_is_graded_with_its_questions(tmp_path, capsys):
     assert qrows[3] == ["carol", "", "", "", "no notebook in the submission"]
     assert qrows[4][:4] == ["dave", "", "", ""] and "broken JSON" in qrows[4][4]
     assert qrows[5] == ["mallory", "", "", "", "not graded"]
+
+
+def test_lab00s_questions_are_collected_from_notebooks_and_bundles(tmp_path, capsys):
+    """Lab 00 has questions but no exercise (no row in the lab table): ``assign --lab lab00`` writes its
+    student notebook, ``submit lab00`` bundles the notebook alone, ``collect lab00`` gathers the class's
+    answers into self-contained answer sheets (nothing fetched, the learner's HTML escaped) and the CSV."""
+    code, out, err = _cli(capsys, "assign", "--out", str(tmp_path / "course"), "--lab", "lab00", "--no-autograder")
+    assert code == 0, err
+    handed_out = tmp_path / "course" / "student" / "labs"
+    assert sorted(p.name for p in handed_out.rglob("*") if p.is_file()) == ["00_tour.ipynb"]
+    source_answer = next(source(c) for c in read_notebook(LABS_DIR / "00_tour.ipynb")["cells"]
+                         if kind(c) == "answer" and c["metadata"]["nbgrader"]["grade_id"] == "lab00-check-1")
+    nb = read_notebook(handed_out / "00_tour.ipynb")
+    for cell in nb["cells"]:
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid == "lab00-check-1":
+            cell["source"] = source_answer.split("#")[0]
+        elif gid == "lab00-question-1":
+            cell["source"] = ("Two of three is a **majority**. <script>alert('x')</script>\n\n"
+                              "![vote](http://example.invalid/vote.png)")
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    mine = tmp_path / "alice" / "00_tour.ipynb"
+    mine.parent.mkdir()
+    mine.write_text(json.dumps(nb))
+    code, out, err = _cli(capsys, "submit", "lab00", "--notebook", str(mine), "--out", str(subs / "alice.zip"))
+    assert code == 0 and "lab00 bundle (00_tour.ipynb)" in out, err
+    with zipfile.ZipFile(subs / "alice.zip") as z:
+        assert sorted(z.namelist()) == ["00_tour.ipynb", "bundle.json"]
+    shutil.copy(handed_out / "00_tour.ipynb", subs / "bob.ipynb")  # handed in unanswered
+    (subs / "carol").mkdir()  # a folder without the notebook
+    code, out, err = _cli(capsys, "collect", "lab00", "--submissions", str(subs), "--out", str(tmp_path / "graded"))
+    assert code == 1, out + err  # carol handed in no notebook
+    assert "alice: 1/1 in checks" in out and "carol: no 00_tour.ipynb in carol/" in out, out
+    rows = list(csv.reader((tmp_path / "graded" / "questions.csv").open()))
+    assert rows[0][:4] == ["submission", "lab00-question-1 (1)", "lab00-question-2 (1)", "lab00-check-1 (1)"]
+    assert rows[1][0] == "alice" and rows[1][3] == "1" and rows[2][0] == "bob" and rows[2][3] == "0", rows
+    assert rows[3] == ["carol", *([""] * (len(rows[0]) - 2)), "no 00_tour.ipynb in carol/"]
+    sheet = (tmp_path / "graded" / "alice" / "answers.html").read_text()
+    assert "Two of three is a <strong>majority</strong>." in sheet  # the learner's Markdown, rendered
+    assert "&lt;script&gt;alert('x')&lt;/script&gt;" in sheet and "<script" not in sheet  # escaped, no script
+    assert "[image: vote (http://example.invalid/vote.png)]" in sheet and "<img" not in sheet
+    assert not re.findall(r"""(?:src|href)\s*=\s*["']?(?:https?:|//)""", sheet), "the sheet fetches nothing"
+    assert "default-src 'none'" in sheet and "<style>" in sheet  # offline: styles inline, a policy forbids fetching
+    assert "majority of the whole group" in sheet  # the model answer, folded, for the one who grades
+    assert (tmp_path / "graded" / "bob" / "answers.html").is_file() and not (tmp_path / "graded" / "carol").exists()
 
 
 # --- bad input -----------------------------------------------------------------------------------------
@@ -300,3 +349,22 @@ def test_a_broken_notebook_or_bundle_is_one_line_and_exit_2(tmp_path, capsys):
     code, _, err = _cli(capsys, "assign", "--source", str(tmp_path / "m"), "--out", str(tmp_path / "o2"),
                         "--no-autograder")
     assert code == 2 and "### BEGIN SOLUTION without ### END SOLUTION" in err, err
+
+
+def test_collect_and_submit_refuse_bad_input_in_one_line(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    nb = tmp_path / "00_tour.ipynb"
+    shutil.copy(LABS_DIR / "00_tour.ipynb", nb)
+    for argv, said in (
+            (["collect", "lab99", "--submissions", str(tmp_path), "--out", str(tmp_path / "o")], "unknown lab 'lab99'"),
+            (["collect", "lab00", "--submissions", str(tmp_path / "missing"), "--out", str(tmp_path / "o")],
+             "not a directory"),
+            (["collect", "lab00", "--submissions", str(tmp_path / "empty"), "--out", str(tmp_path / "o")], "empty"),
+            (["collect", "lab00", "--submissions", str(tmp_path), "--out", str(tmp_path / "o"),
+              "--source", str(tmp_path / "empty")], "no 00_tour.ipynb in it"),
+            (["submit", "lab00", "--notebook", str(nb), "--exercise", str(nb), "--out", str(tmp_path / "b.zip")],
+             "lab00 has no exercise file"),
+            (["assign", "--out", str(tmp_path / "o"), "--lab", "lab99"], "--lab lab99: unknown")):
+        code, out, err = _cli(capsys, *argv)
+        assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, (argv, err)
+    assert not (tmp_path / "b.zip").exists()
