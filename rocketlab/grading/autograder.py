@@ -351,6 +351,9 @@ def _with_checks(path: Path, results: dict[str, Any], lab: str, learner: dict[st
             results["score"] = round(results["score"] + c.score, 6)
         results.setdefault("extra_data", {})["max_score"] = round(
             results.get("extra_data", {}).get("max_score", 0) + c.points, 6)
+    if checks:  # the summary line counted the exercises' tests only
+        results["output"] += (f"\n{lab}.questions: {sum(c.score for c in checks):g}/"
+                              f"{sum(c.points for c in checks):g} points in the notebook's checks")
     path.write_text(json.dumps(results, indent=2) + "\n")
     return results
 

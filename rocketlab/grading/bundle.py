@@ -102,7 +102,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(f"{args.lab}-submission.zip")
     made = make_bundle(args.lab, exercise, notebook, out)
     what = f"{exercise.name}, {notebook.name}" if exercise is not None else notebook.name
-    print(f"{made}: {args.lab} bundle ({what}): upload it to Gradescope or hand it in")
+    where = "upload it to Gradescope or hand it in" if exercise is not None else "hand it in"
+    print(f"{made}: {args.lab} bundle ({what}): {where}")
     return 0
 
 

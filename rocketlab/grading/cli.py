@@ -26,7 +26,7 @@ from rocketlab.cli_support import writable_dir, writable_file
 from rocketlab.console import progress
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
-from rocketlab.grading.bundle import open_bundle
+from rocketlab.grading.bundle import open_bundle, question_labs
 from rocketlab.grading.collect import check_tests, grade_questions, source_notebook, write_questions_csv
 from rocketlab.grading.collect import register as register_collect
 from rocketlab.grading.questions import CheckResult
@@ -89,6 +89,9 @@ def run_grade(args: argparse.Namespace) -> int:
     if args.stress is not None and args.stress < 1:
         raise RocketlabError(f"--stress must be at least 1 seed, got {args.stress}")
     if args.lab not in registry.LABS:
+        if args.lab in question_labs():
+            raise RocketlabError(f"{args.lab} has questions but no exercise to grade: collect its answers with "
+                                 f"`rocketlab collect {args.lab} --submissions DIR --out DIR`")
         raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(registry.LABS)}")
     if args.submissions or args.out:
         if not (args.submissions and args.out):

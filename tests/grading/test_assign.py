@@ -295,7 +295,7 @@ def test_lab00s_questions_are_collected_from_notebooks_and_bundles(tmp_path, cap
     mine.parent.mkdir()
     mine.write_text(json.dumps(nb))
     code, out, err = _cli(capsys, "submit", "lab00", "--notebook", str(mine), "--out", str(subs / "alice.zip"))
-    assert code == 0 and "lab00 bundle (00_tour.ipynb)" in out, err
+    assert code == 0 and out.strip().endswith("lab00 bundle (00_tour.ipynb): hand it in"), out + err
     with zipfile.ZipFile(subs / "alice.zip") as z:
         assert sorted(z.namelist()) == ["00_tour.ipynb", "bundle.json"]
     shutil.copy(handed_out / "00_tour.ipynb", subs / "bob.ipynb")  # handed in unanswered
@@ -364,7 +364,9 @@ def test_collect_and_submit_refuse_bad_input_in_one_line(tmp_path, capsys):
               "--source", str(tmp_path / "empty")], "no 00_tour.ipynb in it"),
             (["submit", "lab00", "--notebook", str(nb), "--exercise", str(nb), "--out", str(tmp_path / "b.zip")],
              "lab00 has no exercise file"),
-            (["assign", "--out", str(tmp_path / "o"), "--lab", "lab99"], "--lab lab99: unknown")):
+            (["assign", "--out", str(tmp_path / "o"), "--lab", "lab99"], "--lab lab99: unknown"),
+            (["grade", "lab00"], "lab00 has questions but no exercise to grade: collect its answers with "
+                                 "`rocketlab collect lab00")):
         code, out, err = _cli(capsys, *argv)
         assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, (argv, err)
     assert not (tmp_path / "b.zip").exists()

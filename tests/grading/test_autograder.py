@@ -253,6 +253,7 @@ def test_a_bundle_is_graded_zipped_or_unzipped_with_its_checks(gradescope, tmp_p
             assert scores["lab05.questions/lab05-which-log"] == (2, 2) and scores["lab05.questions/lab05-header"] == (1, 1)
             assert sum(t["score"] for t in results["tests"]) == sum(t["max_score"] for t in results["tests"]), scores
             assert results["extra_data"]["max_score"] == 15 + 3, results["extra_data"]
+            assert results["output"].endswith("lab05.questions: 3/3 points in the notebook's checks"), results["output"]
     finally:
         shutil.rmtree(packed)
 
