@@ -48,7 +48,7 @@ def register(subparsers: Any) -> None:
                    help="a test (lab03.handle_vote/decision_table) or exercise (lab03.handle_vote); repeatable")
     p.add_argument("--seed", type=int, help="run scenario tests for this seed only (replay a failure)")
     p.add_argument("--stress", type=int, metavar="N", help="run every scenario test for seeds 0..N-1, to the first "
-                                                           "failing one (its replay line is printed)")
+                                                           "failing one (its replay line is printed; bulk mode: every submission)")
     p.add_argument("--json", metavar="FILE", help="write Gradescope's results.json here")
     p.add_argument("--tests", metavar="DIR", help="a directory of extra (hidden) tests, *.py using @graded")
     p.add_argument("--time-limit", type=float, metavar="S", help="at most S seconds per test (default: each test's own)")
