@@ -201,6 +201,17 @@ def _pos(value: int, n: int) -> int:
     return 0 if v == -(1 << 31) else abs(v) % n
 
 
+def _fault_walk(queues: list[MessageQueue], index: int, unavailable: frozenset[str]) -> int | None:
+    """The latency branch's walk from the counter's value ``index``: the first position whose broker is available
+    (None: none found; near the int overflow Java's walk may revisit positions and miss one)."""
+    walk = _java_int(index & 0x7FFFFFFF)
+    for i in range(len(queues)):
+        pos = _pos(walk + i, len(queues))
+        if queues[pos].broker_name not in unavailable:
+            return pos
+    return None
+
+
 def select_one_message_queue(queues: list[MessageQueue], index: int, last_broker_name: str | None,
                              latency: LatencyView | None) -> QueueChoice:
     """``MQFaultStrategy.selectOneMessageQueue`` over ``queues`` (``messageQueueList``) with sendWhichQueue's
@@ -216,11 +227,9 @@ def select_one_message_queue(queues: list[MessageQueue], index: int, last_broker
         index += 1
         return QueueChoice(_pos(index & 0x7FFFFFFF, n), queues[_pos(index & 0x7FFFFFFF, n)], index)
     index += 1
-    walk = _java_int(index & 0x7FFFFFFF)
-    for i in range(n):
-        pos = _pos(walk + i, n)
-        if queues[pos].broker_name not in latency.unavailable:
-            return QueueChoice(pos, queues[pos], index)
+    found = _fault_walk(queues, index, latency.unavailable)
+    if found is not None:
+        return QueueChoice(found, queues[found], index)
     not_best = latency.least_bad
     index += 1
     pos = _pos(index & 0x7FFFFFFF, n)
@@ -250,14 +259,14 @@ class MQFaultStrategy:
         if self.send_latency_fault_enable:
             worst = lft.which_item_worst.index
             least_bad = lft.pick_one_at_least(now_ms)
-            all_down = all(not lft.is_available(mq.broker_name, now_ms) for mq in tp.message_queue_list)
+            unavailable = frozenset(n for n in lft.fault_item_table if not lft.is_available(n, now_ms))
+            all_down = _fault_walk(tp.message_queue_list, tp.send_which_queue.index + 1, unavailable) is None
             if not all_down:
-                lft.which_item_worst.index = worst  # pickOneAtLeast is only called when every broker is down
+                lft.which_item_worst.index = worst  # Java calls pickOneAtLeast only when the walk finds no queue
             nums: dict[str, int] = {}
             for qd in (tp.route.queue_datas if tp.route else ()):
                 nums.setdefault(qd.broker_name, qd.write_queue_nums)
-            view = LatencyView(frozenset(n for n in lft.fault_item_table if not lft.is_available(n, now_ms)),
-                               least_bad, nums)
+            view = LatencyView(unavailable, least_bad, nums)
         choose = plugs.resolve(SELECT_ONE_MESSAGE_QUEUE_PLUG, select_one_message_queue)
         choice = choose(list(tp.message_queue_list), tp.send_which_queue.index, last_broker_name, view)
         tp.send_which_queue.index = choice.index & 0xFFFFFFFF
