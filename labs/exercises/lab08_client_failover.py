@@ -12,7 +12,7 @@ and signatures; you may add helpers.
 from __future__ import annotations
 
 from rocketlab.client.message import MessageQueue
-from rocketlab.client.route import LatencyView, QueueChoice  # noqa: F401  (yours to use)
+from rocketlab.client.route import LatencyView, QueueChoice, java_position  # noqa: F401  (yours to use)
 
 
 def allocate(consumer_group: str, current_cid: str, mq_all: list[MessageQueue],
@@ -42,6 +42,9 @@ def select_one_message_queue(queues: list[MessageQueue], index: int, last_broker
     ``queues`` is the route's list of writable queues (brokers sorted by name); the producer keeps a
     counter, ``index`` (``sendWhichQueue``): to take "the next in turn" it adds one to the counter and uses
     the position ``counter % len(queues)``. Round robin spreads sends over every queue of every broker.
+    The counter is a Java int that keeps counting past 2**31 - 1 (Java starts it at random): its
+    ``incrementAndGet`` answers ``counter & 0x7FFFFFFF``, and ``java_position(value, n)`` (imported above)
+    is Java's ``Math.abs(value) % n`` on an int, for where it wraps.
     ``last_broker_name`` is None for a first attempt, else the broker the previous attempt of this message
     failed on. ``latency`` is None unless the producer runs with ``sendLatencyFaultEnable``; then it tells
     which brokers are in their fault window (a broker that failed, or answered slowly, is put there for a

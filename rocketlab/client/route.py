@@ -195,8 +195,9 @@ def _java_int(value: int) -> int:
     return value - (1 << 32) if value & 0x80000000 else value
 
 
-def _pos(value: int, n: int) -> int:
-    """``Math.abs(value) % n``, 0 when negative (``Math.abs(Integer.MIN_VALUE)`` is negative)."""
+def java_position(value: int, n: int) -> int:
+    """A queue's position as Java computes it: ``Math.abs(value) % n`` on the int ``value`` wraps to, and 0 when
+    that is negative (``Math.abs(Integer.MIN_VALUE)`` is negative): what the counter's values become past 2**31 - 1."""
     v = _java_int(value)
     return 0 if v == -(1 << 31) else abs(v) % n
 
@@ -206,7 +207,7 @@ def _fault_walk(queues: list[MessageQueue], index: int, unavailable: frozenset[s
     (None: none found; near the int overflow Java's walk may revisit positions and miss one)."""
     walk = _java_int(index & 0x7FFFFFFF)
     for i in range(len(queues)):
-        pos = _pos(walk + i, len(queues))
+        pos = java_position(walk + i, len(queues))
         if queues[pos].broker_name not in unavailable:
             return pos
     return None
@@ -219,21 +220,23 @@ def select_one_message_queue(queues: list[MessageQueue], index: int, last_broker
     ``latency`` None when ``sendLatencyFaultEnable`` is off."""
     n = len(queues)
     if latency is None:
-        for _ in range(n if last_broker_name is not None else 0):
-            index += 1
-            pos = _pos(index & 0x7FFFFFFF, n)
-            if queues[pos].broker_name != last_broker_name:
-                return QueueChoice(pos, queues[pos], index)
+        if last_broker_name is not None:
+            for _ in range(n):
+                index += 1
+                pos = java_position(index & 0x7FFFFFFF, n)
+                if queues[pos].broker_name != last_broker_name:
+                    return QueueChoice(pos, queues[pos], index)
         index += 1
-        return QueueChoice(_pos(index & 0x7FFFFFFF, n), queues[_pos(index & 0x7FFFFFFF, n)], index)
+        pos = java_position(index & 0x7FFFFFFF, n)
+        return QueueChoice(pos, queues[pos], index)
     index += 1
     found = _fault_walk(queues, index, latency.unavailable)
     if found is not None:
         return QueueChoice(found, queues[found], index)
     not_best = latency.least_bad
     index += 1
-    pos = _pos(index & 0x7FFFFFFF, n)
-    if latency.write_queue_nums.get(not_best, -1) > 0 and not_best is not None:  # type: ignore[arg-type]
+    pos = java_position(index & 0x7FFFFFFF, n)
+    if not_best is not None and not_best in latency.write_queue_nums and latency.write_queue_nums[not_best] > 0:
         index += 1
         queue_id = (index & 0x7FFFFFFF) % latency.write_queue_nums[not_best]
         return QueueChoice(pos, MessageQueue(queues[pos].topic, not_best, queue_id), index)

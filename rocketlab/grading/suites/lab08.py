@@ -266,7 +266,9 @@ CHOICE_FIELDS = ("position", "queue", "index")
 
 
 def _choice(got: Any) -> tuple[Any, ...] | None:
-    return fields_of(got, CHOICE_FIELDS)
+    """The choice's fields, the counter as the 32 bits Java keeps (2**32 and 0 are the same int)."""
+    fields = fields_of(got, CHOICE_FIELDS)
+    return fields if fields is None or not isinstance(fields[2], int) else (*fields[:2], fields[2] & 0xFFFFFFFF)
 
 
 def _select_table(ctx: Ctx, cases: list[SelectCase], why: str) -> None:
@@ -299,6 +301,26 @@ def every_broker_faulty(ctx: Ctx) -> None:
     """With sendLatencyFaultEnable and every broker of the route in its fault window: the least bad
     broker still gets the message (or, when it has no write queue in the route, the next queue in turn)."""
     _select_table(ctx, select_on_cases(all_down=True), "every broker in its fault window: the least bad one")
+
+
+WRAPS = (2**31 - 3, 2**31 - 2, 2**31 - 1, 2**32 - 3, 2**32 - 1)
+"""Counters where Java's int wraps within one choice: past 2**31 - 1 (negative) and past 2**32 - 1 (back to 0)."""
+
+
+def wrap_cases() -> list[SelectCase]:
+    """The tables' inputs at the counters of :data:`WRAPS`, the latency table off and on."""
+    cases: list[SelectCase] = []
+    for queues, _, last, view in [*select_off_cases(with_last=True), *select_off_cases(with_last=False),
+                                  *select_on_cases(all_down=False)[::7], *select_on_cases(all_down=True)[::7]]:
+        cases.extend((queues, index, last, view) for index in WRAPS)
+    return list({_describe_select(c): c for c in cases}.values())  # each input once
+
+
+@graded("lab08.select_one_message_queue", points=1)
+def counter_wraps(ctx: Ctx) -> None:
+    """The counter near and past Java's int limits (2**31 - 1, 2**32 - 1): positions as Java computes them
+    there, for every path of the choice."""
+    _select_table(ctx, wrap_cases(), "the counter is a Java int: java_position(value, n) past 2**31 - 1")
 
 
 # ---------------------------------------------------------------------- select_one_message_queue: a producer
