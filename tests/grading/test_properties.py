@@ -227,11 +227,11 @@ def allocations(draw: Any) -> tuple:
 
 @st.composite
 def queue_choices(draw: Any) -> tuple:
-    """Lab 08: any route's queue list, counter (below Java's int overflow), last broker and latency table."""
+    """Lab 08: any route's queue list, counter (any 32-bit value: Java's int wraps), last broker and latency table."""
     names = [f"broker-{c}" for c in "abcd"[:draw(st.integers(1, 4))]]
     nums = {b: draw(st.integers(0, 8)) for b in names}
     queues = [MessageQueue("T", b, q) for b in names for q in range(nums[b])] or [MessageQueue("T", "broker-a", 0)]
-    index = draw(st.integers(0, 2**31 - 64))
+    index = draw(st.integers(0, 2**32 - 1))
     last = draw(st.sampled_from([None, *names, "broker-x"]))
     latency = draw(st.none() | st.builds(LatencyView, st.frozensets(st.sampled_from([*names, "broker-x"])),
                                          st.sampled_from([None, *names, "broker-x"]), st.just(nums)))

@@ -320,7 +320,8 @@ def wrap_cases() -> list[SelectCase]:
 def counter_wraps(ctx: Ctx) -> None:
     """The counter near and past Java's int limits (2**31 - 1, 2**32 - 1): positions as Java computes them
     there, for every path of the choice."""
-    _select_table(ctx, wrap_cases(), "the counter is a Java int: java_position(value, n) past 2**31 - 1")
+    _select_table(ctx, wrap_cases(), "an input of the other tables with the counter at Java's int limits: where the "
+                                     "counter wraps, positions are java_position(value, n)")
 
 
 # ---------------------------------------------------------------------- select_one_message_queue: a producer
