@@ -2,7 +2,8 @@
 
 * :class:`AllocateMessageQueueAveragely` and :class:`AllocateMessageQueueAveragelyByCircle`
   (``client/consumer/rebalance``): which of the sorted queues the member at ``currentCID``'s place in the sorted
-  member list owns;
+  member list owns (the former's ``allocate`` is :func:`allocate_averagely`, or the function plugged in at lab
+  08's point ``lab08.allocate``);
 * :class:`ProcessQueue`: the messages pulled and not yet consumed of one queue (``msgTreeMap``), and the offset
   that may be committed when some are done (``removeMessage``: the smallest still in flight, else max + 1);
 * :class:`RemoteBrokerOffsetStore`: the offsets a member commits, kept in memory and written to the broker of the

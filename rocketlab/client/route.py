@@ -13,6 +13,10 @@
   (``pickOneAtLeast``'s branch); that mutation is modelled: the queue is replaced in the route's list, so
   later choices see it as Java's do. The fault table's iteration order is ``ConcurrentHashMap``'s (the
   bucket order of the names' hashes), as Java's ``pickOneAtLeast`` sees it before its stable sort.
+* :func:`select_one_message_queue`: that choice as a pure function of the queue list, the counter, the last broker
+  and a :class:`LatencyView`, answering a :class:`QueueChoice`; :class:`MQFaultStrategy` applies it (or the
+  function plugged in at lab 08's point ``lab08.select_one_message_queue``). The counter is a Java int: past
+  2**31 - 1 positions are ``Math.abs`` of the wrapped int (:func:`java_position`), as Java's.
 
 Clocks are inputs (milliseconds), never read here.
 """
