@@ -2,7 +2,8 @@
 
 * :class:`AllocateMessageQueueAveragely` and :class:`AllocateMessageQueueAveragelyByCircle`
   (``client/consumer/rebalance``): which of the sorted queues the member at ``currentCID``'s place in the sorted
-  member list owns;
+  member list owns (the former's ``allocate`` is :func:`allocate_averagely`, or the function plugged in at lab
+  08's point ``lab08.allocate``);
 * :class:`ProcessQueue`: the messages pulled and not yet consumed of one queue (``msgTreeMap``), and the offset
   that may be committed when some are done (``removeMessage``: the smallest still in flight, else max + 1);
 * :class:`RemoteBrokerOffsetStore`: the offsets a member commits, kept in memory and written to the broker of the
@@ -20,6 +21,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rocketlab import plugs
 from rocketlab.client.message import RETRY_GROUP_TOPIC_PREFIX, MessageQueue
 from rocketlab.client.producer import Call, MQClientException
 from rocketlab.client.protocol import (
@@ -37,23 +39,34 @@ MQ_CLIENT_API_TIMEOUT = 3000  # ClientConfig.mqClientApiTimeout
 CONSUME_FROM = ("CONSUME_FROM_LAST_OFFSET", "CONSUME_FROM_FIRST_OFFSET", "CONSUME_FROM_TIMESTAMP")
 
 
+ALLOCATE_PLUG = plugs.point("lab08.allocate")
+"""The override point of this module (lab 08's graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
+
+def allocate_averagely(consumer_group: str, current_cid: str, mq_all: list[MessageQueue],
+                       cid_all: list[str]) -> list[MessageQueue]:
+    """``AllocateMessageQueueAveragely.allocate``: a contiguous run of the sorted queues per member, the first
+    ``len(mq_all) % len(cid_all)`` members one more."""
+    if not check(current_cid, mq_all, cid_all):
+        return []
+    index = cid_all.index(current_cid)
+    mod = len(mq_all) % len(cid_all)
+    if len(mq_all) <= len(cid_all):
+        average = 1
+    elif mod > 0 and index < mod:
+        average = len(mq_all) // len(cid_all) + 1
+    else:
+        average = len(mq_all) // len(cid_all)
+    start = index * average if mod > 0 and index < mod else index * average + mod
+    return [mq_all[(start + i) % len(mq_all)] for i in range(min(average, len(mq_all) - start))]
+
+
 class AllocateMessageQueueAveragely:
     name = "AVG"
 
     def allocate(self, consumer_group: str, current_cid: str, mq_all: list[MessageQueue],
                  cid_all: list[str]) -> list[MessageQueue]:
-        if not check(current_cid, mq_all, cid_all):
-            return []
-        index = cid_all.index(current_cid)
-        mod = len(mq_all) % len(cid_all)
-        if len(mq_all) <= len(cid_all):
-            average = 1
-        elif mod > 0 and index < mod:
-            average = len(mq_all) // len(cid_all) + 1
-        else:
-            average = len(mq_all) // len(cid_all)
-        start = index * average if mod > 0 and index < mod else index * average + mod
-        return [mq_all[(start + i) % len(mq_all)] for i in range(min(average, len(mq_all) - start))]
+        return plugs.resolve(ALLOCATE_PLUG, allocate_averagely)(consumer_group, current_cid, mq_all, cid_all)
 
 
 class AllocateMessageQueueAveragelyByCircle:

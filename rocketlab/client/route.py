@@ -13,6 +13,10 @@
   (``pickOneAtLeast``'s branch); that mutation is modelled: the queue is replaced in the route's list, so
   later choices see it as Java's do. The fault table's iteration order is ``ConcurrentHashMap``'s (the
   bucket order of the names' hashes), as Java's ``pickOneAtLeast`` sees it before its stable sort.
+* :func:`select_one_message_queue`: that choice as a pure function of the queue list, the counter, the last broker
+  and a :class:`LatencyView`, answering a :class:`QueueChoice`; :class:`MQFaultStrategy` applies it (or the
+  function plugged in at lab 08's point ``lab08.select_one_message_queue``). The counter is a Java int: past
+  2**31 - 1 positions are ``Math.abs`` of the wrapped int (:func:`java_position`), as Java's.
 
 Clocks are inputs (milliseconds), never read here.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rocketlab import plugs
 from rocketlab.client.message import MessageQueue
 from rocketlab.namesrv.route import PERM_READ, PERM_WRITE, TopicRouteData
 from rocketlab.remoting.fastjson import hashmap_order
@@ -162,6 +167,86 @@ class LatencyFaultToleranceImpl:
         return items[self.which_item_worst.increment_and_get() % half].name
 
 
+SELECT_ONE_MESSAGE_QUEUE_PLUG = plugs.point("lab08.select_one_message_queue")
+"""The override point of :class:`MQFaultStrategy` (lab 08's graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
+
+
+@dataclass(frozen=True)
+class LatencyView:
+    """What ``selectOneMessageQueue`` reads of the latency table when ``sendLatencyFaultEnable`` is on."""
+
+    unavailable: frozenset[str]
+    """Brokers in their not-available window now (``isAvailable`` false)."""
+    least_bad: str | None
+    """What ``pickOneAtLeast`` answers (None: the table is empty)."""
+    write_queue_nums: dict[str, int]
+    """``getQueueIdByBroker``: each broker of the route's queue data -> its write queue count."""
+
+
+@dataclass(frozen=True)
+class QueueChoice:
+    """A choice of ``selectOneMessageQueue``: the route entry at ``position`` was taken; the message goes to
+    ``queue`` (Java renames that entry of the route to it when they differ); ``index`` is sendWhichQueue's
+    counter afterwards."""
+
+    position: int
+    queue: MessageQueue
+    index: int
+
+
+def _java_int(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def java_position(value: int, n: int) -> int:
+    """A queue's position as Java computes it: ``Math.abs(value) % n`` on the int ``value`` wraps to, and 0 when
+    that is negative (``Math.abs(Integer.MIN_VALUE)`` is negative): what the counter's values become past 2**31 - 1."""
+    v = _java_int(value)
+    return 0 if v == -(1 << 31) else abs(v) % n
+
+
+def _fault_walk(queues: list[MessageQueue], index: int, unavailable: frozenset[str]) -> int | None:
+    """The latency branch's walk from the counter's value ``index``: the first position whose broker is available
+    (None: none found; near the int overflow Java's walk may revisit positions and miss one)."""
+    walk = _java_int(index & 0x7FFFFFFF)
+    for i in range(len(queues)):
+        pos = java_position(walk + i, len(queues))
+        if queues[pos].broker_name not in unavailable:
+            return pos
+    return None
+
+
+def select_one_message_queue(queues: list[MessageQueue], index: int, last_broker_name: str | None,
+                             latency: LatencyView | None) -> QueueChoice:
+    """``MQFaultStrategy.selectOneMessageQueue`` over ``queues`` (``messageQueueList``) with sendWhichQueue's
+    counter at ``index`` (each ``incrementAndGet`` adds one and answers the new value masked to 31 bits);
+    ``latency`` None when ``sendLatencyFaultEnable`` is off."""
+    n = len(queues)
+    if latency is None:
+        if last_broker_name is not None:
+            for _ in range(n):
+                index += 1
+                pos = java_position(index & 0x7FFFFFFF, n)
+                if queues[pos].broker_name != last_broker_name:
+                    return QueueChoice(pos, queues[pos], index)
+        index += 1
+        pos = java_position(index & 0x7FFFFFFF, n)
+        return QueueChoice(pos, queues[pos], index)
+    index += 1
+    found = _fault_walk(queues, index, latency.unavailable)
+    if found is not None:
+        return QueueChoice(found, queues[found], index)
+    not_best = latency.least_bad
+    index += 1
+    pos = java_position(index & 0x7FFFFFFF, n)
+    if not_best is not None and not_best in latency.write_queue_nums and latency.write_queue_nums[not_best] > 0:
+        index += 1
+        queue_id = (index & 0x7FFFFFFF) % latency.write_queue_nums[not_best]
+        return QueueChoice(pos, MessageQueue(queues[pos].topic, not_best, queue_id), index)
+    return QueueChoice(pos, queues[pos], index)
+
+
 class MQFaultStrategy:
     LATENCY_MAX = (50, 100, 550, 1000, 2000, 3000, 15000)
     NOT_AVAILABLE_DURATION = (0, 0, 30000, 60000, 120000, 180000, 600000)
@@ -172,27 +257,31 @@ class MQFaultStrategy:
 
     def select_one_message_queue(self, tp: TopicPublishInfo, last_broker_name: str | None,
                                  now_ms: int) -> MessageQueue:
-        if not self.send_latency_fault_enable:
-            return tp.select_one_message_queue(last_broker_name)
+        """The choice of :func:`select_one_message_queue` (or the function plugged in at lab 08's point),
+        applied: the counter advanced, the route's entry renamed as Java's does, and the latency table's
+        ``pickOneAtLeast`` index advanced (the broker removed when it has no write queue) when every broker
+        of the route was unavailable."""
         lft = self.latency_fault_tolerance
-        queues = tp.message_queue_list
-        index = tp.send_which_queue.increment_and_get()
-        for _ in range(len(queues)):
-            pos = abs(index) % len(queues)
-            index += 1
-            if lft.is_available(queues[pos].broker_name, now_ms):
-                return queues[pos]
-        not_best = lft.pick_one_at_least(now_ms)
-        write_queue_nums = tp.get_queue_id_by_broker(not_best)
-        if write_queue_nums > 0:
-            mq = tp.select_one_message_queue()
-            if not_best is not None:  # Java mutates the route's MessageQueue object: so do we, in the list
-                changed = MessageQueue(mq.topic, not_best, tp.send_which_queue.increment_and_get() % write_queue_nums)
-                queues[queues.index(mq)] = changed
-                mq = changed
-            return mq
-        lft.remove(not_best)
-        return tp.select_one_message_queue()
+        view, all_down = None, False
+        if self.send_latency_fault_enable:
+            worst = lft.which_item_worst.index
+            least_bad = lft.pick_one_at_least(now_ms)
+            unavailable = frozenset(n for n in lft.fault_item_table if not lft.is_available(n, now_ms))
+            all_down = _fault_walk(tp.message_queue_list, tp.send_which_queue.index + 1, unavailable) is None
+            if not all_down:
+                lft.which_item_worst.index = worst  # Java calls pickOneAtLeast only when the walk finds no queue
+            nums: dict[str, int] = {}
+            for qd in (tp.route.queue_datas if tp.route else ()):
+                nums.setdefault(qd.broker_name, qd.write_queue_nums)
+            view = LatencyView(unavailable, least_bad, nums)
+        choose = plugs.resolve(SELECT_ONE_MESSAGE_QUEUE_PLUG, select_one_message_queue)
+        choice = choose(list(tp.message_queue_list), tp.send_which_queue.index, last_broker_name, view)
+        tp.send_which_queue.index = choice.index & 0xFFFFFFFF
+        if choice.queue != tp.message_queue_list[choice.position]:
+            tp.message_queue_list[choice.position] = choice.queue
+        if all_down and view is not None and view.write_queue_nums.get(view.least_bad or "", -1) <= 0:
+            lft.remove(view.least_bad)
+        return choice.queue
 
     def update_fault_item(self, broker_name: str, current_latency: int, isolation: bool, now_ms: int) -> None:
         if self.send_latency_fault_enable:

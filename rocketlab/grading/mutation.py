@@ -53,6 +53,8 @@ _WIDER = ("a larger body limit: the broker's own encoder refuses such a body bef
 _FIRST_ONLY = ("elect reads only the first element of the TreeSet; this changes where worse elements go or "
                "drops a worse one that ties, never which element is first")
 _SIGN_ONLY = "the comparator's callers read only its sign; the mutated cast keeps the sign of every difference"
+_MOD_ZERO = ("Java's `mod > 0 and index < mod`: a member index is never negative, so when mod is 0 `index < mod` is "
+             "false whether mod > 0 or mod >= 0 (or > -1) is asked first")
 EQUIVALENT: dict[tuple[str, str], str] = {
     ("lab01.transfer_parser", "line +13: TransferParser: 0 -> 1"): _COUNTER,
     ("lab01.transfer_parser", "line +13: TransferParser: 0 -> -1"): _COUNTER,
@@ -73,6 +75,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "the first element is unchanged"),
     ("lab06.elect_master", "line +4: java_int: 2 -> 3"): _SIGN_ONLY,
     ("lab06.elect_master", "line +4: java_int: 32 -> 33"): _SIGN_ONLY,
+    ("lab08.allocate", "line +9: allocate_averagely: LtE -> Lt"): (
+        "as many queues as members: mod is 0, so the else branch's average is len(mq_all) // len(cid_all) == 1 too"),
+    ("lab08.allocate", "line +11: allocate_averagely: Gt -> GtE"): _MOD_ZERO,
+    ("lab08.allocate", "line +11: allocate_averagely: 0 -> -1"): _MOD_ZERO,
+    ("lab08.allocate", "line +15: allocate_averagely: Gt -> GtE"): _MOD_ZERO,
+    ("lab08.allocate", "line +15: allocate_averagely: 0 -> -1"): _MOD_ZERO,
 }
 """(exercise, "line +K: NAME: mutant description") -> why that mutant answers as the reference on every input
 the component can produce (reviewed by hand). K counts from the line of NAME's definition (1: the ``def`` or

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.grading.registry import LABS
+from tests.grading.lab08_wrong import MUTANTS8
 
 SOLUTIONS = Path(__file__).parent / "solutions"
 
@@ -227,6 +228,7 @@ MUTANTS: list[tuple[str, str, str, str]] = [
     ("lab07.acked_but_lost", "every put counts, acknowledged or not",
      'events.filter((F.col("kind") == "put") & (F.col("status") == "PUT_OK"))', 'events.filter(F.col("kind") == "put")'),
     ("lab07.acked_but_lost", "corrupt records count as held", 'records.filter(F.col("corrupt").isNull())', "records"),
+    *MUTANTS8,  # lab08: its realistic wrong solutions and more (tests/grading/lab08_wrong.py)
 ]
 
 

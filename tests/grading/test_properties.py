@@ -26,6 +26,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 
 from rocketlab.broker.dledger_commit_log import phy_offset, which_log
+from rocketlab.client.consumer import allocate_averagely
+from rocketlab.client.message import MessageQueue
+from rocketlab.client.route import LatencyView, select_one_message_queue
 from rocketlab.controller.elect_policy import elect_master
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.dledger.elector_decisions import (
@@ -210,6 +213,31 @@ def check_transfer_parser(impl: Any) -> Callable:
     return prop
 
 
+@st.composite
+def allocations(draw: Any) -> tuple:
+    """Lab 08: any number of queues on 1-4 brokers and members (sorted, as RebalanceImpl passes them), a member
+    or a stranger."""
+    brokers = [f"broker-{c}" for c in "abcd"[:draw(st.integers(1, 4))]]
+    mqs = sorted({MessageQueue("T", b, q) for b in brokers for q in range(draw(st.integers(0, 16)))})
+    cids = sorted(f"10.0.{i % 256}.{i // 256 % 256}@{i}" for i in draw(st.sets(st.integers(1, 10**6), min_size=1,
+                                                                                max_size=24)))
+    me = draw(st.sampled_from([*cids, "10.9.9.9@1"]))
+    return ("G", me, mqs or [MessageQueue("T", "broker-a", 0)], cids)
+
+
+@st.composite
+def queue_choices(draw: Any) -> tuple:
+    """Lab 08: any route's queue list, counter (any 32-bit value: Java's int wraps), last broker and latency table."""
+    names = [f"broker-{c}" for c in "abcd"[:draw(st.integers(1, 4))]]
+    nums = {b: draw(st.integers(0, 8)) for b in names}
+    queues = [MessageQueue("T", b, q) for b in names for q in range(nums[b])] or [MessageQueue("T", "broker-a", 0)]
+    index = draw(st.integers(0, 2**32 - 1))
+    last = draw(st.sampled_from([None, *names, "broker-x"]))
+    latency = draw(st.none() | st.builds(LatencyView, st.frozensets(st.sampled_from([*names, "broker-x"])),
+                                         st.sampled_from([None, *names, "broker-x"]), st.just(nums)))
+    return queues, index, last, latency
+
+
 def table_check(strategy: Any, call: Callable[[Any, Any], Any], reference: Any,
                 skip: tuple[type[BaseException], ...] = ()) -> Callable[[Any], Callable]:
     def make(impl: Any) -> Callable:
@@ -260,6 +288,9 @@ CHECKS: dict[str, Callable[[Any], Callable]] = {
     "lab06.find_consistent_point": table_check(st.tuples(epoch_files(), epoch_files()),
                                                lambda f, c: f(list(c[0]), list(c[1])), find_consistent_point),
     "lab06.elect_master": table_check(elections(), call_elect, elect_master),
+    "lab08.allocate": table_check(allocations(), lambda f, c: list(f(*c)), allocate_averagely),
+    "lab08.select_one_message_queue": table_check(
+        queue_choices(), lambda f, c: _fields(f(*c), ("position", "queue", "index")), select_one_message_queue),
 }
 REFERENCES = {"lab01.transfer_parser": TransferParser}
 

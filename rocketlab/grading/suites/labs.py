@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from rocketlab.analysis.lost import ACKED_BUT_LOST_PLUG, acked_but_lost
 from rocketlab.broker.dledger_commit_log import PHY_OFFSET_PLUG, WHICH_LOG_PLUG, phy_offset, which_log
+from rocketlab.client.consumer import ALLOCATE_PLUG, allocate_averagely
+from rocketlab.client.route import SELECT_ONE_MESSAGE_QUEUE_PLUG, select_one_message_queue
 from rocketlab.controller.elect_policy import ELECT_MASTER_PLUG, elect_master
 from rocketlab.dledger.elector_decisions import decide_heart_beat, decide_vote, parse_vote_result
 from rocketlab.dledger.entry_dispatcher import DECIDE_COMPARE_PLUG, decide_compare
@@ -25,7 +27,7 @@ from rocketlab.dledger.entry_pusher import (
 )
 from rocketlab.dledger.leader_elector import HANDLE_HEART_BEAT_PLUG, HANDLE_VOTE_PLUG, PARSE_VOTE_RESULT_PLUG
 from rocketlab.grading.registry import Exercise, Lab, register_lab
-from rocketlab.grading.suites import lab01, lab02, lab03, lab04, lab05, lab06, lab07
+from rocketlab.grading.suites import lab01, lab02, lab03, lab04, lab05, lab06, lab07, lab08
 from rocketlab.ha.epoch_file_cache import FIND_CONSISTENT_POINT_PLUG, find_consistent_point
 from rocketlab.ha.group_transfer import DECIDE_WAIT_TRANSFER_PLUG, decide_wait_transfer
 from rocketlab.ha.ha_client import TRANSFER_PARSER_PLUG
@@ -85,6 +87,12 @@ LABS: tuple[Lab, ...] = (
         Exercise(ACKED_BUT_LOST_PLUG, "acked_but_lost", "(a Spark query: GroupTransferService's promise, checked)",
                  "lost_messages: the Spark query over every run's trace and commit logs", acked_but_lost),
     ), java=True, spark=lab07.spark),
+    Lab("lab08", "Failover as an application lives it", "lab08_client_failover.py", "08_client_failover.ipynb", lab08, (
+        Exercise(ALLOCATE_PLUG, "allocate", "AllocateMessageQueueAveragely.allocate",
+                 "RebalanceImpl.rebalance_by_topic: each member's share of the queues", allocate_averagely),
+        Exercise(SELECT_ONE_MESSAGE_QUEUE_PLUG, "select_one_message_queue", "MQFaultStrategy.selectOneMessageQueue",
+                 "DefaultMQProducerImpl.send_default_impl: every send attempt's queue", select_one_message_queue),
+    )),
 )
 """Every graded lab, in order."""
 
