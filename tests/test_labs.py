@@ -9,6 +9,7 @@ whose story stops matching what the code shows fails here.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -308,6 +309,18 @@ FULL_ONLY: dict[str, list[str]] = {
 """Claims the prose makes of the full notebook only (the paper's 1,000 trials); the fast run prints its own."""
 
 
+VALUES: dict[str, list[str]] = {
+    "06_controller_mode.ipynb": [
+        "len(f['removed_messages']) == 3 and f['removed_held_elsewhere'] == []",  # "3 messages that nobody else has"
+        "[e[:2] for e in f['old_epochs']] == [(1, 0)] and f['new_master_epochs'][0][:2] == (1, 0)",  # epoch 1 at 0 on both
+        "f['truncated_at'] == f['consistent_point'] == f['new_master_epochs'][-1][1]",  # cut where epoch 2 begins
+    ],
+}
+"""Claims of the prose pinned on values: Python expressions over the lab's own variables, each true, evaluated in
+the lab's kernel after its last cell, in the fast run and (for the labs of ``FULL_MODE``) the full one. They read
+the run, not a printed English sentence, so a twin of a lab in another language (the same code cells) shares them."""
+
+
 JAVA_EXPECTED: dict[str, list[str]] = {
     "01_master_slave.ipynb": [
         r"60 puts on our SYNC_MASTER: PUT_OK x60\na put while the Java slave is paused \(SIGSTOP\): FLUSH_SLAVE_TIMEOUT",
@@ -374,16 +387,44 @@ def _text_outputs(nb) -> str:
     return "".join(parts)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
-def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
+_PIN_CELL = """import json as _pin_json
+def _pin(expression):
+    try:
+        return repr(eval(expression))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+print(_pin_json.dumps({e: _pin(e) for e in %r}))"""
+"""The cell appended to a lab that has ``VALUES``: each expression's ``repr`` (or the exception it raised) as JSON."""
+
+
+def _execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, dict[str, str]]:
+    """Run a lab in its own kernel (the environment's ``ROCKETLAB_FAST``), then its ``VALUES`` in the same kernel:
+    the executed notebook (without that last cell) and each expression's ``repr``."""
     from nbclient import NotebookClient
 
-    monkeypatch.setenv("ROCKETLAB_FAST", "1")  # the kernel inherits the environment it starts with
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(LABS)}}).execute()  # raises on the first failing cell
+    expressions = VALUES.get(path.name, [])
+    if expressions:
+        nb.cells.append(nbformat.v4.new_code_cell(_PIN_CELL % (expressions,)))
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(LABS)}}).execute()
+    if not expressions:
+        return nb, {}
+    pins = nb.cells.pop()
+    (out,) = [o for o in pins.outputs if o.output_type == "stream" and o.name == "stdout"]
+    return nb, json.loads(out.text)
+
+
+def _untrue(values: dict[str, str]) -> dict[str, str]:
+    return {expression: value for expression, value in values.items() if value != "True"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
+    monkeypatch.setenv("ROCKETLAB_FAST", "1")  # the kernel inherits the environment it starts with
+    nb, values = _execute(path, timeout=600)  # raises on the first failing cell
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert not errors, [f"{e.ename}: {e.evalue}" for e in errors]
+    assert all(v == "True" for v in values.values()), f"{path.name}: values untrue: {_untrue(values)}"
     lab_figures.keep(path.name, nb)  # for the contrast test of every lab's figures (tests/viz)
     kit_logs = [out.text for cell in nb.cells for out in cell.get("outputs", [])
                 if out.output_type == "stream" and out.name == "stderr" and "recovery:" in out.text]
@@ -397,7 +438,7 @@ def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
 MODE_FREE = ("05_rocketmq_on_dledger.ipynb", "06_controller_mode.ipynb")
 """Labs whose cells never read ``FAST`` past the setup cell: the fast run is the full run, so ``EXPECTED`` pins
 their claims in both modes."""
-FULL_MODE = [p for p in NOTEBOOKS if p.name in BOTH_MODES and p.name not in MODE_FREE]
+FULL_MODE = [p for p in NOTEBOOKS if (p.name in BOTH_MODES or p.name in VALUES) and p.name not in MODE_FREE]
 
 
 def test_mode_free_labs_run_the_same_in_both_modes():
@@ -411,16 +452,15 @@ def test_mode_free_labs_run_the_same_in_both_modes():
 @pytest.mark.slow
 @pytest.mark.parametrize("path", FULL_MODE, ids=_ids(FULL_MODE))
 def test_notebook_claims_hold_in_full_mode(path, monkeypatch):
-    """The full notebook (``ROCKETLAB_FAST`` unset, as a learner runs it) shows every claim of ``BOTH_MODES``."""
-    from nbclient import NotebookClient
-
+    """The full notebook (``ROCKETLAB_FAST`` unset, as a learner runs it) shows every claim of ``BOTH_MODES``
+    and ``VALUES``."""
     monkeypatch.delenv("ROCKETLAB_FAST", raising=False)
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(LABS)}}).execute()
+    nb, values = _execute(path, timeout=1800)
     text = _text_outputs(nb)
-    expected = BOTH_MODES[path.name] + FULL_ONLY.get(path.name, [])
+    expected = BOTH_MODES.get(path.name, []) + FULL_ONLY.get(path.name, [])
     missing = [pattern for pattern in expected if not re.search(pattern, text)]
     assert not missing, f"{path.name} (full mode): outputs do not show {missing}"
+    assert all(v == "True" for v in values.values()), f"{path.name} (full mode): values untrue: {_untrue(values)}"
 
 
 def test_lab03_answer_table_numbers_its_checks_as_integers():
