@@ -614,26 +614,74 @@ def _sections(nb) -> set[int]:
             for m in re.findall(r"(?m)^## (\d+)\.", cell.source)}
 
 
+REFERENCE = re.compile(r"(?:\b[Ll]ab (\d\d)(?: \([^)]*\))?,? )?\b(sections?|cells?) (\d+)((?:(?:, | and )\d+)*)(?![.\d])")
+""""section 4", "sections 6 and 9", "lab 04, section 7", "lab 00, cell 26": the lab (group 1, else the text's
+own), the kind, the numbers. A paper's "section 5.4.2" is not a lab's."""
+
+
+def _dangling(text: str, lab: str | None, books: dict[str, nbformat.NotebookNode]) -> list[str]:
+    """The references of ``text`` (in lab ``lab``, or in a page outside the labs: None) that point nowhere."""
+    text = re.sub(r"\s+", " ", text)
+    missing = [f"lab {other}" for other in re.findall(r"\b[Ll]abs? (\d\d)\b", text) if other not in books]
+    for m in REFERENCE.finditer(text):
+        target = m.group(1) or lab
+        if target is None:
+            continue  # a doc's "section 3" is its own
+        numbers = [int(n) for n in [m.group(3), *re.findall(r"\d+", m.group(4))]]
+        if target not in books:
+            missing.append(f"lab {target} ({m.group(0)})")
+        elif m.group(2).startswith("section"):
+            missing += [f"lab {target} section {n} ({m.group(0)})" for n in numbers if n not in _sections(books[target])]
+        else:
+            missing += [f"lab {target} cell {n} ({m.group(0)})" for n in numbers if n >= len(books[target].cells)]
+    return missing
+
+
+def _books() -> dict[str, nbformat.NotebookNode]:
+    return {p.name[:2]: nbformat.read(p, as_version=4) for p in NOTEBOOKS}
+
+
 def test_every_section_and_lab_a_lab_points_to_exists():
-    """"section 4", "sections 6 and 9", "lab 04, section 7": the numbered ``## N.`` heading is there (a
-    paper's "section 5.4.2" is not a lab's); "lab 03": the notebook is there."""
-    books = {p.name[:2]: nbformat.read(p, as_version=4) for p in NOTEBOOKS}
-    sections = {lab: _sections(nb) for lab, nb in books.items()}
+    """"section 4", "sections 6 and 9", "lab 04, section 7", "cell 12": the numbered ``## N.`` heading or the cell
+    is there; "lab 03": the notebook is there. In the prose and in the checks' messages (the hints a learner reads)."""
+    books = _books()
     missing = []
     for lab, nb in books.items():
         for cell in nb.cells:
+            text = cell.source if cell.cell_type == "markdown" else " ".join(re.findall(r'"lab\d\d-check-\d+: ([^"]*)"',
+                                                                                         cell.source))
+            missing += [f"{lab}: {m}" for m in _dangling(text, lab, books)]
+    assert not missing, missing
+
+
+DOCS = [*sorted((LABS.parent / "docs").glob("*.md")), LABS.parent / "README.md"]
+
+
+def test_the_docs_point_at_labs_and_sections_that_exist():
+    """The docs and the README name notebooks that are there (``03_dledger_election.ipynb``), labs that are there
+    with their sections ("lab 04, section 7"), and in the labs table a row's sections are its lab's."""
+    books = _books()
+    names = {p.name for p in NOTEBOOKS}
+    missing = []
+    for page in DOCS:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            missing += [f"{page.name}: {n}" for n in re.findall(r"\b\d\d_[a-z0-9_]+\.ipynb\b", line) if n not in names]
+            row = re.match(r"\| (\d\d) \|", line)  # a row of a table by lab
+            missing += [f"{page.name}: {m}" for m in _dangling(line, row.group(1) if row else None, books)
+                        if not m.startswith("lab 08")]  # lab 08 is announced before it lands
+    assert not missing, missing
+
+
+def test_the_labs_links_lead_somewhere():
+    """Every relative link of a lab's markdown (``[Films](../docs/films.md)``) is a file of the checkout."""
+    missing = []
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type != "markdown":
                 continue
-            text = re.sub(r"\s+", " ", cell.source)
-            for other in re.findall(r"\b[Ll]abs? (\d\d)\b", text):
-                if other not in books:
-                    missing.append(f"{lab}: lab {other}")
-            for m in re.finditer(r"(?:\b[Ll]ab (\d\d)(?: \([^)]*\))?,? )?\bsections? (\d+)((?:(?:, | and )\d+)*)(?![.\d])",
-                                 text):
-                target = m.group(1) or lab
-                for n in [m.group(2), *re.findall(r"\d+", m.group(3))]:
-                    if int(n) not in sections.get(target, set()):
-                        missing.append(f"{lab}: lab {target} section {n} ({m.group(0)})")
+            for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", cell.source):
+                if "://" not in target and not (LABS / target).exists():
+                    missing.append(f"{path.name}: {target}")
     assert not missing, missing
 
 
