@@ -9,6 +9,7 @@ whose story stops matching what the code shows fails here.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -641,6 +642,7 @@ def _dangling(text: str, lab: str | None, books: dict[str, nbformat.NotebookNode
     return missing
 
 
+@functools.cache
 def _books() -> dict[str, nbformat.NotebookNode]:
     return {p.name[:2]: nbformat.read(p, as_version=4) for p in NOTEBOOKS}
 
