@@ -9,6 +9,8 @@ whose story stops matching what the code shows fails here.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from pathlib import Path
 
@@ -308,6 +310,58 @@ FULL_ONLY: dict[str, list[str]] = {
 """Claims the prose makes of the full notebook only (the paper's 1,000 trials); the fast run prints its own."""
 
 
+VALUES: dict[str, list[str]] = {
+    "00_tour.ipynb": [
+        "(lambda t: max(t) - min(t) <= 1)([e['t'] for e in c.events if e['kind'] == 'vote_round' "
+        "and e['term'] == 0])",                                               # term 0: "within a millisecond"
+        "(lambda r: 10 <= r['PASSED'] - r['REVOTE_IMMEDIATELY'] <= 20)({e['result']: e['t'] for e in c.events "
+        "if e['kind'] == 'vote_round' and e['term'] == 1 and e['t'] < crash_ms})",  # NOT_READY, "asked again 10 ms later"
+        "0 <= b['crash'] - b['last_heartbeat'] <= 2000",                      # "anywhere up to 2 s before the crash"
+        "sorted(n for _, n, term, r in fr['rounds'] if term == 1 and r == 'WAIT_TO_VOTE_NEXT')"
+        " == sorted(n for n in c.node_ids if n != old)",                      # both survivors' term-1 rounds fail
+        "fr['new_term'] == 2 and fr['rounds'][-1][2:] == (2, 'PASSED') and 300 <= fr['waited_ms'] < 1000",
+        "6000 <= b['master'] - b['crash'] <= 10000",                          # the table's "≈ 6–10 s"
+    ],
+    "01_master_slave.ipynb": [
+        "max(e['t'] for e in part.events if e['kind'] == 'ha_report' and e['t'] < 10_000) == 9535",  # the last read
+        "(losses[losses.role == 'ASYNC_MASTER'].lost > 0).mean() > 0.5",     # "most crashes lose a few"
+        "(lambda a: (a['ASYNC_MASTER'] == a['SYNC_MASTER']).all())(losses.pivot(index='seed', columns='role', "
+        "values='acked'))",                                                   # "acknowledged the same number"
+        "c.node('n1').config.slave_sync_first_delay_ms == 3000 and c.now_ms > 5000",  # metadata after 3 s; over 5 s
+    ],
+    "03_dledger_election.ipynb": [
+        "all(4900 <= t - leak['crash_ms'] <= 5100 for t in leak['followers'].candidate_at_ms)",  # "1 s sooner"
+        "figure16.CANDIDATE_PERSIST_MS == (2, 4) and figure16.REQUEST_LATENCY == 'constant:0' "
+        "and figure16.REPLY_LATENCY == 'uniform:7:10'",                       # 2-4 ms, at once, 7-9: a 9-13 ms round
+        "list(lab.figure16_scale(rows)['mean (ms)']) == sorted(lab.figure16_scale(rows)['mean (ms)'])",  # shorter, faster
+        "lab.figure16_scale(rows)['mean / shortest timeout'].idxmax() == '12-24'",  # "the biggest multiple"
+    ],
+    "04_dledger_replication.ipynb": [
+        "SHORT_TIMERS['heart_beat_time_interval_ms'] == 100 and DLedgerConfig().heart_beat_time_interval_ms == 2000",
+        "SHORT_TIMERS['push_commit_interval_ms'] == 100 and DLedgerConfig().push_commit_interval_ms == 1000",
+    ],
+    "05_rocketmq_on_dledger.ipynb": [
+        "_module('rocketlab.scenarios.broker_on_dledger').FAST['heart_beat_time_interval_ms'] * 10 "
+        "== _module('rocketlab.dledger.config').DLedgerConfig().heart_beat_time_interval_ms == 2000",  # "ten times shorter"
+        "'push_commit_interval_ms' not in _module('rocketlab.scenarios.broker_on_dledger').FAST "
+        "and _module('rocketlab.dledger.config').DLedgerConfig().push_commit_interval_ms == 1000",  # "every second"
+        "_module('rocketlab.scenarios.broker_on_dledger').FILE == 65536",  # "data files of 64 KiB"
+        "'at 190: pos 4294967296 != 190;' in stale['recovery']",             # the garbage position the prose quotes
+    ],
+    "06_controller_mode.ipynb": [
+        "len(f['removed_messages']) == 3 and f['removed_held_elsewhere'] == []",  # "3 messages that nobody else has"
+        "[e[:2] for e in f['old_epochs']] == [(1, 0)] and f['new_master_epochs'][0][:2] == (1, 0)",  # epoch 1 at 0 on both
+        "f['truncated_at'] == f['consistent_point'] == f['new_master_epochs'][-1][1]",  # cut where epoch 2 begins
+        "(lambda t: 9000 <= t['min (ms)'] and t['max (ms)'] <= 15000)(times.set_index(['design', 'fault'])"
+        ".loc[('controller mode', 'host failure')])",                        # a failed host: "9-15 s after the fault"
+        "f['failover_ms'] < 100",                                             # a crashed process: "in milliseconds"
+    ],
+}
+"""Claims of the prose pinned on values: Python expressions over the lab's own variables, each true, evaluated in
+the lab's kernel after its last cell, in the fast run and (for the labs of ``FULL_MODE``) the full one. They read
+the run, not a printed English sentence, so a twin of a lab in another language (the same code cells) shares them."""
+
+
 JAVA_EXPECTED: dict[str, list[str]] = {
     "01_master_slave.ipynb": [
         r"60 puts on our SYNC_MASTER: PUT_OK x60\na put while the Java slave is paused \(SIGSTOP\): FLUSH_SLAVE_TIMEOUT",
@@ -346,14 +400,21 @@ def _java_expected(name: str) -> list[str]:
     import os
 
     from rocketlab.oracle import find_oracle
+    from rocketlab.oracle.client_jvm import find_broker_java
 
-    oracle, why = find_oracle("4.9.5")
+    if name == "05_rocketmq_on_dledger.ipynb":  # section 7: the Java client, name server and broker
+        oracle, why = find_broker_java()
+        without = [r"This section runs the real RocketMQ 4\.9\.5 Java client, and this machine cannot "
+                   r"\(ROCKETLAB_JAVA_BROKER", r"class path in ROCKETLAB_JAVA_BROKER"]
+    else:
+        oracle, why = find_oracle("4.9.5")
+        without = [r"This cell runs the real RocketMQ, and this machine does not have it \(ROCKETLAB_JAVA_4",
+                   r"mvn dependency:build-classpath"]
     if oracle is not None:
         return JAVA_EXPECTED[name]
     if os.environ.get("CI") == "true":
         pytest.fail(f"{name} shows the real RocketMQ beside ours, and CI=true has no oracle: {why}")
-    return [r"This cell runs the real RocketMQ, and this machine does not have it \(ROCKETLAB_JAVA_4",
-            r"mvn dependency:build-classpath"]
+    return without
 
 
 def _ids(paths: list[Path]) -> list[str]:
@@ -374,16 +435,46 @@ def _text_outputs(nb) -> str:
     return "".join(parts)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
-def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
+_PIN_CELL = """import json as _pin_json
+from importlib import import_module as _module
+def _pin(expression):
+    try:
+        value = eval(expression)
+        return repr(bool(value) if type(value).__name__ in ("bool", "bool_") else value)  # numpy's True is True
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+print(_pin_json.dumps({e: _pin(e) for e in %r}))"""
+"""The cell appended to a lab that has ``VALUES``: each expression's ``repr`` (or the exception it raised) as JSON."""
+
+
+def _execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, dict[str, str]]:
+    """Run a lab in its own kernel (the environment's ``ROCKETLAB_FAST``), then its ``VALUES`` in the same kernel:
+    the executed notebook (without that last cell) and each expression's ``repr``."""
     from nbclient import NotebookClient
 
-    monkeypatch.setenv("ROCKETLAB_FAST", "1")  # the kernel inherits the environment it starts with
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(LABS)}}).execute()  # raises on the first failing cell
+    expressions = VALUES.get(path.name, [])
+    if expressions:
+        nb.cells.append(nbformat.v4.new_code_cell(_PIN_CELL % (expressions,)))
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(LABS)}}).execute()
+    if not expressions:
+        return nb, {}
+    pins = nb.cells.pop()
+    (out,) = [o for o in pins.outputs if o.output_type == "stream" and o.name == "stdout"]
+    return nb, json.loads(out.text)
+
+
+def _untrue(values: dict[str, str]) -> dict[str, str]:
+    return {expression: value for expression, value in values.items() if value != "True"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
+    monkeypatch.setenv("ROCKETLAB_FAST", "1")  # the kernel inherits the environment it starts with
+    nb, values = _execute(path, timeout=600)  # raises on the first failing cell
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert not errors, [f"{e.ename}: {e.evalue}" for e in errors]
+    assert all(v == "True" for v in values.values()), f"{path.name}: values untrue: {_untrue(values)}"
     lab_figures.keep(path.name, nb)  # for the contrast test of every lab's figures (tests/viz)
     kit_logs = [out.text for cell in nb.cells for out in cell.get("outputs", [])
                 if out.output_type == "stream" and out.name == "stderr" and "recovery:" in out.text]
@@ -397,7 +488,7 @@ def test_notebook_runs_headless_in_fast_mode(path, monkeypatch):
 MODE_FREE = ("05_rocketmq_on_dledger.ipynb", "06_controller_mode.ipynb")
 """Labs whose cells never read ``FAST`` past the setup cell: the fast run is the full run, so ``EXPECTED`` pins
 their claims in both modes."""
-FULL_MODE = [p for p in NOTEBOOKS if p.name in BOTH_MODES and p.name not in MODE_FREE]
+FULL_MODE = [p for p in NOTEBOOKS if (p.name in BOTH_MODES or p.name in VALUES) and p.name not in MODE_FREE]
 
 
 def test_mode_free_labs_run_the_same_in_both_modes():
@@ -411,16 +502,15 @@ def test_mode_free_labs_run_the_same_in_both_modes():
 @pytest.mark.slow
 @pytest.mark.parametrize("path", FULL_MODE, ids=_ids(FULL_MODE))
 def test_notebook_claims_hold_in_full_mode(path, monkeypatch):
-    """The full notebook (``ROCKETLAB_FAST`` unset, as a learner runs it) shows every claim of ``BOTH_MODES``."""
-    from nbclient import NotebookClient
-
+    """The full notebook (``ROCKETLAB_FAST`` unset, as a learner runs it) shows every claim of ``BOTH_MODES``
+    and ``VALUES``."""
     monkeypatch.delenv("ROCKETLAB_FAST", raising=False)
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=1800, kernel_name="python3", resources={"metadata": {"path": str(LABS)}}).execute()
+    nb, values = _execute(path, timeout=1800)
     text = _text_outputs(nb)
-    expected = BOTH_MODES[path.name] + FULL_ONLY.get(path.name, [])
+    expected = BOTH_MODES.get(path.name, []) + FULL_ONLY.get(path.name, [])
     missing = [pattern for pattern in expected if not re.search(pattern, text)]
     assert not missing, f"{path.name} (full mode): outputs do not show {missing}"
+    assert all(v == "True" for v in values.values()), f"{path.name} (full mode): values untrue: {_untrue(values)}"
 
 
 def test_lab03_answer_table_numbers_its_checks_as_integers():
@@ -529,26 +619,75 @@ def _sections(nb) -> set[int]:
             for m in re.findall(r"(?m)^## (\d+)\.", cell.source)}
 
 
+REFERENCE = re.compile(r"(?:\b[Ll]ab (\d\d)(?: \([^)]*\))?,? )?\b(sections?|cells?) (\d+)((?:(?:, | and )\d+)*)(?![.\d])")
+""""section 4", "sections 6 and 9", "lab 04, section 7", "lab 00, cell 26": the lab (group 1, else the text's
+own), the kind, the numbers. A paper's "section 5.4.2" is not a lab's."""
+
+
+def _dangling(text: str, lab: str | None, books: dict[str, nbformat.NotebookNode]) -> list[str]:
+    """The references of ``text`` (in lab ``lab``, or in a page outside the labs: None) that point nowhere."""
+    text = re.sub(r"\s+", " ", text)
+    missing = [f"lab {other}" for other in re.findall(r"\b[Ll]abs? (\d\d)\b", text) if other not in books]
+    for m in REFERENCE.finditer(text):
+        target = m.group(1) or lab
+        if target is None:
+            continue  # a doc's "section 3" is its own
+        numbers = [int(n) for n in [m.group(3), *re.findall(r"\d+", m.group(4))]]
+        if target not in books:
+            missing.append(f"lab {target} ({m.group(0)})")
+        elif m.group(2).startswith("section"):
+            missing += [f"lab {target} section {n} ({m.group(0)})" for n in numbers if n not in _sections(books[target])]
+        else:
+            missing += [f"lab {target} cell {n} ({m.group(0)})" for n in numbers if n >= len(books[target].cells)]
+    return missing
+
+
+@functools.cache
+def _books() -> dict[str, nbformat.NotebookNode]:
+    return {p.name[:2]: nbformat.read(p, as_version=4) for p in NOTEBOOKS}
+
+
 def test_every_section_and_lab_a_lab_points_to_exists():
-    """"section 4", "sections 6 and 9", "lab 04, section 7": the numbered ``## N.`` heading is there (a
-    paper's "section 5.4.2" is not a lab's); "lab 03": the notebook is there."""
-    books = {p.name[:2]: nbformat.read(p, as_version=4) for p in NOTEBOOKS}
-    sections = {lab: _sections(nb) for lab, nb in books.items()}
+    """"section 4", "sections 6 and 9", "lab 04, section 7", "cell 12": the numbered ``## N.`` heading or the cell
+    is there; "lab 03": the notebook is there. In the prose and in the checks' messages (the hints a learner reads)."""
+    books = _books()
     missing = []
     for lab, nb in books.items():
         for cell in nb.cells:
+            text = cell.source if cell.cell_type == "markdown" else " ".join(re.findall(r'"lab\d\d-check-\d+: ([^"]*)"',
+                                                                                         cell.source))
+            missing += [f"{lab}: {m}" for m in _dangling(text, lab, books)]
+    assert not missing, missing
+
+
+DOCS = [*sorted((LABS.parent / "docs").glob("*.md")), LABS.parent / "README.md"]
+
+
+def test_the_docs_point_at_labs_and_sections_that_exist():
+    """The docs and the README name notebooks that are there (``03_dledger_election.ipynb``), labs that are there
+    with their sections ("lab 04, section 7"), and in the labs table a row's sections are its lab's."""
+    books = _books()
+    names = {p.name for p in NOTEBOOKS}
+    missing = []
+    for page in DOCS:
+        for line in page.read_text(encoding="utf-8").splitlines():
+            missing += [f"{page.name}: {n}" for n in re.findall(r"\b\d\d_[a-z0-9_]+\.ipynb\b", line) if n not in names]
+            row = re.match(r"\| (\d\d) \|", line)  # a row of a table by lab
+            missing += [f"{page.name}: {m}" for m in _dangling(line, row.group(1) if row else None, books)
+                        if not m.startswith("lab 08")]  # lab 08 is announced before it lands
+    assert not missing, missing
+
+
+def test_the_labs_links_lead_somewhere():
+    """Every relative link of a lab's markdown (``[Films](../docs/films.md)``) is a file of the checkout."""
+    missing = []
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
             if cell.cell_type != "markdown":
                 continue
-            text = re.sub(r"\s+", " ", cell.source)
-            for other in re.findall(r"\b[Ll]abs? (\d\d)\b", text):
-                if other not in books:
-                    missing.append(f"{lab}: lab {other}")
-            for m in re.finditer(r"(?:\b[Ll]ab (\d\d)(?: \([^)]*\))?,? )?\bsections? (\d+)((?:(?:, | and )\d+)*)(?![.\d])",
-                                 text):
-                target = m.group(1) or lab
-                for n in [m.group(2), *re.findall(r"\d+", m.group(3))]:
-                    if int(n) not in sections.get(target, set()):
-                        missing.append(f"{lab}: lab {target} section {n} ({m.group(0)})")
+            for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", cell.source):
+                if "://" not in target and not (LABS / target).exists():
+                    missing.append(f"{path.name}: {target}")
     assert not missing, missing
 
 

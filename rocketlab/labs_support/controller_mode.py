@@ -9,6 +9,7 @@ return.
 
 from __future__ import annotations
 
+import base64
 import random
 import statistics
 from collections.abc import Mapping, Sequence
@@ -22,6 +23,7 @@ from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, settle
 from rocketlab.scenarios.registry import ScenarioArgs, get_scenario
 from rocketlab.sim import Cluster
+from rocketlab.store.cli import iter_commit_log
 
 __all__ = [
     "acked_missing", "brokers_table", "comparator_wrap", "controller_calls", "epoch_files", "expansions",
@@ -118,7 +120,8 @@ def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3, fau
 
     Returns the times, both epoch files just before the handshake (with end offsets set as the handshake
     sets them), the consistent point the kit's ``findConsistentPoint`` computes, and what the old master's
-    truncation removed."""
+    truncation removed: its bytes, the bodies of the messages it had written there (read from its files
+    after the fault) and those of them any other broker's log holds at the end."""
     old = c.leader()
     handles = [c.put(b"acked-%02d" % i) for i in range(acked)]
     for n in sorted(c.leader_candidates or ()):
@@ -130,6 +133,7 @@ def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3, fau
     c.node(old).store.flush()  # what it wrote is on disk: the truncation below has something to cut
     getattr(c, fault)(old)
     crashed = c.now_ms
+    written = _records(c, old)
     c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=60_000)
     new = c.leader()
     elected = c.now_ms
@@ -147,6 +151,9 @@ def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3, fau
                 and c.node(old).ha_client.state.name == "TRANSFER"
                 and c.node(old).max_offset == c.node(new).max_offset, timeout_ms=60_000)
     truncated = [e for e in c.events if e["kind"] == "ha_truncate" and e.get("slave") == old]
+    cut_at = truncated[-1]["offset"] if truncated else None
+    removed = [body for offset, body in written if cut_at is not None and offset >= cut_at]
+    elsewhere = {body for n in c.leader_candidates or () if n != old for _, body in _records(c, n)}
     return {
         "old_master": old, "new_master": new, "crash_ms": crashed, "elected_ms": elected,
         "failover_ms": elected - crashed, "restart_ms": restarted,
@@ -154,11 +161,18 @@ def failover_with_in_flight(c: Cluster, acked: int = 10, in_flight: int = 3, fau
         "old_master_end": old_end, "new_epoch": c.node(new).term,
         "old_epochs": _entries(local), "new_master_epochs": _entries(master),
         "consistent_point": local.find_consistent_point(master),
-        "truncated_at": truncated[-1]["offset"] if truncated else None,
-        "removed_bytes": truncated[-1]["removed"] if truncated else None,
+        "truncated_at": cut_at, "removed_bytes": truncated[-1]["removed"] if truncated else None,
+        "removed_messages": removed, "removed_held_elsewhere": sorted(set(removed) & elsewhere),
         "after_acked": sum(h.status == "PUT_OK" for h in after),
         "old_master_now": {"role": c.node(old).role, "maxOffset": c.node(old).max_offset},
     }
+
+
+def _records(c: Cluster, node: str) -> list[tuple[int, bytes]]:
+    """(physical offset, body) of every message in ``node``'s commit log files, read from its directory."""
+    path = c.data_dir / "nodes" / node / "store" / "commitlog"
+    return [(r["physical_offset"], base64.b64decode(r["body_base64"])) for r in iter_commit_log(str(path))
+            if r["type"] == "message"]
 
 
 def _on_disk(c: Cluster, node: str) -> list[EpochEntry]:

@@ -30,7 +30,7 @@ from rocketlab.viz import role_timeline, write_report
 
 __all__ = [
     "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "first_push_refused", "first_roles",
-    "fresh_dir", "has_master", "layer_events", "master_slave_crash", "median_latency_ms", "node_table", "put_round_trips",
+    "failover_rounds", "fresh_dir", "has_master", "layer_events", "master_slave_crash", "median_latency_ms", "node_table", "put_round_trips",
     "commit_lines", "readable_bodies", "role_timelines", "run_demo", "run_tour", "spark_runs_summary", "steady_puts",
     "titled", "write_tour_report",
 ]
@@ -87,6 +87,18 @@ def failover_breakdown(cluster: Cluster, old: str, crash_ms: int) -> dict[str, i
     return {"crash": crash_ms, "last_heartbeat": max(beats),
             "candidate": next(e["t"] for e in after if e["role"] == "CANDIDATE"), "leader": leader["t"],
             "master": next(e["t"] for e in after if e["role"] == "MASTER" and e["node"] == leader["node"])}
+
+
+def failover_rounds(events: list[dict[str, Any]], crash_ms: int) -> dict[str, Any]:
+    """The vote rounds after a crash, ``(t, candidate, term, result)`` in order, and the random wait that decided
+    them: the first survivor to move to a new term (``mover``), from the end of its failed round to the move
+    (``waited_ms``, DLedger's ``[minVoteIntervalMs, maxVoteIntervalMs)``)."""
+    rounds = [(e["t"], e["node"], e["term"], e["result"]) for e in events
+              if e["kind"] == "vote_round" and e["t"] >= crash_ms]
+    move = next(e for e in events if e["kind"] == "term" and e["t"] >= crash_ms)
+    failed = max(t for t, node, _term, result in rounds if node == move["node"] and t <= move["t"]
+                 and result == "WAIT_TO_VOTE_NEXT")
+    return {"rounds": rounds, "mover": move["node"], "new_term": move["term"], "waited_ms": move["t"] - failed}
 
 
 def first_roles(events: list[dict[str, Any]], layer: str = "DLedger") -> dict[str, tuple[int, str]]:

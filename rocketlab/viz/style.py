@@ -43,6 +43,13 @@ NOTE_TEXT = "#555555"  # notes beside a plot
 FAULT_MARK = "#444444"  # the role timeline's fault markers and their labels
 BAR_EDGE = dict(width=1, color="#767676")  # a bar's outline: 4.5:1 on white, 4.1:1 on #111, for pale fills
 VIOLATION_COLOR = "#b00020"  # 7:1 on white; JupyterLab Dark shows its own lighter red instead (THEMED)
+HOVER_LABEL = dict(bgcolor=LABEL_BOX, bordercolor="#595959", font=dict(color="#1a1a1a"))
+"""Plotly's hover labels: words 17:1 in a white box with a 7:1 outline, the box 18:1 on JupyterLab Dark's page.
+Plotly's own (the trace's colour, its text black or white by a brightness rule) gave white on vermillion (3.9:1),
+and its dark text #444 took the theme's light text colour from THEMED (FAULT_MARK)."""
+TOOLBAR = dict(bgcolor="rgba(0,0,0,0)", color="#808080", activecolor=OKABE_ITO["blue"])
+"""Plotly's toolbar (the modebar), on the page itself: grey icons 3.9:1 on white and 4.8:1 on JupyterLab Dark's
+#111, blue under the pointer (5.2:1 and 3.6:1). Plotly's default, rgba(68,68,68,0.3) on half-white, is 1.6:1."""
 
 # The colours a figure carries for text and small marks, and what the page's theme shows instead: plotly
 # writes each colour into an element's inline style, chosen in the kernel, which cannot know the theme;
@@ -155,7 +162,7 @@ def base_layout(fig: go.Figure, title: str, height: int, legend: str = "right") 
         title=dict(text=title, x=0.01, xanchor="left", font=dict(size=15)),
         height=height, template="none", font=FONT, margin=dict(l=70, r=30, t=80, b=50),
         paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
-        legend=dict(traceorder="normal", bgcolor="rgba(0,0,0,0)", **place),
+        legend=dict(traceorder="normal", bgcolor="rgba(0,0,0,0)", **place), hoverlabel=HOVER_LABEL, modebar=TOOLBAR,
     )
     fig.update_xaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID)
     fig.update_yaxes(gridcolor=GRID, zerolinecolor=GRID, linecolor=GRID)
