@@ -16,11 +16,7 @@ lines, stopped by PID). The servers' JVM options are those of ``BrokerStartup``'
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,10 +25,12 @@ from rocketlab.oracle.jvm import (
     Jdk,
     OracleProcess,
     OracleUnavailable,
-    _class_names,
+    compile_cached,
     find_jdk,
     parse_class_path,
+    require_classes,
 )
+from rocketlab.oracle.servers import Server
 
 SETTING = "ROCKETLAB_JAVA_BROKER"
 SOURCES = Path(__file__).with_name("java") / "client"
@@ -54,6 +52,7 @@ SERVER_OPTIONS = (
     "-Drocketmq.client.logUseSlf4j=true",
 )
 """What the 4.9.5 name server and broker need on JDK 17 (the TLS self-signed certificate's export too)."""
+SERVER_MAINS = {"namesrv": "brokeroracle.NamesrvMain", "broker": "brokeroracle.BrokerMain"}
 
 
 @dataclass(frozen=True)
@@ -71,11 +70,7 @@ class BrokerJava:
             raise OracleUnavailable(f"{SETTING} is not set: the RocketMQ 4.9.5 client/name server/broker oracle "
                                     "is off (see rocketlab.oracle.client_jvm)")
         entries = parse_class_path(value, SETTING)
-        names = _class_names(entries)
-        for cls_file, where in REQUIRED:
-            if cls_file not in names:
-                raise OracleUnavailable(f"{SETTING}: no entry of the class path has "
-                                        f"{cls_file[:-6].replace('/', '.')} ({where})")
+        require_classes(entries, REQUIRED, SETTING)
         return cls(entries, find_jdk())
 
     @property
@@ -86,27 +81,9 @@ class BrokerJava:
         """The client application compiled against this class path (once, then cached)."""
         if self._compiled:
             return self._compiled[0]
-        sources = sorted(SOURCES.rglob("*.java"))
-        digest = hashlib.sha256()
-        for src in sources:
-            digest.update(src.name.encode() + b"\0" + src.read_bytes())
-        digest.update(self.class_path_text.encode() + self.jdk.version.encode())
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketlab" / "oracle"
-        target = cache / f"client-4.9.5-{digest.hexdigest()[:16]}"
-        if not (target / "rocketlab" / "oracle" / "client" / "ClientApp.class").exists():
-            cache.mkdir(parents=True, exist_ok=True)
-            build = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
-            proc = subprocess.run([self.jdk.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(build),
-                                   "-cp", self.class_path_text, *map(str, sources)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                shutil.rmtree(build, ignore_errors=True)
-                first = next((ln for ln in proc.stderr.splitlines() if "error:" in ln), proc.stderr.strip())
-                raise OracleUnavailable(f"javac could not compile the client application against {SETTING}: "
-                                        f"{first.strip()[:300]}")
-            try:
-                build.rename(target)
-            except OSError:  # another process compiled it first
-                shutil.rmtree(build, ignore_errors=True)
+        target = compile_cached(self.jdk, self.class_path_text, sorted(SOURCES.rglob("*.java")), label="client-4.9.5",
+                                marker="rocketlab/oracle/client/ClientApp.class",
+                                what=f"the client application against {SETTING}")
         self._compiled.append(target)
         return target
 
@@ -115,6 +92,14 @@ class BrokerJava:
         home.mkdir(parents=True, exist_ok=True)
         return [self.jdk.java, f"-Xmx{heap_mb}m", *SERVER_OPTIONS, f"-Duser.home={home}",
                 f"-Drocketmq.home.dir={home}", "-cp", self.class_path_text, main, *args]
+
+    def server(self, role: str, *args: str, workdir: Path, port: int, name: str = "") -> Server:
+        """The real name server (``role`` ``namesrv``: ``NamesrvMain PORT``) or broker (``broker``:
+        ``BrokerMain broker.conf``) as a :class:`~rocketlab.oracle.servers.Server` not yet started: its
+        scratch home ``workdir/home``, its log ``workdir/ROLE.log``, up when it accepts on ``port``."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        cmd = self.server_command(SERVER_MAINS[role], *args, home=workdir / "home")
+        return Server(name or role, "java", role, cmd, workdir / f"{role}.log", port)
 
     def start_client(self, workdir: Path, *, name: str = "client", heap_mb: int = 384,
                      rebalance_wait_ms: int = 1000) -> OracleProcess:

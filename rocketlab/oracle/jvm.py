@@ -175,6 +175,45 @@ def _class_names(entries: tuple[str, ...]) -> set[str]:
     return names
 
 
+def require_classes(entries: tuple[str, ...], required: tuple[tuple[str, str], ...], setting: str) -> None:
+    """:class:`OracleUnavailable` naming the first class of ``required`` (``(path.class, where it comes
+    from)``) that no entry of the class path has."""
+    names = _class_names(entries)
+    for cls_file, where in required:
+        if cls_file not in names:
+            raise OracleUnavailable(f"{setting}: no entry of the class path has "
+                                    f"{cls_file[:-6].replace('/', '.')} ({where})")
+
+
+def compile_cached(jdk: Jdk, class_path_text: str, sources: list[Path], *, label: str, marker: str, what: str,
+                   javac_options: tuple[str, ...] = ()) -> Path:
+    """``sources`` compiled by ``javac`` against ``class_path_text`` into the user's cache, once: the folder
+    ``rocketlab/oracle/LABEL-HASH`` (a hash of the sources, the class path and the JDK) is reused when it has
+    ``marker``; a failed compile raises :class:`OracleUnavailable` with javac's first error (``what`` says
+    what was compiled). Builds in a temporary folder renamed into place, so concurrent processes agree."""
+    digest = hashlib.sha256()
+    for src in sources:
+        digest.update(src.name.encode() + b"\0" + src.read_bytes())
+    digest.update(class_path_text.encode() + jdk.version.encode())
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketlab" / "oracle"
+    target = cache / f"{label}-{digest.hexdigest()[:16]}"
+    if (target / marker).exists():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
+    proc = subprocess.run([jdk.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(build), *javac_options,
+                           "-cp", class_path_text, *map(str, sources)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(build, ignore_errors=True)
+        first = next((line for line in proc.stderr.splitlines() if "error:" in line), proc.stderr.strip())
+        raise OracleUnavailable(f"javac could not compile {what}: {first.strip()[:300]}")
+    try:
+        build.rename(target)
+    except OSError:  # another process compiled it first
+        shutil.rmtree(build, ignore_errors=True)
+    return target
+
+
 # --------------------------------------------------------------------------------- the oracle
 @dataclass(frozen=True)
 class Oracle:
@@ -194,11 +233,7 @@ class Oracle:
             raise OracleUnavailable(f"{setting} is not set: the RocketMQ {release} oracle is off (see "
                                     "rocketlab.oracle for how to get it)")
         entries = parse_class_path(value, setting)
-        names = _class_names(entries)
-        for cls_file, where in REQUIRED[release]:
-            if cls_file not in names:
-                raise OracleUnavailable(f"{setting}: no entry of the class path has "
-                                        f"{cls_file[:-6].replace('/', '.')} ({where})")
+        require_classes(entries, REQUIRED[release], setting)
         return cls(release, entries, find_jdk())
 
     @property
@@ -211,28 +246,10 @@ class Oracle:
             return self._compiled[0]
         flavour = "v4" if self.release.startswith("4.") else "v5"
         sources = sorted((SOURCES / "common").rglob("*.java")) + sorted((SOURCES / flavour).rglob("*.java"))
-        digest = hashlib.sha256()
-        for src in sources:
-            digest.update(src.name.encode() + b"\0" + src.read_bytes())
-        digest.update(self.class_path_text.encode() + self.jdk.version.encode())
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketlab" / "oracle"
-        target = cache / f"{self.release}-{digest.hexdigest()[:16]}"
-        if not (target / "rocketlab" / "oracle" / "Main.class").exists():
-            cache.mkdir(parents=True, exist_ok=True)
-            build = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
-            proc = subprocess.run(
-                [self.jdk.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(build),
-                 "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", self.class_path_text,
-                 *map(str, sources)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                shutil.rmtree(build, ignore_errors=True)
-                first = next((line for line in proc.stderr.splitlines() if "error:" in line), proc.stderr.strip())
-                raise OracleUnavailable(f"javac could not compile the oracle driver against {ENV[self.release]}: "
-                                        f"{first.strip()[:300]}")
-            try:
-                build.rename(target)
-            except OSError:  # another process compiled it first
-                shutil.rmtree(build, ignore_errors=True)
+        target = compile_cached(self.jdk, self.class_path_text, sources, label=self.release,
+                                marker="rocketlab/oracle/Main.class",
+                                what=f"the oracle driver against {ENV[self.release]}",
+                                javac_options=("--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED"))
         self._compiled.append(target)
         return target
 

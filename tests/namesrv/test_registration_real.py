@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from rocketlab.namesrv.protocol import (
     GetRouteInfoRequest,
 )
 from rocketlab.net.client import NetClient
+from rocketlab.oracle.servers import free_port as broker_port
 from tests.namesrv.javaproc import java_broker
 from tests.realnodes import free_port
 
@@ -118,24 +118,6 @@ def start_nodes(configs: list[Path]) -> list[subprocess.Popen]:
     return procs
 
 
-def _java_broker_port() -> int:
-    """A port p with p-2 (the VIP channel) and p+1 (HA) free too."""
-    for _ in range(50):
-        p = free_port()
-        if p > 3 and all(_free(q) for q in (p - 2, p + 1)):
-            return p
-    raise AssertionError("no free port triple")
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
 def everything(port: int, names: tuple[str, ...]) -> dict:
     """What a name server holds of the brokers ``names`` (other tests share it): decoded, order-free."""
     routes = {}
@@ -156,12 +138,12 @@ def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_a
     both_addrs = f"127.0.0.1:{jport};127.0.0.1:{kport}"
     jb, procs = None, []
     try:
-        bp = _java_broker_port()
+        bp = broker_port(spacing=2)  # the VIP channel (p-2) and HA (p+1) free too
         props = conf(tmp_path / "jb.properties", brokerClusterName="JC", brokerName="java-a", brokerId=0,
                      brokerRole="ASYNC_MASTER", flushDiskType="ASYNC_FLUSH", listenPort=bp, namesrvAddr=both_addrs,
                      storePathRootDir=tmp_path / "jstore", mappedFileSizeCommitLog=10485760, maxHashSlotNum=10000,
                      maxIndexNum=40000)
-        jb = java_broker(props, tmp_path / "jb")
+        jb = java_broker(props, tmp_path / "jb", bp)
         java_side = wait_for(lambda: everything(jport, names), lambda s: "java-a" in s["cluster"]["brokerAddrTable"])
         # what the real broker registers, as the real name server holds it:
         assert java_side["cluster"]["brokerAddrTable"]["java-a"] == ("JC", {0: f"127.0.0.1:{bp}"})
