@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from rocketlab.broker.protocol import SendMessageRequest
+from rocketlab.broker.send_protocol import CreateTopicRequest
 from rocketlab.namesrv.protocol import (
     GetAllTopicListRequest,
     GetBrokerClusterInfoRequest,
@@ -132,6 +133,13 @@ def everything(port: int, names: tuple[str, ...]) -> dict:
             "topics": sorted(routes), "routes": routes}
 
 
+def created_and_routed(broker_port: int, topic: str, namesrv_ports: tuple[int, ...]) -> bool:
+    """UPDATE_AND_CREATE_TOPIC on the broker, then at once (no waiting) the route from each name server:
+    ``updateAndCreateTopic`` answers after ``registerIncrementBrokerData`` has reached every name server."""
+    assert ask(broker_port, CreateTopicRequest(topic, 2, 2)).ok
+    return all(ask(p, GetRouteInfoRequest(topic)).route is not None for p in namesrv_ports)
+
+
 def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_and_the_kits(tmp_path, both):
     jport, kport = both
     names = ("java-a", "kit-a")
@@ -149,6 +157,7 @@ def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_a
         assert java_side["cluster"]["brokerAddrTable"]["java-a"] == ("JC", {0: f"127.0.0.1:{bp}"})
         assert {"TBW102", "SELF_TEST_TOPIC", "JC", "java-a"} <= set(java_side["topics"])
         assert wait_for(lambda: everything(kport, names), lambda s: s == java_side) == java_side  # the kit's: same
+        assert created_and_routed(bp, "JavaMade", (jport, kport))  # RocketMQ: registered before it answers
         kp = free_port()
         procs = start_nodes([conf(tmp_path / "kb.conf", nodeKind="broker", brokerClusterName="KC",
                                   brokerName="kit-a", listenPort=kp, haListenPort=kp + 1, namesrvAddr=both_addrs,
@@ -159,6 +168,7 @@ def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_a
         assert java_side["routes"]["KitTopic"]["brokerDatas"] == {"kit-a": ("KC", {0: f"127.0.0.1:{kp}"})}
         assert java_side["routes"]["KitTopic"]["queueDatas"]["kit-a"].write_queue_nums == 4
         assert wait_for(lambda: everything(kport, names), lambda s: s == java_side) == java_side
+        assert created_and_routed(kp, "KitMade", (jport, kport))  # the kit: the same
     finally:
         for p in procs:
             p.send_signal(signal.SIGTERM)
