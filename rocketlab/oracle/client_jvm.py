@@ -17,23 +17,22 @@ lines, stopped by PID). The servers' JVM options are those of ``BrokerStartup``'
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rocketlab.oracle.jvm import (
+    JDK17_OPTIONS,
     JVM_OPTIONS,
-    Jdk,
+    ClassPathJava,
     OracleProcess,
     OracleUnavailable,
-    compile_cached,
-    find_jdk,
-    parse_class_path,
-    require_classes,
+    java_command,
 )
 from rocketlab.oracle.servers import Server
 
 SETTING = "ROCKETLAB_JAVA_BROKER"
-SOURCES = Path(__file__).with_name("java") / "client"
+SOURCES = (Path(__file__).with_name("java") / "lines", Path(__file__).with_name("java") / "client")
+"""The JSON-lines protocol the driver shares, and the client application."""
 REQUIRED = (
     ("org/apache/rocketmq/client/producer/DefaultMQProducer.class", "rocketmq-client 4.9.5"),
     ("org/apache/rocketmq/namesrv/NamesrvController.class", "rocketmq-namesrv 4.9.5"),
@@ -42,56 +41,32 @@ REQUIRED = (
     ("com/fasterxml/jackson/databind/ObjectMapper.class", "jackson-databind"),
 )
 SERVER_OPTIONS = (
-    "-XX:MaxDirectMemorySize=128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-    "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-exports", "java.base/sun.security.x509=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-    "-Djna.boot.library.path=/usr/lib/x86_64-linux-gnu/jni", "-Djna.boot.library.name=jnidispatch.system",
-    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
-    "-Drocketmq.client.logUseSlf4j=true",
+    *JDK17_OPTIONS, "--add-exports", "java.base/sun.security.x509=ALL-UNNAMED", "-XX:MaxDirectMemorySize=128m",
+    "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.logFile=System.err",
 )
 """What the 4.9.5 name server and broker need on JDK 17 (the TLS self-signed certificate's export too)."""
 SERVER_MAINS = {"namesrv": "brokeroracle.NamesrvMain", "broker": "brokeroracle.BrokerMain"}
 
 
 @dataclass(frozen=True)
-class BrokerJava:
+class BrokerJava(ClassPathJava):
     """The 4.9.5 client, name server and broker on ``class_path``, runnable with ``jdk``."""
-
-    class_path: tuple[str, ...]
-    jdk: Jdk
-    _compiled: list[Path] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def find(cls) -> BrokerJava:
-        value = os.environ.get(SETTING, "").strip()
-        if not value:
-            raise OracleUnavailable(f"{SETTING} is not set: the RocketMQ 4.9.5 client/name server/broker oracle "
-                                    "is off (see rocketlab.oracle.client_jvm)")
-        entries = parse_class_path(value, SETTING)
-        require_classes(entries, REQUIRED, SETTING)
-        return cls(entries, find_jdk())
-
-    @property
-    def class_path_text(self) -> str:
-        return os.pathsep.join(self.class_path)
+        return cls(*cls.resolve(SETTING, os.environ.get(SETTING, "").strip(), REQUIRED,
+                                "the RocketMQ 4.9.5 client/name server/broker oracle is off "
+                                "(see rocketlab.oracle.client_jvm)"))
 
     def classes(self) -> Path:
         """The client application compiled against this class path (once, then cached)."""
-        if self._compiled:
-            return self._compiled[0]
-        target = compile_cached(self.jdk, self.class_path_text, sorted(SOURCES.rglob("*.java")), label="client-4.9.5",
-                                marker="rocketlab/oracle/client/ClientApp.class",
-                                what=f"the client application against {SETTING}")
-        self._compiled.append(target)
-        return target
+        return self._compile_once(SOURCES, label="client-4.9.5", marker="rocketlab/oracle/client/ClientApp.class",
+                                  what=f"the client application against {SETTING}")
 
     def server_command(self, main: str, *args: str, home: Path, heap_mb: int = 256) -> list[str]:
         """``java`` running ``brokeroracle.NamesrvMain`` / ``BrokerMain`` (the real servers) with ``args``."""
-        home.mkdir(parents=True, exist_ok=True)
-        return [self.jdk.java, f"-Xmx{heap_mb}m", *SERVER_OPTIONS, f"-Duser.home={home}",
-                f"-Drocketmq.home.dir={home}", "-cp", self.class_path_text, main, *args]
+        return java_command(self.jdk, main, *args, class_path=self.class_path, home=home, heap_mb=heap_mb,
+                            options=SERVER_OPTIONS)
 
     def server(self, role: str, *args: str, workdir: Path, port: int, name: str = "") -> Server:
         """The real name server (``role`` ``namesrv``: ``NamesrvMain PORT``) or broker (``broker``:
@@ -104,13 +79,10 @@ class BrokerJava:
     def start_client(self, workdir: Path, *, name: str = "client", heap_mb: int = 384,
                      rebalance_wait_ms: int = 1000) -> OracleProcess:
         """A new JVM running :class:`ClientApp` (its log ``NAME.log`` and scratch home in ``workdir``)."""
-        home = Path(workdir) / f"{name}-home"
-        home.mkdir(parents=True, exist_ok=True)
-        cmd = [self.jdk.java, *JVM_OPTIONS, f"-Xmx{heap_mb}m", "-XX:TieredStopAtLevel=1",
-               f"-Duser.home={home}", f"-Drocketmq.home.dir={home}",
-               f"-Drocketmq.client.rebalance.waitInterval={rebalance_wait_ms}",
-               "-cp", os.pathsep.join([str(self.classes()), self.class_path_text]),
-               "rocketlab.oracle.client.ClientApp"]
+        cmd = java_command(self.jdk, "rocketlab.oracle.client.ClientApp", class_path=(str(self.classes()),
+                           *self.class_path), home=Path(workdir) / f"{name}-home", heap_mb=heap_mb,
+                           options=(*JVM_OPTIONS, "-XX:TieredStopAtLevel=1",
+                                    f"-Drocketmq.client.rebalance.waitInterval={rebalance_wait_ms}"))
         return OracleProcess(cmd, Path(workdir) / f"{name}.log", "4.9.5")
 
 

@@ -67,59 +67,98 @@ def last_line(log: Path) -> str:
 
 @dataclass
 class Server:
-    """One server process: ``kind`` java or kit, ``role`` namesrv/broker/controller, its command and log
-    (stderr); ``ready`` is the JSON line it printed when up."""
+    """One server process: ``kind`` java or kit, ``role`` namesrv/broker/controller/member, its command and
+    log (stderr). Up once it printed its JSON line on stdout (``ready``; a kit node's says ``listening``), or
+    with ``ready_text`` a line holding that text, and (``port`` not 0) accepts on ``port``."""
 
     name: str
     kind: str
     role: str
     command: list[str]
     log: Path
-    port: int
+    port: int = 0
+    ready_text: str | None = None
     proc: subprocess.Popen | None = None
     ready: dict[str, Any] = field(default_factory=dict)
 
     def start(self, timeout_s: float = 90.0) -> Server:
+        """:meth:`launch`, then :meth:`wait_up`."""
+        self.launch()
+        return self.wait_up(timeout_s)
+
+    def launch(self) -> Server:
+        """Start the process in a session of its own (several can be launched, then waited for together)."""
         with open(self.log, "ab") as err:
             self.proc = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
+                                         start_new_session=True, text=True)
+        return self
+
+    def wait_up(self, timeout_s: float = 90.0) -> Server:
+        """Return once the process is up (see the class docstring); :class:`BackendError` (and the process
+        killed) if it exits first, prints something else or does not accept on its port in ``timeout_s``."""
+        assert self.proc is not None and self.proc.stdout is not None
         deadline = time.monotonic() + timeout_s
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()  # Java's launchers and `rocketlab node` print one JSON line when up
-        try:
-            self.ready = json.loads(line) if line else {}
-        except ValueError:
-            self.kill()
-            raise BackendError(f"{self.name} printed {line.strip()!r}, not its JSON line: {last_line(self.log)}") \
-                from None
+        line = self.proc.stdout.readline()
+        while self.ready_text is not None and line and self.ready_text not in line and time.monotonic() < deadline:
+            line = self.proc.stdout.readline()
         if not line:
             self.proc.wait()
             self._close()
             raise BackendError(f"{self.kind} {self.role} {self.name} exited ({self.proc.returncode}) before it was "
                                f"up: {last_line(self.log)}")
-        while time.monotonic() < deadline:
+        self.ready = self._ready(line)
+        while self.port:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return self
+                    break
             except OSError:
+                if time.monotonic() >= deadline:
+                    self.kill()
+                    raise BackendError(f"{self.name} printed {line.strip()!r} but does not accept on {self.port}")\
+                        from None
                 time.sleep(0.1)
+        return self
+
+    def _ready(self, line: str) -> dict[str, Any]:
+        if self.ready_text is not None:
+            if self.ready_text in line:
+                return {"line": line.strip()}
+        else:
+            try:
+                ready = json.loads(line)
+            except ValueError:
+                ready = None
+            if isinstance(ready, dict) and (self.kind != "kit" or ready.get("listening")):
+                return ready
         self.kill()
-        raise BackendError(f"{self.name} printed {line.strip()!r} but does not accept on {self.port}")
+        raise BackendError(f"{self.kind} {self.role} {self.name} printed {line.strip()!r}, not that it is up: "
+                           f"{last_line(self.log)}")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
 
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def kill(self) -> None:
-        """SIGKILL (a crash)."""
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the process's group (it leads a session of its own)."""
+        if self.alive:
+            os.killpg(self.pid, sig)
+
+    def kill(self) -> int | None:
+        """SIGKILL (a crash); the exit code."""
         if self.alive:
             assert self.proc is not None
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self._close()
+        return None if self.proc is None else self.proc.returncode
 
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """SIGTERM (the servers' shutdown hooks persist offsets), SIGKILL if it hangs."""
+    def stop(self, timeout_s: float = 30.0) -> int | None:
+        """SIGTERM (the servers' shutdown hooks persist offsets), SIGKILL if it hangs; the exit code."""
         if self.alive:
             assert self.proc is not None
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -127,8 +166,15 @@ class Server:
                 self.proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 pass
-        self.kill()
+        return self.kill()
 
     def _close(self) -> None:
         if self.proc is not None and self.proc.stdout is not None and self.proc.poll() is not None:
             self.proc.stdout.close()
+
+
+def kit_node(config: Path, name: str = "", role: str = "node", port: int = 0) -> Server:
+    """The kit's node of ``config`` (``rocketlab node --config CONFIG``), not yet started; its log
+    ``CONFIG.log`` beside the config."""
+    config = Path(config)
+    return Server(name or config.stem, "kit", role, node_command(config), config.with_suffix(".log"), port)
