@@ -170,13 +170,19 @@ class DefaultMessageStore(
         os.pwrite(fd, b"lock", 0)
         self._lock_fd = fd
 
+    def _new_commit_log(self) -> Any:
+        return CommitLog(self.config, clock=self.clock, checkpoint=self.store_checkpoint, threads=self.threads)
+
+    def _new_reput_service(self) -> Any:
+        return ReputMessageService(self.commit_log, self.dispatcher_list)
+
     def load(self) -> None:
         """``load``: take the lock, load files and recover. Raises :class:`StoreError` on unusable files."""
         self._prepare_root()
         config = self.config
         self.last_exit_ok = not os.path.exists(config.abort_file)
         self.store_checkpoint = StoreCheckpoint(config.store_checkpoint)
-        self.commit_log = CommitLog(config, clock=self.clock, checkpoint=self.store_checkpoint, threads=self.threads)
+        self.commit_log = self._new_commit_log()
         self.commit_log.load()
         self._load_consume_queue()
         self.index_service = IndexService(
@@ -192,7 +198,7 @@ class DefaultMessageStore(
             CommitLogDispatcherBuildConsumeQueue(self),
             CommitLogDispatcherBuildIndex(self.index_service, config.message_index_enable, self._logics_error),
         ]
-        self.reput_message_service = ReputMessageService(self.commit_log, self.dispatcher_list)
+        self.reput_message_service = self._new_reput_service()
         self._recover(self.last_exit_ok, dropped)
 
     def _load_consume_queue(self) -> None:
