@@ -175,13 +175,7 @@ class DLedgerMessageStore(DefaultMessageStore):
         as in 4.9.x; the reput re-dispatches from the consume queues' end), then the offset table."""
         cl = self.commit_log
         assert cl is not None
-        cq_files_removed = {}
-        max_phy_offset_of_cq = -1
-        for cq in self._all_consume_queues():
-            removed = cq.recover()
-            if removed:
-                cq_files_removed[f"{cq.topic}/{cq.queue_id}"] = removed
-            max_phy_offset_of_cq = max(max_phy_offset_of_cq, cq.max_physic_offset)
+        cq_files_removed, max_phy_offset_of_cq = self._recover_consume_queues()
         report = cl.recover(max_phy_offset_of_cq, self, self.config.check_crc_on_recover)
         report.normal = last_exit_ok
         report.index_files_dropped = index_files_dropped

@@ -220,10 +220,9 @@ class DefaultMessageStore(
                 cq.load()
                 self.consume_queue_table.setdefault(topic, {})[int(qid_name)] = cq
 
-    def _recover(self, last_exit_ok: bool, index_files_dropped: list[str]) -> None:
-        """``recover``: consume queues first, then the CommitLog, then the offset table."""
-        cl = self.commit_log
-        assert cl is not None and self.store_checkpoint is not None
+    def _recover_consume_queues(self) -> tuple[dict[str, list[str]], int]:
+        """Each ConsumeQueue's ``recover``: the files each removed (by ``topic/queue``) and the largest
+        commit log offset they reach (-1: none)."""
         cq_files_removed = {}
         max_phy_offset_of_cq = -1
         for cq in self._all_consume_queues():
@@ -231,6 +230,13 @@ class DefaultMessageStore(
             if removed:
                 cq_files_removed[f"{cq.topic}/{cq.queue_id}"] = removed
             max_phy_offset_of_cq = max(max_phy_offset_of_cq, cq.max_physic_offset)
+        return cq_files_removed, max_phy_offset_of_cq
+
+    def _recover(self, last_exit_ok: bool, index_files_dropped: list[str]) -> None:
+        """``recover``: consume queues first, then the CommitLog, then the offset table."""
+        cl = self.commit_log
+        assert cl is not None and self.store_checkpoint is not None
+        cq_files_removed, max_phy_offset_of_cq = self._recover_consume_queues()
         check_crc = self.config.check_crc_on_recover
         if last_exit_ok:
             report = recover_normally(cl, max_phy_offset_of_cq, self, check_crc)
