@@ -157,6 +157,25 @@ def test_a_created_topic_is_registered_before_update_and_create_topic_is_answere
     alone.on_stop()
 
 
+def test_a_dledger_and_a_controller_mode_master_also_register_a_created_topic_before_answering(tmp_path):
+    dledger = make_dledger_broker(_ctx(tmp_path, namesrvAddr=NS), DLedgerBrokerConfig(broker_name="broker-d"))
+    dledger.on_start(0)
+    dledger.change_to_master("SYNC_MASTER", 10, OutputBuilder())
+    dledger.on_tick(11)  # the registration as brokerId 0
+    controlled = AutoSwitchBrokerCore(_ctx(tmp_path, "n1", namesrvAddr=NS), AutoSwitchBrokerConfig(cluster_name="AC"))
+    controlled.on_start(0)
+    controlled.assign_broker_id(3)
+    controlled.change_to_master(1, {3}, 2)
+    controlled.on_tick(3)
+    for core in (dledger, controlled):
+        out = core.on_request("admin", 9, CreateTopicRequest("Fresh"), 20)
+        (reg,) = [a for a in out.actions if isinstance(a, Request) and isinstance(a.msg, RegisterBrokerRequest)]
+        assert "Fresh" in reg.msg.body.topic_config_table and _replies(out) == []
+        assert _replies(core.on_reply(NS, reg.request_id, RegisterBrokerResponse(), 21)) == [
+            ("admin", 9, AdminResponse(0, "not set any response code"))]
+        core.on_stop()
+
+
 def test_without_namesrvaddr_nothing_is_sent_and_bad_addresses_are_one_clear_error(tmp_path):
     core = make_broker(_ctx(tmp_path), BrokerConfig())
     assert _registrations(core.on_start(0)) == [] and core.outer_api.next_deadline_ms() is None
