@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -128,7 +127,7 @@ class JavaControllerGroup:
 
     def stop_all(self) -> None:
         for server in self.procs.values():
-            server.signal(signal.SIGTERM)
+            server.terminate()
         for server in self.procs.values():
             server.stop()
         self.procs.clear()

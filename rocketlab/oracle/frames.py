@@ -18,7 +18,6 @@ import asyncio
 import base64
 import json
 import os
-import signal
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -141,7 +140,7 @@ async def _capture(oracle: Oracle, work: Path, members: int, appends: int, settl
         await asyncio.sleep(1.0)
     finally:
         for proc in procs:
-            proc.signal(signal.SIGTERM)
+            proc.terminate()
         for proc in procs:
             await loop.run_in_executor(None, proc.stop)
         for server in rec.servers:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import shutil
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +91,7 @@ class MixedGroup:
     def stop_all(self) -> dict[str, int]:
         """SIGTERM every live member and wait; exit codes (a hung one is killed)."""
         for member in self.procs.values():
-            member.signal(signal.SIGTERM)
+            member.terminate()
         codes = {n: member.stop() for n, member in self.procs.items()}
         self.close_driver()
         return codes

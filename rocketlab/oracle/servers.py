@@ -80,6 +80,8 @@ class Server:
     ready_text: str | None = None
     proc: subprocess.Popen | None = None
     ready: dict[str, Any] = field(default_factory=dict)
+    terminated: bool = False
+    """SIGTERM was sent (once: a second one may find the handler gone and kill a process that was stopping)."""
 
     def start(self, timeout_s: float = 90.0) -> Server:
         """:meth:`launch`, then :meth:`wait_up`."""
@@ -91,6 +93,7 @@ class Server:
         with open(self.log, "ab") as err:
             self.proc = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
                                          start_new_session=True, text=True)
+        self.terminated = False
         return self
 
     def wait_up(self, timeout_s: float = 90.0) -> Server:
@@ -157,11 +160,17 @@ class Server:
         self._close()
         return None if self.proc is None else self.proc.returncode
 
+    def terminate(self) -> None:
+        """SIGTERM, once (the servers' shutdown hooks persist offsets); :meth:`stop` waits for the exit."""
+        if self.alive and not self.terminated:
+            self.terminated = True
+            self.signal(signal.SIGTERM)
+
     def stop(self, timeout_s: float = 30.0) -> int | None:
-        """SIGTERM (the servers' shutdown hooks persist offsets), SIGKILL if it hangs; the exit code."""
+        """SIGTERM (unless :meth:`terminate` sent it), SIGKILL if it hangs after ``timeout_s``; the exit code."""
+        self.terminate()
         if self.alive:
             assert self.proc is not None
-            os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 import time
 from pathlib import Path
 
@@ -106,7 +105,7 @@ def start_nodes(configs: list[Path]) -> list[Server]:
 def stop_all(nodes: list[Server]) -> None:
     """SIGTERM every node, then wait for each (SIGKILL after 20 s)."""
     for node in nodes:
-        node.signal(signal.SIGTERM)
+        node.terminate()
     for node in nodes:
         node.stop(timeout_s=20)
 
