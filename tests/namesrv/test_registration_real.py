@@ -149,7 +149,7 @@ def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_a
         assert {"TBW102", "SELF_TEST_TOPIC", "JC", "java-a"} <= set(java_side["topics"])
         assert wait_for(lambda: everything(kport, names), lambda s: s == java_side) == java_side  # the kit's: same
         assert created_and_routed(bp, "JavaMade", (jport, kport))  # RocketMQ: registered before it answers
-        kp = free_port()
+        kp = free_port(spacing=1)  # its HA port kp + 1 free too
         procs = start_nodes([conf(tmp_path / "kb.conf", nodeKind="broker", brokerClusterName="KC",
                                   brokerName="kit-a", listenPort=kp, haListenPort=kp + 1, namesrvAddr=both_addrs,
                                   storePathRootDir=tmp_path / "kstore", mappedFileSizeCommitLog=1 << 20,
