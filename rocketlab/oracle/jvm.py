@@ -220,7 +220,7 @@ def compile_cached(jdk: Jdk, class_path_text: str, sources: list[Path], *, label
 
 def java_command(jdk: Jdk, main: str, *args: str, class_path: tuple[str, ...], home: str | os.PathLike[str],
                  heap_mb: int, options: tuple[str, ...]) -> list[str]:
-    """``java OPTIONS -Xmx.. -Duser.home=HOME -Drocketmq.home.dir=HOME -cp CLASS_PATH MAIN ARGS``, the scratch
+    """``java OPTIONS -XmxHEAP_MBm -Duser.home=HOME -Drocketmq.home.dir=HOME -cp CLASS_PATH MAIN ARGS``, the scratch
     ``home`` made (RocketMQ keeps its files there: kvConfig.json, the client's offsets)."""
     Path(home).mkdir(parents=True, exist_ok=True)
     return [jdk.java, *options, f"-Xmx{heap_mb}m", f"-Duser.home={home}", f"-Drocketmq.home.dir={home}",
