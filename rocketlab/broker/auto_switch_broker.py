@@ -192,7 +192,8 @@ class AutoSwitchBrokerCore(ClientServing, BaseCore):
             ctx.rng("replicas")) if controllers else None
         self.metadata = loaded_metadata(root / "config")
         self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
-                                  lambda: self.role == "MASTER" and not self.fenced, ctx.rng("send"), message_of)
+                                  lambda: self.role == "MASTER" and not self.fenced, ctx.rng("send"), message_of,
+                                  registrar=self.outer_api)
         self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: self.role != "MASTER")
 
     def _recover_in_controller_mode(self, on_disk: dict[tuple[str, int], int]) -> None:

@@ -182,7 +182,8 @@ class BrokerCore(ClientServing, BaseCore):
         self.outer_api = BrokerOuterAPI.of(ctx, config.broker_name,
                                            lambda: (config.broker_id, self.metadata.topic_config_manager))
         self.send_path = SendPath(config.send, config.broker_name, self.metadata, self.store, self.put_message,
-                                  lambda: self.config.is_master, ctx.rng("send"), message_of)
+                                  lambda: self.config.is_master, ctx.rng("send"), message_of,
+                                  registrar=self.outer_api)
         self.processors = BrokerProcessors(self.store, self.metadata, config.processors, lambda: not config.is_master,
                                            config.slave_read_enable)
 

@@ -9,6 +9,11 @@
 * again at once when its broker id changes (a DLedger or controller-mode broker that becomes master
   registers as brokerId 0, one demoted re-registers with its slave id: ``changeToMaster`` /
   ``changeToSlave`` call ``registerBrokerAll``) or its topic table's DataVersion does (a topic created);
+* UPDATE_AND_CREATE_TOPIC registers before it is answered (``AdminBrokerProcessor.updateAndCreateTopic``
+  calls ``registerIncrementBrokerData`` synchronously, whose ``registerBrokerAll`` waits for every name
+  server's answer or ``registerBrokerTimeoutMills``): :meth:`BrokerOuterAPI.register_then_answer` holds the
+  answer until every name server answered or timed out, so a client that asks a name server for the route
+  right after the answer finds the topic;
 * the answers (:class:`~rocketlab.namesrv.protocol.RegisterBrokerResponse`) go back to the broker, which
   uses them as Java does for a slave: ``masterAddr`` for SlaveSynchronize, ``haServerAddr`` for its HA
   client when ``haMasterAddress`` was not configured.
@@ -18,7 +23,8 @@ servers existed). Trace: ``namesrv_register`` (namesrv, broker_id, ok, master_ad
 each answer or timeout.
 
 Differences from 4.9.5: the registrations on change go two-way, as the periodic ones (Java sends those
-oneway); ``needRegister`` (QUERY_DATA_VERSION before a periodic registration when ``forceRegister`` is
+oneway); a topic's creation registers the whole topic table (``registerIncrementBrokerData`` sends only
+the new topic, with the same DataVersion: a name server adds the same queue data either way); ``needRegister`` (QUERY_DATA_VERSION before a periodic registration when ``forceRegister`` is
 off) is not modelled: every registration is forced, Java's default; ``unregisterBrokerAll`` at shutdown is
 not sent (a core's ``on_stop`` sends nothing): the name server drops the broker when its connection
 closes, which a clean stop does at once; no filter servers (the list is empty, as without
@@ -98,6 +104,8 @@ class BrokerOuterAPI:
         """(broker id, DataVersion) of the last registration sent."""
         self.now_ms = 0
         self.registrations = 0
+        self.answers_held: list[tuple[set[int], tuple[str, int], Any]] = []
+        """(registrations still in flight, reply_to, answer): answers sent once those are answered."""
 
     @classmethod
     def of(cls, ctx: NodeContext, broker_name: str, source: TopicSource,
@@ -153,6 +161,19 @@ class BrokerOuterAPI:
             self.in_flight[request_id] = addr
             out.request(addr, req, request_id, timeout_ms=REGISTER_TIMEOUT_MS)
 
+    def register_then_answer(self, now_ms: int, out: OutputBuilder, reply_to: tuple[str, int], answer: Any) -> None:
+        """``registerIncrementBrokerData`` before an UPDATE_AND_CREATE_TOPIC's ``answer``: register now and
+        send ``answer`` to ``reply_to`` once every name server answered or timed out (at once when nothing
+        was sent: no name servers, no broker id yet)."""
+        self.now_ms = now_ms
+        before = set(self.in_flight)
+        self.register_broker_all(now_ms, out)
+        sent = set(self.in_flight) - before
+        if sent:
+            self.answers_held.append((sent, reply_to, answer))
+        else:
+            out.reply(reply_to[0], reply_to[1], answer)
+
     def owns(self, request_id: int) -> bool:
         return request_id in self.in_flight
 
@@ -166,4 +187,9 @@ class BrokerOuterAPI:
         ok = isinstance(msg, RegisterBrokerResponse) and msg.code == ResponseCode.SUCCESS
         out.trace("namesrv_register", namesrv=addr, broker_id=self.sent[0] if self.sent else None, ok=ok,
                   master_addr=msg.master_addr if ok else None, ha_server_addr=msg.ha_server_addr if ok else None)
+        for held in list(self.answers_held):
+            held[0].discard(request_id)
+            if not held[0]:
+                self.answers_held.remove(held)
+                out.reply(held[1][0], held[1][1], held[2])
         return msg if ok else None

@@ -275,7 +275,7 @@ class DLedgerBrokerCore(ClientServing, BaseCore):
         self.send_path = SendPath(
             config.send, config.broker_name, self.metadata, self.store,
             lambda m, now, r: self.put_message(m, now, r, batch=m if isinstance(m, MessageExtBatch) else None),
-            lambda: self.broker_role != "SLAVE", ctx.rng("send"), message_of)
+            lambda: self.broker_role != "SLAVE", ctx.rng("send"), message_of, registrar=self.outer_api)
         self.processors = BrokerProcessors(self.store, self.metadata, config.processors,
                                            lambda: self.broker_role == "SLAVE", config.slave_read_enable)
 

@@ -33,16 +33,12 @@ from rocketlab.broker.dledger_commit_log_check import check_message_and_return_s
 from rocketlab.core import EMPTY, Output, OutputBuilder
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.errors import StoreError
-from rocketlab.store.checkpoint import StoreCheckpoint
 from rocketlab.store.config import BrokerRole, MessageStoreConfig
 from rocketlab.store.crash import simulate_crash
-from rocketlab.store.index_service import IndexService
 from rocketlab.store.message import Message
 from rocketlab.store.message_batch import MessageExtBatch
 from rocketlab.store.message_store import DefaultMessageStore
 from rocketlab.store.reput import (
-    CommitLogDispatcherBuildConsumeQueue,
-    CommitLogDispatcherBuildIndex,
     ReputMessageService,
 )
 from rocketlab.store.status import PutMessageResult
@@ -66,10 +62,7 @@ class DLedgerReputMessageService(ReputMessageService):
 
     def _do_reput(self, max_bytes: int | None = None) -> int:
         cl = self.commit_log
-        min_offset = cl.get_min_offset()
-        if self.reput_from_offset < min_offset:
-            log.warning("reput_from_offset %d below commit log min offset %d: jumping", self.reput_from_offset, min_offset)
-            self.reput_from_offset = min_offset
+        self._skip_below_min_offset()
         dispatched, chunk = 0, READ_CHUNK
         budget_end = None if max_bytes is None else self.reput_from_offset + max_bytes
         while self.reput_from_offset < cl.get_confirm_offset():
@@ -168,38 +161,21 @@ class DLedgerMessageStore(DefaultMessageStore):
         return self.commit_log.dledger_server_or_fail()
 
     # ------------------------------------------------------------------ load and recover
-    def load(self) -> None:
-        """``load`` as DefaultMessageStore's, with the DLedger commit log and its reput."""
-        self._prepare_root()
-        config = self.config
-        self.last_exit_ok = not os.path.exists(config.abort_file)
-        self.store_checkpoint = StoreCheckpoint(config.store_checkpoint)
-        self.commit_log = DLedgerCommitLog(config, self.dledger_config, self.rng, clock=self.clock,
-                                           checkpoint=self.store_checkpoint)
-        self.commit_log.load()
-        self._load_consume_queue()
-        self.index_service = IndexService(config.store_path_index, config.max_hash_slot_num, config.max_index_num,
-                                          self.store_checkpoint, self.clock, config.max_msgs_num_batch)
-        dropped = self.index_service.load(self.last_exit_ok)
-        self.dispatcher_list = [
-            CommitLogDispatcherBuildConsumeQueue(self),
-            CommitLogDispatcherBuildIndex(self.index_service, config.message_index_enable, self._logics_error),
-        ]
-        self.reput_message_service = DLedgerReputMessageService(self.commit_log, self.dispatcher_list)
-        self._recover(self.last_exit_ok, dropped)
+    def _new_commit_log(self) -> DLedgerCommitLog:
+        """``load`` as DefaultMessageStore's, with the DLedger commit log (``DLedgerCommitLog``) ..."""
+        return DLedgerCommitLog(self.config, self.dledger_config, self.rng, clock=self.clock,
+                                checkpoint=self.store_checkpoint)
+
+    def _new_reput_service(self) -> DLedgerReputMessageService:
+        """... and its reput (``DLedgerReputMessageService``)."""
+        return DLedgerReputMessageService(self.commit_log, self.dispatcher_list)
 
     def _recover(self, last_exit_ok: bool, index_files_dropped: list[str]) -> None:
         """Consume queues, then ``DLedgerCommitLog.recover`` (the same after a clean stop or a crash,
         as in 4.9.x; the reput re-dispatches from the consume queues' end), then the offset table."""
         cl = self.commit_log
         assert cl is not None
-        cq_files_removed = {}
-        max_phy_offset_of_cq = -1
-        for cq in self._all_consume_queues():
-            removed = cq.recover()
-            if removed:
-                cq_files_removed[f"{cq.topic}/{cq.queue_id}"] = removed
-            max_phy_offset_of_cq = max(max_phy_offset_of_cq, cq.max_physic_offset)
+        cq_files_removed, max_phy_offset_of_cq = self._recover_consume_queues()
         report = cl.recover(max_phy_offset_of_cq, self, self.config.check_crc_on_recover)
         report.normal = last_exit_ok
         report.index_files_dropped = index_files_dropped

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rocketlab.broker.broker_outer_api import BrokerOuterAPI
 from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.protocol import SendMessageRequest, SendMessageResponse
 from rocketlab.broker.schedule_message_service import ScheduleMessageService
@@ -39,8 +40,11 @@ class SendPath:
     """See the module docstring. ``is_master()``: whether the core takes puts now."""
 
     def __init__(self, config: SendConfig, broker_name: str, metadata: BrokerMetadata, store: Any, put: Put,
-                 is_master: Callable[[], bool], rng: random.Random, legacy_message: Callable[[Any], Message]) -> None:
+                 is_master: Callable[[], bool], rng: random.Random, legacy_message: Callable[[Any], Message],
+                 registrar: BrokerOuterAPI | None = None) -> None:
         self.config = config
+        self.registrar = registrar
+        """The core's registration with its name servers: a created topic is registered before it is answered."""
         self.broker_name = broker_name
         self.metadata = metadata
         self.store = store
@@ -79,8 +83,12 @@ class SendPath:
         """Serve one of :data:`SEND_PATH_REQUESTS`."""
         out = OutputBuilder()
         if isinstance(msg, CreateTopicRequest):
-            out.reply(src, request_id, update_and_create_topic(self.metadata, self.config, msg, not self.is_master(),
-                                                               self.broker_name, now_ms))
+            answer = update_and_create_topic(self.metadata, self.config, msg, not self.is_master(), self.broker_name,
+                                             now_ms)
+            if answer.ok and self.registrar is not None:  # registerIncrementBrokerData, then the answer
+                self.registrar.register_then_answer(now_ms, out, (src, request_id), answer)
+            else:
+                out.reply(src, request_id, answer)
             return out.build()
         if not self.is_master():
             if isinstance(msg, ConsumerSendMsgBackRequest):

@@ -21,8 +21,10 @@ Where the Java comes from
     built from the release tags (``.ci/oracle-classpath``).
 
 Modules
-    :mod:`~rocketlab.oracle.jvm` finds, compiles and runs the JVMs (one subprocess each, JSON lines on
-    stdin/stdout, stopped by PID); :mod:`~rocketlab.oracle.store` drives a real ``DefaultMessageStore`` and
+    :mod:`~rocketlab.oracle.jvm` finds, compiles (``compile_cached``, the driver's and the client
+    application's one compile-and-cache) and runs the JVMs (one subprocess each, JSON lines on stdin/stdout,
+    stopped by PID); :mod:`~rocketlab.oracle.servers` is the one launcher of server processes (the real
+    4.9.5 name server and broker, the kit's nodes: up on their JSON line, stopped by PID); :mod:`~rocketlab.oracle.store` drives a real ``DefaultMessageStore`` and
     reads ours into the same shape; :mod:`~rocketlab.oracle.dledger` does the same for DLedger members;
     :mod:`~rocketlab.oracle.ha` runs a master and a slave across languages; :mod:`~rocketlab.oracle.autoswitch`
     does the same for controller mode (5.3.3's AutoSwitchHAService beside our broker core, roles given by the

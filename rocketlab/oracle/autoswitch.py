@@ -32,8 +32,8 @@ from rocketlab.core import NodeContext, Output
 from rocketlab.errors import RocketlabError
 from rocketlab.ha.config import HAConfig
 from rocketlab.net.runtime import NetRuntime
-from rocketlab.oracle.ha import free_port
 from rocketlab.oracle.jvm import Oracle, OracleProcess
+from rocketlab.oracle.servers import free_port
 from rocketlab.oracle.store import message_spec
 from rocketlab.store.message import Message
 

@@ -14,17 +14,11 @@ three ``enableControllerMode`` brokers; 4.9.5 has no controller). Processes are 
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocketlab.errors import RocketlabError
 from rocketlab.oracle.client_jvm import BrokerJava
+from rocketlab.oracle.servers import BackendError, Server, free_port, node_command, write_properties
 
 BACKENDS = ("java", "kit", "java-broker+kit-namesrv", "kit-broker+java-namesrv")
 """Name-server kind and broker kind of each backend the client suite runs against."""
@@ -36,97 +30,6 @@ JAVA_ONLY = {"maxHashSlotNum", "maxIndexNum", "brokerIP1", "brokerIP2"}
 DLEDGER_TIMERS = {"heartBeatTimeIntervalMs": "300", "maxHeartBeatLeak": "3", "minVoteIntervalMs": "150",
                   "maxVoteIntervalMs": "400"}
 """Kit DLedger timers for a short failover (the Java group keeps DLedger's defaults: 2 s heartbeats)."""
-
-
-class BackendError(RocketlabError):
-    """A server did not start or stop as expected (the message names its log)."""
-
-
-def free_port(spacing: int = 0) -> int:
-    """A free port ``p`` of 127.0.0.1 whose neighbours ``p-spacing..p+spacing`` are free too (a Java broker
-    also listens on ``listenPort-2``, its VIP channel, and ``listenPort+1``, HA)."""
-    for _ in range(200):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port - spacing < 1024 or port + spacing > 65000:
-            continue
-        try:
-            for p in range(port - spacing, port + spacing + 1):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", p))
-            return port
-        except OSError:
-            continue
-    raise BackendError("no free block of ports on 127.0.0.1")
-
-
-@dataclass
-class Server:
-    """One server process: ``kind`` java or kit, ``role`` namesrv/broker/controller, its config and log."""
-
-    name: str
-    kind: str
-    role: str
-    command: list[str]
-    log: Path
-    port: int
-    proc: subprocess.Popen | None = None
-
-    def start(self, timeout_s: float = 90.0) -> None:
-        with open(self.log, "ab") as err:
-            self.proc = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
-        deadline = time.monotonic() + timeout_s
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()  # Java's launchers and `rocketlab node` print one JSON line when up
-        if not line:
-            self.proc.wait()
-            raise BackendError(f"{self.kind} {self.role} {self.name} exited ({self.proc.returncode}) before it was "
-                               f"up: {_last_line(self.log)}")
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise BackendError(f"{self.name} printed {line.strip()!r} but does not accept on {self.port}")
-
-    @property
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL (a crash)."""
-        if self.alive:
-            assert self.proc is not None
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
-    def stop(self, timeout_s: float = 30.0) -> None:
-        """SIGTERM (the servers' shutdown hooks persist offsets), SIGKILL if it hangs."""
-        if not self.alive:
-            return
-        assert self.proc is not None
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
-
-def _last_line(log: Path) -> str:
-    try:
-        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return f"(no log {log})"
-    return lines[-1][:300] if lines else f"(empty log {log})"
-
-
-def write_properties(path: Path, props: dict[str, str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()), encoding="utf-8")
-    return path
 
 
 @dataclass
@@ -162,12 +65,10 @@ class Backend:
         d = self.workdir / "namesrv"
         d.mkdir(parents=True, exist_ok=True)
         if kind == "java":
-            cmd = self._java().server_command("brokeroracle.NamesrvMain", str(self.namesrv_port), home=d / "home")
-        else:
-            conf = write_properties(d / "namesrv.conf", {"nodeKind": "namesrv", "listenPort": str(self.namesrv_port),
-                                                         "runDir": str(d)})
-            cmd = [sys.executable, "-m", "rocketlab.cli", "node", "--config", str(conf)]
-        return Server("namesrv", kind, "namesrv", cmd, d / "namesrv.log", self.namesrv_port)
+            return self._java().server("namesrv", str(self.namesrv_port), workdir=d, port=self.namesrv_port)
+        conf = write_properties(d / "namesrv.conf", {"nodeKind": "namesrv", "listenPort": str(self.namesrv_port),
+                                                     "runDir": str(d)})
+        return Server("namesrv", kind, "namesrv", node_command(conf), d / "namesrv.log", self.namesrv_port)
 
     def broker_props(self, name: str, port: int, extra: dict[str, str]) -> dict[str, str]:
         store = self.workdir / name / "store"
@@ -185,12 +86,10 @@ class Backend:
         port = int(props["listenPort"])
         if kind == "java":
             conf = write_properties(d / "broker.properties", props)
-            cmd = self._java().server_command("brokeroracle.BrokerMain", str(conf), home=d / "home")
-        else:
-            kit = {k: v for k, v in props.items() if k not in JAVA_ONLY}
-            conf = write_properties(d / "broker.conf", {"nodeKind": "broker", "runDir": str(d), **kit})
-            cmd = [sys.executable, "-m", "rocketlab.cli", "node", "--config", str(conf)]
-        return Server(name, kind, "broker", cmd, d / "broker.log", port)
+            return self._java().server("broker", str(conf), workdir=d, port=port, name=name)
+        kit = {k: v for k, v in props.items() if k not in JAVA_ONLY}
+        conf = write_properties(d / "broker.conf", {"nodeKind": "broker", "runDir": str(d), **kit})
+        return Server(name, kind, "broker", node_command(conf), d / "broker.log", port)
 
     def _dledger_group(self) -> list[Server]:
         ports = [free_port(spacing=2) for _ in range(3)]
@@ -225,8 +124,7 @@ class Backend:
                 "nodeKind": "controller", "selfId": n, "peers": peers, "controllerIds": "c0,c1,c2",
                 "runDir": str(d), "scanNotActiveBrokerInterval": "1000", "scanInactiveMasterInterval": "1000",
                 **DLEDGER_TIMERS})
-            out.append(Server(n, "kit", "controller", [sys.executable, "-m", "rocketlab.cli", "node", "--config",
-                                                       str(conf)], d / "controller.log", ports[n]))
+            out.append(Server(n, "kit", "controller", node_command(conf), d / "controller.log", ports[n]))
         for n in ids[3:]:
             stream = ";".join(f"{b}-127.0.0.1:{ha[b]}" for b in ids[3:] if b != n)
             extra = {"brokerName": "broker-c", "selfId": n, "peers": peers, "controllerIds": "c0,c1,c2",
@@ -290,3 +188,6 @@ class Backend:
 
 def describe_json(backend: Backend) -> str:
     return json.dumps(backend.describe())
+
+
+__all__ = ["BACKENDS", "Backend", "BackendError", "Server", "describe_json", "free_port", "write_properties"]

@@ -16,26 +16,23 @@ lines, stopped by PID). The servers' JVM options are those of ``BrokerStartup``'
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rocketlab.oracle.jvm import (
+    JDK17_OPTIONS,
     JVM_OPTIONS,
-    Jdk,
+    ClassPathJava,
     OracleProcess,
     OracleUnavailable,
-    _class_names,
-    find_jdk,
-    parse_class_path,
+    java_command,
 )
+from rocketlab.oracle.servers import Server
 
 SETTING = "ROCKETLAB_JAVA_BROKER"
-SOURCES = Path(__file__).with_name("java") / "client"
+SOURCES = (Path(__file__).with_name("java") / "lines", Path(__file__).with_name("java") / "client")
+"""The JSON-lines protocol the driver shares, and the client application."""
 REQUIRED = (
     ("org/apache/rocketmq/client/producer/DefaultMQProducer.class", "rocketmq-client 4.9.5"),
     ("org/apache/rocketmq/namesrv/NamesrvController.class", "rocketmq-namesrv 4.9.5"),
@@ -44,88 +41,48 @@ REQUIRED = (
     ("com/fasterxml/jackson/databind/ObjectMapper.class", "jackson-databind"),
 )
 SERVER_OPTIONS = (
-    "-XX:MaxDirectMemorySize=128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-    "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-    "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-exports", "java.base/sun.security.x509=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED", "--add-opens", "java.base/java.lang=ALL-UNNAMED",
-    "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
-    "-Djna.boot.library.path=/usr/lib/x86_64-linux-gnu/jni", "-Djna.boot.library.name=jnidispatch.system",
-    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.logFile=System.err",
-    "-Drocketmq.client.logUseSlf4j=true",
+    *JDK17_OPTIONS, "--add-exports", "java.base/sun.security.x509=ALL-UNNAMED", "-XX:MaxDirectMemorySize=128m",
+    "-XX:TieredStopAtLevel=1", "-Dorg.slf4j.simpleLogger.logFile=System.err",
 )
 """What the 4.9.5 name server and broker need on JDK 17 (the TLS self-signed certificate's export too)."""
+SERVER_MAINS = {"namesrv": "brokeroracle.NamesrvMain", "broker": "brokeroracle.BrokerMain"}
 
 
 @dataclass(frozen=True)
-class BrokerJava:
+class BrokerJava(ClassPathJava):
     """The 4.9.5 client, name server and broker on ``class_path``, runnable with ``jdk``."""
-
-    class_path: tuple[str, ...]
-    jdk: Jdk
-    _compiled: list[Path] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def find(cls) -> BrokerJava:
-        value = os.environ.get(SETTING, "").strip()
-        if not value:
-            raise OracleUnavailable(f"{SETTING} is not set: the RocketMQ 4.9.5 client/name server/broker oracle "
-                                    "is off (see rocketlab.oracle.client_jvm)")
-        entries = parse_class_path(value, SETTING)
-        names = _class_names(entries)
-        for cls_file, where in REQUIRED:
-            if cls_file not in names:
-                raise OracleUnavailable(f"{SETTING}: no entry of the class path has "
-                                        f"{cls_file[:-6].replace('/', '.')} ({where})")
-        return cls(entries, find_jdk())
-
-    @property
-    def class_path_text(self) -> str:
-        return os.pathsep.join(self.class_path)
+        return cls(*cls.resolve(SETTING, os.environ.get(SETTING, "").strip(), REQUIRED,
+                                "the RocketMQ 4.9.5 client/name server/broker oracle is off "
+                                "(see rocketlab.oracle.client_jvm)"))
 
     def classes(self) -> Path:
         """The client application compiled against this class path (once, then cached)."""
-        if self._compiled:
-            return self._compiled[0]
-        sources = sorted(SOURCES.rglob("*.java"))
-        digest = hashlib.sha256()
-        for src in sources:
-            digest.update(src.name.encode() + b"\0" + src.read_bytes())
-        digest.update(self.class_path_text.encode() + self.jdk.version.encode())
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketlab" / "oracle"
-        target = cache / f"client-4.9.5-{digest.hexdigest()[:16]}"
-        if not (target / "rocketlab" / "oracle" / "client" / "ClientApp.class").exists():
-            cache.mkdir(parents=True, exist_ok=True)
-            build = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
-            proc = subprocess.run([self.jdk.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(build),
-                                   "-cp", self.class_path_text, *map(str, sources)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                shutil.rmtree(build, ignore_errors=True)
-                first = next((ln for ln in proc.stderr.splitlines() if "error:" in ln), proc.stderr.strip())
-                raise OracleUnavailable(f"javac could not compile the client application against {SETTING}: "
-                                        f"{first.strip()[:300]}")
-            try:
-                build.rename(target)
-            except OSError:  # another process compiled it first
-                shutil.rmtree(build, ignore_errors=True)
-        self._compiled.append(target)
-        return target
+        return self._compile_once(SOURCES, label="client-4.9.5", marker="rocketlab/oracle/client/ClientApp.class",
+                                  what=f"the client application against {SETTING}")
 
     def server_command(self, main: str, *args: str, home: Path, heap_mb: int = 256) -> list[str]:
         """``java`` running ``brokeroracle.NamesrvMain`` / ``BrokerMain`` (the real servers) with ``args``."""
-        home.mkdir(parents=True, exist_ok=True)
-        return [self.jdk.java, f"-Xmx{heap_mb}m", *SERVER_OPTIONS, f"-Duser.home={home}",
-                f"-Drocketmq.home.dir={home}", "-cp", self.class_path_text, main, *args]
+        return java_command(self.jdk, main, *args, class_path=self.class_path, home=home, heap_mb=heap_mb,
+                            options=SERVER_OPTIONS)
+
+    def server(self, role: str, *args: str, workdir: Path, port: int, name: str = "") -> Server:
+        """The real name server (``role`` ``namesrv``: ``NamesrvMain PORT``) or broker (``broker``:
+        ``BrokerMain broker.conf``) as a :class:`~rocketlab.oracle.servers.Server` not yet started: its
+        scratch home ``workdir/home``, its log ``workdir/ROLE.log``, up when it accepts on ``port``."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        cmd = self.server_command(SERVER_MAINS[role], *args, home=workdir / "home")
+        return Server(name or role, "java", role, cmd, workdir / f"{role}.log", port)
 
     def start_client(self, workdir: Path, *, name: str = "client", heap_mb: int = 384,
                      rebalance_wait_ms: int = 1000) -> OracleProcess:
         """A new JVM running :class:`ClientApp` (its log ``NAME.log`` and scratch home in ``workdir``)."""
-        home = Path(workdir) / f"{name}-home"
-        home.mkdir(parents=True, exist_ok=True)
-        cmd = [self.jdk.java, *JVM_OPTIONS, f"-Xmx{heap_mb}m", "-XX:TieredStopAtLevel=1",
-               f"-Duser.home={home}", f"-Drocketmq.home.dir={home}",
-               f"-Drocketmq.client.rebalance.waitInterval={rebalance_wait_ms}",
-               "-cp", os.pathsep.join([str(self.classes()), self.class_path_text]),
-               "rocketlab.oracle.client.ClientApp"]
+        cmd = java_command(self.jdk, "rocketlab.oracle.client.ClientApp", class_path=(str(self.classes()),
+                           *self.class_path), home=Path(workdir) / f"{name}-home", heap_mb=heap_mb,
+                           options=(*JVM_OPTIONS, "-XX:TieredStopAtLevel=1",
+                                    f"-Drocketmq.client.rebalance.waitInterval={rebalance_wait_ms}"))
         return OracleProcess(cmd, Path(workdir) / f"{name}.log", "4.9.5")
 
 

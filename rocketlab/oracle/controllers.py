@@ -16,15 +16,13 @@ from __future__ import annotations
 import base64
 import json
 import os
-import signal
-import socket
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
 from rocketlab.oracle.jvm import Oracle, OracleProcess
+from rocketlab.oracle.servers import Server, free_port
 
 H = "org.apache.rocketmq.remoting.protocol.header."
 B = "org.apache.rocketmq.remoting.protocol.body."
@@ -48,12 +46,6 @@ REQUESTS: dict[str, tuple[int, str | None, str | None, str | None]] = {
 """Request name -> (code, request header class, response header class, response body class), 5.3.3. A
 BrokerReplicasInfo body comes back as JSON, unread: its nested classes have no constructor the driver's
 fastjson stand-in can fill."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class JavaRemotingClient:
@@ -92,7 +84,7 @@ class JavaControllerGroup:
         self.oracle, self.workdir, self.ids, self.group = oracle, Path(workdir), ids, group
         self.ports = {i: free_port() for i in ids}
         self.peers = ";".join(f"{i}-127.0.0.1:{p}" for i, p in self.ports.items())
-        self.procs: dict[str, subprocess.Popen] = {}
+        self.procs: dict[str, Server] = {}
 
     def address(self, controller: str) -> str:
         return f"127.0.0.1:{self.ports[controller]}"
@@ -106,19 +98,9 @@ class JavaControllerGroup:
                         "scanNotActiveBrokerInterval=1000\nscanInactiveMasterInterval=1000\n")
         cmd = self.oracle.command("org.apache.rocketmq.controller.ControllerStartup", "-c", str(conf), home=home,
                                   heap_mb=256)
-        log = open(self.workdir / f"{controller}.log", "ab")  # noqa: SIM115 - the process owns it
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
-        end = time.monotonic() + timeout_s
-        assert proc.stdout is not None
-        while time.monotonic() < end:
-            line = proc.stdout.readline()
-            if not line:
-                raise RocketlabError(f"controller {controller} exited: see {self.workdir / f'{controller}.log'}")
-            if "boot success" in line:
-                self.procs[controller] = proc
-                return
-        proc.kill()
-        raise RocketlabError(f"controller {controller} did not start in {timeout_s} s")
+        server = Server(controller, "java", "controller", cmd, self.workdir / f"{controller}.log",
+                        ready_text="boot success")  # ControllerStartup's line on stdout
+        self.procs[controller] = server.start(timeout_s)
 
     def start_all(self) -> None:
         for c in self.ids:
@@ -129,7 +111,7 @@ class JavaControllerGroup:
         end = time.monotonic() + timeout_s
         while time.monotonic() < end:
             for c in self.ids:
-                if self.procs.get(c) is None or self.procs[c].poll() is not None:
+                if c not in self.procs or not self.procs[c].alive:
                     continue
                 try:
                     header = client.call(self.address(c), "getMetadata").get("header", {})
@@ -141,21 +123,14 @@ class JavaControllerGroup:
         raise RocketlabError(f"no Java controller leads within {timeout_s} s")
 
     def kill(self, controller: str) -> None:
-        proc = self.procs.pop(controller)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        self.procs.pop(controller).kill()
 
     def stop_all(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        for server in self.procs.values():
+            server.terminate()
+        for server in self.procs.values():
+            server.stop()
         self.procs.clear()
 
 
-__all__ = ["REQUESTS", "JavaControllerGroup", "JavaRemotingClient"]
+__all__ = ["REQUESTS", "JavaControllerGroup", "JavaRemotingClient", "free_port"]

@@ -18,9 +18,6 @@ import asyncio
 import base64
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -34,6 +31,7 @@ from rocketlab.controller import wire as w
 from rocketlab.dledger.codec import DLedgerCodec
 from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.oracle.jvm import Oracle
+from rocketlab.oracle.servers import Server, free_port
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import encode_command, parse_frame
 from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
@@ -50,12 +48,6 @@ class CapturedFrame:
     raw: bytes
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class _Recorder:
     """Relays connections to ``target`` and records what crosses, per connection and direction."""
 
@@ -65,7 +57,7 @@ class _Recorder:
         self.servers: list[asyncio.base_events.Server] = []
 
     async def relay(self, src: str, dst: str, target: int) -> int:
-        port = _free_port()
+        port = free_port()
 
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.next_id += 1
@@ -120,11 +112,11 @@ def capture_dledger_group(oracle: Oracle, workdir: str | os.PathLike[str], *, me
 
 async def _capture(oracle: Oracle, work: Path, members: int, appends: int, settle_s: float) -> list[CapturedFrame]:
     ids = [f"n{i}" for i in range(members)]
-    real = {n: _free_port() for n in ids}
+    real = {n: free_port() for n in ids}
     rec = _Recorder()
     via = {(a, b): await rec.relay(a, b, real[b]) for a in ids for b in ids if a != b}
     client_peers = ";".join([f"{b}-127.0.0.1:{await rec.relay('client', b, real[b])}" for b in ids])
-    procs = []
+    procs: list[Server] = []
     loop = asyncio.get_running_loop()
     try:
         for n in ids:
@@ -134,12 +126,9 @@ async def _capture(oracle: Oracle, work: Path, members: int, appends: int, settl
                             f"storeBaseDir={work / 'store'}\nheartBeatTimeIntervalMs=500\n"
                             "mappedFileSizeForEntryData=65536\nmappedFileSizeForEntryIndex=32768\n")
             cmd = oracle.command("rocketlab.oracle.DLedgerMember", str(conf), home=work / f"{n}-home", heap_mb=256)
-            with open(work / f"{n}.log", "ab") as log:
-                procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, start_new_session=True))
-        for proc in procs:
-            line = await loop.run_in_executor(None, proc.stdout.readline)  # type: ignore[union-attr]
-            if not line:
-                raise RuntimeError(f"a Java member exited before listening (logs in {work})")
+            procs.append(Server(n, "java", "member", cmd, work / f"{n}.log").launch())
+        for proc in procs:  # each prints its JSON line once it listens
+            await loop.run_in_executor(None, proc.wait_up)
         await asyncio.sleep(settle_s)
         driver = oracle.start(work, name="client")
         try:
@@ -151,10 +140,9 @@ async def _capture(oracle: Oracle, work: Path, members: int, appends: int, settl
         await asyncio.sleep(1.0)
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
+            proc.terminate()
         for proc in procs:
-            await loop.run_in_executor(None, proc.wait)
+            await loop.run_in_executor(None, proc.stop)
         for server in rec.servers:
             server.close()
     return rec.frames()

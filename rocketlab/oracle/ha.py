@@ -14,12 +14,8 @@ default, is also how long a new 4.x slave waits before its first report) and a S
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,16 +25,11 @@ from rocketlab.broker.protocol import SendMessageRequest, broker_codec
 from rocketlab.errors import RocketlabError
 from rocketlab.net.client import NetClient
 from rocketlab.oracle.jvm import Oracle
+from rocketlab.oracle.servers import Server, free_port, kit_node
 from rocketlab.oracle.store import JavaStore
 from rocketlab.sigstop import pause
 from rocketlab.store.message import Message
 from rocketlab.store.record_layout import BLANK_MAGIC_CODE
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_coroutine(coro: Any) -> Any:
@@ -64,33 +55,6 @@ def run_coroutine(coro: Any) -> Any:
     return box.get("result")
 
 
-def start_node(config: Path, timeout_s: float = 60.0) -> subprocess.Popen:
-    """``rocketlab node --config CONFIG`` in its own session; returns once it says it listens. Its stderr
-    goes to ``CONFIG.log``."""
-    with open(Path(config).with_suffix(".log"), "ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
-                                stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    if not line or not json.loads(line).get("listening"):
-        proc.kill()
-        proc.wait()
-        tail = Path(config).with_suffix(".log").read_text(errors="replace").strip().splitlines()[-1:] or [""]
-        raise RocketlabError(f"rocketlab node {config} did not start: {tail[0]}")
-    return proc
-
-
-def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout_s: float = 30.0) -> int:
-    """Stop a node by its PID (SIGTERM: a clean shutdown; SIGKILL: a crash) and reap it."""
-    if proc.poll() is None:
-        os.kill(proc.pid, sig)
-    try:
-        return proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return proc.wait()
-
-
 class CrossPair:
     """A master and a slave, one of them the real Java store (see the module docstring)."""
 
@@ -103,19 +67,19 @@ class CrossPair:
         self.java_side, self.role, self.file_size = java, role, file_size
         self.ha_port, self.port = free_port(), free_port()
         self.master_dir, self.slave_dir = self.work / "master", self.work / "slave"
-        self.node: subprocess.Popen | None = None
+        self.node: Server | None = None
         self.java: JavaStore | None = None
         settings = {"haSendHeartbeatInterval": heartbeat_ms, "slaveTimeout": slave_timeout_ms}
         try:
             if java == "master":
                 self.java = JavaStore.start(oracle, self.work, self.master_dir, mapped_file_size_commit_log=file_size,
                                             broker_role=role, java_settings={**settings, "haListenPort": self.ha_port})
-                self.node = start_node(self._config("n1", "SLAVE", f"brokerId=1\nhaMasterAddress=127.0.0.1:"
-                                                                  f"{self.ha_port}\nmasterId=\n", self.slave_dir,
-                                                    heartbeat_ms, slave_timeout_ms))
+                self.node = kit_node(self._config("n1", "SLAVE", f"brokerId=1\nhaMasterAddress=127.0.0.1:"
+                                                                 f"{self.ha_port}\nmasterId=\n", self.slave_dir,
+                                                  heartbeat_ms, slave_timeout_ms)).start(timeout_s=60.0)
             else:
-                self.node = start_node(self._config("n0", role, f"haListenPort={self.ha_port}\n", self.master_dir,
-                                                    heartbeat_ms, slave_timeout_ms))
+                self.node = kit_node(self._config("n0", role, f"haListenPort={self.ha_port}\n", self.master_dir,
+                                                  heartbeat_ms, slave_timeout_ms)).start(timeout_s=60.0)
                 self.java = JavaStore.start(oracle, self.work, self.slave_dir, mapped_file_size_commit_log=file_size,
                                             broker_role="SLAVE", ha_master_address=f"127.0.0.1:{self.ha_port}",
                                             java_settings=settings)
@@ -220,7 +184,7 @@ class CrossPair:
             if sig == signal.SIGSTOP:
                 pause(self.node.pid, group=True)
             else:
-                os.killpg(self.node.pid, sig)
+                self.node.signal(sig)
 
     def kill(self, side: str) -> None:
         """SIGKILL one side (a crash)."""
@@ -228,7 +192,7 @@ class CrossPair:
             assert self.java is not None
             self.java.proc.kill()
         elif self.node is not None:
-            stop(self.node, signal.SIGKILL)
+            self.node.kill()
 
     def stop(self, side: str) -> None:
         """Shut one side down cleanly (the Java store's ``shutdown``; SIGTERM to the node)."""
@@ -237,11 +201,11 @@ class CrossPair:
                 self.java.shutdown()
                 self.java.close()
         elif self.node is not None:
-            stop(self.node)
+            self.node.stop()
 
     def close(self) -> None:
         if self.node is not None:
-            stop(self.node, signal.SIGKILL)
+            self.node.kill()
         if self.java is not None:
             self.java.proc.kill()
 
@@ -283,4 +247,4 @@ def commit_log_bytes(store: Path, upto: int) -> bytes:
     return bytes(out[:upto])
 
 
-__all__ = ["CrossPair", "commit_log_bytes", "free_port", "start_node", "stop", "written_length"]
+__all__ = ["CrossPair", "commit_log_bytes", "run_coroutine", "written_length"]

@@ -6,7 +6,8 @@ repository: ``ROCKETLAB_JAVA_4`` (RocketMQ 4.9.5 and DLedger 0.3.1.2) and ``ROCK
 ``@FILE`` naming a file that holds one (what ``mvn dependency:build-classpath -Dmdep.outputFile=FILE``
 writes). The two class paths never share a JVM.
 
-Our driver (``java/``: ``rocketlab.oracle.Main`` and the commands it runs) is compiled with ``javac``
+Our driver (``java/``: ``rocketlab.oracle.Main`` and the commands it runs, over ``java/lines``' JSON-lines
+protocol, which the client application shares) is compiled with ``javac``
 against the class path the first time it is needed and cached by a hash of its sources, the class path
 and the JDK. Each :class:`OracleProcess` is one JVM in a session of its own, spoken to in JSON lines on
 its stdin/stdout (the protocol is in ``Main.java``); it is stopped by its PID, and every one still
@@ -66,15 +67,18 @@ REQUIRED: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """Per release, classes the driver needs and where they come from (so a missing jar is named)."""
 
-JVM_OPTIONS = (
+JDK17_OPTIONS = (
     "--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens", "java.base/jdk.internal.ref=ALL-UNNAMED",
     "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
     "-Djna.boot.library.path=/usr/lib/x86_64-linux-gnu/jni", "-Djna.boot.library.name=jnidispatch.system",
     "-Drocketmq.client.logUseSlf4j=true", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-    "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss1m",
+    "-XX:-UsePerfData", "-XX:+UseSerialGC",
 )
-"""What JDK 17 needs for this code (module openings, the system JNA), quiet logs, a small footprint."""
+"""What JDK 17 needs for RocketMQ's code (module openings, the system JNA), quiet logs, a small footprint:
+every JVM of the oracle has them."""
+JVM_OPTIONS = (*JDK17_OPTIONS, "-Xss1m")
+"""Our driver's and the client application's JVMs."""
 
 
 class OracleUnavailable(RocketlabError):
@@ -175,75 +179,116 @@ def _class_names(entries: tuple[str, ...]) -> set[str]:
     return names
 
 
+def require_classes(entries: tuple[str, ...], required: tuple[tuple[str, str], ...], setting: str) -> None:
+    """:class:`OracleUnavailable` naming the first class of ``required`` (``(path.class, where it comes
+    from)``) that no entry of the class path has."""
+    names = _class_names(entries)
+    for cls_file, where in required:
+        if cls_file not in names:
+            raise OracleUnavailable(f"{setting}: no entry of the class path has "
+                                    f"{cls_file[:-6].replace('/', '.')} ({where})")
+
+
+def compile_cached(jdk: Jdk, class_path_text: str, sources: list[Path], *, label: str, marker: str, what: str,
+                   javac_options: tuple[str, ...] = ()) -> Path:
+    """``sources`` compiled by ``javac`` against ``class_path_text`` into the user's cache, once: the folder
+    ``rocketlab/oracle/LABEL-HASH`` (a hash of the sources, the class path and the JDK) is reused when it has
+    ``marker``; a failed compile raises :class:`OracleUnavailable` with javac's first error (``what`` says
+    what was compiled). Builds in a temporary folder renamed into place, so concurrent processes agree."""
+    digest = hashlib.sha256()
+    for src in sources:
+        digest.update(src.name.encode() + b"\0" + src.read_bytes())
+    digest.update(class_path_text.encode() + jdk.version.encode())
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketlab" / "oracle"
+    target = cache / f"{label}-{digest.hexdigest()[:16]}"
+    if (target / marker).exists():
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
+    proc = subprocess.run([jdk.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(build), *javac_options,
+                           "-cp", class_path_text, *map(str, sources)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(build, ignore_errors=True)
+        first = next((line for line in proc.stderr.splitlines() if "error:" in line), proc.stderr.strip())
+        raise OracleUnavailable(f"javac could not compile {what}: {first.strip()[:300]}")
+    try:
+        build.rename(target)
+    except OSError:  # another process compiled it first
+        shutil.rmtree(build, ignore_errors=True)
+    return target
+
+
+def java_command(jdk: Jdk, main: str, *args: str, class_path: tuple[str, ...], home: str | os.PathLike[str],
+                 heap_mb: int, options: tuple[str, ...]) -> list[str]:
+    """``java OPTIONS -XmxHEAP_MBm -Duser.home=HOME -Drocketmq.home.dir=HOME -cp CLASS_PATH MAIN ARGS``, the scratch
+    ``home`` made (RocketMQ keeps its files there: kvConfig.json, the client's offsets)."""
+    Path(home).mkdir(parents=True, exist_ok=True)
+    return [jdk.java, *options, f"-Xmx{heap_mb}m", f"-Duser.home={home}", f"-Drocketmq.home.dir={home}",
+            "-cp", os.pathsep.join(class_path), main, *args]
+
+
 # --------------------------------------------------------------------------------- the oracle
 @dataclass(frozen=True)
-class Oracle:
-    """The real RocketMQ ``release`` on ``class_path``, runnable with ``jdk``."""
+class ClassPathJava:
+    """A class path (from one setting) and the JDK that runs it; our sources compiled against it once."""
 
-    release: str
     class_path: tuple[str, ...]
     jdk: Jdk
     _compiled: list[Path] = field(default_factory=list, compare=False, repr=False)
 
-    @classmethod
-    def find(cls, release: str) -> Oracle:
-        """The oracle of ``release`` from its setting; :class:`OracleUnavailable` says what is missing."""
-        value = class_path_setting(release)
-        setting = ENV[release]
-        if value is None:
-            raise OracleUnavailable(f"{setting} is not set: the RocketMQ {release} oracle is off (see "
-                                    "rocketlab.oracle for how to get it)")
+    @staticmethod
+    def resolve(setting: str, value: str | None, required: tuple[tuple[str, str], ...],
+                off: str) -> tuple[tuple[str, ...], Jdk]:
+        """The class path ``value`` of ``setting`` (checked for ``required``) and a JDK; ``off`` says what
+        is off when the setting is not set."""
+        if not value:
+            raise OracleUnavailable(f"{setting} is not set: {off}")
         entries = parse_class_path(value, setting)
-        names = _class_names(entries)
-        for cls_file, where in REQUIRED[release]:
-            if cls_file not in names:
-                raise OracleUnavailable(f"{setting}: no entry of the class path has "
-                                        f"{cls_file[:-6].replace('/', '.')} ({where})")
-        return cls(release, entries, find_jdk())
+        require_classes(entries, required, setting)
+        return entries, find_jdk()
 
     @property
     def class_path_text(self) -> str:
         return os.pathsep.join(self.class_path)
 
+    def _compile_once(self, parts: tuple[Path, ...], *, label: str, marker: str, what: str,
+                      javac_options: tuple[str, ...] = ()) -> Path:
+        """The ``*.java`` of ``parts`` compiled (:func:`compile_cached`) on first use, then the same folder."""
+        if not self._compiled:
+            sources = [src for part in parts for src in sorted(part.rglob("*.java"))]
+            self._compiled.append(compile_cached(self.jdk, self.class_path_text, sources, label=label, marker=marker,
+                                                 what=what, javac_options=javac_options))
+        return self._compiled[0]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Oracle(ClassPathJava):
+    """The real RocketMQ ``release`` on ``class_path``, runnable with ``jdk``."""
+
+    release: str
+
+    @classmethod
+    def find(cls, release: str) -> Oracle:
+        """The oracle of ``release`` from its setting; :class:`OracleUnavailable` says what is missing."""
+        value = class_path_setting(release)
+        entries, jdk = cls.resolve(ENV[release], value, REQUIRED[release],
+                                   f"the RocketMQ {release} oracle is off (see rocketlab.oracle for how to get it)")
+        return cls(entries, jdk, release=release)
+
     def classes(self) -> Path:
         """Our driver compiled for this release (compiled once, then cached)."""
-        if self._compiled:
-            return self._compiled[0]
         flavour = "v4" if self.release.startswith("4.") else "v5"
-        sources = sorted((SOURCES / "common").rglob("*.java")) + sorted((SOURCES / flavour).rglob("*.java"))
-        digest = hashlib.sha256()
-        for src in sources:
-            digest.update(src.name.encode() + b"\0" + src.read_bytes())
-        digest.update(self.class_path_text.encode() + self.jdk.version.encode())
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rocketlab" / "oracle"
-        target = cache / f"{self.release}-{digest.hexdigest()[:16]}"
-        if not (target / "rocketlab" / "oracle" / "Main.class").exists():
-            cache.mkdir(parents=True, exist_ok=True)
-            build = Path(tempfile.mkdtemp(prefix="build-", dir=cache))
-            proc = subprocess.run(
-                [self.jdk.javac, "-nowarn", "-encoding", "UTF-8", "-d", str(build),
-                 "--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED", "-cp", self.class_path_text,
-                 *map(str, sources)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                shutil.rmtree(build, ignore_errors=True)
-                first = next((line for line in proc.stderr.splitlines() if "error:" in line), proc.stderr.strip())
-                raise OracleUnavailable(f"javac could not compile the oracle driver against {ENV[self.release]}: "
-                                        f"{first.strip()[:300]}")
-            try:
-                build.rename(target)
-            except OSError:  # another process compiled it first
-                shutil.rmtree(build, ignore_errors=True)
-        self._compiled.append(target)
-        return target
+        return self._compile_once((SOURCES / "lines", SOURCES / "common", SOURCES / flavour), label=self.release,
+                                  marker="rocketlab/oracle/Main.class",
+                                  what=f"the oracle driver against {ENV[self.release]}",
+                                  javac_options=("--add-exports", "java.base/sun.nio.ch=ALL-UNNAMED"))
 
     def command(self, main: str, *args: str, home: str | os.PathLike[str], heap_mb: int = 512,
                 jvm_options: tuple[str, ...] = ()) -> list[str]:
         """The ``java`` command line running class ``main`` (ours, or one of the release's own, such as
         ``org.apache.rocketmq.controller.ControllerStartup``) with ``args``, its scratch home ``home``."""
-        Path(home).mkdir(parents=True, exist_ok=True)
-        return [self.jdk.java, *JVM_OPTIONS, f"-Xmx{heap_mb}m", f"-Duser.home={home}",
-                f"-Drocketmq.home.dir={home}", *jvm_options,
-                "-cp", os.pathsep.join([str(self.classes()), self.class_path_text]), main, *args]
+        return java_command(self.jdk, main, *args, class_path=(str(self.classes()), *self.class_path), home=home,
+                            heap_mb=heap_mb, options=(*JVM_OPTIONS, *jvm_options))
 
     def start(self, workdir: str | os.PathLike[str], *, name: str = "oracle", heap_mb: int = 512,
               jvm_options: tuple[str, ...] = ()) -> OracleProcess:

@@ -16,13 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,18 +30,13 @@ from rocketlab.net.client import NetClient
 from rocketlab.oracle.dledger import JavaDLedger, member_sizes, our_member
 from rocketlab.oracle.ha import run_coroutine
 from rocketlab.oracle.jvm import Oracle, OracleProcess
+from rocketlab.oracle.servers import Server, free_port, kit_node
 
 FAST_TIMERS = {"heartBeatTimeIntervalMs": "500", "maxHeartBeatLeak": "3", "mappedFileSizeForEntryData": "65536",
                "mappedFileSizeForEntryIndex": "32768"}
 """Settings both languages read (DLedgerConfig's own keys): a 500 ms heartbeat (a follower gives up after
 1.5 s) and small files. Everything else stays at DLedger's defaults on both sides (the vote round's
 2000 ms + up to 1000 ms, the 3000 ms RPC timeout: constants in Java, the same defaults in ours)."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -68,7 +57,7 @@ class MixedGroup:
         self.run_dir = self.workdir / "run"
         self.store = self.workdir / "store"
         self.configs: dict[str, Path] = {}
-        self.procs: dict[str, subprocess.Popen] = {}
+        self.procs: dict[str, Server] = {}
         self._driver: OracleProcess | None = None
         for n, kind in self.kinds.items():
             lines = {"nodeKind": "java-dledger" if kind == "java" else "dledger", "group": self.group, "selfId": n,
@@ -82,19 +71,11 @@ class MixedGroup:
     # ------------------------------------------------------------------ processes
     def start(self, node: str, timeout_s: float = 120.0) -> None:
         """``rocketlab node --config`` for ``node``; returns once it listens (a JVM takes a few seconds)."""
-        log = self.configs[node].with_suffix(".log")
-        with open(log, "ab") as stderr:
-            proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(self.configs[node])],
-                                    stdout=subprocess.PIPE, stderr=stderr, text=True)
-        end = time.monotonic() + timeout_s
-        line = proc.stdout.readline() if proc.stdout is not None else ""
-        if not line or time.monotonic() > end:
-            proc.kill()
-            raise RocketlabError(f"member {node} did not start: {log.read_text(errors='replace')[-2000:]}")
-        hello = json.loads(line)
-        if hello.get("node") != node or not hello.get("listening"):
-            raise RocketlabError(f"member {node} printed {line!r}")
-        self.procs[node] = proc
+        member = kit_node(self.configs[node], node, "member").start(timeout_s)
+        if member.ready.get("node") != node:
+            member.kill()
+            raise RocketlabError(f"member {node} printed {member.ready!r}")
+        self.procs[node] = member
 
     def start_all(self) -> None:
         for node in self.kinds:
@@ -102,24 +83,16 @@ class MixedGroup:
 
     def kill(self, node: str) -> None:
         """SIGKILL: a crash, nothing flushed or shut down."""
-        os.kill(self.procs[node].pid, signal.SIGKILL)
-        self.procs[node].wait()
+        self.procs[node].kill()
 
     def alive(self) -> list[str]:
-        return [n for n, p in self.procs.items() if p.poll() is None]
+        return [n for n, p in self.procs.items() if p.alive]
 
     def stop_all(self) -> dict[str, int]:
         """SIGTERM every live member and wait; exit codes (a hung one is killed)."""
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        codes = {}
-        for n, proc in self.procs.items():
-            try:
-                codes[n] = proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                codes[n] = proc.wait()
+        for member in self.procs.values():
+            member.terminate()
+        codes = {n: member.stop() for n, member in self.procs.items()}
         self.close_driver()
         return codes
 

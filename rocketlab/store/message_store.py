@@ -170,13 +170,19 @@ class DefaultMessageStore(
         os.pwrite(fd, b"lock", 0)
         self._lock_fd = fd
 
+    def _new_commit_log(self) -> Any:
+        return CommitLog(self.config, clock=self.clock, checkpoint=self.store_checkpoint, threads=self.threads)
+
+    def _new_reput_service(self) -> Any:
+        return ReputMessageService(self.commit_log, self.dispatcher_list)
+
     def load(self) -> None:
         """``load``: take the lock, load files and recover. Raises :class:`StoreError` on unusable files."""
         self._prepare_root()
         config = self.config
         self.last_exit_ok = not os.path.exists(config.abort_file)
         self.store_checkpoint = StoreCheckpoint(config.store_checkpoint)
-        self.commit_log = CommitLog(config, clock=self.clock, checkpoint=self.store_checkpoint, threads=self.threads)
+        self.commit_log = self._new_commit_log()
         self.commit_log.load()
         self._load_consume_queue()
         self.index_service = IndexService(
@@ -192,7 +198,7 @@ class DefaultMessageStore(
             CommitLogDispatcherBuildConsumeQueue(self),
             CommitLogDispatcherBuildIndex(self.index_service, config.message_index_enable, self._logics_error),
         ]
-        self.reput_message_service = ReputMessageService(self.commit_log, self.dispatcher_list)
+        self.reput_message_service = self._new_reput_service()
         self._recover(self.last_exit_ok, dropped)
 
     def _load_consume_queue(self) -> None:
@@ -214,10 +220,9 @@ class DefaultMessageStore(
                 cq.load()
                 self.consume_queue_table.setdefault(topic, {})[int(qid_name)] = cq
 
-    def _recover(self, last_exit_ok: bool, index_files_dropped: list[str]) -> None:
-        """``recover``: consume queues first, then the CommitLog, then the offset table."""
-        cl = self.commit_log
-        assert cl is not None and self.store_checkpoint is not None
+    def _recover_consume_queues(self) -> tuple[dict[str, list[str]], int]:
+        """Each ConsumeQueue's ``recover``: the files each removed (by ``topic/queue``) and the largest
+        commit log offset they reach (-1: none)."""
         cq_files_removed = {}
         max_phy_offset_of_cq = -1
         for cq in self._all_consume_queues():
@@ -225,6 +230,13 @@ class DefaultMessageStore(
             if removed:
                 cq_files_removed[f"{cq.topic}/{cq.queue_id}"] = removed
             max_phy_offset_of_cq = max(max_phy_offset_of_cq, cq.max_physic_offset)
+        return cq_files_removed, max_phy_offset_of_cq
+
+    def _recover(self, last_exit_ok: bool, index_files_dropped: list[str]) -> None:
+        """``recover``: consume queues first, then the CommitLog, then the offset table."""
+        cl = self.commit_log
+        assert cl is not None and self.store_checkpoint is not None
+        cq_files_removed, max_phy_offset_of_cq = self._recover_consume_queues()
         check_crc = self.config.check_crc_on_recover
         if last_exit_ok:
             report = recover_normally(cl, max_phy_offset_of_cq, self, check_crc)

@@ -108,12 +108,16 @@ class ReputMessageService:
         with self._lock:
             return self._do_reput(max_bytes)
 
-    def _do_reput(self, max_bytes: int | None = None) -> int:
-        cl = self.commit_log
-        min_offset = cl.get_min_offset()
+    def _skip_below_min_offset(self) -> None:
+        """A reput offset below the commit log's first (its files deleted meanwhile) jumps to it."""
+        min_offset = self.commit_log.get_min_offset()
         if self.reput_from_offset < min_offset:
             log.warning("reput_from_offset %d below commit log min offset %d: jumping", self.reput_from_offset, min_offset)
             self.reput_from_offset = min_offset
+
+    def _do_reput(self, max_bytes: int | None = None) -> int:
+        cl = self.commit_log
+        self._skip_below_min_offset()
         end = cl.get_confirm_offset()
         self.last_end_offset = end  # getReputEndOffset of this round
         if max_bytes is not None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from rocketlab.oracle.servers import free_port, kit_node
 from tests.namesrv.javaproc import java_namesrv
-from tests.realnodes import free_port, start_node
 
 
 @pytest.fixture(scope="session")
@@ -16,10 +16,9 @@ def kit_namesrv(tmp_path_factory) -> int:
     port = free_port()
     conf = tmp / "namesrv.conf"
     conf.write_text(f"nodeKind=namesrv\nlistenPort={port}\nrunDir={tmp / 'run'}\n")
-    kit = start_node(conf)
+    kit = kit_node(conf, port=port).start(timeout_s=60.0)
     yield port
-    kit.terminate()
-    kit.wait(timeout=15)
+    kit.stop(timeout_s=15)
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,8 @@ from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwit
 from rocketlab.broker.broker import BrokerConfig, make_broker
 from rocketlab.broker.broker_outer_api import BrokerOuterAPI, registration_config
 from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, make_dledger_broker
-from rocketlab.core import NodeContext, Output, OutputBuilder, Request
+from rocketlab.broker.send_protocol import AdminResponse, CreateTopicRequest
+from rocketlab.core import NodeContext, Output, OutputBuilder, Reply, Request
 from rocketlab.errors import ConfigError
 from rocketlab.namesrv.namesrv_controller import NamesrvCore
 from rocketlab.namesrv.protocol import (
@@ -128,6 +129,51 @@ def test_a_classic_broker_registers_its_topics_and_its_slave_follows_the_name_se
     assert [(t.kind, t.fields["ok"]) for t in out.trace] == [("namesrv_register", True)]
     master.on_stop()
     slave.on_stop()
+
+
+def _replies(out: Output) -> list:
+    return [(a.to, a.request_id, a.msg) for a in out.actions if isinstance(a, Reply)]
+
+
+def test_a_created_topic_is_registered_before_update_and_create_topic_is_answered(tmp_path):
+    """``AdminBrokerProcessor.updateAndCreateTopic`` calls ``registerIncrementBrokerData`` (which waits for
+    every name server) before it answers: the answer leaves once each name server answered or timed out."""
+    core = make_broker(_ctx(tmp_path, namesrvAddr=f"{NS};127.0.0.1:9877"), BrokerConfig(broker_name="m"))
+    core.on_start(0)
+    out = core.on_request("admin", 5, CreateTopicRequest("Fresh", 2, 2), 1)
+    regs = [a for a in out.actions if isinstance(a, Request) and isinstance(a.msg, RegisterBrokerRequest)]
+    assert [r.to for r in regs] == [NS, "127.0.0.1:9877"] and _replies(out) == []  # registering, not answered
+    assert all("Fresh" in r.msg.body.topic_config_table for r in regs)
+    assert _registrations(core.on_tick(2)) == []  # already registered: the change is not sent again
+    assert _replies(core.on_reply(NS, regs[0].request_id, RegisterBrokerResponse(), 3)) == []
+    assert _replies(core.on_reply("127.0.0.1:9877", regs[1].request_id, None, 6001)) == [  # a timeout counts
+        ("admin", 5, AdminResponse(0, "not set any response code"))]
+    out = core.on_request("admin", 6, CreateTopicRequest("bad topic"), 7)  # refused: answered at once
+    assert _registrations(out) == [] and _replies(out)[0][2].code != 0
+    core.on_stop()
+    alone = make_broker(_ctx(tmp_path, "n1"), BrokerConfig(broker_name="m"))  # no name server: answered at once
+    alone.on_start(0)
+    assert _replies(alone.on_request("admin", 1, CreateTopicRequest("Fresh"), 1))[0][2].ok
+    alone.on_stop()
+
+
+def test_a_dledger_and_a_controller_mode_master_also_register_a_created_topic_before_answering(tmp_path):
+    dledger = make_dledger_broker(_ctx(tmp_path, namesrvAddr=NS), DLedgerBrokerConfig(broker_name="broker-d"))
+    dledger.on_start(0)
+    dledger.change_to_master("SYNC_MASTER", 10, OutputBuilder())
+    dledger.on_tick(11)  # the registration as brokerId 0
+    controlled = AutoSwitchBrokerCore(_ctx(tmp_path, "n1", namesrvAddr=NS), AutoSwitchBrokerConfig(cluster_name="AC"))
+    controlled.on_start(0)
+    controlled.assign_broker_id(3)
+    controlled.change_to_master(1, {3}, 2)
+    controlled.on_tick(3)
+    for core in (dledger, controlled):
+        out = core.on_request("admin", 9, CreateTopicRequest("Fresh"), 20)
+        (reg,) = [a for a in out.actions if isinstance(a, Request) and isinstance(a.msg, RegisterBrokerRequest)]
+        assert "Fresh" in reg.msg.body.topic_config_table and _replies(out) == []
+        assert _replies(core.on_reply(NS, reg.request_id, RegisterBrokerResponse(), 21)) == [
+            ("admin", 9, AdminResponse(0, "not set any response code"))]
+        core.on_stop()
 
 
 def test_without_namesrvaddr_nothing_is_sent_and_bad_addresses_are_one_clear_error(tmp_path):

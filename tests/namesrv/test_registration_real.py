@@ -11,25 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from rocketlab.broker.protocol import SendMessageRequest
+from rocketlab.broker.send_protocol import CreateTopicRequest
 from rocketlab.namesrv.protocol import (
     GetAllTopicListRequest,
     GetBrokerClusterInfoRequest,
     GetRouteInfoRequest,
 )
 from rocketlab.net.client import NetClient
+from rocketlab.oracle.servers import Server, free_port, kit_node
 from tests.namesrv.javaproc import java_broker
-from tests.realnodes import free_port
 
 pytestmark = pytest.mark.realnet
 
@@ -94,46 +90,24 @@ def test_a_master_and_a_slave_register_with_every_name_server_and_the_slave_find
         answered = events(tmp_path / "srun", "namesrv_register")
         assert {(e["namesrv"], e["ok"]) for e in answered} == {(f"127.0.0.1:{ns}", True), (f"127.0.0.1:{dead}", False)}
         assert f"127.0.0.1:{mp}" in {e.get("master_addr") for e in answered}
-        os.kill(procs[0].pid, signal.SIGKILL)  # the master dies: its connection closes, the name server drops it
-        procs[0].wait()
+        procs[0].kill()  # the master dies: its connection closes, the name server drops it
         wait_for(lambda: broker_addrs(ns, "MsFresh"), lambda a: a == {1: f"127.0.0.1:{sp}"})
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            p.wait(timeout=20)
+        stop_all(procs)
 
 
-def start_nodes(configs: list[Path]) -> list[subprocess.Popen]:
+def start_nodes(configs: list[Path]) -> list[Server]:
     """``rocketlab node --config`` for each, started together; returns once every one listens."""
-    procs = []
-    for config in configs:
-        with open(config.with_suffix(".log"), "ab") as stderr:
-            procs.append(subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(config)],
-                                          stdout=subprocess.PIPE, stderr=stderr, text=True))
-    for proc, config in zip(procs, configs, strict=True):
-        line = proc.stdout.readline()
-        assert line and json.loads(line)["listening"], config.with_suffix(".log").read_text()
-    return procs
+    nodes = [kit_node(config).launch() for config in configs]
+    return [node.wait_up(60.0) for node in nodes]
 
 
-def _java_broker_port() -> int:
-    """A port p with p-2 (the VIP channel) and p+1 (HA) free too."""
-    for _ in range(50):
-        p = free_port()
-        if p > 3 and all(_free(q) for q in (p - 2, p + 1)):
-            return p
-    raise AssertionError("no free port triple")
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
+def stop_all(nodes: list[Server]) -> None:
+    """SIGTERM every node, then wait for each (SIGKILL after 20 s)."""
+    for node in nodes:
+        node.terminate()
+    for node in nodes:
+        node.stop(timeout_s=20)
 
 
 def everything(port: int, names: tuple[str, ...]) -> dict:
@@ -150,24 +124,32 @@ def everything(port: int, names: tuple[str, ...]) -> dict:
             "topics": sorted(routes), "routes": routes}
 
 
+def created_and_routed(broker_port: int, topic: str, namesrv_ports: tuple[int, ...]) -> bool:
+    """UPDATE_AND_CREATE_TOPIC on the broker, then at once (no waiting) the route from each name server:
+    ``updateAndCreateTopic`` answers after ``registerIncrementBrokerData`` has reached every name server."""
+    assert ask(broker_port, CreateTopicRequest(topic, 2, 2)).ok
+    return all(ask(p, GetRouteInfoRequest(topic)).route is not None for p in namesrv_ports)
+
+
 def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_and_the_kits(tmp_path, both):
     jport, kport = both
     names = ("java-a", "kit-a")
     both_addrs = f"127.0.0.1:{jport};127.0.0.1:{kport}"
     jb, procs = None, []
     try:
-        bp = _java_broker_port()
+        bp = free_port(spacing=2)  # the VIP channel (p-2) and HA (p+1) free too
         props = conf(tmp_path / "jb.properties", brokerClusterName="JC", brokerName="java-a", brokerId=0,
                      brokerRole="ASYNC_MASTER", flushDiskType="ASYNC_FLUSH", listenPort=bp, namesrvAddr=both_addrs,
                      storePathRootDir=tmp_path / "jstore", mappedFileSizeCommitLog=10485760, maxHashSlotNum=10000,
                      maxIndexNum=40000)
-        jb = java_broker(props, tmp_path / "jb")
+        jb = java_broker(props, tmp_path / "jb", bp)
         java_side = wait_for(lambda: everything(jport, names), lambda s: "java-a" in s["cluster"]["brokerAddrTable"])
         # what the real broker registers, as the real name server holds it:
         assert java_side["cluster"]["brokerAddrTable"]["java-a"] == ("JC", {0: f"127.0.0.1:{bp}"})
         assert {"TBW102", "SELF_TEST_TOPIC", "JC", "java-a"} <= set(java_side["topics"])
         assert wait_for(lambda: everything(kport, names), lambda s: s == java_side) == java_side  # the kit's: same
-        kp = free_port()
+        assert created_and_routed(bp, "JavaMade", (jport, kport))  # RocketMQ: registered before it answers
+        kp = free_port(spacing=1)  # its HA port kp + 1 free too
         procs = start_nodes([conf(tmp_path / "kb.conf", nodeKind="broker", brokerClusterName="KC",
                                   brokerName="kit-a", listenPort=kp, haListenPort=kp + 1, namesrvAddr=both_addrs,
                                   storePathRootDir=tmp_path / "kstore", mappedFileSizeCommitLog=1 << 20,
@@ -177,10 +159,9 @@ def test_the_java_broker_and_the_kits_register_alike_with_the_java_name_server_a
         assert java_side["routes"]["KitTopic"]["brokerDatas"] == {"kit-a": ("KC", {0: f"127.0.0.1:{kp}"})}
         assert java_side["routes"]["KitTopic"]["queueDatas"]["kit-a"].write_queue_nums == 4
         assert wait_for(lambda: everything(kport, names), lambda s: s == java_side) == java_side
+        assert created_and_routed(kp, "KitMade", (jport, kport))  # the kit: the same
     finally:
-        for p in procs:
-            p.send_signal(signal.SIGTERM)
-            p.wait(timeout=20)
+        stop_all(procs)
         if jb is not None:
             jb.stop()
 
@@ -206,14 +187,9 @@ def test_the_route_follows_a_dledger_failover_the_new_master_registers_as_broker
         master = by_addr[addrs[0]]
         assert ask(ports[f"n{master}"], SendMessageRequest("Routed", b"x")).status == "PUT_OK"
         wait_for(lambda: broker_addrs(ns, "Routed"), lambda a: a is not None and a.get(0) == addrs[0])
-        os.kill(procs[master].pid, signal.SIGKILL)
-        procs[master].wait()
+        procs[master].kill()
         after = wait_for(lambda: broker_addrs(ns, "Routed"), lambda a: a.get(0) not in (None, addrs[0]), 30)
         assert addrs[0] not in after.values() and by_addr[after[0]] != master  # the dead one is gone
         assert sorted(after) == [0, by_addr[next(a for a in after.values() if a != after[0])] + 1]  # slave id
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in procs:
-            p.wait(timeout=20)
+        stop_all(procs)

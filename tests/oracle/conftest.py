@@ -6,20 +6,28 @@
 from __future__ import annotations
 
 import os
+from typing import TypeVar
 
 import pytest
 
 from rocketlab.oracle.client_jvm import BrokerJava, find_broker_java
 from rocketlab.oracle.jvm import Oracle, find_oracle
 
+T = TypeVar("T")
+
+
+def need(found: tuple[T | None, str], what: str) -> T:
+    """What a ``find_*`` found, or skip saying why it is missing (fail under CI=true: ``what`` is required)."""
+    value, why = found
+    if value is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{what} required under CI=true: {why}", pytrace=False)
+        pytest.skip(why)
+    return value
+
 
 def need_oracle(release: str) -> Oracle:
-    oracle, why = find_oracle(release)
-    if oracle is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the RocketMQ {release} oracle is required under CI=true: {why}", pytrace=False)
-        pytest.skip(why)
-    return oracle
+    return need(find_oracle(release), f"the RocketMQ {release} oracle is")
 
 
 @pytest.fixture(scope="session")
@@ -40,13 +48,7 @@ def oracle(request) -> Oracle:
 
 # --------------------------------------------------------------------------------- 4.9.5 client, name server, broker
 def need_broker_java() -> BrokerJava:
-    java, why = find_broker_java()
-    if java is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the RocketMQ 4.9.5 client/name server/broker are required under CI=true: {why}",
-                        pytrace=False)
-        pytest.skip(why)
-    return java
+    return need(find_broker_java(), "the RocketMQ 4.9.5 client/name server/broker are")
 
 
 @pytest.fixture(scope="session")

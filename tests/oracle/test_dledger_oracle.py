@@ -31,7 +31,7 @@ from rocketlab.oracle.dledger import (
     member_sizes,
     our_member,
 )
-from rocketlab.oracle.ha import free_port
+from rocketlab.oracle.servers import free_port
 from rocketlab.oracle.store import JavaStore, consume
 from rocketlab.sim import Cluster
 

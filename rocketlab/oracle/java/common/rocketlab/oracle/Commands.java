@@ -24,10 +24,11 @@ import org.apache.rocketmq.store.PutMessageResult;
 import org.apache.rocketmq.store.QueryMessageResult;
 import org.apache.rocketmq.store.SelectMappedBufferResult;
 import org.apache.rocketmq.store.config.MessageStoreConfig;
+import rocketlab.oracle.lines.JsonLines;
 
 /** The commands of {@link Main}: a {@code DefaultMessageStore} (CommitLog, ConsumeQueue, IndexService,
  * recovery, HA) and a DLedger store ({@link DLedgerCommands}), each used through its public API only. */
-final class Commands {
+final class Commands implements JsonLines.Commands {
     static final int BLANK_MAGIC_CODE = -875286124;
 
     boolean exitRequested;
@@ -37,7 +38,8 @@ final class Commands {
     private final DLedgerClientCommands dledgerClient = new DLedgerClientCommands();
     private final RemotingCommands remoting = new RemotingCommands();
 
-    JsonNode run(String cmd, JsonNode req) throws Exception {
+    @Override
+    public JsonNode run(String cmd, JsonNode req) throws Exception {
         switch (cmd) {
             case "open":
                 return open(req);
@@ -83,7 +85,13 @@ final class Commands {
         }
     }
 
-    void closeAll() {
+    @Override
+    public boolean exitRequested() {
+        return exitRequested;
+    }
+
+    @Override
+    public void closeAll() {
         if (store != null) {
             store.shutdown();
             store = null;

@@ -151,24 +151,7 @@ final class RemotingCommands {
         RemotingCommand cmd = RemotingCommand.decode(ByteBuffer.wrap(frame, 4, frame.length - 4).slice());
         ObjectNode reply = describe(cmd);
         if (req.hasNonNull("headerClass")) {
-            Class<? extends CommandCustomHeader> cls = Class.forName(req.get("headerClass").asText())
-                .asSubclass(CommandCustomHeader.class);
-            CommandCustomHeader header = cmd.decodeCommandCustomHeader(cls);
-            ObjectNode fields = reply.putObject("header");
-            for (Class<?> c = cls; c != null && c != Object.class; c = c.getSuperclass()) {
-                for (Field f : c.getDeclaredFields()) {
-                    if (Modifier.isStatic(f.getModifiers())) {
-                        continue;
-                    }
-                    f.setAccessible(true);
-                    Object v = f.get(header);
-                    if (v == null) {
-                        fields.putNull(f.getName());
-                    } else {
-                        fields.put(f.getName(), v.toString());
-                    }
-                }
-            }
+            putHeader(reply, cmd, req.get("headerClass").asText(), true);
         }
         return reply;
     }
@@ -230,23 +213,32 @@ final class RemotingCommands {
             reply.put("bodyJson", JSON.toJSONString(body));
         }
         if (req.hasNonNull("responseHeaderClass")) {
-            Class<? extends CommandCustomHeader> cls = Class.forName(req.get("responseHeaderClass").asText())
-                .asSubclass(CommandCustomHeader.class);
-            CommandCustomHeader header = response.decodeCommandCustomHeader(cls);
-            ObjectNode fields = reply.putObject("header");
-            for (Class<?> c = cls; c != null && c != Object.class; c = c.getSuperclass()) {
-                for (Field f : c.getDeclaredFields()) {
-                    if (Modifier.isStatic(f.getModifiers())) {
-                        continue;
-                    }
-                    f.setAccessible(true);
-                    Object v = f.get(header);
-                    if (v != null) {
-                        fields.put(f.getName(), v.toString());
-                    }
+            putHeader(reply, response, req.get("responseHeaderClass").asText(), false);
+        }
+        return reply;
+    }
+
+    /** {@code cmd}'s header read with {@code headerClass} through {@code decodeCommandCustomHeader}, its
+     * fields (by reflection, superclasses' too) as strings in {@code reply.header}; a null field as null
+     * with {@code withNulls}, else left out. */
+    private static void putHeader(ObjectNode reply, RemotingCommand cmd, String headerClass, boolean withNulls)
+        throws Exception {
+        Class<? extends CommandCustomHeader> cls = Class.forName(headerClass).asSubclass(CommandCustomHeader.class);
+        CommandCustomHeader header = cmd.decodeCommandCustomHeader(cls);
+        ObjectNode fields = reply.putObject("header");
+        for (Class<?> c = cls; c != null && c != Object.class; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                if (Modifier.isStatic(f.getModifiers())) {
+                    continue;
+                }
+                f.setAccessible(true);
+                Object v = f.get(header);
+                if (v != null) {
+                    fields.put(f.getName(), v.toString());
+                } else if (withNulls) {
+                    fields.putNull(f.getName());
                 }
             }
         }
-        return reply;
     }
 }

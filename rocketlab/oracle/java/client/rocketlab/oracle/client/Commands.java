@@ -15,14 +15,16 @@ import org.apache.rocketmq.common.topic.TopicValidator;
 import org.apache.rocketmq.common.message.Message;
 import org.apache.rocketmq.common.message.MessageExt;
 import org.apache.rocketmq.common.message.MessageQueue;
+import rocketlab.oracle.lines.JsonLines;
 
 /** The commands of {@link ClientApp}: producers by group, consumers by name (see {@link Consumers}). */
-final class Commands {
+final class Commands implements JsonLines.Commands {
     private final Map<String, DefaultMQProducer> producers = new HashMap<>();
     private final Map<String, Producing> runs = new HashMap<>();
     final Consumers consumers = new Consumers();
 
-    JsonNode run(String cmd, JsonNode req) throws Exception {
+    @Override
+    public JsonNode run(String cmd, JsonNode req) throws Exception {
         switch (cmd) {
             case "produce":
                 return produce(req);
@@ -150,7 +152,8 @@ final class Commands {
         return r;
     }
 
-    void closeAll() {
+    @Override
+    public void closeAll() {
         for (Producing run : runs.values()) {
             run.halt();
         }
