@@ -90,6 +90,7 @@ class ClientNodeConfig:
     rebalance_interval: int = 20_000
     persist_consumer_offset_interval: int = 5_000
     pull_batch_size: int = 32
+    consume_time_ms: int = 0
     broker_suspend_max_time_millis: int = 15_000
     consumer_timeout_millis_when_suspend: int = 30_000
     start_ms: int = 0
@@ -97,10 +98,10 @@ class ClientNodeConfig:
 
 
 class _Task:
-    __slots__ = ("gen", "name", "attempt", "sleep_token", "wakeable")
+    __slots__ = ("gen", "name", "sleep_token", "wakeable")
 
     def __init__(self, gen: Generator[Any, Any, Any], name: str) -> None:
-        self.gen, self.name, self.attempt, self.sleep_token, self.wakeable = gen, name, 0, 0, False
+        self.gen, self.name, self.sleep_token, self.wakeable = gen, name, 0, False
 
 
 class MQClientCore(BaseCore):
@@ -133,6 +134,7 @@ class MQClientCore(BaseCore):
         self._timers: list[tuple[int, int, _Task, int]] = []
         self._waiting: dict[int, tuple[_Task, Any, int]] = {}
         self._out = OutputBuilder()
+        self._attempts: dict[str | None, int] = {}
 
     # ---------------------------------------------------------------------------------- inputs
     def _run(self, now_ms: int, fn: Callable[..., None], *args: Any) -> Output:
@@ -255,9 +257,10 @@ class MQClientCore(BaseCore):
     def _trace_send(self, task: _Task, request: SendMessageRequest, msg: Any, error: BaseException | None) -> None:
         h = request.header
         props = string_to_message_properties(h["properties"]) if h["properties"] else {}
+        uniq = props.get("UNIQ_KEY")
+        attempt = self._attempts[uniq] = self._attempts.get(uniq, -1) + 1
         fields = {"topic": h["topic"], "broker_name": h["brokerName"], "queue_id": h["queueId"],
-                  "uniq_key": props.get("UNIQ_KEY"), "attempt": task.attempt}
-        task.attempt += 1
+                  "uniq_key": uniq, "attempt": attempt}
         if error is not None:
             self._out.trace("client_send", status=type(error).__name__, reason=str(error)[:200], **fields)
         else:
@@ -355,6 +358,17 @@ class MQClientCore(BaseCore):
         assert result is not None
         self.acked[result.msg_id] = (result.message_queue.broker_name, result.message_queue.queue_id,
                                      result.queue_offset)
+        self._attempts.pop(result.msg_id, None)
+
+    def describe(self) -> dict[str, Any]:
+        """What the viewer and the node table show of a client process."""
+        out: dict[str, Any] = {"node": self.node_id, "kind": "client", "client_id": self.client_id}
+        if self.producer is not None:
+            out.update(acked=len(self.acked), failed=len(self.failed))
+        if self.consumer is not None:
+            out.update(group=self.consumer.group, consumed=len(self.consumer.consumed),
+                       owned=len([q for q in self.consumer.owned() if not q.topic.startswith("%")]))
+        return out
 
 
 def client_node_codec() -> Any:

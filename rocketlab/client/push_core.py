@@ -152,13 +152,18 @@ class PushConsumerCore:
             offset = answer.next_begin_offset
             if msgs:
                 pq.put_message(msgs)
-                self._consume(mq, pq, msgs)
+                self.client.spawn(self._consume_request(mq, pq, msgs), f"consume {mq}")
             elif pq.msg_count == 0:  # correctTagsOffset
                 self.offset_store.update_offset(mq, offset, True)
 
-    def _consume(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[Any]) -> None:
-        """``ConsumeMessageConcurrentlyService``: one message a request, CONSUME_SUCCESS, the offset moved on."""
+    def _consume_request(self, mq: MessageQueue, pq: ProcessQueue, msgs: list[Any]) -> Generator[Any, Any, None]:
+        """``ConsumeMessageConcurrentlyService``'s ``ConsumeRequest``, on the consume threads: it runs after the pull
+        callback has sent the next pull (so that pull carries the offset committed before these messages), each
+        message taking ``consume_time_ms``; CONSUME_SUCCESS moves the offset on."""
         for m in msgs:
+            yield Sleep(self.client.config.consume_time_ms)
+            if pq.dropped:  # the queue went to another member meanwhile: not consumed here
+                return
             self.consumed.append(m.uniq_key)
             self.client._out.trace("client_consume", group=self.group, topic=m.topic, queue_id=m.queue_id,
                                    queue_offset=m.queue_offset, uniq_key=m.uniq_key, status="CONSUME_SUCCESS",
