@@ -106,7 +106,9 @@ def applications(cls: type[Cluster], seed: int = 1, *, dledger_groups: tuple[str
             lambda c, m=tuple(members): {n: c.node(n).server for n in m if c.alive(n)})) for g, members in groups.items()]
     root = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="rocketlab-tmp-apps-"))
     meta = {"system": "applications", "dledger_groups": list(groups), "classic_pairs": list(pairs),
-            "producers": producer_ids, "consumers": consumer_ids, "topic": topic, **kwargs.pop("meta", {})}
+            "producers": producer_ids, "consumers": consumer_ids, "topic": topic,
+            "node_kinds": {NAMESRV: "namesrv", **dict.fromkeys(producer_ids, "producer"),
+                           **dict.fromkeys(consumer_ids, "consumer")}, **kwargs.pop("meta", {})}
     node_ids = [NAMESRV, *(n for m in groups.values() for n in m), *(n for m in pairs.values() for n in m),
                 *producer_ids, *consumer_ids]
     cluster = cls(node_ids, factory, client_codec, seed=seed, data_dir=root, checkers=checkers, meta=meta,
