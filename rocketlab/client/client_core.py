@@ -45,7 +45,7 @@ from rocketlab.client.protocol import BrokerAnswerError, HeartbeatRequest, SendM
 from rocketlab.client.route import BrokerAddrTable, TopicPublishInfo, topic_route_data2_topic_publish_info
 from rocketlab.client.route import topic_route_data2_topic_subscribe_info as subscribe_info
 from rocketlab.core import BaseCore, NodeContext, Output, OutputBuilder
-from rocketlab.errors import CodecError, RocketlabError
+from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
 from rocketlab.namesrv.protocol import GetRouteInfoRequest, GetRouteInfoResponse
 from rocketlab.namesrv.route import TopicRouteData
 from rocketlab.store.message import string_to_message_properties
@@ -345,6 +345,13 @@ class MQClientCore(BaseCore):
             msg = Message(c.topic, f"{self.node_id}-{i}".encode(), keys=f"{self.node_id}-{i}")
             yield from self.send(msg)
 
+    def app_send(self, msg: Message, now_ms: int) -> Output:
+        """The application sends ``msg`` now (a cell's ``cluster.runtime.call(node, lambda core, now:
+        core.app_send(msg, now))``): its outcome lands in :attr:`acked` or :attr:`failed` and the trace."""
+        if self.producer is None:
+            raise MQClientException(f"{self.node_id} has no producer")
+        return self._run(now_ms, self.spawn, self.send(msg), "app send")
+
     def send(self, msg: Message) -> Generator[Any, Any, None]:
         """One ``DefaultMQProducer.send`` (sync): the result recorded in :attr:`acked` or :attr:`failed`."""
         assert self.producer is not None
@@ -390,6 +397,8 @@ class _TolerantCodec:
             return self.inner.decode(data, answers)
         except CodecError as e:
             return e
+        except RemoteProtocolError as e:  # no remoting frame at all
+            return CodecError(f"an answer that is no remoting frame: {e}")
 
     def wire_size(self, msg: Any) -> int | None:
         return None
