@@ -74,7 +74,8 @@ class RefreshRoute:
 class ClientNodeConfig:
     """One client process: ``namesrv_addr`` (``host:port;...``); a producer (``producer`` set) sending
     ``send_count`` messages to ``topic``, one every ``send_interval_ms`` from ``send_start_ms``; a push consumer
-    of ``consumer_group`` (set) subscribing ``topic``; both started at ``start_ms``. Java's timers unless given."""
+    of ``consumer_group`` (set) subscribing ``topic``; both started at ``start_ms``. Java's timers unless given (and
+    ``startScheduledTask``'s first delays: route refresh 10 ms, heartbeats 1 s, offsets 10 s after the start)."""
 
     namesrv_addr: str
     topic: str = "TopicTest"
@@ -153,8 +154,10 @@ class MQClientCore(BaseCore):
         """The application starts its producer and consumer ``start_ms`` after the process."""
         if self.config.start_ms > self.now_ms:
             yield Sleep(self.config.start_ms - self.now_ms)
-        self.spawn(self._every(self.config.poll_name_server_interval, self._refresh_routes), "route-refresh")
-        self.spawn(self._every(self.config.heartbeat_broker_interval, self.heartbeat_all), "heartbeat")
+        # startScheduledTask's first delays: routes after 10 ms, heartbeats after 1 s (so a heartbeat follows each
+        # route refresh by a second and reaches a master the refresh found)
+        self.spawn(self.every(10, self.config.poll_name_server_interval, self._refresh_routes), "route-refresh")
+        self.spawn(self.every(1_000, self.config.heartbeat_broker_interval, self.heartbeat_all), "heartbeat")
         if self.consumer is not None:
             self.consumer.start(self)
         if self.producer is not None and self.config.send_count:
@@ -327,11 +330,16 @@ class MQClientCore(BaseCore):
             except FAILURES as e:
                 self.events.append(("heartbeat_error", f"{addr}: {e}"))
 
-    @staticmethod
-    def _every(interval_ms: int, job: Callable[[], Generator[Any, Any, None]]) -> Generator[Any, Any, None]:
+    def every(self, first_ms: int, interval_ms: int,
+              job: Callable[[], Generator[Any, Any, None]]) -> Generator[Any, Any, None]:
+        """``scheduleAtFixedRate(job, first_ms, interval_ms)``: runs at start + first + k * interval (a run that
+        overruns its period is followed by the next at once, as the JDK's executor does)."""
+        due = self.now_ms + first_ms
         while True:
-            yield Sleep(interval_ms)
+            if due > self.now_ms:
+                yield Sleep(due - self.now_ms)
             yield from job()
+            due += interval_ms
 
     # ---------------------------------------------------------------------------------- the producer
     def _send_service(self) -> Generator[Any, Any, None]:

@@ -185,9 +185,13 @@ class PushConsumerCore:
                                queue_id=mq.queue_id, offset=offset, reason=how)
 
     def _persist_service(self) -> Generator[Any, Any, None]:
-        while True:
-            yield Sleep(self.client.config.persist_consumer_offset_interval)
+        """``persistAllConsumerOffset``: 10 s after the start, then every ``persistConsumerOffsetInterval``."""
+
+        def persist() -> Generator[Any, Any, None]:
             self._persist(self.owned())
+            yield from ()
+
+        yield from self.client.every(10_000, self.client.config.persist_consumer_offset_interval, persist)
 
 
 def make_client(ctx: NodeContext, config: ClientNodeConfig) -> MQClientCore:

@@ -60,7 +60,8 @@ def master_of(cluster: Cluster, group: str) -> str | None:
 
 
 def run_fault(cluster: Cluster, fault: str, seed: int, duration_ms: int = SETTLE_MS) -> dict[str, Any]:
-    """Run to the fault, apply it, run ``duration_ms`` more; returns {"fault", "fault_ms", "target"}."""
+    """Run to the fault, apply it, run ``duration_ms`` more (a classic master restarts after ``RESTART_AFTER_MS``
+    if the run lasts that long); returns {"fault", "fault_ms", "target"}."""
     if fault not in FAULTS:
         raise ConfigError(f"fault {fault!r} is not one of {', '.join(FAULTS)}")
     cluster.run_for(FAULT_AT_MS + random.Random(f"{seed}/fault").randint(0, 999) - cluster.now_ms)
@@ -69,7 +70,7 @@ def run_fault(cluster: Cluster, fault: str, seed: int, duration_ms: int = SETTLE
         raise ConfigError("broker-a has no master to crash")
     fault_ms = cluster.now_ms
     cluster.crash(target)
-    if fault == "classic-crash":
+    if fault == "classic-crash" and duration_ms > RESTART_AFTER_MS:
         cluster.run_for(RESTART_AFTER_MS)
         cluster.restart(target)
         cluster.run_for(duration_ms - RESTART_AFTER_MS)
