@@ -136,3 +136,23 @@ def test_section_6_a_held_pull_waits_about_the_time_between_two_messages_of_its_
 
 def test_section_7_is_pinned_with_the_same_seed():
     assert SCENARIO_SEED == SEED
+
+
+def test_section_7_a_refused_message_is_retried_at_growing_delays_then_dead_lettered():
+    c = lab.retry_run(SEED)
+    try:
+        journey = lab.retry_journey(c)
+        consumed = [r for r in journey if r["event"] == "client_consume"]
+        assert [r["status"] for r in consumed] == ["RECONSUME_LATER"] * 3
+        assert [r["reconsume times"] for r in consumed] == [0, 1, 2]  # maxReconsumeTimes 2: two retries
+        levels = [r["delay level"] for r in journey if r["event"] == "schedule"]
+        assert levels == [3, 4]  # 3 + reconsume times
+        delays = lab.delay_levels()
+        waits = [b["t"] - a["t"] for a, b in zip(consumed, consumed[1:], strict=False)]
+        assert all(0 <= w - delays[level] < 100 for w, level in zip(waits, levels, strict=True))
+        assert [r["event"] for r in journey].count("dlq") == 1
+        dlq = next(r for r in journey if r["event"] == "dlq")
+        assert dlq["t"] > consumed[-1]["t"] and dlq["topic"] == "%DLQ%CG"
+        assert all(r["status"] is True for r in journey if r["event"] == "client_send_back")
+    finally:
+        c.close()

@@ -92,6 +92,9 @@ class ClientNodeConfig:
     persist_consumer_offset_interval: int = 5_000
     pull_batch_size: int = 32
     consume_time_ms: int = 0
+    reject_keys: frozenset[str] = frozenset()
+    """The application's listener answers RECONSUME_LATER for a message with one of these KEYS (a retry demo)."""
+    max_reconsume_times: int = 16
     broker_suspend_max_time_millis: int = 15_000
     consumer_timeout_millis_when_suspend: int = 30_000
     start_ms: int = 0

@@ -7,12 +7,15 @@ and at once on NOTIFY_CONSUMER_IDS_CHANGED). Each owned queue is pulled from ``c
 with long polling (``brokerSuspendMaxTimeMillis`` 15 s, the pull timing out after
 ``consumerTimeoutMillisWhenSuspend`` 30 s, the committed offset carried by the pull), a failed pull retried after
 3 s (``PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION``). The application's listener consumes each message at once and
-answers CONSUME_SUCCESS; the offset that may be committed moves as ``ProcessQueue.removeMessage`` says and reaches
+answers CONSUME_SUCCESS (RECONSUME_LATER for a message whose KEYS is one of ``reject_keys``: it is sent back,
+CONSUMER_SEND_MSG_BACK, and comes again on ``%RETRY%group`` after its delay level, until ``maxReconsumeTimes``
+sends it to ``%DLQ%group``; when the send-back fails it is consumed here again 5 s later); the offset that may be
+committed moves as ``ProcessQueue.removeMessage`` says and reaches
 the broker every ``persistConsumerOffsetInterval`` (5 s, oneway UPDATE_CONSUMER_OFFSET), when a queue is taken
 away by a rebalance, and in the next pull's ``commitOffset``.
 
 Differences (as :mod:`rocketlab.client.consumers`): OFFSET_ILLEGAL is followed at once from ``nextBeginOffset``; no
-flow control; the listener never fails here (no send-back), so no retry topic traffic.
+flow control; a failed send-back is not resent through the instance's inner producer (it is consumed again here).
 """
 
 from __future__ import annotations
@@ -30,7 +33,12 @@ from rocketlab.client.consumer import (
 from rocketlab.client.consumers import FLAG_COMMIT_OFFSET, FLAG_SUSPEND, PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
 from rocketlab.client.message import RETRY_GROUP_TOPIC_PREFIX, MessageQueue, decode_pulled, reset_retry_topic
 from rocketlab.client.producer import Call, MQClientException
-from rocketlab.client.protocol import ConsumerData, PullMessageRequest, SubscriptionData
+from rocketlab.client.protocol import (
+    ConsumerData,
+    ConsumerSendMsgBackRequest,
+    PullMessageRequest,
+    SubscriptionData,
+)
 from rocketlab.core import NodeContext
 
 
@@ -165,12 +173,40 @@ class PushConsumerCore:
             if pq.dropped:  # the queue went to another member meanwhile: not consumed here
                 return
             self.consumed.append(m.uniq_key)
+            status = "RECONSUME_LATER" if m.keys in self.client.config.reject_keys else "CONSUME_SUCCESS"
             self.client._out.trace("client_consume", group=self.group, topic=m.topic, queue_id=m.queue_id,
-                                   queue_offset=m.queue_offset, uniq_key=m.uniq_key, status="CONSUME_SUCCESS",
-                                   broker_name=mq.broker_name)
+                                   queue_offset=m.queue_offset, uniq_key=m.uniq_key, status=status,
+                                   broker_name=mq.broker_name, reconsume_times=m.reconsume_times)
+            if status != "CONSUME_SUCCESS" and not (yield from self.send_message_back(m, mq)):
+                m.reconsume_times += 1  # consumed here again in 5 s (submitConsumeRequestLater)
+                self.client.spawn(self._consume_later(mq, pq, m), f"consume later {mq}")
+                continue
             offset = pq.remove_message([m])
             if offset >= 0 and not pq.dropped:
                 self.offset_store.update_offset(mq, offset, True)
+
+    def _consume_later(self, mq: MessageQueue, pq: ProcessQueue, m: Any) -> Generator[Any, Any, None]:
+        yield Sleep(5_000)
+        yield from self._consume_request(mq, pq, [m])
+
+    def send_message_back(self, m: Any, mq: MessageQueue) -> Generator[Any, Any, bool]:
+        """``sendMessageBack``: CONSUMER_SEND_MSG_BACK to the queue's master (delay level 0: the broker's 3 +
+        reconsume times; ``maxReconsumeTimes`` 16 unless set), then the broker schedules the retry or, past the
+        maximum, moves the message to ``%DLQ%group``. True when the broker took it."""
+        addr = self.client.broker_addrs.find_broker_address_in_publish(mq.broker_name)
+        if addr is None:
+            host, port = m.store_host
+            addr = f"{host}:{port}"
+        request = ConsumerSendMsgBackRequest(m.commit_log_offset, self.group, 0, m.msg_id, m.topic,
+                                             self.client.config.max_reconsume_times)
+        try:
+            yield Call(addr, request, 5_000)
+        except FAILURES as e:
+            self.client._out.trace("client_send_back", group=self.group, uniq_key=m.uniq_key, ok=False,
+                                   reason=str(e)[:200])
+            return False
+        self.client._out.trace("client_send_back", group=self.group, uniq_key=m.uniq_key, ok=True)
+        return True
 
     # ---------------------------------------------------------------------------------- offsets
     def _persist(self, mqs: Iterable[MessageQueue]) -> None:

@@ -13,6 +13,8 @@ import statistics
 from collections import Counter
 from typing import Any
 
+from rocketlab.broker.schedule_message_service import parse_delay_level
+from rocketlab.broker.topic_config_rules import DEFAULT_MESSAGE_DELAY_LEVEL
 from rocketlab.client.client_core import MQ_CLIENT_API_TIMEOUT, ClientNodeConfig
 from rocketlab.client.consumers import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
 from rocketlab.client.producer import ProducerConfig
@@ -21,7 +23,7 @@ from rocketlab.scenarios import client_failover as cf
 from rocketlab.sim import Cluster
 
 __all__ = [
-    "TOPIC", "at_least_once", "client_timers", "layout", "commits_at_crash", "consumer_after_failover", "crash",
+    "TOPIC", "at_least_once", "client_timers", "delay_levels", "layout", "retry_journey", "retry_run", "commits_at_crash", "consumer_after_failover", "crash",
     "duplicates_table", "failover_timeline", "first_sends", "leave", "long_polling", "owners", "route_table",
     "send_outcomes", "start",
 ]
@@ -207,6 +209,33 @@ def long_polling(c: Cluster) -> dict[str, Any]:
     return {"pulls held": len(held), "woken by a message": len(found), "woken empty (time up)": len(empty),
             "median wait for a message (ms)": statistics.median(found) if found else None,
             "longest empty wait (ms)": max(empty) if empty else None}
+
+
+def retry_run(seed: int = 1, key: str = "p0-3", max_reconsume_times: int = 2, run_ms: int = 60_000) -> Cluster:
+    """A fresh cluster whose consumers' listener answers RECONSUME_LATER for the message with KEYS ``key`` every
+    time (the others succeed), with ``maxReconsumeTimes`` ``max_reconsume_times``; run ``run_ms``."""
+    c = Cluster.applications(seed=seed, messages=20, latency="uniform:1:3", reject_keys=(key,),
+                             max_reconsume_times=max_reconsume_times)
+    c.run_for(run_ms)
+    return c
+
+
+def delay_levels(levels: int = 6) -> dict[int, int]:
+    """``messageDelayLevel``'s first levels (ms), RocketMQ's default: a retry waits level 3 + reconsume times."""
+    table = parse_delay_level(DEFAULT_MESSAGE_DELAY_LEVEL)
+    return {level: table[level] for level in range(1, levels + 1)}
+
+
+def retry_journey(c: Cluster) -> list[dict[str, Any]]:
+    """Every event of the message the listener refused: consumed, sent back, scheduled, delivered, dead-lettered."""
+    refused = next((e["uniq_key"] for e in c.events if e["kind"] == "client_consume"
+                    and e["status"] != "CONSUME_SUCCESS"), None)
+    kinds = ("client_consume", "client_send_back", "send_back", "schedule", "schedule_deliver", "dlq")
+    first = next((e["t"] for e in c.events if e.get("uniq_key") == refused), 0)
+    return [{"t": e["t"], "+ms": e["t"] - first, "node": e["node"], "event": e["kind"],
+             "topic": e.get("topic", ""), "status": e.get("status", e.get("ok", "")),
+             "reconsume times": e.get("reconsume_times", ""), "delay level": e.get("delay_level", "")}
+            for e in c.events if e["kind"] in kinds and e.get("uniq_key") == refused]
 
 
 def at_least_once(seed: int = 1) -> list[dict[str, Any]]:

@@ -90,9 +90,12 @@ def consumptions(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def duplicates(events: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """uniq key -> its consumptions, for the messages consumed more than once."""
+    """uniq key -> its consumptions, for the messages the application consumed (CONSUME_SUCCESS) more than once
+    (a message it refused and got again by retry is not a duplicate)."""
     seen: dict[str, list[dict[str, Any]]] = {}
     for e in consumptions(events):
+        if e["status"] != "CONSUME_SUCCESS":
+            continue
         seen.setdefault(e["uniq_key"], []).append(e)
     return {k: v for k, v in seen.items() if len(v) > 1}
 

@@ -12,7 +12,9 @@ routes the name server hands out name real nodes, and every request and answer c
 network: a partition, a crash or a lost message reaches clients as it reaches brokers.
 
 The clients start at ``client_start_ms`` (after the groups have elected masters), the producer sends
-``messages`` messages, one every ``send_interval_ms``.
+``messages`` messages, one every ``send_interval_ms`` (the i-th with KEYS ``p0-i``); the consumers' listener answers
+RECONSUME_LATER for the KEYS in ``reject_keys`` (the message is sent back, retried on ``%RETRY%CG`` and, after
+``max_reconsume_times``, moved to ``%DLQ%CG``), CONSUME_SUCCESS for the rest.
 """
 
 from __future__ import annotations
@@ -56,8 +58,8 @@ def applications(cls: type[Cluster], seed: int = 1, *, dledger_groups: tuple[str
                  classic_pairs: tuple[str, ...] = ("c",), producers: int = 1, consumers: int = 3,
                  topic: str = "TopicTest", queues: int = 4, messages: int = 200, send_interval_ms: int = 100,
                  client_start_ms: int = 5_000, retry_times_when_send_failed: int = 2,
-                 send_latency_fault_enable: bool = False, data_dir: str | Path | None = None,
-                 **kwargs: Any) -> Cluster:
+                 send_latency_fault_enable: bool = False, reject_keys: tuple[str, ...] = (),
+                 max_reconsume_times: int = 16, data_dir: str | Path | None = None, **kwargs: Any) -> Cluster:
     """See the module docstring; ``kwargs`` go to :class:`~rocketlab.sim.cluster.Cluster` (network, latency...)."""
     groups = {g: [f"{g}{i}" for i in range(3)] for g in dledger_groups}
     pairs = {g: [f"{g}0", f"{g}1"] for g in classic_pairs}
@@ -94,7 +96,8 @@ def applications(cls: type[Cluster], seed: int = 1, *, dledger_groups: tuple[str
                                   start_index=i, start_ms=client_start_ms)
         makers[node_id] = lambda ctx, c=config: make_client(ctx, c)
     for node_id in consumer_ids:
-        config = ClientNodeConfig(NAMESRV_ADDR, topic, consumer_group=CONSUMER_GROUP, start_ms=client_start_ms)
+        config = ClientNodeConfig(NAMESRV_ADDR, topic, consumer_group=CONSUMER_GROUP, start_ms=client_start_ms,
+                                  reject_keys=frozenset(reject_keys), max_reconsume_times=max_reconsume_times)
         makers[node_id] = lambda ctx, c=config: make_client(ctx, c)
 
     def factory(ctx: NodeContext) -> Core:
