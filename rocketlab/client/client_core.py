@@ -18,6 +18,8 @@ every 30 s, ``mqClientApiTimeout`` 3 s, ``sendMsgTimeout`` 3 s. Trace (node: the
 ``client_send`` (each attempt), ``client_send_failed`` (what the application is thrown), ``client_rebalance``,
 ``client_pull``, ``client_consume``, ``client_commit`` (an offset written to the broker).
 
+The route bookkeeping is :class:`~rocketlab.client.route_tables.RouteTables`, the asyncio instance's too.
+
 Differences: one producer group and one consumer group per process; the application's producer sends in one
 thread, one message after another (``send_count`` every ``send_interval_ms``); no default-topic (TBW102) route
 fallback (the simulator's topics exist before the clients start).
@@ -42,13 +44,12 @@ from rocketlab.client.producer import (
     RemotingError,
 )
 from rocketlab.client.protocol import BrokerAnswerError, HeartbeatRequest, SendMessageRequest, client_codec
-from rocketlab.client.route import BrokerAddrTable, TopicPublishInfo, topic_route_data2_topic_publish_info
 from rocketlab.client.route import topic_route_data2_topic_subscribe_info as subscribe_info
+from rocketlab.client.route_tables import RouteTables, route_targets, send_attempt_fields
 from rocketlab.core import BaseCore, NodeContext, Output, OutputBuilder
 from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
 from rocketlab.namesrv.protocol import GetRouteInfoRequest, GetRouteInfoResponse
 from rocketlab.namesrv.route import TopicRouteData
-from rocketlab.store.message import string_to_message_properties
 
 MQ_CLIENT_API_TIMEOUT = 3000
 FAILURES = (RemotingError, BrokerAnswerError, MQClientException, CodecError)
@@ -120,10 +121,10 @@ class MQClientCore(BaseCore):
         if not self.namesrv_addrs:
             raise MQClientException("No name server address, please set it.", 10004)
         self.now_ms = 0
-        self.broker_addrs = BrokerAddrTable()
-        self.topic_route_table: dict[str, TopicRouteData] = {}
-        self.publish_info: dict[str, TopicPublishInfo] = {}
-        self._routes_seen: dict[str, tuple[str, ...]] = {}
+        self.tables = RouteTables(config.start_index)
+        self.broker_addrs = self.tables.broker_addrs
+        self.topic_route_table = self.tables.topic_route_table
+        self.publish_info = self.tables.publish_info
         pid = zlib.crc32(ctx.node_id.encode()) & 0x7FFF
         self.id_setter = MessageClientIDSetter(bytes([10, 0, pid >> 8, pid & 0xFF]), pid, pid, lambda: self.now_ms)
         self.producer = None if config.producer is None else DefaultMQProducerImpl(
@@ -261,12 +262,9 @@ class MQClientCore(BaseCore):
         return RemotingError(f"connect to {addr} failed", "connect")
 
     def _trace_send(self, task: _Task, request: SendMessageRequest, msg: Any, error: BaseException | None) -> None:
-        h = request.header
-        props = string_to_message_properties(h["properties"]) if h["properties"] else {}
-        uniq = props.get("UNIQ_KEY")
-        attempt = self._attempts[uniq] = self._attempts.get(uniq, -1) + 1
-        fields = {"topic": h["topic"], "broker_name": h["brokerName"], "queue_id": h["queueId"],
-                  "uniq_key": uniq, "attempt": attempt}
+        fields = send_attempt_fields(request, 0)
+        uniq = fields["uniq_key"]
+        fields["attempt"] = self._attempts[uniq] = self._attempts.get(uniq, -1) + 1
         if error is not None:
             self._out.trace("client_send", status=type(error).__name__, reason=str(error)[:200], **fields)
         else:
@@ -295,22 +293,13 @@ class MQClientCore(BaseCore):
     def update_route(self, topic: str, route: TopicRouteData) -> None:
         """A route read from the name server: the tables as ``updateTopicRouteInfoFromNameServer`` sets them."""
         self._trace_route(topic, route)
-        self.topic_route_table[topic] = route
-        self.broker_addrs.update(route)
-        old = self.publish_info.get(topic)
-        info = topic_route_data2_topic_publish_info(topic, route, self.config.start_index)
-        if old is not None:
-            info.send_which_queue = old.send_which_queue
-        self.publish_info[topic] = info
+        self.tables.apply(topic, route)
         if self.consumer is not None:
             self.consumer.update_subscribe_info(topic, subscribe_info(topic, route))
 
     def _trace_route(self, topic: str, route: TopicRouteData | None) -> None:
-        targets = () if route is None else tuple(sorted(f"{b.broker_name}@{b.broker_addrs.get(0, '-')}"
-                                                        for b in route.broker_datas))
-        if self._routes_seen.get(topic) != targets or route is None:
-            self._routes_seen[topic] = targets
-            self._out.trace("client_route", topic=topic, ok=route is not None, targets=list(targets))
+        if self.tables.route_changed(topic, route):
+            self._out.trace("client_route", topic=topic, ok=route is not None, targets=list(route_targets(route)))
 
     def _refresh_routes(self) -> Generator[Any, Any, None]:
         topics = set(self.topic_route_table) | set(self.publish_info)
