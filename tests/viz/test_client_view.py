@@ -78,3 +78,19 @@ def test_the_viewer_draws_the_name_server_and_clients_as_their_own_shapes(view, 
 
 def _texts(page, selector: str) -> list[str]:
     return page.evaluate("s => [...document.querySelectorAll(s)].map(n => n.textContent)", selector)
+
+
+def test_acting_in_the_past_of_an_applications_view_replays_its_history():
+    v = ClusterView.applications(seed=2, messages=30)
+    try:
+        v.run_for(9_000)
+        before = [e for e in v.cluster.events if e["t"] < 6_000]
+        replies = v.intent({"type": "act", "action": "crash", "args": {"node": "k1"},
+                            "generation": v.session.generation, "at": 6_000})
+        assert not [r for r in replies if r["type"] == "message" and r.get("level") == "error"]
+        assert v.session.generation == 1 and v.cluster.now_ms == 6_000
+        assert [e for e in v.cluster.events if e["t"] < 6_000] == before  # the fork rebuilt the same run
+        assert v.cluster.events_of("fault")[-1]["targets"] == ["k1"]
+    finally:
+        v.close()
+        v.session.cluster.close()
