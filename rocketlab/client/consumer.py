@@ -13,6 +13,11 @@
 
 The parts that need a broker are generators yielding :class:`~rocketlab.client.producer.Call` (as the producer's
 are), answered by whichever runtime hosts them.
+
+Difference: ``findConsumerIdList`` asks the broker of the first of the topic's sorted queues for the member list,
+where Java's ``findBrokerAddrByTopic`` picks a random broker of the route; so a run replays by its seed. (Right after
+a failover, the broker asked may have heard from only part of the group: lab 08 shows the queue owned twice that
+follows. Java asks that broker only when its random pick falls on it.)
 """
 
 from __future__ import annotations

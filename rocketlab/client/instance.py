@@ -42,16 +42,15 @@ from rocketlab.client.protocol import (
 )
 from rocketlab.client.remoting_client import RemotingClient
 from rocketlab.client.route import (
-    BrokerAddrTable,
     TopicPublishInfo,
     topic_route_data2_topic_publish_info,
     topic_route_data2_topic_subscribe_info,
 )
+from rocketlab.client.route_tables import RouteTables, route_targets, send_attempt_fields
 from rocketlab.errors import CodecError
 from rocketlab.namesrv.protocol import GetRouteInfoRequest
 from rocketlab.namesrv.route import TopicRouteData
 from rocketlab.remoting.fastjson import java_string_hash
-from rocketlab.store.message import string_to_message_properties
 from rocketlab.trace.recorder import TraceRecorder
 
 MQ_CLIENT_API_TIMEOUT = 3000
@@ -76,9 +75,10 @@ class MQClientInstance:
         self.heartbeat_broker_interval = heartbeat_broker_interval
         self.start_index = start_index
         self.remoting = RemotingClient(self._on_request)
-        self.broker_addrs = BrokerAddrTable()
-        self.topic_route_table: dict[str, TopicRouteData] = {}
-        self.publish_info: dict[str, TopicPublishInfo] = {}
+        self.tables = RouteTables(start_index)
+        self.broker_addrs = self.tables.broker_addrs
+        self.topic_route_table = self.tables.topic_route_table
+        self.publish_info = self.tables.publish_info
         self.producer_groups: set[str] = set()
         self.consumers: dict[str, Any] = {}
         self.id_setter = MessageClientIDSetter(bytes(int(p) for p in client_ip.split(".")), os.getpid(),
@@ -88,7 +88,6 @@ class MQClientInstance:
         self.recorder = recorder
         self.events: list[tuple[str, str]] = []
         """What failed quietly, as Java logs it: ("heartbeat_error", text), ..."""
-        self._routes_seen: dict[str, tuple[str, ...]] = {}
 
     def trace(self, kind: str, **fields: Any) -> None:
         """One trace event of this client (node: its client id; ``t``: wall-clock milliseconds)."""
@@ -96,11 +95,8 @@ class MQClientInstance:
             self.recorder.emit(now_ms(), self.client_id, kind, fields)
 
     def _trace_route(self, topic: str, route: TopicRouteData | None) -> None:
-        targets = () if route is None else tuple(sorted(f"{b.broker_name}@{b.broker_addrs.get(0, '-')}"
-                                                        for b in route.broker_datas))
-        if self._routes_seen.get(topic) != targets or route is None:
-            self._routes_seen[topic] = targets
-            self.trace("client_route", topic=topic, ok=route is not None, targets=list(targets))
+        if self.tables.route_changed(topic, route):
+            self.trace("client_route", topic=topic, ok=route is not None, targets=list(route_targets(route)))
 
     # ---------------------------------------------------------------------------------- routes
     async def get_topic_route_info_from_name_server(self, topic: str) -> TopicRouteData:
@@ -128,13 +124,7 @@ class MQClientInstance:
             self._trace_route(topic, None)
             return False
         self._trace_route(topic, route)
-        self.topic_route_table[topic] = route
-        self.broker_addrs.update(route)
-        old = self.publish_info.get(topic)
-        info = topic_route_data2_topic_publish_info(topic, route, self.start_index)
-        if old is not None:
-            info.send_which_queue = old.send_which_queue
-        self.publish_info[topic] = info
+        self.tables.apply(topic, route)
         for c in self.consumers.values():
             c.update_subscribe_info(topic, topic_route_data2_topic_subscribe_info(topic, route))
         return True
@@ -183,10 +173,7 @@ class MQClientInstance:
         """``call``, with a ``client_send`` event for each send attempt."""
         if not isinstance(step.request, SendMessageRequest) or self.recorder is None:
             return await self.call(step)
-        h = step.request.header
-        fields = {"topic": h["topic"], "broker_name": h["brokerName"], "queue_id": h["queueId"],
-                  "uniq_key": string_to_message_properties(h["properties"]).get("UNIQ_KEY") if h["properties"]
-                  else None, "attempt": attempts[0]}
+        fields = send_attempt_fields(step.request, attempts[0])
         attempts[0] += 1
         try:
             answer = await self.call(step)

@@ -21,7 +21,13 @@
 Importing this package registers every scenario.
 """
 
-from rocketlab.scenarios import controller_mode, dledger, master_slave, smoke  # noqa: F401  (register their scenarios)
+from rocketlab.scenarios import (  # noqa: F401  (register their scenarios)
+    client_failover,
+    controller_mode,
+    dledger,
+    master_slave,
+    smoke,
+)
 from rocketlab.scenarios.registry import (
     SCENARIOS,
     Scenario,

@@ -24,11 +24,12 @@ from typing import Any, Protocol
 
 from rocketlab.core import Codec, CoreFactory, NodeContext
 from rocketlab.errors import InvariantViolation, RocketlabError
-from rocketlab.sim import systems
+from rocketlab.sim import applications, systems
 from rocketlab.sim.faults import Fault, FaultSchedule
 from rocketlab.sim.kernel import Scheduler
 from rocketlab.sim.messages import DropRule
 from rocketlab.sim.network import Latency, NetworkModel
+from rocketlab.sim.node import NodeSetup
 from rocketlab.sim.runtime import SimRuntime
 from rocketlab.sim.systems import TEMPORARY_PREFIX
 from rocketlab.trace.recorder import Event, TraceRecorder
@@ -168,6 +169,7 @@ class Cluster:
         raise_on_violation: bool = True,
         scenario: str | None = None,
         meta: dict[str, Any] | None = None,
+        per_node: dict[str, NodeSetup] | None = None,
     ) -> None:
         if not node_ids:
             raise RocketlabError("a cluster needs at least one node")
@@ -202,12 +204,14 @@ class Cluster:
         """Nodes :meth:`leader` looks at (None: all); controller mode leaves its controllers out."""
         self._pull_handler: Callable[..., Any] | None = None
         peers = tuple(node_ids)
+        self.runtime.host_addresses = bool(per_node)  # a mixed cluster's cores know each other by address
         for node_id in node_ids:
             node_dir = self.data_dir / "nodes" / node_id if self.data_dir is not None else None
             if node_dir is not None:
                 node_dir.mkdir(parents=True, exist_ok=True)
-            ctx = NodeContext(node_id, peers, seed, node_dir, dict(options or {}))
-            self.runtime.add_node(node_id, factory, ctx, codec)
+            own = (per_node or {}).get(node_id) or NodeSetup()
+            ctx = NodeContext(node_id, own.peers or peers, seed, node_dir, {**(options or {}), **own.options})
+            self.runtime.add_node(node_id, factory, ctx, own.codec or codec)
         if self.checkers:
             self.recorder.subscribe(self._check)
         for node_id in node_ids:
@@ -220,6 +224,7 @@ class Cluster:
     dledger = classmethod(_remember_recipe(systems.dledger))
     master_slave = classmethod(_remember_recipe(systems.master_slave))
     dledger_brokers = classmethod(_remember_recipe(systems.dledger_brokers))
+    applications = classmethod(_remember_recipe(applications.applications))
     controller_mode = classmethod(_remember_recipe(systems.controller_mode))
 
     # --- time --------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ partition, one-way cuts and the peer's state when it leaves and again when it ar
 Messages and the codec (``serialize``): with ``"always"`` every message is encoded by the sender's codec
 and decoded by the receiver's, as on a wire. With ``"sampled"`` (the default) a message whose codec can
 size it without encoding (``codec.wire_size(msg)``, e.g. DLedger's frozen messages) travels as the
-object itself, and one in :data:`SAMPLE_EVERY` (by message id, so deterministic) still goes through
+object itself when both ends share the codec (nodes of different kinds, a client and a broker, always go
+through bytes: their message classes differ), and one in :data:`SAMPLE_EVERY` (by message id, so deterministic) still goes through
 encode and decode, checked to give back an equal message of exactly that size; messages a codec cannot
 size (or whose codec has no ``wire_size``) are always serialised. ``"never"`` skips the sample. The
 trace is the same in every mode (a message's ``bytes`` is its encoded size either way); the mode only
@@ -117,7 +118,8 @@ class MessageTransport:
         if dst not in self.nodes:
             raise LocalProtocolError(f"{src.node_id} sent {type(msg).__name__} to unknown node {dst!r}")
         self.msg_seq += 1
-        payload = self._wrap(src, msg, self.msg_seq, answers, check=channel != "reply" or answers is not None)
+        payload = self._wrap(src, msg, self.msg_seq, answers, check=channel != "reply" or answers is not None,
+                             same_codec=self.nodes[dst].codec is src.codec)
         size = self._size(payload)
         name = type(msg).__name__
         self.counters["sent"] += 1
@@ -128,9 +130,9 @@ class MessageTransport:
         return self.msg_seq, payload, name
 
     def _wrap(self, src: SimNode, msg: Any, msg_id: int, answers: str | None = None,
-              check: bool = True) -> bytes | _Carried:
+              check: bool = True, same_codec: bool = True) -> bytes | _Carried:
         codec, sizer = src.codec, src.sizer
-        size = sizer(msg) if sizer is not None and self.serialize != "always" else None
+        size = sizer(msg) if sizer is not None and same_codec and self.serialize != "always" else None
         if size is None:
             return codec.encode(msg)
         if check and self.serialize == "sampled" and msg_id % SAMPLE_EVERY == 0:

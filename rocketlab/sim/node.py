@@ -36,3 +36,13 @@ class SimNode:
     """Down by a host failure (no connection of it closed) rather than a process crash."""
     links: set[str] = field(default_factory=set)
     """Peers this incarnation has a message connection with (a message left for the other, either way)."""
+
+
+@dataclass(frozen=True)
+class NodeSetup:
+    """What one node of a mixed cluster has of its own (:mod:`rocketlab.sim.applications`): its peers
+    (default: every node), options added to the cluster's, and its codec (default: the cluster's)."""
+
+    peers: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    codec: Codec | None = None

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rocketlab.core import (
@@ -54,6 +55,8 @@ from rocketlab.sim.network import NetworkModel
 from rocketlab.sim.node import SimNode
 from rocketlab.sim.streams import StreamTransport, _Stream
 from rocketlab.trace.recorder import TraceRecorder
+
+_ADDRESSED = (Send, Request, Connect)
 
 
 class SimRuntime(MessageTransport, StreamTransport):
@@ -89,10 +92,19 @@ class SimRuntime(MessageTransport, StreamTransport):
         self.stream_ends: dict[tuple[str, int, Any], tuple[int, str]] = {}
         self.stream_seq = 0
         self.counters = {"sent": 0, "delivered": 0, "dropped": 0}
+        self.host_addresses = False
+        """When True, an address ``host:port`` names the node ``host`` (the simulator's DNS: every node's
+        host name is its id), so cores configured with RocketMQ addresses (a broker's ``namesrvAddr``, the
+        addresses a name server hands clients) reach their peers."""
         self._apply_table: dict[type, Callable[[SimNode, Any], None]] = {
             Send: self._send, Request: self._request, Reply: self._reply, Connect: self._connect,
             StreamWrite: self._stream_write, StreamClose: self._stream_close,
         }
+
+    def resolve(self, address: str) -> str:
+        """The node an address names (see :attr:`host_addresses`); the address itself when none."""
+        host = address.rpartition(":")[0]
+        return host if host in self.nodes else address
 
     # --- nodes -------------------------------------------------------------------------------
     def add_node(self, node_id: str, factory: CoreFactory, ctx: NodeContext, codec: Codec) -> None:
@@ -257,6 +269,8 @@ class SimRuntime(MessageTransport, StreamTransport):
         for action in out.actions:
             if node.core is None:  # an action crashed the node (an invariant checker may do this)
                 return
+            if self.host_addresses and type(action) in _ADDRESSED and action.to not in self.nodes:
+                action = replace(action, to=self.resolve(action.to))
             table[type(action)](node, action)
         self._arm_tick(node, now)
 

@@ -111,6 +111,11 @@ KINDS: dict[str, tuple[str, ...]] = {
     "client_pull": ("topic", "broker_name", "queue_id", "offset", "status", "latency_ms"),
     "client_consume": ("group", "topic", "queue_id", "queue_offset", "uniq_key", "status"),
     "client_send_back": ("group", "uniq_key", "ok"),
+    # what the application is thrown when every attempt failed; a consumer's offset written to its broker
+    # (reason: persist, the oneway UPDATE_CONSUMER_OFFSET every 5 s or on losing the queue; pull, a pull's
+    # commitOffset)
+    "client_send_failed": ("topic", "uniq_key", "reason"),
+    "client_commit": ("group", "topic", "broker_name", "queue_id", "offset", "reason"),
 }
 
 # How the cluster viewer files each kind (rocketlab.viz.cluster_view; its films carry :func:`view_vocabulary`):
@@ -128,7 +133,8 @@ VIEW_KINDS: dict[str, str] = {
     "msg_drop": "lost messages", "msg_send": "network", "msg_recv": "network", "stream_open": "network",
     "stream_close": "network", "peer_closed": "network", "clean_space": "other", "ping": "other",
     "client_route": "client", "client_send": "client", "client_rebalance": "client", "client_pull": "client",
-    "client_consume": "client", "client_send_back": "client",
+    "client_consume": "client", "client_send_back": "client", "client_send_failed": "client",
+    "client_commit": "client",
     "broker_registered": "routes", "broker_unregistered": "routes", "broker_expired": "routes",
     "route_query": "routes", "namesrv_register": "routes", "consumer_group": "client",
     "consumer_ids_notified": "client", "pull_held": "client", "pull_woken": "client", "send_back": "retries",

@@ -34,15 +34,23 @@ MESSAGE_CLASSES: dict[str, str] = {
     "HeartBeatResponse": "heartbeat", "PushEntryRequest": "push", "PushEntryResponse": "push",
     "AppendEntryRequest": "client", "AppendEntryResponse": "client",
     "LeadershipTransferRequest": "transfer", "LeadershipTransferResponse": "transfer",
+    # an application's traffic (the kit's client and the brokers' client processors) and the name server's
+    **dict.fromkeys(("SendMessageRequest", "SendMessageResponse", "PullMessageRequest", "PullMessageResponse",
+                     "HeartbeatRequest", "ClientAnswer", "NotifyConsumerIdsChanged", "QueryConsumerOffsetRequest",
+                     "OffsetResponse", "UpdateConsumerOffsetOneway", "GetConsumerListRequest", "ConsumerListResponse",
+                     "UnregisterClientRequest", "ConsumerSendMsgBackRequest", "GetMaxOffsetRequest"), "app"),
+    **dict.fromkeys(("RegisterBrokerRequest", "RegisterBrokerResponse", "GetRouteInfoRequest", "GetRouteInfoResponse",
+                     "UnregisterBrokerRequest", "UnregisterBrokerResponse"), "route"),
 }
 MESSAGE_COLORS: dict[str, str] = {  # Okabe-Ito; the dot's tooltip names the message as the second cue
     "vote": "#E69F00", "heartbeat": "#56B4E9", "push": "#009E73", "client": "#CC79A7", "ha": "#0072B2",
-    "transfer": "#D55E00", "other": "#999999",
+    "transfer": "#D55E00", "app": "#000000", "route": "#F0E442", "other": "#999999",
 }
 
 
 def message_class(name: str, channel: str = "") -> str:
-    """The colour class of a message on the wire (vote, heartbeat, push, client, ha, transfer, other)."""
+    """The colour class of a message on the wire (vote, heartbeat, push, client, ha, transfer, app: an
+    application's sends, pulls and offsets, route: the name server's registrations and routes, other)."""
     if name in MESSAGE_CLASSES:
         return MESSAGE_CLASSES[name]
     if channel.startswith("ha") or name.startswith("HA") or "stream" in channel:
@@ -177,6 +185,7 @@ def make_film(events: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], time
     last = events[-1]["t"] if events else 0
     return {
         "version": FILM_VERSION, "system": meta.get("system", "unknown"), "nodes": ids,
+        "node_kinds": dict(meta.get("node_kinds") or {}),  # a node that is no broker: namesrv, producer, consumer
         "seed": meta.get("seed"), "profile": profile, "scenario": meta.get("scenario"),
         "network": meta.get("network"), "live": live, "generation": generation,
         "end_ms": max(end_ms if end_ms is not None else last, last),

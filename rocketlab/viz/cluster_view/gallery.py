@@ -64,6 +64,10 @@ FILMS: tuple[FilmRow, ...] = (
     FilmRow("tour-dledger-failover", "Brokers on DLedger lose their master: the tour's run",
             "RocketMQ's CommitLog on DLedger: the group elects another master under puts.", ("00", "05"),
             run_dir="data/tour/dledger-failover"),
+    FilmRow("client-master-crash", "An application through a DLedger master's crash",
+            "A producer and a consumer group behind a name server: sends refused and retried on another broker, the "
+            "new master registering, the clients' route refresh and heartbeat; the name server and the clients are "
+            "the boxes.", ("08",), scenario="client-master-crash", seed=3, duration_ms=30_000),
     FilmRow("dledger-churn", "DLedger under churn, 3 s",
             "Random crashes, restarts and partitions under client load, every invariant checked.", ("07",),
             scenario="dledger-churn", profile="dledger-0.3.1.2", duration_ms=3000),

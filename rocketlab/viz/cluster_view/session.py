@@ -30,6 +30,8 @@ from rocketlab.trace.faults import FAULT_KINDS, FaultKind
 from rocketlab.viz.cluster_view.film import election_timer, film_event, make_film
 
 MAX_NODES = 9
+MAX_APP_NODES = 16
+"""An applications cluster (brokers, a name server, clients: ``meta["node_kinds"]``) is drawn smaller, so more fit."""
 MAX_STEP_SEARCH_MS = 60_000
 MAX_ADVANCE_MS = 600_000
 
@@ -129,8 +131,9 @@ class ViewSession:
         if cluster.recipe is None:
             raise RocketlabError("the viewer needs a cluster built by a Cluster constructor "
                                  "(Cluster.dledger(...), .master_slave(...), .dledger_brokers(...), .pingpong(...))")
-        if not 1 <= len(cluster.node_ids) <= MAX_NODES:
-            raise RocketlabError(f"the viewer draws 1 to {MAX_NODES} nodes, this cluster has {len(cluster.node_ids)}")
+        limit = MAX_APP_NODES if cluster.meta.get("node_kinds") else MAX_NODES
+        if not 1 <= len(cluster.node_ids) <= limit:
+            raise RocketlabError(f"the viewer draws 1 to {limit} nodes, this cluster has {len(cluster.node_ids)}")
         self.recipe = cluster.recipe
         self.cluster = cluster
         has_run = cluster.now_ms > 0 or bool(cluster.calls) or any(e["kind"] == "fault" for e in cluster.events)

@@ -96,6 +96,15 @@ class ClusterView(anywidget.AnyWidget):
                    speed=speed)
 
     @classmethod
+    def applications(cls, seed: int = 1, *, latency: str = VIEW_LATENCY, speed: float = 0.1,
+                     **kwargs: Any) -> ClusterView:
+        """A name server, two DLedger broker groups, a classic pair, a producer and a consumer group of three
+        (:mod:`rocketlab.sim.applications`): the name server and the clients drawn as boxes, not brokers."""
+        _check_seed(seed)
+        kwargs.setdefault("raise_on_violation", False)
+        return cls(Cluster.applications(seed=seed, latency=latency, **kwargs), speed=speed)
+
+    @classmethod
     def master_slave(cls, role: str = "SYNC_MASTER", slaves: int = 1, seed: int = 1, *,
                      latency: str = VIEW_LATENCY, speed: float = 0.1, **kwargs: Any) -> ClusterView:
         """A classic master-slave pair (or more slaves): offsets and lag instead of terms."""

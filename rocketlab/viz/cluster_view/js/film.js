@@ -5,14 +5,16 @@ const KEYFRAME_EVERY = 256;
 // ---------------------------------------------------------------------------------------- the film
 function emptyNode() {
   return { alive: true, paused: false, role: null, term: 0, leader: null, votes: {}, log: [], starts: [], crossed: [],
-    committed: -1, endPos: null, committedPos: null, putOffset: null, acked: {}, sent: {} };
+    committed: -1, endPos: null, committedPos: null, putOffset: null, acked: {}, sent: {},
+    // an application's process (a producer, a consumer) and the name server (film.node_kinds says which)
+    sendOk: 0, sendFailed: 0, retried: 0, consumed: 0, queues: null, brokers: {} };
 }
 
 function cloneState(s) {
   const nodes = {};
   for (const [id, n] of Object.entries(s.nodes)) {
     nodes[id] = { ...n, votes: { ...n.votes }, log: n.log.slice(), starts: n.starts.slice(), crossed: n.crossed.slice(),
-      acked: { ...n.acked }, sent: { ...n.sent } };
+      acked: { ...n.acked }, sent: { ...n.sent }, brokers: { ...n.brokers } };
   }
   return { nodes, partition: s.partition ? s.partition.slice() : null, cuts: new Set(s.cuts),
     network: s.network, violations: s.violations, index: s.index };
@@ -77,6 +79,14 @@ function applyEvent(s, e, effects) {
     case "ha_report": if (n) n.acked[e.slave] = e.offset; break;
     case "ha_transfer": if (n) n.sent[e.slave] = e.offset + e.size; break;
     case "violation": s.violations += 1; break;
+    case "client_send":
+      if (n) { if (e.status === "SEND_OK") n.sendOk += 1; else n.retried += 1; }
+      break;
+    case "client_send_failed": if (n) n.sendFailed += 1; break;
+    case "client_consume": if (n) n.consumed += 1; break;
+    case "client_rebalance": if (n && !String(e.topic).startsWith("%")) n.queues = (e.targets || []).length; break;
+    case "broker_registered": if (n) n.brokers[e.broker_addr] = [e.broker_name, e.broker_id]; break;
+    case "broker_unregistered": case "broker_expired": if (n) delete n.brokers[e.broker_addr]; break;
     default: break;
   }
 }
@@ -91,6 +101,7 @@ export class Film {
     this.events = [];
     this.flights = [];
     this.flightById = new Map();
+    this.talked = new Set();  // "a>b": a sent b a message (an applications film draws only these links)
     this.timers = {};
     this.nodes.forEach((id) => { this.timers[id] = []; });
     const s = { nodes: {}, partition: null, cuts: new Set(), network: "", violations: 0, index: 0 };
@@ -109,6 +120,7 @@ export class Film {
         const f = { id: e.msg_id, src: e.src, dst: e.dst, msg: e.msg, cls: e.cls || "other", t0: e.t, t1: null, dropped: null };
         this.flights.push(f);
         this.flightById.set(e.msg_id, f);
+        this.talked.add(e.src + ">" + e.dst);
       } else if (e.kind === "msg_recv" || e.kind === "msg_drop") {
         const f = this.flightById.get(e.msg_id);
         if (f) { f.t1 = e.t; if (e.kind === "msg_drop") f.dropped = e.reason; }

@@ -51,12 +51,32 @@ function drawOffsets(viewer, s) {  // classic HA: no entries or terms, the Commi
   }
 }
 
+function drawApps(viewer, s, apps) {  // the application's processes: what each sent, consumed, owns
+  const table = html("table", { class: "rl-log rl-apps" }, viewer.logs);
+  const head = html("tr", {}, table);
+  ["node", "kindHead", "appHead"].forEach((k) => html("th", {}, head, t(k)));
+  for (const [id, kind] of apps) {
+    const n = s.nodes[id];
+    const row = html("tr", { "data-node": id, "data-kind": kind }, table);
+    html("th", {}, row, id);
+    html("td", { class: "rl-log-tail" }, row, t("kind:" + kind) + (n.alive ? "" : " (" + t("down") + ")"));
+    const words = kind === "producer" ? [t("sentOk", { n: n.sendOk }), t("sendTrouble", { retried: n.retried, failed: n.sendFailed })]
+      : kind === "consumer" ? [t("consumedLine", { n: n.consumed }) + (n.queues != null ? t("queuesLine", { n: n.queues }) : "")]
+        : [t("brokersLine", { n: Object.keys(n.brokers).length })];
+    html("td", { class: "rl-log-tail" }, row, words.join(", "));
+  }
+}
+
 export function drawLogs(viewer, s) {
   const f = viewer.film;
-  let maxIndex = -1;
-  for (const id of f.nodes) maxIndex = Math.max(maxIndex, s.nodes[id].log.length - 1,
-    ...s.nodes[id].crossed.map((c) => c[0]));
   viewer.logs.textContent = "";
+  const kinds = f.data.node_kinds || {};
+  const apps = f.nodes.filter((id) => kinds[id]).map((id) => [id, kinds[id]]);
+  if (apps.length) drawApps(viewer, s, apps);
+  const nodes = f.nodes.filter((id) => !kinds[id]);
+  let maxIndex = -1;
+  for (const id of nodes) maxIndex = Math.max(maxIndex, s.nodes[id].log.length - 1,
+    ...s.nodes[id].crossed.map((c) => c[0]));
   if (f.data.system === "master_slave") { drawOffsets(viewer, s); return; }
   if (maxIndex < 0) { html("div", { class: "rl-logs-empty" }, viewer.logs, t("noLog")); return; }
   const width = 30; const first = Math.max(0, maxIndex - width + 1);
@@ -65,7 +85,7 @@ export function drawLogs(viewer, s) {
   html("th", {}, head, t("index"));
   for (let i = first; i <= maxIndex; i++) html("th", {}, head, String(i));
   html("th", {}, head, "");
-  for (const id of f.nodes) {
+  for (const id of nodes) {
     const n = s.nodes[id];
     const row = html("tr", { "data-node": id }, table);
     html("th", {}, row, id);

@@ -1,6 +1,6 @@
 // The ring: links, messages in flight and nodes at instant T. In the DOM (so in tab order) the nodes come
 // before the links' hit lanes; links are drawn first, under everything.
-import { svg, messageMark, ringPositions, linkOpen, lanePoints } from "./draw.js";
+import { svg, messageMark, nodeBody, ringPositions, linkOpen, lanePoints } from "./draw.js";
 import { t } from "./strings.js";
 
 function drawFlights(g, f, T, pos, R) {
@@ -25,6 +25,22 @@ function drawFlights(g, f, T, pos, R) {
   }
 }
 
+// an application's process and the name server: what they are and what they did, no role or term
+function appLines(n, kind) {
+  const lines = [t("kind:" + kind) + (n.paused ? t("paused") : "")];
+  if (kind === "producer") {
+    lines.push(t("sentOk", { n: n.sendOk }));
+    if (n.retried || n.sendFailed) lines.push(t("sendTrouble", { retried: n.retried, failed: n.sendFailed }));
+  } else if (kind === "consumer") {
+    lines.push(t("consumedLine", { n: n.consumed }) + (n.queues != null ? t("queuesLine", { n: n.queues }) : ""));
+  } else if (kind === "namesrv") {
+    const masters = Object.entries(n.brokers).filter(([, b]) => b[1] === 0).map(([addr]) => addr.split(":")[0]).sort();
+    lines.push(t("brokersLine", { n: Object.keys(n.brokers).length }));
+    if (masters.length) lines.push(t("mastersLine", { list: masters.join(" ") }));
+  }
+  return lines;
+}
+
 function nodeLines(n, id, role) {
   const lines = [role + (n.paused ? t("paused") : "")];
   if (n.leader && n.alive && n.leader !== id) lines.push(t("leaderOf", { leader: n.leader }));
@@ -41,11 +57,13 @@ function nodeLines(n, id, role) {
 function drawNode(viewer, g, s, T, id, [x, y], geometry) {
   const f = viewer.film; const { R, cx, cy } = geometry;
   const n = s.nodes[id];
+  const kind = (f.data.node_kinds || {})[id] || "broker";
+  const app = kind !== "broker";
   const role = !n.alive ? "DOWN" : (n.role || "UP");
-  const fill = f.data.colors.roles[role] || "#9467bd";
-  const grp = svg("g", { class: "rl-node", "data-node": id, "data-role": role, "data-term": String(n.term),
-    "data-alive": n.alive ? "1" : "0", "data-paused": n.paused ? "1" : "0" }, g);
-  svg("circle", { cx: x, cy: y, r: R, fill, class: "rl-node-body" + (n.paused ? " rl-paused" : "") }, grp);
+  const fill = app && n.alive ? (kind === "namesrv" ? "#fff7bc" : "#f0f0f0") : (f.data.colors.roles[role] || "#9467bd");
+  const grp = svg("g", { class: "rl-node rl-node-" + kind, "data-node": id, "data-kind": kind, "data-role": role,
+    "data-term": String(n.term), "data-alive": n.alive ? "1" : "0", "data-paused": n.paused ? "1" : "0" }, g);
+  nodeBody(kind, x, y, R, { fill, class: "rl-node-body" + (n.paused ? " rl-paused" : "") }, grp);
   const timer = n.alive ? f.timerAt(id, T) : null;
   if (timer && timer.what) {
     const total = Math.max(1, timer.end - timer.start);
@@ -56,9 +74,9 @@ function drawNode(viewer, g, s, T, id, [x, y], geometry) {
     svg("title", {}, grp).textContent = t("timerLeft", { what: timer.what, ms: Math.max(0, Math.round(timer.end - T)) });
   }
   svg("text", { x, y: y - 6, class: "rl-node-id" }, grp).textContent = id;
-  const termless = f.data.system === "master_slave";  // classic HA has no terms: offsets and lag instead
+  const termless = app || f.data.system === "master_slave" || (f.data.system === "applications" && !n.term);  // classic HA has no terms: offsets and lag instead
   svg("text", { x, y: y + 10, class: "rl-node-term" }, grp).textContent = !n.alive ? t("down") : termless ? "" : t("term", { term: n.term });
-  const lines = nodeLines(n, id, role);
+  const lines = app ? appLines(n, kind) : nodeLines(n, id, role).slice(0, f.nodes.length > 8 ? 2 : undefined);
   // the node's words go outward: below the lower nodes, above the upper ones, beside the top one
   let tx = x; let ty = y > cy ? y + R + 18 : y - R - 12 - 13 * (lines.length - 1); let anchor = "middle";
   if (f.nodes.length > 1 && y < cy && Math.abs(x - cx) < R) { tx = x + R + 12; ty = y - 6 * (lines.length - 1) + 4; anchor = "start"; }
@@ -66,19 +84,21 @@ function drawNode(viewer, g, s, T, id, [x, y], geometry) {
     svg("text", { x: tx, y: ty + 13 * i, class: "rl-node-info", "text-anchor": anchor }, grp).textContent = text;
   });
   grp.onclick = (ev) => viewer.nodeMenu(ev, id, n);
-  viewer.focusable(grp, id + ", " + role.toLowerCase() + (termless || !n.alive ? "" : ", " + t("term", { term: n.term })) +
-    (n.paused ? t("paused") : ""));
+  viewer.focusable(grp, id + ", " + (app ? t("kind:" + kind) + (n.alive ? "" : ", " + t("down")) : role.toLowerCase()) +
+    (termless || !n.alive ? "" : ", " + t("term", { term: n.term })) + (n.paused ? t("paused") : ""));
 }
 
 export function drawRing(viewer, s, T) {
   const f = viewer.film; const g = viewer.svg;
   if (g.contains(document.activeElement)) viewer.refocus = viewer.focusKey;  // redrawn: keep the keyboard's place
   while (g.firstChild) g.removeChild(g.firstChild);
-  const cx = 330; const cy = 222; const R = 38;
-  const pos = ringPositions(f.nodes, cx, cy, f.nodes.length > 6 ? 172 : 158);
+  const many = f.nodes.length > 8;  // an applications cluster (13 processes): smaller nodes on a wider ring
+  const cx = 330; const cy = 222; const R = many ? 24 : 38;
+  const pos = ringPositions(f.nodes, cx, cy, many ? 180 : f.nodes.length > 6 ? 172 : 158);
   const lanes = [];
+  const sparse = Object.keys(f.data.node_kinds || {}).length > 0;  // brokers of other groups never talk: no link
   for (const a of f.nodes) for (const b of f.nodes) {
-    if (a === b) continue;
+    if (a === b || (sparse && !f.talked.has(a + ">" + b) && !f.talked.has(b + ">" + a))) continue;
     const [x1, y1, x2, y2] = lanePoints(pos, a, b, R + 6);
     const open = linkOpen(s, a, b);
     svg("line", { x1, y1, x2, y2, class: "rl-link" + (open ? "" : " rl-cut"), "data-src": a, "data-dst": b }, g);

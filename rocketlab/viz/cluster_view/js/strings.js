@@ -28,12 +28,16 @@ export const STRINGS = {
   violations: "\u26a0 {n} invariant violation(s) so far", failedAt: "\u26a0 test failed at t = {t} ms",
   networkShown: "network: {network}", close: "close", putVia: "client put through this node",
   nodeMenu: "{node} at t = {t} ms", linkMenu: "link {src} -> {dst}", linkLabel: "link {src} to {dst}, {state}",
+  "kind:namesrv": "name server", "kind:producer": "producer", "kind:consumer": "consumer",
+  sentOk: "{n} sends acked", sendTrouble: "{retried} attempts failed, {failed} sends lost",
+  consumedLine: "{n} consumed", queuesLine: ", {n} queues", brokersLine: "{n} brokers registered",
+  mastersLine: "masters {list}", kindHead: "process", appHead: "what it did",
   open: "open", cut: "cut", cutTitle: " (cut)", timerLeft: "{what}: {ms} ms left", started: "the viewer could not start: {error}",
   // what each stop and filter group is called (keys: the vocabulary's names)
   "stop:bookmark": "named stop", "stop:fault": "fault", "stop:vote round": "vote round", "stop:leader change": "leader change",
   "stop:commit": "commit", "stop:violation": "violation",
   "group:lost messages": "lost messages", "group:ha": "HA", "group:routes": "name server routes",
-  "group:retries": "retries and delays",
+  "group:retries": "retries and delays", "group:client": "clients",
 };
 
 // the key that jumps to the next stop of a kind (Shift: the previous one); a stop without a key is
