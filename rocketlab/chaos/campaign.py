@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.chaos import acks, checker, losses
-from rocketlab.chaos.history import History, Producer, load_history, read_queue
+from rocketlab.chaos.clients import TOPIC, ClientProducer, create_topic, read_back
+from rocketlab.chaos.history import History, load_history
 from rocketlab.chaos.netns import NetNamespaces, available
 from rocketlab.chaos.schedule import FAULTS, LOCAL_FAULTS, Step, make_schedule
 from rocketlab.chaos.stores import commit_log_end, member_logs, surviving_bodies
-from rocketlab.chaos.systems import System, Topology, configs, properties_text, system
+from rocketlab.chaos.systems import NAMESRV, System, Topology, configs, properties_text, system
 from rocketlab.errors import RocketlabError
 from rocketlab.trace.rundir import fresh_dir
 
@@ -162,7 +163,8 @@ class Run:
         ok, why = available() if self.spec.netns else (False, "asked for 127.0.0.1 (--local)")
         kinds = self.spec.faults
         if ok:
-            self.net = NetNamespaces(f"{os.getpid() % 100000:05d}" + str(self.spec.seed % 10), list(self.sys.nodes))
+            self.net = NetNamespaces(f"{os.getpid() % 100000:05d}" + str(self.spec.seed % 10),
+                                     [*self.sys.nodes, NAMESRV])
         else:
             self.local_reason = why
             dropped = [k for k in kinds if k not in LOCAL_FAULTS]
@@ -182,7 +184,7 @@ class Run:
             self.topo = Topology(self.sys)
             return
         self.net.create()
-        self.topo = Topology(self.sys, {n: self.net.address(n) for n in self.sys.nodes})
+        self.topo = Topology(self.sys, {n: self.net.address(n) for n in self.net.nodes})
 
     def _prefix(self, node: str) -> list[str]:
         return self.net.exec_prefix(node) if self.net is not None else []
@@ -313,19 +315,27 @@ class Run:
         self.trace_fault("heal", list(self.sys.nodes), "everything")
 
     # ------------------------------------------------------------------ the run
+    def _client_trace(self, name: str) -> Path:
+        return self.out / "cluster" / f"events-client-{name}.jsonl"
+
     async def drive(self, history: History) -> None:
         assert self.topo is not None
-        brokers = {b: self.topo.address(b) for b in self.sys.brokers}
+        topo = self.topo
+        deadline = time.monotonic() + 90
+        while len(errors := await create_topic([topo.address(b) for b in self.sys.brokers])) == len(self.sys.brokers):
+            if time.monotonic() > deadline:  # a master takes it (a slave refuses); none yet: no election yet
+                raise RocketlabError(f"{self.sys.label}: topic {TOPIC} not created on any broker: {errors[0]}")
+            await asyncio.sleep(0.5)
         stop = asyncio.Event()
-        producers = [Producer(p, brokers, history) for p in range(self.spec.producers)]
+        producers = [ClientProducer(p, topo.namesrv_addr, history, topo.node_at, self._client_trace(f"p{p}"))
+                     for p in range(self.spec.producers)]
         tasks = [asyncio.ensure_future(p.run(stop)) for p in producers]
         loop = asyncio.get_running_loop()
-        deadline = time.monotonic() + 90
         while not any(op["type"] == "ok" for op in history.ops):
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or any(t.done() for t in tasks):
                 stop.set()
-                await asyncio.gather(*tasks)
-                raise RocketlabError(f"{self.sys.label}: no put was acknowledged in 90 s (see {self.out}/logs)")
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise RocketlabError(f"{self.sys.label}: no send was acknowledged in 90 s (see {self.out}/logs)")
             await asyncio.sleep(0.2)
         start = self.now_ms()
         for step in self.steps:
@@ -345,29 +355,10 @@ class Run:
             await p.close()
 
     async def final_read(self) -> tuple[str | None, dict[int, list[tuple[int, str]]]]:
-        """Every queue from the master (a pair: the slave, once it has stopped moving)."""
+        """Every queue through the name server's route: from the master (a pair: the slave, its master lost)."""
         assert self.topo is not None
-        queues = range(self.spec.producers)
-        candidates = ["n1"] if self.sys.name in ("sync-pair", "async-pair") else list(self.sys.brokers)
-        deadline = time.monotonic() + 60
-        last: tuple[str, dict[int, list[tuple[int, str]]]] | None = None
-        while time.monotonic() < deadline:
-            for b in candidates:
-                if not self.alive(b):
-                    continue
-                try:
-                    got = {q: await read_queue(self.topo.address(b), q) for q in queues}
-                except RocketlabError:
-                    continue
-                if self.sys.name not in ("sync-pair", "async-pair") and any(bid != 0 for bid, _ in got.values()):
-                    continue  # not the master
-                reads = {q: msgs for q, (_, msgs) in got.items()}
-                if last is not None and last == (b, reads):
-                    return b, reads
-                last = (b, reads)
-                break
-            await asyncio.sleep(1.0)
-        return (last[0], last[1]) if last is not None else (None, {q: [] for q in queues})
+        pair = self.sys.name in ("sync-pair", "async-pair")
+        return await read_back(self.topo.namesrv_addr, not pair, self.alive, self.topo.node_at)
 
     def stop_all(self) -> dict[str, int | None]:
         codes: dict[str, int | None] = {}
@@ -427,7 +418,7 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
         r.write_configs()
         r.start_relays()
         r.t0 = time.monotonic()
-        for n in r.sys.nodes:
+        for n in r.nodes:  # the name server first
             r.start_node(n)
         history = History(r.out / "history.jsonl", r.t0)
         try:
@@ -503,7 +494,9 @@ def summary_line(v: dict[str, Any]) -> str:
     label = v["system"] + (f"/{v['variant']}" if v["variant"] else "")
     named = sorted({n.split(":")[0] for n in v.get("lost_named", {}).values()})
     return (f"{label} seed {v['seed']}: {v['ok']} acknowledged, {len(v['lost'])} lost"
-            + (f" ({', '.join(named)})" if named else "") + f", {len(v['duplicates'])} duplicated, "
+            + (f" ({', '.join(named)})" if named else "") + f", {len(v['duplicates'])} duplicated"
+            + (f" ({len(v['retried_duplicates'])} more by the client's retries)" if v.get("retried_duplicates") else "")
+            + ", "
             f"{len(v['gaps'])} gaps, {len(v['order'])} out of order, {v['unknown']} unknown "
             f"({v['unknown_survived']} kept)" + "".join(f", {name}: {c['count']} (first: {c['first']['why']})"
                                                       for name, c in sorted(v.get("checks", {}).items()))
