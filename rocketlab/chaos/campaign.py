@@ -37,6 +37,7 @@ from typing import Any
 from rocketlab.chaos import acks, checker, losses
 from rocketlab.chaos.clients import TOPIC, ClientProducer, create_topic, read_back
 from rocketlab.chaos.history import History, load_history
+from rocketlab.chaos.java_clients import JavaProducers
 from rocketlab.chaos.netns import NetNamespaces, available
 from rocketlab.chaos.schedule import FAULTS, LOCAL_FAULTS, Step, make_schedule
 from rocketlab.chaos.stores import commit_log_end, member_logs, surviving_bodies
@@ -62,6 +63,9 @@ class RunSpec:
     quiet_ms: tuple[int, int] = (1000, 3000)
     netns: bool = True
     """Ask for network namespaces (used when this machine can make them)."""
+    client: str = "kit"
+    """The producers: ``kit`` (:mod:`rocketlab.chaos.clients`) or ``java`` (the Java 4.9.5 client,
+    :mod:`rocketlab.chaos.java_clients`)."""
     node_module: str = ""
     """``MODULE[:ARG]`` run as ``python -m MODULE [ARG] node --config ...`` instead of ``rocketlab.cli``
     (the planted-bug suite's wrappers, tests/chaos/planted.py); empty: the kit's own command."""
@@ -84,6 +88,8 @@ class RunSpec:
             args.append("--local")
         if self.node_module:
             args += ["--node-module", self.node_module]
+        if self.client != "kit":
+            args += ["--client", self.client]
         return shlex.join(args)
 
     def node_command(self, config: Path) -> list[str]:
@@ -220,13 +226,22 @@ class Run:
                                   self.out / "logs" / f"{n}.log")
 
     def start_node(self, n: str) -> None:
-        node = self.nodes[n]
-        with open(node.log, "ab") as log:
-            node.proc = subprocess.Popen(node.cmd, stdout=subprocess.PIPE, stderr=log, text=True)
-        line = node.proc.stdout.readline() if node.proc.stdout is not None else ""
-        if not line:
-            raise RocketlabError(f"{n} did not start: {node.log.read_text(errors='replace')[-1500:]}")
-        node.paused = False
+        self.start_nodes([n])
+
+    def start_nodes(self, names: list[str]) -> None:
+        """Start the nodes together (each a Python process taking a second to start), then wait for each
+        to say it listens."""
+        for n in names:
+            node = self.nodes[n]
+            with open(node.log, "ab") as log:
+                node.proc = subprocess.Popen(node.cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+        for n in names:
+            node = self.nodes[n]
+            assert node.proc is not None
+            line = node.proc.stdout.readline() if node.proc.stdout is not None else ""
+            if not line:
+                raise RocketlabError(f"{n} did not start: {node.log.read_text(errors='replace')[-1500:]}")
+            node.paused = False
 
     def signal(self, n: str, sig: int) -> None:
         proc = self.nodes[n].proc
@@ -327,16 +342,17 @@ class Run:
                 raise RocketlabError(f"{self.sys.label}: topic {TOPIC} not created on any broker: {errors[0]}")
             await asyncio.sleep(0.5)
         stop = asyncio.Event()
-        producers = [ClientProducer(p, topo.namesrv_addr, history, topo.node_at, self._client_trace(f"p{p}"))
-                     for p in range(self.spec.producers)]
-        tasks = [asyncio.ensure_future(p.run(stop)) for p in producers]
-        loop = asyncio.get_running_loop()
+        producers, tasks = await self._start_producers(history, stop)
+        deadline = time.monotonic() + 90
         while not any(op["type"] == "ok" for op in history.ops):
             if time.monotonic() > deadline or any(t.done() for t in tasks):
                 stop.set()
                 await asyncio.gather(*tasks, return_exceptions=True)
+                for p in producers:
+                    await p.close()
                 raise RocketlabError(f"{self.sys.label}: no send was acknowledged in 90 s (see {self.out}/logs)")
             await asyncio.sleep(0.2)
+        loop = asyncio.get_running_loop()
         start = self.now_ms()
         for step in self.steps:
             await asyncio.sleep(max(0.0, (start + step.at_ms - self.now_ms()) / 1000))
@@ -353,6 +369,18 @@ class Run:
         await asyncio.gather(*tasks)
         for p in producers:
             await p.close()
+
+    async def _start_producers(self, history: History, stop: asyncio.Event) -> tuple[list[Any], list[asyncio.Future]]:
+        """The producers (the kit's client, or the Java client's runs behind one task), running until ``stop``."""
+        assert self.topo is not None
+        topo = self.topo
+        if self.spec.client == "java":
+            java = JavaProducers(self.out / "logs", topo.namesrv_addr, self.spec.producers, history, topo.node_at)
+            java.start()
+            return [_JavaTask(java)], [asyncio.ensure_future(_collect_java(java, stop))]
+        producers = [ClientProducer(p, topo.namesrv_addr, history, topo.node_at, self._client_trace(f"p{p}"))
+                     for p in range(self.spec.producers)]
+        return producers, [asyncio.ensure_future(p.run(stop)) for p in producers]
 
     async def final_read(self) -> tuple[str | None, dict[int, list[tuple[int, str]]]]:
         """Every queue through the name server's route: from the master (a pair: the slave, its master lost)."""
@@ -407,6 +435,23 @@ class Run:
         return events
 
 
+async def _collect_java(java: JavaProducers, stop: asyncio.Event) -> None:
+    """The Java producers' send lines into the history every 0.2 s until ``stop``; then the runs stop."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        await loop.run_in_executor(None, java.collect)
+        await asyncio.sleep(0.2)
+    await loop.run_in_executor(None, java.stop)
+
+
+@dataclass
+class _JavaTask:
+    java: JavaProducers
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.java.close)
+
+
 def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     """One run (see the module docstring); its verdict."""
     r = Run(spec, Path(out))
@@ -418,8 +463,8 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
         r.write_configs()
         r.start_relays()
         r.t0 = time.monotonic()
-        for n in r.nodes:  # the name server first
-            r.start_node(n)
+        r.start_node(NAMESRV)  # first: a broker registers at its start (and again only 10 s later)
+        r.start_nodes([n for n in r.nodes if n != NAMESRV])
         history = History(r.out / "history.jsonl", r.t0)
         try:
             asyncio.run(r.drive(history))

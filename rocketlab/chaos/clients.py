@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -62,6 +62,17 @@ REFUSED_CODES = frozenset({ResponseCode.SERVICE_NOT_AVAILABLE, ResponseCode.MESS
 """Broker answers that store nothing (a slave's or a fenced master's refusal, an illegal message)."""
 FLAG_SUBSCRIPTION = 0x4
 CLIENT_ERRORS = (MQClientException, RemotingError, BrokerAnswerError, CodecError)
+
+
+def message_id(body: bytes | str | None, properties: Mapping[str, str] | None) -> str:
+    """The campaign's id of a stored message: ``<run>-<i>`` from the Java producers' user properties
+    (:mod:`rocketlab.chaos.java_clients`), else its body, ``p<process>-<seq>`` (the kit's producers)."""
+    props = properties or {}
+    if "run" in props and "i" in props:
+        return f"{props['run']}-{props['i']}"
+    if isinstance(body, bytes):
+        return body.decode(errors="replace")
+    return body or ""
 
 
 class RecordingInstance(MQClientInstance):
@@ -193,7 +204,7 @@ async def _pull_queue(instance: MQClientInstance, addr: str, broker_name: str, q
                                  broker_name)
         answer = await instance.call(Call(addr, req, timeout_ms))
         if answer.pull_status == "FOUND":
-            out += [(m.queue_offset, m.body.decode(errors="replace")) for m in decode_pulled(answer.body)]
+            out += [(m.queue_offset, message_id(m.body, m.properties)) for m in decode_pulled(answer.body)]
         elif answer.pull_status == "OFFSET_ILLEGAL" and offset == 0 and answer.min_offset > 0:
             pass  # the queue starts later (never here: no retention)
         elif answer.pull_status != "NO_MATCHED_MSG":
