@@ -483,7 +483,7 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     verdict = judge(spec, r.steps, network, load_history(r.out / "history.jsonl"), reads, events, logs, r.out,
                     master)
     verdict["exit_codes"] = codes
-    meta = {"system": r.sys.label, "scenario": "chaos", "seed": spec.seed, "nodes": list(r.sys.nodes),
+    meta = {"system": r.sys.label, "scenario": "chaos", "seed": spec.seed, "nodes": [*r.sys.nodes, NAMESRV],
             "profile": spec.variant if r.sys.name == "dledger" else None, "end_ms": r.now_ms(),
             "network": "netns" if r.net is not None else "127.0.0.1"}
     (r.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")

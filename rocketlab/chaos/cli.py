@@ -143,7 +143,8 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             all_met &= verdict["met"]
             rows.append({"system": name, "variant": spec.variant, "seed": seed, "acknowledged": verdict["ok"],
                          "lost": len(verdict["lost"]), "named": sorted(set(verdict["lost_named"].values())),
-                         "duplicates": len(verdict["duplicates"]), "gaps": len(verdict["gaps"]),
+                         "duplicates": len(verdict["duplicates"]),
+                         "retried_duplicates": len(verdict.get("retried_duplicates", [])), "gaps": len(verdict["gaps"]),
                          "order": len(verdict["order"]), "unknown": verdict["unknown"], "met": verdict["met"],
                          "checks": {name: c["count"] for name, c in verdict["checks"].items()},
                          "run_dir": str(run_dir), "replay": verdict["replay"]})
