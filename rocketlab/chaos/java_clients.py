@@ -33,6 +33,7 @@ from rocketlab.oracle.client_jvm import BrokerJava, find_broker_java
 from rocketlab.oracle.jvm import OracleUnavailable
 from rocketlab.store.message_codec import decode_message_id
 
+HEAP_MB = 256
 _REFUSED = re.compile(r"CODE: (13|14|16|17)\b|No route info|RemotingConnectException|connect to .* failed")
 
 
@@ -40,6 +41,16 @@ def java_available() -> tuple[bool, str]:
     """(True, "") where the Java 4.9.5 client can run here, else (False, why not)."""
     java, why = find_broker_java()
     return java is not None, why
+
+
+class _Heap:
+    """The driver's JVM started with :data:`HEAP_MB` of heap (the ClientApp's default is 384)."""
+
+    def __init__(self, java: BrokerJava) -> None:
+        self.java = java
+
+    def start_client(self, workdir: Path, *, name: str) -> Any:
+        return self.java.start_client(workdir, name=name, heap_mb=HEAP_MB)
 
 
 class JavaProducers:
@@ -53,7 +64,7 @@ class JavaProducers:
         self.java: BrokerJava = java
         self.namesrv, self.producers, self.history, self.node_of = namesrv, producers, history, node_of
         self.interval_ms = interval_ms
-        self.app = ClientApp(java, workdir, name="chaos-producers")
+        self.app = ClientApp(_Heap(java), workdir, name="chaos-producers")  # type: ignore[arg-type]
         self.seen = 0
 
     def start(self) -> None:
@@ -70,27 +81,7 @@ class JavaProducers:
         self.seen = len(sends)
 
     def record(self, e: dict[str, Any]) -> None:
-        process = int(str(e["run"])[1:])
-        op_id = f"{e['run']}-{e['i']}"
-        self.history.record(type="invoke", process=process, id=op_id)
-        if e.get("status") is None:
-            error = str(e.get("error") or "")
-            refused = bool(_REFUSED.search(error))
-            self.history.record(type="fail" if refused else "unknown", process=process, id=op_id,
-                                error=error.splitlines()[0][:300] if error else "",
-                                attempts=[{"result": "refused" if refused else "error", "stored": not refused}])
-            return
-        fields: dict[str, Any] = {"msg_id": e.get("uniq"), "offset_msg_id": e.get("offset_msg_id"),
-                                  "broker_name": e.get("broker"), "queue": e.get("queue"),
-                                  "queue_offset": e.get("queue_offset"),
-                                  "attempts": [{"result": e["status"], "stored": True}]}
-        try:
-            (host, port), phy_offset = decode_message_id(str(e.get("offset_msg_id") or ""))
-            fields.update(broker=self.node_of(f"{host}:{port}"), phy_offset=phy_offset)
-        except CodecError:
-            pass
-        self.history.record(type="ok" if e["status"] == "SEND_OK" else "unknown", process=process, id=op_id,
-                            status=e["status"], **fields)
+        record_send(self.history, e, self.node_of)
 
     def stop(self) -> None:
         for p in range(self.producers):
@@ -99,3 +90,28 @@ class JavaProducers:
 
     def close(self) -> None:
         self.app.close()
+
+
+def record_send(history: History, e: dict[str, Any], node_of: Callable[[str], str | None]) -> None:
+    """One ``send`` line of the Java driver as an ``invoke`` and its outcome (see the module docstring)."""
+    process = int(str(e["run"])[1:])
+    op_id = f"{e['run']}-{e['i']}"
+    history.record(type="invoke", process=process, id=op_id)
+    if e.get("status") is None:
+        error = str(e.get("error") or "")
+        refused = bool(_REFUSED.search(error))
+        history.record(type="fail" if refused else "unknown", process=process, id=op_id,
+                       error=error.splitlines()[0][:300] if error else "",
+                       attempts=[{"result": "refused" if refused else "error", "stored": not refused}])
+        return
+    fields: dict[str, Any] = {"msg_id": e.get("uniq"), "offset_msg_id": e.get("offset_msg_id"),
+                              "broker_name": e.get("broker"), "queue": e.get("queue"),
+                              "queue_offset": e.get("queue_offset"),
+                              "attempts": [{"result": e["status"], "stored": True}]}
+    try:
+        (host, port), phy_offset = decode_message_id(str(e.get("offset_msg_id") or ""))
+        fields.update(broker=node_of(f"{host}:{port}"), phy_offset=phy_offset)
+    except CodecError:
+        pass
+    history.record(type="ok" if e["status"] == "SEND_OK" else "unknown", process=process, id=op_id,
+                   status=e["status"], **fields)

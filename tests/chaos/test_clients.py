@@ -1,7 +1,7 @@
 """The campaign's applications against bad input, on 127.0.0.1 with a real name server process: a name server
 with no route, a broker that answers garbage, one that answers nothing. Each send ends within the client's
 ``sendMsgTimeout`` (3 s, Java's default) as one history outcome with one clear line, and the read-back ends
-with one clear error, never a hang."""
+with one clear error, never a hang. And the Java driver's send lines as the same history."""
 
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ import pytest
 
 from rocketlab.chaos.clients import QUEUES, TOPIC, ClientProducer, read_back
 from rocketlab.chaos.history import History
+from rocketlab.chaos.java_clients import record_send
 from rocketlab.errors import RocketlabError
 from rocketlab.namesrv.protocol import RegisterBrokerRequest
 from rocketlab.namesrv.route import RegisterBrokerBody, topic_config
 from rocketlab.net.client import NetClient
+from rocketlab.store.message_codec import create_message_id
 
 pytestmark = pytest.mark.realnet
 
@@ -126,3 +128,25 @@ def test_a_broker_answering_garbage_or_nothing(tmp_path, namesrv, answer, words,
     assert all(a["stored"] for op in outcomes for a in op["attempts"])
     assert "nothing read in 3 s" in read_error and "\n" not in read_error
     assert time.monotonic() - started < sends * 3.5 + 15  # sends of at most sendMsgTimeout each, one read back
+
+
+def test_the_java_clients_send_lines_as_history(tmp_path):
+    """What the Java driver prints for a send becomes the same history as the kit's producers write: the id
+    from the run and index, the SendResult's fields, the store host's node from the offset msg id; a failure
+    is ``fail`` only when its one attempt cannot have stored anything."""
+    history = History(tmp_path / "history.jsonl")
+    ok = {"run": "p1", "i": 7, "uniq": "U1", "status": "SEND_OK", "broker": "broker-a", "queue": 2, "queue_offset": 5,
+          "offset_msg_id": create_message_id(bytes([10, 0, 0, 11]) + (10911).to_bytes(4, "big"), 4096)}
+    record_send(history, ok, {"10.0.0.11:10911": "n1"}.get)
+    record_send(history, {**ok, "i": 8, "status": "FLUSH_SLAVE_TIMEOUT"}, lambda addr: None)
+    for i, error in enumerate(["MQBrokerException: CODE: 14  DESC: service not available now",
+                               "RemotingConnectException: connect to 10.0.0.11:10911 failed",
+                               "RemotingTimeoutException: wait response on the channel <10.0.0.11:10911> timeout"]):
+        record_send(history, {"run": "p0", "i": i, "uniq": f"E{i}", "error": error + "\nat ..."}, lambda addr: None)
+    history.close()
+    ops = [op for op in history.ops if op["type"] != "invoke"]
+    assert [op["type"] for op in ops] == ["ok", "unknown", "fail", "fail", "unknown"]
+    first = ops[0]
+    assert (first["id"], first["process"], first["msg_id"], first["queue"], first["queue_offset"]) == ("p1-7", 1, "U1", 2, 5)
+    assert (first["broker"], first["phy_offset"], first["broker_name"]) == ("n1", 4096, "broker-a")
+    assert all("\n" not in op.get("error", "") for op in ops)
