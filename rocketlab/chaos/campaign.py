@@ -228,17 +228,20 @@ class Run:
     def start_node(self, n: str) -> None:
         self.start_nodes([n])
 
-    def start_nodes(self, names: list[str]) -> None:
-        """Start the nodes together (each a Python process taking a second to start), then wait for each
-        to say it listens."""
+    def start_nodes(self, names: list[str], ready: bool = True) -> None:
+        """Start the nodes together (each a Python process taking a second to start), then (``ready``) wait
+        for each to say it listens (:meth:`wait_ready`)."""
         for n in names:
             node = self.nodes[n]
             with open(node.log, "ab") as log:
                 node.proc = subprocess.Popen(node.cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+        if ready:
+            self.wait_ready(names)
+
+    def wait_ready(self, names: list[str]) -> None:
         for n in names:
             node = self.nodes[n]
-            assert node.proc is not None
-            line = node.proc.stdout.readline() if node.proc.stdout is not None else ""
+            line = node.proc.stdout.readline() if node.proc is not None and node.proc.stdout is not None else ""
             if not line:
                 raise RocketlabError(f"{n} did not start: {node.log.read_text(errors='replace')[-1500:]}")
             node.paused = False
@@ -461,9 +464,10 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     try:
         r.start_network()
         r.write_configs()
-        r.start_relays()
         r.t0 = time.monotonic()
-        r.start_node(NAMESRV)  # first: a broker registers at its start (and again only 10 s later)
+        r.start_nodes([NAMESRV], ready=False)  # first: a broker registers at its start (and again 10 s later)
+        r.start_relays()
+        r.wait_ready([NAMESRV])
         r.start_nodes([n for n in r.nodes if n != NAMESRV])
         history = History(r.out / "history.jsonl", r.t0)
         try:

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -33,10 +32,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def namesrv(tmp_path: Path) -> Iterator[str]:
-    """A ``rocketlab node`` name server on a free port; its ``host:port``."""
+@pytest.fixture(scope="module")
+def namesrv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A ``rocketlab node`` name server on a free port (one for the module: a fake broker's registration
+    ends with its connection); its ``host:port``."""
     port = _free_port()
+    tmp_path = tmp_path_factory.mktemp("namesrv")
     conf = tmp_path / "namesrv.conf"
     conf.write_text(f"nodeKind=namesrv\nlistenPort={port}\nrunDir={tmp_path / 'ns'}\n")
     proc = subprocess.Popen([sys.executable, "-m", "rocketlab.cli", "node", "--config", str(conf)],
@@ -98,9 +99,9 @@ def test_a_name_server_with_no_route(tmp_path, namesrv):
                for op in outcomes)
     assert max(_timed(history.ops)) < 3000
     started = time.monotonic()
-    with pytest.raises(RocketlabError, match=r"read back of Chaos through the name server .*: nothing read in 3 s "
+    with pytest.raises(RocketlabError, match=r"read back of Chaos through the name server .*: nothing read in 2 s "
                                              r"\(No route info of this topic"):
-        asyncio.run(read_back(namesrv, True, lambda n: True, lambda a: "n0", timeout_s=3))
+        asyncio.run(read_back(namesrv, True, lambda n: True, lambda a: "n0", timeout_s=2))
     assert time.monotonic() - started < 10
 
 
@@ -115,7 +116,7 @@ def test_a_broker_answering_garbage_or_nothing(tmp_path, namesrv, answer, words,
             outcomes = await _sends(namesrv, history, sends)
             history.close()
             with pytest.raises(RocketlabError) as read_error:
-                await read_back(namesrv, True, lambda n: True, lambda a: "n0", timeout_s=3)
+                await read_back(namesrv, True, lambda n: True, lambda a: "n0", timeout_s=2)
             return outcomes, str(read_error.value)
         finally:
             await registration.close()
@@ -126,7 +127,7 @@ def test_a_broker_answering_garbage_or_nothing(tmp_path, namesrv, answer, words,
     assert all(op["type"] == "unknown" and op["attempts"] and "\n" not in op["error"] for op in outcomes), outcomes
     assert all(words in op["error"] for op in outcomes), outcomes
     assert all(a["stored"] for op in outcomes for a in op["attempts"])
-    assert "nothing read in 3 s" in read_error and "\n" not in read_error
+    assert "nothing read in 2 s" in read_error and "\n" not in read_error
     assert time.monotonic() - started < sends * 3.5 + 15  # sends of at most sendMsgTimeout each, one read back
 
 
