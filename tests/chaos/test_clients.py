@@ -6,6 +6,7 @@ with one clear error, never a hang. And the Java driver's send lines as the same
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -151,3 +152,11 @@ def test_the_java_clients_send_lines_as_history(tmp_path):
     assert (first["id"], first["process"], first["msg_id"], first["queue"], first["queue_offset"]) == ("p1-7", 1, "U1", 2, 5)
     assert (first["broker"], first["phy_offset"], first["broker_name"]) == ("n1", 4096, "broker-a")
     assert all("\n" not in op.get("error", "") for op in ops)
+
+
+def test_asking_for_the_java_client_where_it_cannot_run_is_one_line():
+    env = {k: v for k, v in os.environ.items() if k != "ROCKETLAB_JAVA_BROKER"}
+    bad = subprocess.run([sys.executable, "-m", "rocketlab.cli", "chaos", "run", "--system", "sync-pair", "--seed", "1",
+                          "--client", "java"], capture_output=True, text=True, timeout=120, env=env)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    assert bad.stderr.startswith("rocketlab: --client java: the Java 4.9.5 client cannot run here (ROCKETLAB_JAVA_BROKER")
