@@ -144,8 +144,9 @@ def test_full_planted_bug_catch_rate(tmp_path, bug, name, variant, faults):
         verdict = _run_case(tmp_path / str(seed), bug, name, variant, faults, seed)
         caught.append(_caught(bug, verdict))
     print(f"catch rate {bug} {variant}: {sum(caught)}/{len(caught)}")
-    # a lazy trace loses events only if a kill lands while some are unwritten: one seed may miss it
-    misses = 1 if bug == "trace-loss-200ms" else 0
+    # a lazy trace loses events only if a kill lands while some are unwritten, and the controller elects
+    # outside the SyncStateSet only if a broker is still catching up when the master dies: one seed may miss
+    misses = 1 if bug in ("trace-loss-200ms", "controller-elect-outside") else 0
     assert sum(caught) >= len(caught) - misses, f"{bug}: caught on {sum(caught)} of {len(caught)} seeds {seeds}"
 
 
