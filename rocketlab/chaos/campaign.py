@@ -35,11 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.chaos import acks, checker, losses
-from rocketlab.chaos.history import History, Producer, load_history, read_queue
+from rocketlab.chaos.clients import TOPIC, ClientProducer, create_topic, read_back
+from rocketlab.chaos.history import History, load_history
+from rocketlab.chaos.java_clients import JavaProducers
 from rocketlab.chaos.netns import NetNamespaces, available
 from rocketlab.chaos.schedule import FAULTS, LOCAL_FAULTS, Step, make_schedule
 from rocketlab.chaos.stores import commit_log_end, member_logs, surviving_bodies
-from rocketlab.chaos.systems import System, Topology, configs, properties_text, system
+from rocketlab.chaos.systems import NAMESRV, System, Topology, configs, properties_text, system
 from rocketlab.errors import RocketlabError
 from rocketlab.trace.rundir import fresh_dir
 
@@ -61,6 +63,9 @@ class RunSpec:
     quiet_ms: tuple[int, int] = (1000, 3000)
     netns: bool = True
     """Ask for network namespaces (used when this machine can make them)."""
+    client: str = "kit"
+    """The producers: ``kit`` (:mod:`rocketlab.chaos.clients`) or ``java`` (the Java 4.9.5 client,
+    :mod:`rocketlab.chaos.java_clients`)."""
     node_module: str = ""
     """``MODULE[:ARG]`` run as ``python -m MODULE [ARG] node --config ...`` instead of ``rocketlab.cli``
     (the planted-bug suite's wrappers, tests/chaos/planted.py); empty: the kit's own command."""
@@ -83,6 +88,8 @@ class RunSpec:
             args.append("--local")
         if self.node_module:
             args += ["--node-module", self.node_module]
+        if self.client != "kit":
+            args += ["--client", self.client]
         return shlex.join(args)
 
     def node_command(self, config: Path) -> list[str]:
@@ -162,7 +169,8 @@ class Run:
         ok, why = available() if self.spec.netns else (False, "asked for 127.0.0.1 (--local)")
         kinds = self.spec.faults
         if ok:
-            self.net = NetNamespaces(f"{os.getpid() % 100000:05d}" + str(self.spec.seed % 10), list(self.sys.nodes))
+            self.net = NetNamespaces(f"{os.getpid() % 100000:05d}" + str(self.spec.seed % 10),
+                                     [*self.sys.nodes, NAMESRV])
         else:
             self.local_reason = why
             dropped = [k for k in kinds if k not in LOCAL_FAULTS]
@@ -182,7 +190,7 @@ class Run:
             self.topo = Topology(self.sys)
             return
         self.net.create()
-        self.topo = Topology(self.sys, {n: self.net.address(n) for n in self.sys.nodes})
+        self.topo = Topology(self.sys, {n: self.net.address(n) for n in self.net.nodes})
 
     def _prefix(self, node: str) -> list[str]:
         return self.net.exec_prefix(node) if self.net is not None else []
@@ -218,13 +226,25 @@ class Run:
                                   self.out / "logs" / f"{n}.log")
 
     def start_node(self, n: str) -> None:
-        node = self.nodes[n]
-        with open(node.log, "ab") as log:
-            node.proc = subprocess.Popen(node.cmd, stdout=subprocess.PIPE, stderr=log, text=True)
-        line = node.proc.stdout.readline() if node.proc.stdout is not None else ""
-        if not line:
-            raise RocketlabError(f"{n} did not start: {node.log.read_text(errors='replace')[-1500:]}")
-        node.paused = False
+        self.start_nodes([n])
+
+    def start_nodes(self, names: list[str], ready: bool = True) -> None:
+        """Start the nodes together (each a Python process taking a second to start), then (``ready``) wait
+        for each to say it listens (:meth:`wait_ready`)."""
+        for n in names:
+            node = self.nodes[n]
+            with open(node.log, "ab") as log:
+                node.proc = subprocess.Popen(node.cmd, stdout=subprocess.PIPE, stderr=log, text=True)
+        if ready:
+            self.wait_ready(names)
+
+    def wait_ready(self, names: list[str]) -> None:
+        for n in names:
+            node = self.nodes[n]
+            line = node.proc.stdout.readline() if node.proc is not None and node.proc.stdout is not None else ""
+            if not line:
+                raise RocketlabError(f"{n} did not start: {node.log.read_text(errors='replace')[-1500:]}")
+            node.paused = False
 
     def signal(self, n: str, sig: int) -> None:
         proc = self.nodes[n].proc
@@ -313,20 +333,29 @@ class Run:
         self.trace_fault("heal", list(self.sys.nodes), "everything")
 
     # ------------------------------------------------------------------ the run
+    def _client_trace(self, name: str) -> Path:
+        return self.out / "cluster" / f"events-client-{name}.jsonl"
+
     async def drive(self, history: History) -> None:
         assert self.topo is not None
-        brokers = {b: self.topo.address(b) for b in self.sys.brokers}
+        topo = self.topo
+        deadline = time.monotonic() + 90
+        while len(errors := await create_topic([topo.address(b) for b in self.sys.brokers])) == len(self.sys.brokers):
+            if time.monotonic() > deadline:  # a master takes it (a slave refuses); none yet: no election yet
+                raise RocketlabError(f"{self.sys.label}: topic {TOPIC} not created on any broker: {errors[0]}")
+            await asyncio.sleep(0.5)
         stop = asyncio.Event()
-        producers = [Producer(p, brokers, history) for p in range(self.spec.producers)]
-        tasks = [asyncio.ensure_future(p.run(stop)) for p in producers]
-        loop = asyncio.get_running_loop()
+        producers, tasks = await self._start_producers(history, stop)
         deadline = time.monotonic() + 90
         while not any(op["type"] == "ok" for op in history.ops):
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or any(t.done() for t in tasks):
                 stop.set()
-                await asyncio.gather(*tasks)
-                raise RocketlabError(f"{self.sys.label}: no put was acknowledged in 90 s (see {self.out}/logs)")
+                await asyncio.gather(*tasks, return_exceptions=True)
+                for p in producers:
+                    await p.close()
+                raise RocketlabError(f"{self.sys.label}: no send was acknowledged in 90 s (see {self.out}/logs)")
             await asyncio.sleep(0.2)
+        loop = asyncio.get_running_loop()
         start = self.now_ms()
         for step in self.steps:
             await asyncio.sleep(max(0.0, (start + step.at_ms - self.now_ms()) / 1000))
@@ -344,30 +373,23 @@ class Run:
         for p in producers:
             await p.close()
 
-    async def final_read(self) -> tuple[str | None, dict[int, list[tuple[int, str]]]]:
-        """Every queue from the master (a pair: the slave, once it has stopped moving)."""
+    async def _start_producers(self, history: History, stop: asyncio.Event) -> tuple[list[Any], list[asyncio.Future]]:
+        """The producers (the kit's client, or the Java client's runs behind one task), running until ``stop``."""
         assert self.topo is not None
-        queues = range(self.spec.producers)
-        candidates = ["n1"] if self.sys.name in ("sync-pair", "async-pair") else list(self.sys.brokers)
-        deadline = time.monotonic() + 60
-        last: tuple[str, dict[int, list[tuple[int, str]]]] | None = None
-        while time.monotonic() < deadline:
-            for b in candidates:
-                if not self.alive(b):
-                    continue
-                try:
-                    got = {q: await read_queue(self.topo.address(b), q) for q in queues}
-                except RocketlabError:
-                    continue
-                if self.sys.name not in ("sync-pair", "async-pair") and any(bid != 0 for bid, _ in got.values()):
-                    continue  # not the master
-                reads = {q: msgs for q, (_, msgs) in got.items()}
-                if last is not None and last == (b, reads):
-                    return b, reads
-                last = (b, reads)
-                break
-            await asyncio.sleep(1.0)
-        return (last[0], last[1]) if last is not None else (None, {q: [] for q in queues})
+        topo = self.topo
+        if self.spec.client == "java":
+            java = JavaProducers(self.out / "logs", topo.namesrv_addr, self.spec.producers, history, topo.node_at)
+            java.start()
+            return [_JavaTask(java)], [asyncio.ensure_future(_collect_java(java, stop))]
+        producers = [ClientProducer(p, topo.namesrv_addr, history, topo.node_at, self._client_trace(f"p{p}"))
+                     for p in range(self.spec.producers)]
+        return producers, [asyncio.ensure_future(p.run(stop)) for p in producers]
+
+    async def final_read(self) -> tuple[str | None, dict[int, list[tuple[int, str]]]]:
+        """Every queue through the name server's route: from the master (a pair: the slave, its master lost)."""
+        assert self.topo is not None
+        pair = self.sys.name in ("sync-pair", "async-pair")
+        return await read_back(self.topo.namesrv_addr, not pair, self.alive, self.topo.node_at)
 
     def stop_all(self) -> dict[str, int | None]:
         codes: dict[str, int | None] = {}
@@ -416,6 +438,23 @@ class Run:
         return events
 
 
+async def _collect_java(java: JavaProducers, stop: asyncio.Event) -> None:
+    """The Java producers' send lines into the history every 0.2 s until ``stop``; then the runs stop."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        await loop.run_in_executor(None, java.collect)
+        await asyncio.sleep(0.2)
+    await loop.run_in_executor(None, java.stop)
+
+
+@dataclass
+class _JavaTask:
+    java: JavaProducers
+
+    async def close(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.java.close)
+
+
 def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     """One run (see the module docstring); its verdict."""
     r = Run(spec, Path(out))
@@ -425,10 +464,11 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     try:
         r.start_network()
         r.write_configs()
-        r.start_relays()
         r.t0 = time.monotonic()
-        for n in r.sys.nodes:
-            r.start_node(n)
+        r.start_nodes([NAMESRV], ready=False)  # first: a broker registers at its start (and again 10 s later)
+        r.start_relays()
+        r.wait_ready([NAMESRV])
+        r.start_nodes([n for n in r.nodes if n != NAMESRV])
         history = History(r.out / "history.jsonl", r.t0)
         try:
             asyncio.run(r.drive(history))
@@ -447,7 +487,7 @@ def run(spec: RunSpec, out: str | Path) -> dict[str, Any]:
     verdict = judge(spec, r.steps, network, load_history(r.out / "history.jsonl"), reads, events, logs, r.out,
                     master)
     verdict["exit_codes"] = codes
-    meta = {"system": r.sys.label, "scenario": "chaos", "seed": spec.seed, "nodes": list(r.sys.nodes),
+    meta = {"system": r.sys.label, "scenario": "chaos", "seed": spec.seed, "nodes": [*r.sys.nodes, NAMESRV],
             "profile": spec.variant if r.sys.name == "dledger" else None, "end_ms": r.now_ms(),
             "network": "netns" if r.net is not None else "127.0.0.1"}
     (r.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -503,7 +543,9 @@ def summary_line(v: dict[str, Any]) -> str:
     label = v["system"] + (f"/{v['variant']}" if v["variant"] else "")
     named = sorted({n.split(":")[0] for n in v.get("lost_named", {}).values()})
     return (f"{label} seed {v['seed']}: {v['ok']} acknowledged, {len(v['lost'])} lost"
-            + (f" ({', '.join(named)})" if named else "") + f", {len(v['duplicates'])} duplicated, "
+            + (f" ({', '.join(named)})" if named else "") + f", {len(v['duplicates'])} duplicated"
+            + (f" ({len(v['retried_duplicates'])} more by the client's retries)" if v.get("retried_duplicates") else "")
+            + ", "
             f"{len(v['gaps'])} gaps, {len(v['order'])} out of order, {v['unknown']} unknown "
             f"({v['unknown_survived']} kept)" + "".join(f", {name}: {c['count']} (first: {c['first']['why']})"
                                                       for name, c in sorted(v.get("checks", {}).items()))

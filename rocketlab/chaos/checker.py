@@ -1,14 +1,18 @@
 """The campaign's checker: a history, the queues read back after the heal, the stores and the merged trace.
 
-Per queue (each producer writes its own):
+Over the history (what the applications saw, :mod:`rocketlab.chaos.history`) and the queues read back:
 
-* **lost** - acknowledged (``ok``) puts whose body is not in the queue read back;
-* **duplicates** - a body the queue holds more than once (a producer never retries: any duplicate is
-  the system's);
+* **lost** - acknowledged (``ok``) sends whose body is in no queue read back;
+* **duplicates** - a body the queues hold more often than the client's attempts of that send that may
+  have stored it: the system's own (the application sends every body once; a send the client tried again
+  after a timeout may be stored once per such attempt - RocketMQ is at-least-once - and those copies are
+  counted apart, **retried_duplicates**, and fail nothing);
 * **gaps** - queue offsets that do not run on by one;
-* **order** - a producer's acknowledged bodies out of the order it put them (an ``unknown`` put may land
-  after later ones: its connection, given up on, was still read later);
-* **refused but stored** - a put the broker definitely refused (``fail``) that the queue holds.
+* **order** - a producer's acknowledged messages in one queue out of the order it sent them, judged on
+  the acknowledged copy (the one in the queue the SendResult named, at its queue offset when a copy is
+  there): an ``unknown`` send, or an earlier attempt of a retried one, may land after later ones;
+* **refused but stored** - a send that failed with every attempt refused or never connected (``fail``)
+  that a queue holds.
 
 From the trace (every node's events, merged): DLedger's election safety (one LEADER per term), and in
 controller mode one MASTER per master epoch. From the stores: the DLedger members' logs match (two logs
@@ -40,34 +44,56 @@ def _seq(body: str) -> tuple[int, int] | None:
     return (int(head), int(tail)) if head.isdigit() and tail.isdigit() else None
 
 
+def stored_attempts(op: Mapping[str, Any]) -> int:
+    """How many of a send's attempts may have stored it (an old history without ``attempts``: one)."""
+    attempts = op.get("attempts")
+    return 1 if attempts is None else sum(1 for a in attempts if a.get("stored", True))
+
+
+def _acknowledged_order(queue: int, msgs: list[tuple[int, str]], outcome: Mapping[str, Mapping[str, Any]]
+                        ) -> list[dict[str, Any]]:
+    """A producer's acknowledged copies in ``queue`` out of the order it sent them (module docstring)."""
+    seen: set[str] = set()
+    held = {(o, b) for o, b in msgs}
+    last: dict[int, int] = {}
+    out = []
+    for offset, body in msgs:
+        op = outcome.get(body, {})
+        s = _seq(body)
+        if s is None or op.get("type") != "ok" or op.get("queue", queue) != queue or body in seen:
+            continue
+        if op.get("queue_offset") not in (None, offset) and (op["queue_offset"], body) in held:
+            continue  # another copy of it sits where the broker acknowledged it: that one counts
+        seen.add(body)
+        proc, n = s
+        if proc in last and n < last[proc]:
+            out.append({"queue": queue, "body": body, "after": f"p{proc}-{last[proc]}"})
+        last[proc] = max(last.get(proc, -1), n)
+    return out
+
+
 def check_queues(history: Iterable[Mapping[str, Any]], queues: Mapping[int, list[tuple[int, str]]]) -> dict[str, Any]:
-    """Lost, duplicates, gaps, order (see the module docstring); counts of every outcome."""
+    """Lost, duplicates (the system's, and those the client's retries explain), gaps, order (see the module
+    docstring); counts of every outcome."""
     history = list(history)
     outcome = {op["id"]: op for op in history if op["type"] != "invoke"}
     counts = Counter(op["type"] for op in history)
-    read = {body for msgs in queues.values() for _, body in msgs}
+    copies = Counter(body for msgs in queues.values() for _, body in msgs)
     acked = [op for op in outcome.values() if op["type"] == "ok"]
-    lost = sorted((op["id"] for op in acked if op["id"] not in read), key=lambda i: _seq(i) or (0, 0))
-    duplicates, gaps, order = [], [], []
+    lost = sorted((op["id"] for op in acked if op["id"] not in copies), key=lambda i: _seq(i) or (0, 0))
+    duplicates = sorted(b for b, n in copies.items() if n > 1 and n > stored_attempts(outcome.get(b, {})))
+    retried = sorted(b for b, n in copies.items() if 1 < n <= stored_attempts(outcome.get(b, {})))
+    gaps, order = [], []
     for queue, msgs in sorted(queues.items()):
-        bodies = Counter(body for _, body in msgs)
-        duplicates += sorted(b for b, n in bodies.items() if n > 1)
         offsets = [o for o, _ in msgs]
         gaps += [{"queue": queue, "after": a, "next": b} for a, b in zip(offsets, offsets[1:], strict=False) if b != a + 1]
-        last: dict[int, int] = {}
-        for _, body in msgs:
-            s = _seq(body)
-            if s is None or outcome.get(body, {}).get("type") != "ok":
-                continue  # a put that timed out may land after later ones (its connection was read later)
-            proc, n = s
-            if proc in last and n < last[proc]:
-                order.append({"queue": queue, "body": body, "after": f"p{proc}-{last[proc]}"})
-            last[proc] = max(last.get(proc, -1), n)
-    unknown_kept = sum(1 for op in outcome.values() if op["type"] == "unknown" and op["id"] in read)
-    refused_stored = sorted(op["id"] for op in outcome.values() if op["type"] == "fail" and op["id"] in read)
+        order += _acknowledged_order(queue, msgs, outcome)
+    unknown_kept = sum(1 for op in outcome.values() if op["type"] == "unknown" and op["id"] in copies)
+    refused_stored = sorted(op["id"] for op in outcome.values() if op["type"] == "fail" and op["id"] in copies)
     return {"invoked": counts["invoke"], "ok": counts["ok"], "fail": counts["fail"], "unknown": counts["unknown"],
             "unknown_survived": unknown_kept, "read": sum(len(m) for m in queues.values()), "lost": lost,
-            "duplicates": duplicates, "gaps": gaps, "order": order, "refused_but_stored": refused_stored}
+            "duplicates": duplicates, "retried_duplicates": retried, "gaps": gaps, "order": order,
+            "refused_but_stored": refused_stored}
 
 
 def election_safety(events: Iterable[Mapping[str, Any]], role: str = "LEADER") -> list[dict[str, Any]]:

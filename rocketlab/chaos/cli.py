@@ -4,6 +4,8 @@
   one run; prints its verdict line; exit 0 when the system showed what it must, 1 when not;
 * ``rocketlab chaos campaign --systems S[/V],... --seeds 1-10 [--faults ...] [--out DIR] [--local]``: many
   runs, a summary table (``summary.json``, ``summary.txt``); exit 1 when any run was not as expected;
+* ``--client kit|java|auto``: the producers are the kit's RocketMQ client (default) or the Java 4.9.5
+  client (``auto``: Java where it can run here); both go through the campaign's name server;
 * ``rocketlab chaos replay RUN_DIR [--out DIR]``: the same seed and schedule again (also ``RUN_DIR/replay.sh``);
 * ``rocketlab chaos check RUN_DIR``: the checker again over a run's files.
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.chaos.campaign import RECOVERY_MS, RunSpec, check_run_dir, run, summary_line
+from rocketlab.chaos.java_clients import java_available
 from rocketlab.chaos.schedule import FAULTS
 from rocketlab.chaos.systems import SYSTEMS
 from rocketlab.chaos.systems import system as make_system
@@ -57,6 +60,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet-ms", default="1000-3000", help="quiet between faults, MIN-MAX ms")
     p.add_argument("--out", type=Path, help="run directory (default runs/chaos/...)")
     p.add_argument("--local", action="store_true", help="127.0.0.1 even where network namespaces work")
+    p.add_argument("--client", choices=("kit", "java", "auto"), default="kit",
+                   help="the producers: the kit's RocketMQ client (default), the Java 4.9.5 client, or auto (Java "
+                        "where it can run here, else the kit's)")
     p.add_argument("--node-module", default="", help="MODULE[:ARG] to run as each node instead of rocketlab.cli "
                    "(the checker's planted-bug suite)")
 
@@ -89,6 +95,18 @@ def _range(text: str, what: str) -> tuple[int, int]:
     return a, b
 
 
+def _client(choice: str) -> str:
+    """``kit`` or ``java`` (``auto``: Java where it runs here); ConfigError when Java is asked for and absent."""
+    if choice == "kit":
+        return "kit"
+    ok, why = java_available()
+    if ok:
+        return "java"
+    if choice == "java":
+        raise ConfigError(f"--client java: the Java 4.9.5 client cannot run here ({why})")
+    return "kit"
+
+
 def _spec(system: str, variant: str | None, seed: int, args: argparse.Namespace):
     sysobj = make_system(system, variant)
     if args.rounds < 1:
@@ -96,7 +114,7 @@ def _spec(system: str, variant: str | None, seed: int, args: argparse.Namespace)
     return RunSpec(sysobj.name, sysobj.variant, seed, _faults(args.faults), args.rounds,
                    recovery_ms=args.recovery_ms if args.recovery_ms is not None else RECOVERY_MS,
                    step_ms=_range(args.step_ms, "--step-ms"), quiet_ms=_range(args.quiet_ms, "--quiet-ms"),
-                   netns=not args.local, node_module=args.node_module)
+                   netns=not args.local, node_module=args.node_module, client=_client(args.client))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -125,7 +143,8 @@ def cmd_campaign(args: argparse.Namespace) -> int:
             all_met &= verdict["met"]
             rows.append({"system": name, "variant": spec.variant, "seed": seed, "acknowledged": verdict["ok"],
                          "lost": len(verdict["lost"]), "named": sorted(set(verdict["lost_named"].values())),
-                         "duplicates": len(verdict["duplicates"]), "gaps": len(verdict["gaps"]),
+                         "duplicates": len(verdict["duplicates"]),
+                         "retried_duplicates": len(verdict.get("retried_duplicates", [])), "gaps": len(verdict["gaps"]),
                          "order": len(verdict["order"]), "unknown": verdict["unknown"], "met": verdict["met"],
                          "checks": {name: c["count"] for name, c in verdict["checks"].items()},
                          "run_dir": str(run_dir), "replay": verdict["replay"]})

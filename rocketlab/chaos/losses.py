@@ -94,7 +94,7 @@ def name_losses(lost: list[str], history: Iterable[Mapping[str, Any]], system: s
     for log in (logs or {}).values():
         for index, term, _ in log:
             final.setdefault(index, term)
-    offsets = Counter((op["process"], op.get("queue_offset")) for op in ops.values())
+    offsets = Counter((op.get("queue", op["process"]), op.get("queue_offset")) for op in ops.values())
     for op_id in lost:
         op = ops[op_id]
         others = sorted(n for n, bodies in stores.items() if op_id in bodies and n != read_from)
@@ -104,7 +104,7 @@ def name_losses(lost: list[str], history: Iterable[Mapping[str, Any]], system: s
         elif system == "dledger":
             names[op_id] = _figure_8(op, _entry_of(op, appends), counted, final) or \
                 (diverged if others else "unexplained")
-        elif system == "controller" and offsets[(op["process"], op.get("queue_offset"))] > 1:
+        elif system == "controller" and offsets[(op.get("queue", op["process"]), op.get("queue_offset"))] > 1:
             names[op_id] = "queue-offset-reused"
         elif others:
             names[op_id] = diverged

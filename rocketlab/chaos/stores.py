@@ -1,6 +1,7 @@
 """What a campaign's stores hold at the end, read from their files (rocketlab's own).
 
-* :func:`member_logs` - a DLedger group's members' logs: (index, term, the message body in the entry);
+* :func:`member_logs` - a DLedger group's members' logs: (index, term, the message's campaign id in the
+  entry: :func:`rocketlab.chaos.clients.message_id`, its body for the kit's producers);
 * :func:`commit_log_end` - where a classic broker's CommitLog ends;
 * :func:`surviving_bodies` - per surviving replica, the message bodies its store holds (a classic pair's
   master is lost for good at the end: only its slave survives; in a DLedger group and in controller mode
@@ -13,6 +14,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from rocketlab.chaos.clients import message_id
 from rocketlab.chaos.systems import System
 from rocketlab.dledger.cli import iter_entries
 from rocketlab.errors import RocketlabError
@@ -34,7 +36,8 @@ def member_logs(out: Path, sys_: System) -> dict[str, list[tuple[int, int, str]]
         try:
             for e in iter_entries(str(_store_dir(out, n) / f"dledger-{n}")):
                 try:
-                    text = decode_message(base64.b64decode(e["body_base64"])).body.decode(errors="replace")
+                    m = decode_message(base64.b64decode(e["body_base64"]))
+                    text = message_id(m.body, m.properties)
                 except Exception:  # noqa: BLE001 - an entry that is no message record (a NOOP)
                     text = ""
                 entries.append((e["index"], e["term"], text))
@@ -72,8 +75,8 @@ def surviving_bodies(out: Path, sys_: System, logs: dict[str, list[tuple[int, in
         bodies: set[str] = set()
         try:
             for rec in iter_commit_log(str(_store_dir(out, n) / "commitlog")):
-                if rec["type"] == "message" and rec["body"] is not None:
-                    bodies.add(rec["body"])
+                if rec["type"] == "message":
+                    bodies.add(message_id(rec["body"], rec.get("properties")))
         except RocketlabError:
             pass  # a torn tail: what came before it counts
         found[n] = bodies

@@ -11,8 +11,12 @@ Systems (:data:`SYSTEMS`):
 
 :class:`Topology` gives every node its own address: with network namespaces each node has its IP and the
 same ports; on 127.0.0.1 every port is a fresh one. A node's configuration names every *other* node by a
-port of that node's relay (:mod:`rocketlab.chaos.relay`) reserved for it, so the relay knows the source;
-producers and consumers reach a broker directly.
+port of that node's relay (:mod:`rocketlab.chaos.relay`) reserved for it, so the relay knows the source.
+
+Every system also runs a name server, node :data:`NAMESRV` (``nodeKind=namesrv``, in a namespace of its own
+where there are namespaces; no relay, no fault targets it), and every broker registers with it
+(``namesrvAddr``, ``registerNameServerPeriod`` 10 s: Java's shortest): producers and the consumer find the
+brokers through it (:mod:`rocketlab.chaos.clients`) and reach them directly.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from typing import Any
 from rocketlab.dledger.config import PROFILES
 from rocketlab.errors import ConfigError
 
-NODE_PORT, HA_PORT, RELAY_BASE = 10911, 10912, 20000
+NODE_PORT, HA_PORT, RELAY_BASE, NAMESRV_PORT = 10911, 10912, 20000, 9876
+NAMESRV = "ns"
 FILE_SIZE = 1024 * 1024
 
 DLEDGER_TIMERS = {"heartBeatTimeIntervalMs": "300", "maxHeartBeatLeak": "4", "minVoteIntervalMs": "100",
@@ -92,6 +97,7 @@ class Topology:
 
     def __post_init__(self) -> None:
         if self.host_of is None:  # one fresh port per listening thing on 127.0.0.1
+            self.ports[("node", NAMESRV)] = _free_port()
             for n in self.sys.nodes:
                 self.ports[("node", n)] = _free_port()
                 self.ports[("ha", n)] = _free_port()
@@ -104,7 +110,19 @@ class Topology:
         return self.host_of[node] if self.host_of is not None else "127.0.0.1"
 
     def node_port(self, node: str) -> int:
-        return NODE_PORT if self.host_of is not None else self.ports[("node", node)]
+        if self.host_of is not None:
+            return NAMESRV_PORT if node == NAMESRV else NODE_PORT
+        return self.ports[("node", node)]
+
+    @property
+    def namesrv_addr(self) -> str:
+        """The name server's ``host:port`` (what brokers and clients are given)."""
+        host, port = self.address(NAMESRV)
+        return f"{host}:{port}"
+
+    def node_at(self, addr: str) -> str | None:
+        """The node listening at ``host:port`` (a store host, a route's address), None if none."""
+        return next((n for n in (*self.sys.nodes, NAMESRV) if f"{self.host(n)}:{self.node_port(n)}" == addr), None)
 
     def ha_port(self, node: str) -> int:
         return HA_PORT if self.host_of is not None else self.ports[("ha", node)]
@@ -140,10 +158,14 @@ class Topology:
 
 
 def configs(sys: System, topo: Topology, run_dir: str) -> dict[str, dict[str, str]]:
-    """Every node's ``rocketlab node`` properties."""
-    out: dict[str, dict[str, str]] = {}
+    """Every node's ``rocketlab node`` properties (the name server's first)."""
+    out: dict[str, dict[str, str]] = {NAMESRV: {"selfId": NAMESRV, "runDir": run_dir, "seed": "1",
+                                                "traceNetwork": "false", "nodeKind": "namesrv",
+                                                "peers": f"{NAMESRV}-{topo.namesrv_addr}"}}
     for n in sys.nodes:
         base = {"selfId": n, "runDir": run_dir, "seed": "1", "traceNetwork": "false"}
+        if n in sys.brokers:
+            base.update(namesrvAddr=topo.namesrv_addr, registerNameServerPeriod="10000")
         if sys.name in ("sync-pair", "async-pair"):
             role = {"n0": "SYNC_MASTER" if sys.name == "sync-pair" else "ASYNC_MASTER", "n1": "SLAVE"}[n]
             cfg = {**base, "nodeKind": "broker", "peers": topo.peers(n, sys.brokers), "brokerRole": role,

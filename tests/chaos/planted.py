@@ -106,12 +106,12 @@ def _plant_trace_loss() -> None:
     net_node._flush_every = _flush_every_only
 
 
-def skipping_read_queue(read_queue: Callable[..., Any], every: int = 7) -> Callable[..., Any]:
-    """A consumer that skips every ``every``-th message it reads back (planted in the campaign's own process:
-    the messages stay in the store, so the checker must name them ``consumer-side``)."""
-    async def read(address: tuple[str, int], queue: int, timeout_s: float = 3.0) -> tuple[int, list[tuple[int, str]]]:
-        broker_id, msgs = await read_queue(address, queue, timeout_s)
-        return broker_id, [m for i, m in enumerate(msgs) if i % every != every - 1]
+def skipping_read_back(read_back: Callable[..., Any], every: int = 7) -> Callable[..., Any]:
+    """A consumer that skips every ``every``-th message of each queue it reads back (planted in the campaign's
+    own process: the messages stay in the store, so the checker must name them ``consumer-side``)."""
+    async def read(*args: Any, **kw: Any) -> tuple[str | None, dict[int, list[tuple[int, str]]]]:
+        node, reads = await read_back(*args, **kw)
+        return node, {q: [m for i, m in enumerate(msgs) if i % every != every - 1] for q, msgs in reads.items()}
     return read
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from rocketlab.chaos.campaign import RunSpec, check_run_dir, run, summary_line
+from rocketlab.chaos.java_clients import java_available
 from rocketlab.chaos.netns import available
 from rocketlab.chaos.schedule import FAULTS, LOCAL_FAULTS, Step, make_schedule
 from rocketlab.chaos.systems import system
@@ -66,16 +67,33 @@ def test_every_fault_kind_against_the_sync_pair_and_a_dledger_group(tmp_path, na
         assert verdict["election_safety"] == [] and verdict["log_matching"] == []
 
 
-@pytest.mark.parametrize("name, variant, faults, seed", [
-    ("async-pair", "", ("kill", "pause"), 21),
-    ("dledger", "dledger-0.3.1.2", ("partition", "kill", "loss"), 22),
-    ("controller", "all-ack", ("kill", "partition"), 23),
+def _java() -> str:
+    ok, why = java_available()
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the Java 4.9.5 client is required under CI=true: {why}", pytrace=False)
+        pytest.skip(f"no Java 4.9.5 client here: {why}")
+    return "java"
+
+
+@pytest.mark.parametrize("name, variant, faults, seed, client", [
+    ("async-pair", "", ("kill", "pause"), 21, "java"),
+    ("dledger", "dledger-0.3.1.2", ("partition", "kill", "loss"), 22, "kit"),
+    ("controller", "all-ack", ("kill", "partition"), 23, "kit"),
 ])
-def test_what_each_other_system_must_show(tmp_path, name, variant, faults, seed):
-    spec = RunSpec(name, variant, seed, faults, netns=_netns(), **SHORT)
+def test_what_each_other_system_must_show(tmp_path, name, variant, faults, seed, client):
+    """The ASYNC pair's producers are the unchanged Java 4.9.5 client (the kit's client runs the others)."""
+    spec = RunSpec(name, variant, seed, faults, netns=_netns(), client=_java() if client == "java" else client,
+                   **SHORT)
     verdict = run(spec, tmp_path / "run")
     print(summary_line(verdict))
     assert verdict["met"], verdict
+    assert verdict["ok"] > 100 and verdict["read"] >= verdict["ok"] - len(verdict["lost"])
+    history = [json.loads(line) for line in (tmp_path / "run" / "history.jsonl").read_text().splitlines()]
+    acked = [op for op in history if op["type"] == "ok"]
+    assert all(op["msg_id"] and op["offset_msg_id"] and op["queue"] in range(4) and op["broker"] in ("n0", "n1", "n2")
+               for op in acked)  # what the application was told, and which node stored it
+    assert check_run_dir(tmp_path / "run")["met"]
     if name == "async-pair":
         assert set(verdict["lost_named"].values()) <= {"unreplicated"}
     elif name == "dledger":

@@ -63,6 +63,39 @@ def test_lost_duplicates_gaps_order_and_refused_but_stored():
     assert (v["ok"], v["fail"], v["unknown"], v["invoked"]) == (6, 1, 1, 8)
 
 
+def _attempts(*stored):
+    return [{"broker_name": "b", "queue": i, "result": "timeout" if st else "connect", "stored": st}
+            for i, st in enumerate(stored)]
+
+
+def test_a_duplicate_is_the_systems_unless_the_clients_own_attempts_stored_it():
+    """A client that retries after a timeout may store a send once per attempt (at-least-once): copies up
+    to the attempts that may have stored it are ``retried_duplicates``; one more copy is the system's."""
+    history = _history(("p0-0", "ok", {"queue": 1, "queue_offset": 0, "attempts": _attempts(True, True)}),
+                       ("p0-1", "ok", {"queue": 2, "queue_offset": 0, "attempts": _attempts(False, True)}),
+                       ("p0-2", "ok", {"queue": 3, "queue_offset": 0, "attempts": _attempts(True)}))
+    queues = {0: [(0, "p0-0"), (1, "p0-1")], 1: [(0, "p0-0")], 2: [(0, "p0-1")], 3: [(0, "p0-2"), (1, "p0-2")]}
+    v = checker.check_queues(history, queues)
+    assert v["retried_duplicates"] == ["p0-0"]  # two attempts that may have stored it, two copies
+    assert v["duplicates"] == ["p0-1", "p0-2"]  # the first attempt never connected; p0-2 was sent once
+    assert not checker.expectation("sync-pair", "", {**v, "checks": {}, "lost_named": {}})[0]
+    fine = checker.check_queues(history[:2], {0: [(0, "p0-0")], 1: [(0, "p0-0")]})
+    assert fine["duplicates"] == [] and fine["retried_duplicates"] == ["p0-0"]
+    assert checker.expectation("sync-pair", "", {**fine, "checks": {}, "lost_named": {}})[0]
+
+
+def test_order_is_judged_on_the_acknowledged_copies():
+    """An earlier attempt's copy of a retried send landing after later sends in the same queue is not out of
+    order (the acknowledged copy is where the SendResult said); acknowledged copies out of order are."""
+    history = _history(("p0-0", "ok", {"queue": 1, "queue_offset": 0, "attempts": _attempts(True, True)}),
+                       ("p0-1", "ok", {"queue": 0, "queue_offset": 0}),
+                       ("p0-2", "ok", {"queue": 0, "queue_offset": 1}))
+    late_attempt = {0: [(0, "p0-1"), (1, "p0-2"), (2, "p0-0")], 1: [(0, "p0-0")]}
+    assert checker.check_queues(history, late_attempt)["order"] == []
+    swapped = {0: [(0, "p0-2"), (1, "p0-1")], 1: [(0, "p0-0")]}
+    assert checker.check_queues(history, swapped)["order"] == [{"queue": 0, "body": "p0-1", "after": "p0-2"}]
+
+
 def test_a_lost_entry_committed_by_counting_and_replaced_is_named_figure_8():
     history = _history(("p0-0", "ok", {"phy_offset": 48, "t": 100}), ("p0-1", "ok", {"phy_offset": 200, "t": 100}))
     events = [{"t": 40, "node": "n0", "kind": "role", "term": 2, "role": "LEADER", "leader": "n0"},
