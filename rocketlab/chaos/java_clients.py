@@ -43,16 +43,6 @@ def java_available() -> tuple[bool, str]:
     return java is not None, why
 
 
-class _Heap:
-    """The driver's JVM started with :data:`HEAP_MB` of heap (the ClientApp's default is 384)."""
-
-    def __init__(self, java: BrokerJava) -> None:
-        self.java = java
-
-    def start_client(self, workdir: Path, *, name: str) -> Any:
-        return self.java.start_client(workdir, name=name, heap_mb=HEAP_MB)
-
-
 class JavaProducers:
     """The campaign's producers in one ClientApp JVM (see the module docstring)."""
 
@@ -64,7 +54,7 @@ class JavaProducers:
         self.java: BrokerJava = java
         self.namesrv, self.producers, self.history, self.node_of = namesrv, producers, history, node_of
         self.interval_ms = interval_ms
-        self.app = ClientApp(_Heap(java), workdir, name="chaos-producers")  # type: ignore[arg-type]
+        self.app = ClientApp(java, workdir, name="chaos-producers", heap_mb=HEAP_MB)
         self.seen = 0
 
     def start(self) -> None:

@@ -27,8 +27,8 @@ STYLES = ("pull", "lite_assign", "lite_subscribe", "push_first", "push_last")
 class ClientApp:
     """One ClientApp JVM; its ``send`` and ``recv`` lines are gathered as they come."""
 
-    def __init__(self, java: BrokerJava, workdir: Path, name: str = "client") -> None:
-        self.proc: OracleProcess = java.start_client(workdir, name=name)
+    def __init__(self, java: BrokerJava, workdir: Path, name: str = "client", heap_mb: int = 384) -> None:
+        self.proc: OracleProcess = java.start_client(workdir, name=name, heap_mb=heap_mb)
         self._events: list[Event] = []
         self._cond = threading.Condition()
         self._closed = False
