@@ -99,9 +99,11 @@ class MQClientInstance:
             self.trace("client_route", topic=topic, ok=route is not None, targets=list(route_targets(route)))
 
     # ---------------------------------------------------------------------------------- routes
-    async def get_topic_route_info_from_name_server(self, topic: str) -> TopicRouteData:
-        """GET_ROUTEINFO_BY_TOPIC to the name servers in turn; MQClientException when none gives a route."""
+    async def get_topic_route_info_from_name_server(self, topic: str, asked: str | None = None) -> TopicRouteData:
+        """GET_ROUTEINFO_BY_TOPIC to the name servers in turn; MQClientException when none gives a route, naming
+        ``asked`` (the application's topic when ``topic`` is the default TBW102, as Java's send names it)."""
         errors = []
+        named = asked or topic
         for k in range(len(self.namesrv_addrs)):
             addr = self.namesrv_addrs[(self._ns_index + k) % len(self.namesrv_addrs)]
             try:
@@ -110,11 +112,11 @@ class MQClientInstance:
                 errors.append(f"{addr}: {e}")
                 continue
             if answer.route is None:
-                raise MQClientException(f"No route info of this topic: {topic} (name server {addr}: CODE: "
+                raise MQClientException(f"No route info of this topic: {named} (name server {addr}: CODE: "
                                         f"{answer.code} DESC: {(answer.remark or '').splitlines()[0]})", answer.code)
             self._ns_index = (self._ns_index + k) % len(self.namesrv_addrs)
             return answer.route
-        raise MQClientException(f"No route info of this topic: {topic} ({'; '.join(errors)})", 10004)
+        raise MQClientException(f"No route info of this topic: {named} ({'; '.join(errors)})", 10004)
 
     async def update_topic_route_info_from_name_server(self, topic: str) -> bool:
         """The route of ``topic`` read again; False (and the old route kept) when the name server has none."""
@@ -137,7 +139,7 @@ class MQClientInstance:
             except MQClientException as e:
                 if e.response_code != 17:  # TOPIC_NOT_EXIST: the default topic's route next, as Java does
                     raise
-                route = await self.get_topic_route_info_from_name_server("TBW102")
+                route = await self.get_topic_route_info_from_name_server("TBW102", asked=topic)
                 route = _default_route(route)
             self._trace_route(topic, route)
             self.topic_route_table[topic] = route

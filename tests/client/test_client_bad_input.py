@@ -115,7 +115,7 @@ def test_the_kits_name_server_without_the_topic_is_topic_not_exist(tmp_path):
                 await p.send(Message("Nowhere", b"x"))
             finally:
                 await p.instance.shutdown()
-        with pytest.raises(MQClientException, match="No route info of this topic: TBW102") as e:
+        with pytest.raises(MQClientException, match="No route info of this topic: Nowhere ") as e:
             asyncio.run(go())
         assert e.value.response_code == 17
     finally:
