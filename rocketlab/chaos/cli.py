@@ -4,8 +4,8 @@
   one run; prints its verdict line; exit 0 when the system showed what it must, 1 when not;
 * ``rocketlab chaos campaign --systems S[/V],... --seeds 1-10 [--faults ...] [--out DIR] [--local]``: many
   runs, a summary table (``summary.json``, ``summary.txt``); exit 1 when any run was not as expected;
-* ``--client kit|java|auto``: the producers are the kit's RocketMQ client (default) or the Java 4.9.5
-  client (``auto``: Java where it can run here); both go through the campaign's name server;
+* ``--client kit|java|auto``: the producers are the kit's RocketMQ client or the Java 4.9.5 client
+  (``auto``, the default: Java where it can run here, else the kit's); both go through the campaign's name server;
 * ``rocketlab chaos replay RUN_DIR [--out DIR]``: the same seed and schedule again (also ``RUN_DIR/replay.sh``);
 * ``rocketlab chaos check RUN_DIR``: the checker again over a run's files.
 
@@ -60,9 +60,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet-ms", default="1000-3000", help="quiet between faults, MIN-MAX ms")
     p.add_argument("--out", type=Path, help="run directory (default runs/chaos/...)")
     p.add_argument("--local", action="store_true", help="127.0.0.1 even where network namespaces work")
-    p.add_argument("--client", choices=("kit", "java", "auto"), default="kit",
-                   help="the producers: the kit's RocketMQ client (default), the Java 4.9.5 client, or auto (Java "
-                        "where it can run here, else the kit's)")
+    p.add_argument("--client", choices=("kit", "java", "auto"), default="auto",
+                   help="the producers: the kit's RocketMQ client, the Java 4.9.5 client, or auto (the default: "
+                        "Java where it can run here, else the kit's)")
     p.add_argument("--node-module", default="", help="MODULE[:ARG] to run as each node instead of rocketlab.cli "
                    "(the checker's planted-bug suite)")
 
