@@ -5,6 +5,7 @@ lost in any of the three faults) is pinned with the same seed by tests/scenarios
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -156,3 +157,22 @@ def test_section_7_a_refused_message_is_retried_at_growing_delays_then_dead_lett
         assert all(r["status"] is True for r in journey if r["event"] == "client_send_back")
     finally:
         c.close()
+
+
+def _solution(grade_id: str) -> object:
+    """The value a check's answer cell gives (``lab08_failed = 28  # SOLUTION``)."""
+    cell = next(c for c in nbformat.read(NOTEBOOK, as_version=4).cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return ast.literal_eval(cell.source.split("=", 1)[1].split("#", 1)[0].strip())
+
+
+def test_section_10_the_checks_answers_are_the_runs_facts(crashed, left):
+    """Questions 1 and 3 of "Check yourself" are facts of sections 3 and 5's runs: their answers are what the cells
+    compute (question 2's letter, a retry on another broker, is section 3's ``failed attempts by broker``)."""
+    c, _, _, crash_ms = crashed
+    out = lab.send_outcomes(c, since_ms=crash_ms)
+    assert _solution("lab08-check-1") == out["failed attempts"]
+    assert _solution("lab08-check-2") == "b" and out["stored on a retry"] == out["failed attempts"]
+    assert set(out["failed attempts by broker"]) == {"broker-a"}
+    c2, _ = left
+    assert _solution("lab08-check-3") == len(lab.duplicates_table(c2))

@@ -26,7 +26,7 @@ WRONG8: tuple[Wrong, ...] = (
           (("    if current_cid not in cid_all:\n        return []\n"
             "    me, queues, members = cid_all.index(current_cid), len(mq_all), len(cid_all)\n",
             "    me, queues, members = sum(c < current_cid for c in cid_all), len(mq_all), len(cid_all)\n"),),
-          ("stranger_owns_nothing", "group_rebalance")),
+          ("stranger_owns_nothing",)),
     Wrong("never_avoids_last_broker", S, "retries without the latency table",
           "last_broker_name ignored: a retry may go straight back to the broker that failed",
           (("        if last_broker_name is not None:\n", "        if False:\n"),),

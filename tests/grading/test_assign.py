@@ -41,7 +41,7 @@ LABS_DIR = CHECKOUT / "labs"
 SOLUTIONS = CHECKOUT / "tests" / "grading" / "solutions"
 QUESTIONS = {"00_tour.ipynb": 5, "01_master_slave.ipynb": 11, "02_commitlog.ipynb": 3, "03_dledger_election.ipynb": 6,
              "04_dledger_replication.ipynb": 4, "05_rocketmq_on_dledger.ipynb": 3, "06_controller_mode.ipynb": 3,
-             "07_spark.ipynb": 3}
+             "07_spark.ipynb": 3, "08_client_failover.ipynb": 5}
 """The labs' questions per notebook: the converted "Question" and "Check yourself" prompts (facts as checks)."""
 
 
