@@ -100,7 +100,8 @@ class MessageTransport:
     counters: dict[str, int]
     msg_seq: int
     pending: dict[tuple[str, int, int], _Pending]
-    inbound: dict[tuple[str, int, str, int], int]
+    inbound: dict[tuple[str, int, str, int], tuple[int, int]]
+    wire_ids: int
     drop_rules: list[DropRule]
     doomed: set[int]
     drop_filter: Callable[[str, str, Any], bool] | None
@@ -256,9 +257,13 @@ class MessageTransport:
             dst.deferred.append((self._deliver_request, (key, dst, dst_inc, msg_id, name, data)))
             return
         self._received(src, dst.node_id, name, "request", msg_id, self._size(data))
-        self.inbound[(dst.node_id, dst.incarnation, src, request_id)] = src_inc
+        wire_id = request_id
+        if (dst.node_id, dst.incarnation, src, wire_id) in self.inbound:  # still held from an earlier process of src
+            self.wire_ids += 1
+            wire_id = self.wire_ids
+        self.inbound[(dst.node_id, dst.incarnation, src, wire_id)] = (src_inc, request_id)
         msg = self._unwrap(dst, data)
-        self._after_input(dst, dst.core.on_request(src, request_id, msg, self.scheduler.now_ms))
+        self._after_input(dst, dst.core.on_request(src, wire_id, msg, self.scheduler.now_ms))
 
     def _reply(self, node: SimNode, action: Reply) -> None:
         answer = self.client_replies.pop((action.to, action.request_id), None) if self.client_replies else None
@@ -266,11 +271,12 @@ class MessageTransport:
             answer(action.msg)
             return
         src = node.node_id
-        caller_inc = self.inbound.pop((src, node.incarnation, action.to, action.request_id), None)
-        if caller_inc is None:
+        caller = self.inbound.pop((src, node.incarnation, action.to, action.request_id), None)
+        if caller is None:
             raise LocalProtocolError(f"{src} replied to request {action.request_id} of {action.to}, "
                                      "which it never received or already answered")
-        key = (action.to, caller_inc, action.request_id)
+        caller_inc, request_id = caller
+        key = (action.to, caller_inc, request_id)
         pending = self.pending.get(key)
         msg_id, data, name = self._new_msg(node, action.to, action.msg, "reply",
                                            pending.msg if pending is not None else None)

@@ -87,7 +87,11 @@ class SimRuntime(MessageTransport, StreamTransport):
         self.client_seq = 0
         self.msg_seq = 0
         self.pending: dict[tuple[str, int, int], _Pending] = {}
-        self.inbound: dict[tuple[str, int, str, int], int] = {}
+        # (callee, its incarnation, caller, id the callee sees) -> (caller's incarnation, caller's own id): a
+        # restarted caller numbers its requests afresh; one colliding with a request of its earlier process that
+        # the callee still holds (a held pull) is shown to the callee under a fresh id above any core's own
+        self.inbound: dict[tuple[str, int, str, int], tuple[int, int]] = {}
+        self.wire_ids = 1 << 30
         self.streams: dict[int, _Stream] = {}
         self.stream_ends: dict[tuple[str, int, Any], tuple[int, str]] = {}
         self.stream_seq = 0

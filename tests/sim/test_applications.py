@@ -47,3 +47,24 @@ def test_same_seed_same_trace(seed: int) -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_a_client_restarted_while_a_broker_holds_its_pull_is_a_new_connection() -> None:
+    """A consumer back within the 15 s a broker holds its pulls reuses its request ids (a new process); the
+    broker's late answers to the old process go nowhere, as on a closed connection, and the new one is served."""
+    c = Cluster.applications(seed=1, messages=0, consumers=3, queues=2, classic_pairs=("a",),
+                             dledger_groups=("b", "c"))
+    try:
+        c.run_for(12_000)
+        c.crash("k2")
+        c.run_for(2_500)
+        c.restart("k2")
+        c.run_for(8_000)
+        c.crash("a0")
+        c.run_for(5_000)
+        c.restart("a0")
+        c.run_for(60_000)
+        assert any(e.get("node") == "k2" and e["kind"] == "client_rebalance" and e["t"] >= 14_500 for e in c.events)
+        assert c.now_ms >= 87_500  # the run went on: no answer reached the new process as its own
+    finally:
+        c.close()
