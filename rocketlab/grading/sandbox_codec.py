@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 40
+MAX_TEXT = 2_000
+"""Characters of an exception's text kept when it crosses (either side)."""
 MAX_ITEMS = 2_000_000
 # kit modules a value may be rebuilt from; the grader's own modules never
 _FORBIDDEN = ("rocketlab.grading", "rocketlab.plugs", "rocketlab.oracle")
