@@ -59,24 +59,21 @@ print(json.dumps({{"wall_s": time.perf_counter() - t0, "score": report.score, "m
 """
 
 
-def _with_kit_files(pkg: Path | None) -> Path | None:
-    """An archived package sees this checkout's kit files (``data/``, ``labs/``), as a checkout would."""
+def graded_package(commit: str | None) -> Path | None:
+    """The package to grade with (shared with ``bench_grade_trust.py``): this checkout's (``commit`` None)
+    or the one at ``commit`` (None where the history lacks it), seeing this checkout's kit files
+    (``data/``, ``labs/``) as a checkout would, its byte code written (every grading process only reads it:
+    the grader runs them with PYTHONDONTWRITEBYTECODE=1), so no package pays for compiling in the figures."""
+    pkg = REPO_ROOT if commit is None else package_at(commit)
     if pkg is None:
         return None
     for name in ("pyproject.toml", "labs", "data"):
         link = pkg / name
-        if not link.exists():
+        if pkg != REPO_ROOT and not link.exists():
             link.symlink_to(REPO_ROOT / name)
-    return pkg
-
-
-def _compiled(pkg: Path | None) -> Path | None:
-    """``pkg`` with its byte code written (every grading process only reads it: the grader runs them with
-    PYTHONDONTWRITEBYTECODE=1), so no package pays for compiling its modules in the figures."""
-    if pkg is not None:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(pkg / "rocketlab")], env=env, check=True,
-                       capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(pkg / "rocketlab")], env=env, check=True,
+                   capture_output=True)
     return pkg
 
 
@@ -269,9 +266,8 @@ def main() -> None:
                              "(grade_speed_same_tests.json)")
     args = parser.parse_args()
     labs = [lab for lab in args.labs.split(",") if lab]
-    packages = {"pre_boundary": _compiled(_with_kit_files(package_at(PRE_BOUNDARY))),
-                "boundary": _compiled(_with_kit_files(package_at(BOUNDARY))),
-                "batches": _compiled(_with_kit_files(package_at(BEFORE_MEMO))), "now": _compiled(REPO_ROOT)}
+    packages = {"pre_boundary": graded_package(PRE_BOUNDARY), "boundary": graded_package(BOUNDARY),
+                "batches": graded_package(BEFORE_MEMO), "now": graded_package(None)}
     for name, pkg in packages.items():
         if pkg is None:
             print(f"no same-run {name} figures: the history lacks its commit")
