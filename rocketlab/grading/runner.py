@@ -153,7 +153,13 @@ def fork_safe() -> bool:
     or bulk mode's threads, could hold a lock the fork would copy held), nothing plugged into the kit
     (a notebook's ``replay``) and no Spark (its gateway's sockets would be shared with the copy)."""
     return (hasattr(os, "fork") and os.environ.get("ROCKETLAB_GRADER_FORK") != "0"
-            and threading.active_count() == 1 and not plugs.active() and "pyspark" not in sys.modules)
+            and threading.active_count() == 1 and not plugs.active() and not _spark_started())
+
+
+def _spark_started() -> bool:
+    """Whether this process started Spark's gateway (a JVM pyspark keeps until the process ends)."""
+    context = sys.modules.get("pyspark.context")
+    return context is not None and getattr(context.SparkContext, "_gateway", None) is not None
 
 
 class _Forked:

@@ -106,3 +106,4 @@ def test_the_judges_scratch_is_in_memory_out_of_the_sandboxs_reach_and_removed(t
     printed = report.tests[0].printed
     assert "judge scratch seen:" in printed and "commitlog" not in printed and "rocketlab-tmp" not in printed, printed
     assert set(runner.MEMORY_SCRATCH.glob("rocketlab-judge-*")) - before == set()
+
