@@ -66,23 +66,22 @@ JVM_LIMITS = {"as": 12 * GiB, "cpu": 1800, "nproc": 1024, "fsize": 256 * 1024**2
 
 
 CHILD_BOOT = """import sys, types
-grading = types.ModuleType("rocketlab.grading")
-grading.__path__ = [sys.argv[1]]
-sys.modules["rocketlab.grading"] = grading
+lean = sys.argv[2] == "lean"
+if lean:
+    grading = types.ModuleType("rocketlab.grading")
+    grading.__path__ = [sys.argv[1]]
+    sys.modules["rocketlab.grading"] = grading
 from rocketlab.grading.sandbox_child import main
-del sys.modules["rocketlab.grading"]
-sys.exit(main(sys.argv[2:]))
+if lean:
+    del sys.modules["rocketlab.grading"]
+sys.exit(main(sys.argv[3:]))
 """
-"""The sandbox process's first lines: its modules (the channel, the codec, the confinement: the standard
-library and nothing of the kit) are imported without running the grading package's ``__init__`` (the lab
-table, every suite, the simulator: some 0.3 s of start-up per sandbox that the sandbox never uses). The
-stand-in package is then dropped, so a submission that imports ``rocketlab.grading`` gets the real one."""
-
-
-def _spark_factory(lab: str) -> str | None:
-    """``module:function`` of the lab table's ``spark`` (the sandbox imports it only for such a lab)."""
-    make = LABS[lab].spark if lab in LABS else None
-    return None if make is None else f"{make.__module__}:{make.__qualname__}"
+"""The sandbox process's first lines. ``lean`` (a lab without Spark): its modules (the channel, the codec,
+the confinement: the standard library and nothing of the kit) are imported without running the grading
+package's ``__init__`` (the lab table, every suite, the simulator: some 0.2 s of a 0.25 s start that such a
+sandbox never uses); the stand-in package is then dropped, so a submission that imports
+``rocketlab.grading`` gets the real one. ``full`` (a lab that passes DataFrames): the package as usual,
+whose lab table names the lab's Spark factory."""
 
 
 def limits_for(lab: str) -> dict[str, int]:
@@ -156,7 +155,8 @@ class Sandbox:
         for key in ("JAVA_HOME",):
             if os.environ.get(key):
                 env[key] = os.environ[key]
-        argv = [sys.executable, "-c", CHILD_BOOT, str(Path(__file__).parent), str(to_child_r), str(from_child_w)]
+        boot = "full" if lab in LABS and LABS[lab].spark is not None else "lean"
+        argv = [sys.executable, "-c", CHILD_BOOT, str(Path(__file__).parent), boot, str(to_child_r), str(from_child_w)]
         if self.isolated:
             argv = [*_unshare_prefix(), *argv]
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, env=env,
@@ -177,7 +177,7 @@ class Sandbox:
         self.memo = CallMemo()
         self.transcript: list[Step] | None = None  # the call-backs of the memoised call in flight
         config = {"hide": sorted(set(hide or [])), "limits": limits or limits_for(lab), "isolated": self.isolated,
-                  "expose": exposed_paths(hide or []), "lab": lab, "spark": _spark_factory(lab)}
+                  "expose": exposed_paths(hide or []), "lab": lab}
         self._ready(config)
 
     def _ready(self, config: dict[str, Any]) -> None:

@@ -1,8 +1,9 @@
 """The sandbox's own process: loads a submission and runs its functions for the judge, values as data.
 
-Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -c CHILD_BOOT DIR READ_FD WRITE_FD``
-(inside ``unshare``'s namespaces where it can make them; ``CHILD_BOOT`` imports this module without the
-grading package's ``__init__``: this module and those it imports need nothing of the kit). It reads its configuration
+Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -c CHILD_BOOT DIR lean|full READ_FD
+WRITE_FD`` (inside ``unshare``'s namespaces where it can make them; ``lean``: this module imported without
+the grading package's ``__init__``, the lab table empty - it needs nothing of the kit but a Spark lab's
+factory, and only a Spark lab's sandbox starts ``full``). It reads its configuration
 (one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`) and says so
 (``{"confined": true}``, or ``{"setup_error": why}``: the grader's failure, not the submission's), then answers one
 request a line - ``load`` (the submission's source), ``call``, ``map`` (one function on many argument
@@ -16,7 +17,6 @@ channel's writer and encoder are bound before the submission runs, so code that 
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import linecache
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import MAX_TEXT, CodecError, data_to_frame, decode, encode, frame_to_data
 from rocketlab.grading.sandbox_confine import SetupError, confine
 
@@ -108,7 +109,6 @@ class _Child:
         self.filename = "submission.py"
         self.handles: dict[int, Any] = {}
         self.lab = ""
-        self.spark_factory = ""  # "module:function" of the lab table's ``spark`` (the judge's config)
         self.spark_holder: list[Any] = []
         self.spark_lock = threading.Lock()
 
@@ -127,14 +127,14 @@ class _Child:
         return json.loads(line)
 
     def spark(self) -> Any:
-        """The lab's Spark session (the lab table's ``spark``, named by the judge), made once: by
-        :meth:`warm_up` while the judge starts its own, or at the first DataFrame."""
+        """The lab's Spark session (the lab table's ``spark``), made once: by :meth:`warm_up` while the
+        judge starts its own, or at the first DataFrame. (Only a Spark lab's sandbox starts with the lab
+        table loaded: ``CHILD_BOOT``'s ``full``; in any other the table is empty.)"""
         with self.spark_lock:
             if not self.spark_holder:
-                if not self.spark_factory:
+                make = LABS[self.lab].spark if self.lab in LABS else None
+                if make is None:
                     raise CodecError(f"{self.lab or 'this lab'} passes no DataFrames")
-                module, _, name = self.spark_factory.partition(":")
-                make = getattr(importlib.import_module(module), name)
                 self.spark_holder.append(make(app_name="rocketlab-sandbox", **{"spark.ui.enabled": "false"}))
             return self.spark_holder[0]
 
@@ -142,7 +142,7 @@ class _Child:
         """A lab that passes DataFrames: start its Spark session (a JVM, some ten seconds) now, in a thread,
         beside the judge's own start-up and the submission's import, instead of at the first DataFrame.
         A failure here is met again, and reported, at the first DataFrame."""
-        if self.spark_factory:
+        if self.lab in LABS and LABS[self.lab].spark is not None:
             # imported before the thread starts, so no other import meets a half-imported pyspark
             import pyspark.sql.functions  # noqa: F401  # lazy: Spark, only for a lab that passes DataFrames
             threading.Thread(target=self._warm, name="spark-warm-up", daemon=True).start()
@@ -278,7 +278,6 @@ def main(argv: list[str]) -> int:
     child = _Child(int(argv[0]), int(argv[1]))
     config = child.readline()
     child.lab = str(config.get("lab", ""))
-    child.spark_factory = str(config.get("spark") or "")
     try:
         confine(config)
     except (SetupError, OSError) as e:  # the grader's failure: said as such, before any submission code runs
