@@ -2,11 +2,13 @@
 
 1. Grading time per lab, same run, in turns: a learner's complete solution (``tests/grading/solutions/``)
    graded by the package as of the commit before the boundary (``2370b80``: the submission imported into
-   the worker), as of the commit before this work (``7838882``: the boundary, a round trip per call, per
-   table case), as of issue 41's batches alone (``2605404``) and by this checkout (table cases in batches,
-   the codec's caches, the judge's memo of calls, lab 07's Spark sessions started beside each other). Each in a fresh interpreter
-   (``run_with_package``), so all pay the same start-up. Targets: at most the pre-boundary time; lab 07 at
-   most 40 s.
+   the worker), as of the commit before issue 41 (``7838882``: the boundary, a round trip per call, per
+   table case), as of the speed work's start (``7552338``: table cases in batches, the judge's memo of
+   calls, lab 07's Spark sessions started side by side) and by this checkout (the sandbox's process
+   imports its own modules only, the judge forked from the grading process where that is safe, the
+   judge's files in memory, plain table cases without a call per item, lab 07's frames cached). Each in a
+   fresh interpreter (``run_with_package``) after ``from rocketlab.grading import grade``, so all pay the
+   same start-up. Targets: at most the pre-boundary time; lab 07 at most 40 s.
 2. Bulk mode on lab 03: 12 submissions (8 complete solutions, 2 templates, 2 hostile ones) graded by the
    boundary's commit with ``--jobs 1`` (its default: today's rate) and with ``--jobs`` = cores, by this
    checkout with ``--jobs`` = cores (now the default) and by the pre-boundary commit (its bulk mode had no
@@ -44,7 +46,7 @@ from rocketlab.grading import LABS  # noqa: E402
 
 PRE_BOUNDARY = "2370b80"  # the last commit whose worker imported the submission
 BOUNDARY = "7838882"  # the boundary as it was before issue 41
-BEFORE_MEMO = "2605404"  # issue 41's batches, before the memo of calls and the Spark sessions' start in threads
+SPEED_START = "7552338"  # the batches, the memo and lab 07's sessions side by side: before the speed work
 SOLUTIONS = REPO_ROOT / "tests" / "grading" / "solutions"
 HOSTILE = REPO_ROOT / "tests" / "grading" / "hostile"
 LAB07_TARGET_S = 40.0
@@ -59,24 +61,21 @@ print(json.dumps({{"wall_s": time.perf_counter() - t0, "score": report.score, "m
 """
 
 
-def _with_kit_files(pkg: Path | None) -> Path | None:
-    """An archived package sees this checkout's kit files (``data/``, ``labs/``), as a checkout would."""
+def graded_package(commit: str | None) -> Path | None:
+    """The package to grade with (shared with ``bench_grade_trust.py``): this checkout's (``commit`` None)
+    or the one at ``commit`` (None where the history lacks it), seeing this checkout's kit files
+    (``data/``, ``labs/``) as a checkout would, its byte code written (every grading process only reads it:
+    the grader runs them with PYTHONDONTWRITEBYTECODE=1), so no package pays for compiling in the figures."""
+    pkg = REPO_ROOT if commit is None else package_at(commit)
     if pkg is None:
         return None
     for name in ("pyproject.toml", "labs", "data"):
         link = pkg / name
-        if not link.exists():
+        if pkg != REPO_ROOT and not link.exists():
             link.symlink_to(REPO_ROOT / name)
-    return pkg
-
-
-def _compiled(pkg: Path | None) -> Path | None:
-    """``pkg`` with its byte code written (every grading process only reads it: the grader runs them with
-    PYTHONDONTWRITEBYTECODE=1), so no package pays for compiling its modules in the figures."""
-    if pkg is not None:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(pkg / "rocketlab")], env=env, check=True,
-                       capture_output=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(pkg / "rocketlab")], env=env, check=True,
+                   capture_output=True)
     return pkg
 
 
@@ -105,9 +104,9 @@ def per_lab(labs: list[str], packages: dict[str, Path | None]) -> tuple[dict, li
         if before:
             summary.append(summary_row(f"{lab}: pre-boundary time over now (target >= 1)", round(before / now, 3), "x",
                                        None, "", target=1.0))
-        if walls.get("batches"):
-            summary.append(summary_row(f"{lab}: the batches' time over now", round(walls["batches"] / now, 3), "x",
-                                       None, f"batches only ({BEFORE_MEMO})"))
+        if walls.get("speed_start"):
+            summary.append(summary_row(f"{lab}: the speed work's start over now", round(walls["speed_start"] / now, 3),
+                                       "x", None, f"before the speed work ({SPEED_START})"))
         if boundary:
             summary.append(summary_row(f"{lab}: the boundary's time over now", round(boundary / now, 3), "x",
                                        None, f"boundary ({BOUNDARY})"))
@@ -224,7 +223,7 @@ def bulk(packages: dict[str, Path | None]) -> tuple[dict, list]:
         subs = _bulk_dir(tmp)
         n = len(list(subs.iterdir()))
         # the pre-boundary commit's bulk mode had no --jobs: it grades one submission at a time
-        runs = [("boundary", 1), ("now", cores), ("boundary", cores), ("batches", cores), ("pre_boundary", None)]
+        runs = [("boundary", 1), ("now", cores), ("boundary", cores), ("speed_start", cores), ("pre_boundary", None)]
         results: dict = {"submissions": n, "cores": cores}
         for name, jobs in runs:
             pkg = packages[name]
@@ -269,9 +268,8 @@ def main() -> None:
                              "(grade_speed_same_tests.json)")
     args = parser.parse_args()
     labs = [lab for lab in args.labs.split(",") if lab]
-    packages = {"pre_boundary": _compiled(_with_kit_files(package_at(PRE_BOUNDARY))),
-                "boundary": _compiled(_with_kit_files(package_at(BOUNDARY))),
-                "batches": _compiled(_with_kit_files(package_at(BEFORE_MEMO))), "now": _compiled(REPO_ROOT)}
+    packages = {"pre_boundary": graded_package(PRE_BOUNDARY), "boundary": graded_package(BOUNDARY),
+                "speed_start": graded_package(SPEED_START), "now": graded_package(None)}
     for name, pkg in packages.items():
         if pkg is None:
             print(f"no same-run {name} figures: the history lacks its commit")
@@ -279,7 +277,7 @@ def main() -> None:
     if args.same_tests:
         same_results, same_summary = same_tests(labs, args.same_tests, packages)
         record("grade_speed_same_tests", {"labs": same_results, "pre_boundary_commit": PRE_BOUNDARY,
-                                          "boundary_commit": BOUNDARY, "batches_commit": BEFORE_MEMO,
+                                          "boundary_commit": BOUNDARY, "speed_start_commit": SPEED_START,
                                           "rounds": args.same_tests, "load_avg_1m_at_start": load_before,
                                           "load_avg_1m_at_end": _load()}, same_summary)
         return
@@ -291,7 +289,7 @@ def main() -> None:
         return
     results, summary = per_lab(labs, packages)
     doc: dict = {"labs": results, "pre_boundary_commit": PRE_BOUNDARY, "boundary_commit": BOUNDARY,
-                 "batches_commit": BEFORE_MEMO, "load_avg_1m_at_start": load_before}
+                 "speed_start_commit": SPEED_START, "load_avg_1m_at_start": load_before}
     if not args.skip_bulk:
         bulk_results, bulk_summary = bulk(packages)
         doc["bulk_lab03"] = bulk_results

@@ -24,38 +24,16 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO_ROOT, line, package_at, record, run_with_package  # noqa: E402
+from _common import REPO_ROOT, line, record, run_with_package  # noqa: E402
+from bench_grade_speed import CHILD, HOSTILE, SOLUTIONS, graded_package  # noqa: E402
+from bench_grade_speed import PRE_BOUNDARY as BEFORE  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
 from rocketlab.grading import LABS  # noqa: E402
 
-BEFORE = "2370b80"  # the last commit whose worker imported the submission
-SOLUTIONS = REPO_ROOT / "tests" / "grading" / "solutions"
-HOSTILE = REPO_ROOT / "tests" / "grading" / "hostile"
-
-CHILD = """
-import json, time
-from rocketlab.grading import grade
-t0 = time.perf_counter()
-report = grade({lab!r}, {path!r})
-print(json.dumps({{"wall_s": time.perf_counter() - t0, "score": report.score, "max": report.max_score,
-                  "tests": len(report.tests)}}))
-"""
-
-
-def _with_kit_files(pkg: Path | None) -> Path | None:
-    """The archived package sees this checkout's kit files (``data/``, ``labs/``), as a checkout would."""
-    if pkg is None:
-        return None
-    for name in ("pyproject.toml", "labs", "data"):
-        link = pkg / name
-        if not link.exists():
-            link.symlink_to(REPO_ROOT / name)
-    return pkg
-
 
 def per_lab(labs: list[str]) -> tuple[dict, list]:
-    before_pkg = _with_kit_files(package_at(BEFORE))
+    before_pkg = graded_package(BEFORE)
     results, summary = {}, []
     for lab in labs:
         path = str(SOLUTIONS / LABS[lab].exercise_file)

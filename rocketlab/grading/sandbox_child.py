@@ -1,7 +1,9 @@
 """The sandbox's own process: loads a submission and runs its functions for the judge, values as data.
 
-Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -m rocketlab.grading.sandbox_child
-READ_FD WRITE_FD`` (inside ``unshare``'s namespaces where it can make them). It reads its configuration
+Started by :class:`~rocketlab.grading.sandbox.Sandbox` as ``python -c CHILD_BOOT DIR lean|full READ_FD
+WRITE_FD`` (inside ``unshare``'s namespaces where it can make them; ``lean``: this module imported without
+the grading package's ``__init__``, the lab table empty - it needs nothing of the kit but a Spark lab's
+factory, and only a Spark lab's sandbox starts ``full``). It reads its configuration
 (one JSON line), confines itself (:func:`rocketlab.grading.sandbox_confine.confine`) and says so
 (``{"confined": true}``, or ``{"setup_error": why}``: the grader's failure, not the submission's), then answers one
 request a line - ``load`` (the submission's source), ``call``, ``map`` (one function on many argument
@@ -29,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.grading.registry import LABS
-from rocketlab.grading.sandbox import MAX_TEXT
-from rocketlab.grading.sandbox_codec import CodecError, data_to_frame, decode, encode, frame_to_data
+from rocketlab.grading.sandbox_codec import MAX_TEXT, CodecError, data_to_frame, decode, encode, frame_to_data
 from rocketlab.grading.sandbox_confine import SetupError, confine
 
 OPS = ("load", "call", "map", "drain", "new", "method")
@@ -127,7 +128,8 @@ class _Child:
 
     def spark(self) -> Any:
         """The lab's Spark session (the lab table's ``spark``), made once: by :meth:`warm_up` while the
-        judge starts its own, or at the first DataFrame."""
+        judge starts its own, or at the first DataFrame. (Only a Spark lab's sandbox starts with the lab
+        table loaded: ``CHILD_BOOT``'s ``full``; in any other the table is empty.)"""
         with self.spark_lock:
             if not self.spark_holder:
                 make = LABS[self.lab].spark if self.lab in LABS else None

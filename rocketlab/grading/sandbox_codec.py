@@ -24,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 MAX_DEPTH = 40
+MAX_TEXT = 2_000
+"""Characters of an exception's text kept when it crosses (either side)."""
 MAX_ITEMS = 2_000_000
 # kit modules a value may be rebuilt from; the grader's own modules never
 _FORBIDDEN = ("rocketlab.grading", "rocketlab.plugs", "rocketlab.oracle")
@@ -152,9 +154,11 @@ def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"$b": base64.b64encode(bytes(value)).decode()}
     if t is list:
-        return [encode(v, **kw) for v in value]
+        plain = _plain(value)
+        return plain if plain is not None else [encode(v, **kw) for v in value]
     if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        return {"$t": [encode(v, **kw) for v in value]}
+        plain = _plain(value) if t is tuple else None
+        return {"$t": plain if plain is not None else [encode(v, **kw) for v in value]}
     if isinstance(value, (set, frozenset)):
         return {"$s": [encode(v, **kw) for v in value], "frozen": isinstance(value, frozenset)}
     if isinstance(value, dict):
@@ -190,6 +194,22 @@ def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
                      f"lists, tuples, dicts, or the kit's classes)")
 
 
+def _plain(items: list[Any] | tuple[Any, ...]) -> list[Any] | None:
+    """``items`` as a list when each is a scalar that encodes as itself (a table's case of numbers and
+    strings: one pass, no call per item), else None."""
+    for v in items:
+        t = type(v)
+        if t is int:
+            if not -(2**62) < v < 2**62:
+                return None
+        elif t is float:
+            if not math.isfinite(v):
+                return None
+        elif not (v is None or t is str or t is bool):
+            return None
+    return list(items)
+
+
 def _encode_dataclass(value: Any, kw: dict[str, Any]) -> Any:
     """A data class object's fields."""
     t = type(value)
@@ -219,6 +239,19 @@ def _kit_type(name: str) -> type:
     return obj
 
 
+def _decoded_plain(items: list[Any], budget: _Budget, depth: int) -> list[Any] | None:
+    """A copy of ``items`` (each at ``depth``) when each is None, a bool, an int, a float or a string,
+    counted against the budget as :func:`decode` would count them one by one; else None."""
+    if depth > MAX_DEPTH or not all(v is None or type(v) in _SCALARS for v in items):
+        return None
+    budget.left -= len(items)
+    if budget.left < 0:
+        raise CodecError("a value of more than 2,000,000 items")
+    return list(items)
+
+
+_SCALARS = frozenset({bool, int, float, str})
+
 _UNKNOWN = object()
 """What the decoders below return for a tag they do not know."""
 
@@ -245,7 +278,8 @@ def decode(data: Any, *, callable_of: Callable[[int], Any] | None = None,
     if data is None or t in (bool, int, float, str):
         return data
     if t is list:
-        return [decode(v, **kw) for v in data]
+        plain = _decoded_plain(data, budget, depth + 1)
+        return plain if plain is not None else [decode(v, **kw) for v in data]
     if t is not dict or len(data) == 0:
         raise CodecError(f"unexpected {t.__name__} on the channel")
     try:
@@ -269,7 +303,9 @@ def _decode_tagged(data: dict[str, Any], kw: dict[str, Any]) -> Any:
     if "$b" in data:
         return base64.b64decode(str(data["$b"]), validate=True)
     if "$t" in data:
-        return tuple(decode(v, **kw) for v in _list(data["$t"]))
+        items = _list(data["$t"])
+        plain = _decoded_plain(items, kw["budget"], kw["depth"])
+        return tuple(plain if plain is not None else (decode(v, **kw) for v in items))
     if "$s" in data:
         items = [decode(v, **kw) for v in _list(data["$s"])]
         return frozenset(items) if data.get("frozen") is True else set(items)

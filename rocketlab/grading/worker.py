@@ -1,8 +1,8 @@
 """The grader's judge process: runs graded tests, with the submission's functions across a boundary.
 
-Started by :mod:`rocketlab.grading.runner` as ``python -m rocketlab.grading.worker``; reads one JSON
-request on stdin and writes one JSON line per event to the file descriptor named by
-``ROCKETLAB_GRADER_FD`` (``ready`` or ``import_error``, then ``start`` and ``result`` per test;
+Started by :mod:`rocketlab.grading.runner` as ``python -m rocketlab.grading.worker`` (or forked from the
+grading process, :func:`serve`); reads one JSON request on stdin and writes one JSON line per event to the
+file descriptor named by ``ROCKETLAB_GRADER_FD`` (``ready`` or ``import_error``, then ``start`` and ``result`` per test;
 ``grader_error`` when a sandbox could not be set up: the grader's failure, which fails the run, not a test).
 
 The judge never imports the submission. It reads its source, checks statically that no exercise is
@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -164,14 +165,22 @@ def _quietly(make: Any) -> None:
 
 
 def main() -> int:
-    out_fd = int(os.environ["ROCKETLAB_GRADER_FD"])
+    """The judge started as ``python -m rocketlab.grading.worker``: the request on stdin, events to the
+    descriptor ``ROCKETLAB_GRADER_FD`` names."""
+    return serve(json.loads(sys.stdin.readline()), int(os.environ["ROCKETLAB_GRADER_FD"]))
+
+
+def serve(request: dict[str, Any], out_fd: int) -> int:
+    """Grade ``request``'s tests, one JSON event a line to ``out_fd`` (also the entry of a judge the
+    runner forked from a process that has the package imported: :func:`rocketlab.grading.runner.grade`)."""
 
     def emit(**event: Any) -> None:
         data = (json.dumps(event, default=str) + "\n").encode()
         while data:
             data = data[os.write(out_fd, data):]
 
-    request = json.loads(sys.stdin.readline())
+    if request.get("scratch"):  # the runner's directory in memory for the clusters' files (judge_scratch)
+        tempfile.tempdir = str(request["scratch"])
     # the kit's own log (a broker's recovery warnings) is not the learner's output: without a handler Python
     # would write it to sys.stderr, which is captured below as "your code printed"
     logging.getLogger("rocketlab").addHandler(logging.NullHandler())
