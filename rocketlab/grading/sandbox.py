@@ -392,9 +392,10 @@ class Sandbox:
             raise SandboxError(f"the grader could not pass an argument: {e}") from None
 
     # ------------------------------------------------------------------ operations
-    def load(self, source: str, filename: str) -> dict[str, str]:
-        """Import the submission; its top-level names and kinds (``function``/``class``/other)."""
-        return self.request({"op": "load", "source": source, "filename": filename})
+    def load(self, source: str, filename: str, plugs: dict[str, str] | None = None) -> dict[str, str]:
+        """Import the submission; its top-level names and kinds (``function``/``class``/other). ``plugs`` (override
+        point -> attribute) are plugged in there too, so the kit's components the submission calls use its code."""
+        return self.request({"op": "load", "source": source, "filename": filename, "plugs": plugs or {}})
 
     def call(self, attribute: str, args: tuple[Any, ...]) -> Any:
         """The learner's function ``attribute`` on ``args``: an identical earlier call's reply if its

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rocketlab import plugs
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import MAX_TEXT, CodecError, data_to_frame, decode, encode, frame_to_data
 from rocketlab.grading.sandbox_confine import SetupError, confine
@@ -177,6 +178,8 @@ class _Child:
         sys.modules["submission"] = type(sys)("submission")
         exec(code, self.module_globals)  # noqa: S102 - this process exists to run it
         vars(sys.modules["submission"]).update(self.module_globals)
+        points = message.get("plugs") or {}  # override point -> the learner's attribute
+        plugs.preset({point: self.module_globals[attr] for point, attr in points.items() if attr in self.module_globals})
         return {k: _describe(v) for k, v in self.module_globals.items() if not k.startswith("__")}
 
     def map(self, message: dict[str, Any]) -> Batch:

@@ -113,7 +113,9 @@ class Judge:
         if self.sandbox is not None:
             self.sandbox.stop()
         self.sandbox = Sandbox(self.lab, hide=self.hide)
-        names = self.sandbox.load(self.source, self.filename)
+        lab = registry.LABS.get(self.lab)
+        points = {ex.id: ex.attribute for ex in lab.exercises} if lab is not None else {}
+        names = self.sandbox.load(self.source, self.filename, points)
         self.names = names if type(names) is dict else {}
 
     def impl(self, exercise: Any, reference: Any) -> tuple[Any, str | None]:

@@ -28,7 +28,7 @@ def grading_modules():
 
 def real_package():
     import rocketlab.grading
-    return hasattr(rocketlab.grading, "grade") and len(rocketlab.grading.LABS) == 7
+    return hasattr(rocketlab.grading, "grade") and sorted(rocketlab.grading.LABS)
 '''
 
 
@@ -39,7 +39,7 @@ def test_the_sandbox_imports_no_suite_and_a_submission_still_gets_the_real_packa
         loaded = box.call("grading_modules", ())
         assert set(loaded) == {"rocketlab.grading.registry", "rocketlab.grading.sandbox_child",
                                "rocketlab.grading.sandbox_codec", "rocketlab.grading.sandbox_confine"}, loaded
-        assert box.call("real_package", ()) is True
+        assert box.call("real_package", ()) == sorted(LABS)
     finally:
         box.stop()
 

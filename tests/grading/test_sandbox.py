@@ -308,3 +308,12 @@ def test_without_namespaces_the_sandbox_still_grades_and_kills_its_session(tmp_p
     assert [t.passed for t in report.tests] == [False, True]
     report = grade("lab05", submission(tmp_path, "memory_bomb"), only=FAST)
     assert "MemoryError" in report.tests[0].message and report.tests[1].passed
+
+
+def test_delegating_through_the_kits_component_reaches_the_submission_again(tmp_path):
+    """The component's override point holds the learner's own function inside the sandbox too, so calling the
+    kit's class from the submission is a recursion, never the kit's answer."""
+    assert delegations((HOSTILE / "delegate_component.py").read_text(), "lab08") == {}  # the static check misses it
+    report = grade("lab08", submission(tmp_path, "delegate_component", "lab08"),
+                   only=["lab08.allocate/allocation_table", "lab08.allocate/group_covers_every_queue_once"])
+    assert report.tests and report.score == 0, [(t.name, t.score, t.message) for t in report.tests]
