@@ -299,6 +299,12 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_init)
 
 
+def tour_notebook(root: Path) -> str:
+    """The tour a learner opens first, in the workspace's language when its twin is there."""
+    twin = f"labs/{i18n.language()}/00_tour.ipynb"
+    return twin if i18n.language() != i18n.DEFAULT and (root / twin).is_file() else "labs/00_tour.ipynb"
+
+
 def _cmd_init(args: argparse.Namespace) -> int:
     report = init_workspace(args.dir, lang=args.lang)
     if args.lang:
@@ -306,7 +312,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     where = args.dir if not args.dir.is_absolute() else report.root
-    print(_("next: cd {where} && rocketlab lab   (then open labs/00_tour.ipynb first)").format(where=where))
+    print(_("next: cd {where} && rocketlab lab   (then open {tour} first)").format(where=where, tour=tour_notebook(
+        report.root)))
     return 0
 
 

@@ -165,3 +165,17 @@ def test_the_same_submission_scores_the_same_in_both_languages(monkeypatch):
     assert all(line.startswith("FAIL ") for line in feedback["en", template])
     assert all(line.startswith("未通过 ") for line in feedback["zh-CN", template])
     assert all(line.startswith("通过 ") for line in feedback["zh-CN", None])
+
+
+def test_the_twins_travel_to_the_workspace_and_the_chinese_tour_is_the_one_to_open(tmp_path, monkeypatch):
+    from rocketlab.kitfiles import kit_files
+
+    kit = tmp_path / "kit"
+    for rel in ("labs/00_tour.ipynb", "labs/zh-CN/00_tour.ipynb", "labs/zh-CN/runs/x/meta.json"):
+        (kit / rel).parent.mkdir(parents=True, exist_ok=True)
+        (kit / rel).write_text("{}", encoding="utf-8")
+    assert kit_files(kit) == ["labs/00_tour.ipynb", "labs/zh-CN/00_tour.ipynb"]
+    assert workspace.tour_notebook(kit) == "labs/00_tour.ipynb"
+    monkeypatch.setenv(i18n.ENV, "zh-CN")
+    assert workspace.tour_notebook(kit) == "labs/zh-CN/00_tour.ipynb"
+    assert workspace.tour_notebook(tmp_path) == "labs/00_tour.ipynb"  # no twin there: the English tour
