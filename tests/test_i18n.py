@@ -179,3 +179,14 @@ def test_the_twins_travel_to_the_workspace_and_the_chinese_tour_is_the_one_to_op
     monkeypatch.setenv(i18n.ENV, "zh-CN")
     assert workspace.tour_notebook(kit) == "labs/zh-CN/00_tour.ipynb"
     assert workspace.tour_notebook(tmp_path) == "labs/00_tour.ipynb"  # no twin there: the English tour
+
+
+def test_the_chinese_docs_are_in_the_site_and_the_readme_links_them():
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    toctrees = "".join(re.findall(r"```\{toctree\}(.*?)```", index, re.DOTALL))
+    assert "zh-CN/index" in toctrees.split()
+    zh = (ROOT / "docs" / "zh-CN" / "index.md").read_text(encoding="utf-8")
+    assert "glossary" in re.search(r"```\{toctree\}(.*?)```", zh, re.DOTALL).group(1).split()
+    assert "rocketlab init my-rocketlab --lang zh-CN" in zh and "ROCKETLAB_LANG" in zh
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "docs/zh-CN/index.md" in readme and "fonts-wqy-microhei" in readme and "4.6" in readme
