@@ -32,7 +32,7 @@ from typing import Any
 
 from rocketlab import __version__, i18n
 from rocketlab.errors import RocketlabError
-from rocketlab.i18n import _
+from rocketlab.i18n import _, ngettext
 from rocketlab.kitfiles import KIT_PACKAGE_DIR, kit_files
 
 MARKER = "rocketlab-workspace.json"
@@ -159,21 +159,24 @@ class InitReport:
     fresh: bool = False
 
     def lines(self) -> list[str]:
-        out = [f"rocketlab init: {'new workspace' if self.fresh else 'workspace'} {self.root} (rocketlab {__version__})"]
+        what = _("new workspace") if self.fresh else _("workspace")
+        out = [f"rocketlab init: {what} {self.root} (rocketlab {__version__})"]
         if self.added:
-            out.append(f"  added {_count(self.added)}: {_summary(self.added)}")
+            out.append("  " + _("added {files}: {which}").format(files=_count(self.added), which=_summary(self.added)))
         if self.updated:
-            out.append(f"  updated {_count(self.updated)} you had not changed: {_summary(self.updated)}")
+            out.append("  " + _("updated {files} you had not changed: {which}").format(
+                files=_count(self.updated), which=_summary(self.updated)))
         if self.unchanged:
-            out.append(f"  {_count(self.unchanged)} already up to date")
+            out.append("  " + _("{files} already up to date").format(files=_count(self.unchanged)))
         if self.kept:
-            out.append(f"  kept {_count(self.kept)} you changed (yours untouched; the kit's version differs; "
-                       f"rename yours and run init again to get it): {', '.join(self.kept)}")
+            out.append("  " + _("kept {files} you changed (yours untouched; the kit's version differs; rename yours "
+                                "and run init again to get it): {which}").format(
+                files=_count(self.kept), which=", ".join(self.kept)))
         return out
 
 
 def _count(paths: list[str]) -> str:
-    return f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
+    return ngettext("{n} file", "{n} files", len(paths)).format(n=len(paths))
 
 
 def _summary(paths: list[str], limit: int = 6) -> str:
