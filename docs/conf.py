@@ -14,6 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's package, also without an editable install
 sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+os.environ["ROCKETLAB_LANG"] = "en"  # the pages generated from the code (the CLI's help) are English, whatever the
+# builder's locale; the Chinese pages (zh-CN/) are written, not generated
 
 import rocketlab  # noqa: E402
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rocketlab import __version__, doctor, lab, sample_data, workspace
+from rocketlab import __version__, doctor, i18n, lab, sample_data, workspace
 from rocketlab.analysis import cli as analysis_cli
 from rocketlab.benchtable import load_rows, render
 from rocketlab.chaos import cli as chaos_cli
@@ -25,6 +25,7 @@ from rocketlab.dledger import cli as dledger_cli
 from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.grading import assign, autograder, bundle, mutation
 from rocketlab.grading import cli as grading_cli
+from rocketlab.i18n import _
 from rocketlab.net import cli as net_cli
 from rocketlab.oracle import member_kind  # noqa: F401 - registers nodeKind=java-dledger with rocketlab node
 from rocketlab.scenarios import SCENARIOS, ScenarioArgs, get_scenario
@@ -37,22 +38,39 @@ COMMAND_MODULES = (workspace, doctor, lab, analysis_cli, store_cli, dledger_cli,
 """The subsystems' command modules, each with a ``register(subparsers)`` adding its subcommands."""
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    def add_usage(self, usage: Any, actions: Any, groups: Any, prefix: str | None = None) -> None:
+        super().add_usage(usage, actions, groups, _("usage: ") if prefix is None else prefix)
+
+
 class _Parser(argparse.ArgumentParser):
+    """argparse in the kit's language: the usage line, the section titles and ``-h`` through the catalogue
+    (argparse's own strings are in no catalogue the kit ships)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, add_help=False, **kwargs)
+        self._positionals.title = _("positional arguments")
+        self._optionals.title = _("options")
+        self.add_argument("-h", "--help", action="help", default=argparse.SUPPRESS,
+                          help=_("show this help message and exit"))
+
     def error(self, message: str) -> None:  # argparse's usage errors: one line, exit 2
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction) and action.required and action.choices and (
                     action.dest in message or (action.metavar and str(action.metavar) in message)):
-                message = f"{self.prog} needs a subcommand: {', '.join(action.choices)} (see {self.prog} --help)"
+                message = _("{prog} needs a subcommand: {choices} (see {prog} --help)").format(
+                    prog=self.prog, choices=", ".join(action.choices))
                 break
         self.exit(2, f"rocketlab: {message.removeprefix('rocketlab ')}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="rocketlab", description="Learn RocketMQ storage and replication by running it. "
+    parser = _Parser(prog="rocketlab", description=_("Learn RocketMQ storage and replication by running it. "
                      "Start with `rocketlab init DIR`, then `cd DIR && rocketlab lab` (open labs/00_tour first); "
-                     "`rocketlab doctor` checks this machine.")
+                     "`rocketlab doctor` checks this machine."))
     parser.add_argument("--version", action="version", version=f"rocketlab {__version__}",
-                        help="print the version and exit")
+                        help=_("print the version and exit"))
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_sim(sub)
     _add_demo(sub)
@@ -64,55 +82,55 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_sim(sub: Any) -> None:
-    p = sub.add_parser("sim", help="run a named scenario in the simulator and write its run directory",
-                       description="Run a named scenario in the simulator, write its run directory (meta.json, "
+    p = sub.add_parser("sim", help=_("run a named scenario in the simulator and write its run directory"),
+                       description=_("Run a named scenario in the simulator, write its run directory (meta.json, "
                                    "events, the nodes' store files) and print a summary. Exit 1 if an invariant "
-                                   "was violated.")
-    p.add_argument("scenario", nargs="?", help="scenario name (see --list)")
-    p.add_argument("--list", action="store_true", help="list the scenarios, one per line, with a description")
-    p.add_argument("--nodes", type=positive_int, help="cluster size (default: the scenario's own)")
-    p.add_argument("--seed", type=int, default=1, help="the run's seed: the same seed gives the same trace (default 1)")
-    p.add_argument("--profile", help="the scenario's profile, e.g. dledger-0.3.1.2, dledger-0.3.2 or raft for "
-                                     "the DLedger scenarios (default: the scenario's own)")
-    p.add_argument("--network", help="reliable, unreliable, reordering or long-delays (MIT 6.5840's labrpc modes)")
-    p.add_argument("--latency", help="message latency: constant:MS, uniform:LO:HI or exponential:MEAN")
+                                   "was violated."))
+    p.add_argument("scenario", nargs="?", help=_("scenario name (see --list)"))
+    p.add_argument("--list", action="store_true", help=_("list the scenarios, one per line, with a description"))
+    p.add_argument("--nodes", type=positive_int, help=_("cluster size (default: the scenario's own)"))
+    p.add_argument("--seed", type=int, default=1, help=_("the run's seed: the same seed gives the same trace (default 1)"))
+    p.add_argument("--profile", help=_("the scenario's profile, e.g. dledger-0.3.1.2, dledger-0.3.2 or raft for "
+                                     "the DLedger scenarios (default: the scenario's own)"))
+    p.add_argument("--network", help=_("reliable, unreliable, reordering or long-delays (MIT 6.5840's labrpc modes)"))
+    p.add_argument("--latency", help=_("message latency: constant:MS, uniform:LO:HI or exponential:MEAN"))
     p.add_argument("--duration", type=positive_int, dest="duration_ms", metavar="MS",
-                   help="simulated milliseconds to run (default: the scenario's own)")
-    p.add_argument("--out", type=Path, help="run directory (default runs/SCENARIO-seedN in the workspace or "
-                                            "checkout, else in the current directory)")
-    p.add_argument("--parquet", action="store_true", help="write events.parquet instead of events.jsonl")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+                   help=_("simulated milliseconds to run (default: the scenario's own)"))
+    p.add_argument("--out", type=Path, help=_("run directory (default runs/SCENARIO-seedN in the workspace or "
+                                            "checkout, else in the current directory)"))
+    p.add_argument("--parquet", action="store_true", help=_("write events.parquet instead of events.jsonl"))
+    p.add_argument("--json", action="store_true", help=_("print the summary as one JSON object"))
     p.set_defaults(func=cmd_sim)
 
 
 def _add_demo(sub: Any) -> None:
-    p = sub.add_parser("demo", help="the headless tour: a DLedger broker group fails over; master-slave "
-                                    "async vs sync loses (or not) acknowledged messages; an HTML report",
-                       description="The headless tour in the simulator (a few seconds): three run directories "
-                                   "and one offline HTML report under --out, and a summary.")
+    p = sub.add_parser("demo", help=_("the headless tour: a DLedger broker group fails over; master-slave "
+                                    "async vs sync loses (or not) acknowledged messages; an HTML report"),
+                       description=_("The headless tour in the simulator (a few seconds): three run directories "
+                                   "and one offline HTML report under --out, and a summary."))
     p.add_argument("--out", type=Path, default=None,
-                   help="where the runs and report.html go (default runs/demo in the workspace or checkout, "
-                        "else in the current directory)")
-    p.add_argument("--seed", type=int, default=1, help="the seed of all three runs (default 1)")
+                   help=_("where the runs and report.html go (default runs/demo in the workspace or checkout, "
+                        "else in the current directory)"))
+    p.add_argument("--seed", type=int, default=1, help=_("the seed of all three runs (default 1)"))
     p.set_defaults(func=cmd_demo)
 
 
 def _add_bench(sub: Any) -> None:
-    p = sub.add_parser("bench", help="run benchmarks (benchmarks/bench_*.py), print and record figures",
-                       description="Run the benchmarks of the workspace (or checkout), record their figures "
+    p = sub.add_parser("bench", help=_("run benchmarks (benchmarks/bench_*.py), print and record figures"),
+                       description=_("Run the benchmarks of the workspace (or checkout), record their figures "
                                    "under benchmarks/results/ and end with one table: each headline figure, its "
-                                   "same-run baseline, the ratio and the target.")
-    p.add_argument("name", nargs="?", help="one benchmark, e.g. sim for bench_sim.py (default: all)")
-    p.add_argument("--quick", action="store_true", help="smaller sizes (a check that they run, not figures to keep)")
+                                   "same-run baseline, the ratio and the target."))
+    p.add_argument("name", nargs="?", help=_("one benchmark, e.g. sim for bench_sim.py (default: all)"))
+    p.add_argument("--quick", action="store_true", help=_("smaller sizes (a check that they run, not figures to keep)"))
     p.set_defaults(func=cmd_bench)
 
 
 def _add_view(sub: Any) -> None:
-    p = sub.add_parser("view", help="a run directory in the cluster viewer: one HTML page that plays and "
-                                    "scrubs the run in the browser, offline")
-    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory (meta.json and events)")
+    p = sub.add_parser("view", help=_("a run directory in the cluster viewer: one HTML page that plays and "
+                                    "scrubs the run in the browser, offline"))
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help=_("a run directory (meta.json and events)"))
     p.add_argument("--html", type=Path, dest="out", metavar="OUT",
-                   help="the page to write (default RUN_DIR/view.html)")
+                   help=_("the page to write (default RUN_DIR/view.html)"))
     p.set_defaults(func=cmd_view)
 
 
@@ -121,7 +139,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
     event_files(args.run_dir)  # a run directory, before anything is created
     out = write_viewer(args.run_dir, writable_file(args.out or args.run_dir / "view.html", "--html"))
-    print(f"viewer: {out}")
+    print(_("viewer: {path}").format(path=out))
     return 0
 
 
@@ -129,7 +147,8 @@ def bench_dir() -> Path:
     """``benchmarks/`` of the workspace or checkout: the scripts run there and record their figures there."""
     where = require_home("rocketlab bench") / "benchmarks"
     if not where.is_dir():
-        raise RocketlabError(f"no benchmarks directory at {where}; `rocketlab init {where.parent}` adds it")
+        raise RocketlabError(_("no benchmarks directory at {where}; `rocketlab init {parent}` adds it").format(
+            where=where, parent=where.parent))
     return where
 
 
@@ -141,7 +160,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scripts = [s for s in scripts if s.stem == f"bench_{args.name}"]
         if not scripts:
             known = ", ".join(s.stem[6:] for s in sorted(scripts_dir.glob("bench_*.py")))
-            raise RocketlabError(f"no benchmark named {args.name!r} (known: {known})")
+            raise RocketlabError(_("no benchmark named {name!r} (known: {known})").format(name=args.name, known=known))
     results_dir = scripts_dir / "results"
 
     def stamps() -> dict[str, int]:
@@ -166,7 +185,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
             print(f"{name}\t{SCENARIOS[name].description}")
         return 0
     if not args.scenario:
-        raise RocketlabError("sim needs a SCENARIO name (or --list)")
+        raise RocketlabError(_("sim needs a SCENARIO name (or --list)"))
     scenario = get_scenario(args.scenario)
     out = args.out or default_out(f"{scenario.name}-seed{args.seed}")
     sargs = ScenarioArgs(nodes=args.nodes, seed=args.seed, profile=args.profile, network=args.network,
@@ -204,10 +223,11 @@ def _start_clean(out: Path) -> None:
     change the run (the same seed must give the same trace). An earlier run directory is replaced; any
     other non-empty directory is refused."""
     if out.exists() and not out.is_dir():
-        raise RocketlabError(f"--out {out}: exists and is not a directory")
+        raise RocketlabError(_("{option} {path}: exists and is not a directory").format(option="--out", path=out))
     if out.is_dir() and any(out.iterdir()):
         if not (out / "meta.json").exists():
-            raise RocketlabError(f"--out {out}: not empty and not a run directory (no meta.json); choose another")
+            raise RocketlabError(_("--out {path}: not empty and not a run directory (no meta.json); choose another")
+                                 .format(path=out))
         fresh_dir(out)
     writable_dir(out, "--out")
 
@@ -242,7 +262,7 @@ def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Pat
     if extra:
         print("  ".join(f"{k} {v}" for k, v in extra.items()))
     print(format_table(table))
-    print(f"run directory: {out}")
+    print(_("run directory: {path}").format(path=out))
 
 
 def _os_error_line(e: OSError) -> str:
@@ -262,6 +282,11 @@ def _stdout_closed() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        i18n.language()  # a bad ROCKETLAB_LANG or stored language: one line, before any work
+    except RocketlabError as e:
+        print(f"rocketlab: {e}", file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -277,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:
         _stdout_closed()
-        print("rocketlab: the output was closed before the command finished (broken pipe)", file=sys.stderr)
+        print("rocketlab: " + _("the output was closed before the command finished (broken pipe)"),
+              file=sys.stderr)
         return 2
     except OSError as e:  # a path that cannot be read or written, a port in use: the user's input
         print(f"rocketlab: {_os_error_line(e)}", file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Any
 
 from rocketlab.console import render_table
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.workspace import home
 
 
@@ -21,9 +22,9 @@ def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+        raise argparse.ArgumentTypeError(_("invalid int value: {text!r}").format(text=text)) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+        raise argparse.ArgumentTypeError(_("must be a positive integer, got {value}").format(value=value))
     return value
 
 
@@ -37,23 +38,24 @@ def default_out(*parts: str) -> Path:
 def writable_dir(path: Path, option: str) -> Path:
     """Create ``path`` (a directory an option names) or fail in one line before any work is done."""
     if path.exists() and not path.is_dir():
-        raise RocketlabError(f"{option} {path}: exists and is not a directory")
+        raise RocketlabError(_("{option} {path}: exists and is not a directory").format(option=option, path=path))
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise RocketlabError(f"{option} {path}: cannot create the directory: {e.strerror}") from None
+        raise RocketlabError(_("{option} {path}: cannot create the directory: {why}").format(
+            option=option, path=path, why=e.strerror)) from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise RocketlabError(f"{option} {path}: not writable")
+        raise RocketlabError(_("{option} {path}: not writable").format(option=option, path=path))
     return path
 
 
 def writable_file(path: Path, option: str) -> Path:
     """Check that a file an option names can be written (its directory created) before any work is done."""
     if path.is_dir():
-        raise RocketlabError(f"{option} {path}: is a directory, not a file")
+        raise RocketlabError(_("{option} {path}: is a directory, not a file").format(option=option, path=path))
     writable_dir(path.parent if str(path.parent) else Path("."), option)
     if path.exists() and not os.access(path, os.W_OK):
-        raise RocketlabError(f"{option} {path}: not writable")
+        raise RocketlabError(_("{option} {path}: not writable").format(option=option, path=path))
     return path
 
 

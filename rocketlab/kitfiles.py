@@ -13,6 +13,7 @@ from pathlib import Path
 
 KIT_PATTERNS: tuple[str, ...] = (
     "labs/*.ipynb",
+    "labs/zh-CN/*.ipynb",
     "labs/exercises/*.py",
     "data/**/*",
     "benchmarks/*.py",

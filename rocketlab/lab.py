@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib.util
 import json
 import os
 import secrets
@@ -22,13 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from rocketlab import i18n
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.workspace import home
 
 DEFAULT_PORT = 8888
 DEFAULT_IP = "127.0.0.1"
 NOTIFICATION_PLUGIN = "@jupyterlab/apputils-extension:notification"
 NO_NEWS = {"checkForUpdates": False, "fetchNews": "false"}
+TRANSLATION_PLUGIN = ("@jupyterlab", "translation-extension", "plugin")
+"""JupyterLab's language setting: ``<settings dir>/@jupyterlab/translation-extension/plugin.jupyterlab-settings``."""
+LANGUAGE_PACKS = {"zh-CN": "jupyterlab_language_pack_zh_CN"}
+"""The language pack (a dependency of the kit) that makes JupyterLab speak each language but English."""
 
 
 @dataclass(frozen=True)
@@ -45,14 +52,14 @@ class LabLaunch:
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``lab`` subcommand; its handler is ``args.func(args) -> int``."""
     parser = subparsers.add_parser(
-        "lab", help="JupyterLab on labs/",
-        description="Start JupyterLab on the labs directory and print the URL (with its token) to open.")
+        "lab", help=_("JupyterLab on labs/"),
+        description=_("Start JupyterLab on the labs directory and print the URL (with its token) to open."))
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     parser.add_argument("--ip", default=DEFAULT_IP, help=f"address to listen on (default {DEFAULT_IP})")
-    parser.add_argument("--token", default=None, help="access token (default: a random one)")
-    parser.add_argument("--no-browser", action="store_true", help="do not try to open a web browser")
+    parser.add_argument("--token", default=None, help=_("access token (default: a random one)"))
+    parser.add_argument("--no-browser", action="store_true", help=_("do not try to open a web browser"))
     parser.add_argument("--dir", default=None,
-                        help="notebook directory (default: labs/ of the workspace or checkout you are in)")
+                        help=_("notebook directory (default: labs/ of the workspace or checkout you are in)"))
     parser.set_defaults(func=run_lab)
     return parser
 
@@ -61,8 +68,9 @@ def run_lab(args: argparse.Namespace) -> int:
     """Handler of ``rocketlab lab``: checks, prints the URL, then execs JupyterLab (does not return)."""
     launch = prepare(port=args.port, ip=args.ip, token=args.token, open_browser=not args.no_browser,
                      labs_dir=args.dir)
-    print(f"rocketlab lab: serving {launch.labs_dir} (Jupyter state in {launch.state_dir})")
-    print(f"rocketlab lab: open {launch.url}", flush=True)
+    print("rocketlab lab: " + _("serving {labs} (Jupyter state in {state})").format(
+        labs=launch.labs_dir, state=launch.state_dir))
+    print("rocketlab lab: " + _("open {url}").format(url=launch.url), flush=True)
     sys.stderr.flush()
     os.execve(launch.argv[0], launch.argv, launch.env)
     return 0  # not reached: execve replaces the process
@@ -87,6 +95,7 @@ def prepare(
                 "JUPYTERLAB_WORKSPACES_DIR"):
         Path(env[key]).mkdir(parents=True, exist_ok=True)
     write_no_news_overrides(lab_app_dir(env) / "settings")
+    write_language_setting(Path(env["JUPYTERLAB_SETTINGS_DIR"]), i18n.language())
     argv = [
         sys.executable, "-m", "jupyterlab",
         f"--ServerApp.root_dir={labs}",
@@ -180,6 +189,45 @@ def write_no_news_overrides(settings_dir: Path) -> bool:
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     except OSError as e:
         print(f"rocketlab lab: warning: cannot write {path} ({e.strerror}); Lab may show a news toast",
+              file=sys.stderr)
+        return False
+    return True
+
+
+def jupyterlab_locale(lang: str) -> str:
+    """JupyterLab's name for ``lang`` (``zh_CN``; English is ``en``)."""
+    return i18n.GETTEXT_NAMES.get(lang, "en")
+
+
+def write_language_setting(settings_dir: Path, lang: str) -> bool:
+    """Set JupyterLab's language (the translation extension's ``locale``) in ``settings_dir`` to ``lang``'s;
+    True if it is in place.
+
+    Written at every start, so Lab speaks the workspace's language (``rocketlab init --lang``,
+    ``ROCKETLAB_LANG``, the locale); the file's other settings are kept. A file that cannot be read (Lab
+    writes JSON5; one with comments is left alone) or written gets a warning on stderr and is left as it is.
+    """
+    path = settings_dir.joinpath(*TRANSLATION_PLUGIN[:2], TRANSLATION_PLUGIN[2] + ".jupyterlab-settings")
+    locale = jupyterlab_locale(lang)
+    if lang in LANGUAGE_PACKS and importlib.util.find_spec(LANGUAGE_PACKS[lang]) is None:
+        print("rocketlab lab: " + _("warning: JupyterLab's language pack for {lang} is not installed; "
+                                     "Lab stays in English (pip install jupyterlab-language-pack-zh-CN)").format(
+            lang=lang), file=sys.stderr)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        print("rocketlab lab: " + _("warning: leaving {path} alone ({why})").format(path=path, why=e),
+              file=sys.stderr)
+        return False
+    if data.get("locale") == locale:
+        return True
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**data, "locale": locale}, indent=2) + "\n", encoding="utf-8")
+    except OSError as e:
+        print("rocketlab lab: " + _("warning: cannot write {path} ({why})").format(path=path, why=e.strerror),
               file=sys.stderr)
         return False
     return True

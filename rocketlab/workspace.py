@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlab import __version__
+from rocketlab import __version__, i18n
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _, ngettext
 from rocketlab.kitfiles import KIT_PACKAGE_DIR, kit_files
 
 MARKER = "rocketlab-workspace.json"
@@ -102,6 +103,19 @@ def find_workspace(start: str | Path | None = None) -> Path | None:
     return None
 
 
+def stored_language(start: str | Path | None = None) -> str | None:
+    """The language ``rocketlab init --lang`` stored in the workspace's marker (``"lang"``), or None (no
+    workspace, no setting, or a marker that cannot be read: the language then comes from elsewhere)."""
+    try:
+        root = find_workspace(start)
+        return _read_marker(root).get("lang") if root is not None else None
+    except RocketlabError:
+        return None
+
+
+i18n.register_workspace_setting(stored_language)
+
+
 def home() -> Path | None:
     """Where commands read and write a learner's files: the workspace, else the checkout, else None."""
     return find_workspace() or checkout_root()
@@ -145,21 +159,24 @@ class InitReport:
     fresh: bool = False
 
     def lines(self) -> list[str]:
-        out = [f"rocketlab init: {'new workspace' if self.fresh else 'workspace'} {self.root} (rocketlab {__version__})"]
+        what = _("new workspace") if self.fresh else _("workspace")
+        out = [f"rocketlab init: {what} {self.root} (rocketlab {__version__})"]
         if self.added:
-            out.append(f"  added {_count(self.added)}: {_summary(self.added)}")
+            out.append("  " + _("added {files}: {which}").format(files=_count(self.added), which=_summary(self.added)))
         if self.updated:
-            out.append(f"  updated {_count(self.updated)} you had not changed: {_summary(self.updated)}")
+            out.append("  " + _("updated {files} you had not changed: {which}").format(
+                files=_count(self.updated), which=_summary(self.updated)))
         if self.unchanged:
-            out.append(f"  {_count(self.unchanged)} already up to date")
+            out.append("  " + _("{files} already up to date").format(files=_count(self.unchanged)))
         if self.kept:
-            out.append(f"  kept {_count(self.kept)} you changed (yours untouched; the kit's version differs; "
-                       f"rename yours and run init again to get it): {', '.join(self.kept)}")
+            out.append("  " + _("kept {files} you changed (yours untouched; the kit's version differs; rename yours "
+                                "and run init again to get it): {which}").format(
+                files=_count(self.kept), which=", ".join(self.kept)))
         return out
 
 
 def _count(paths: list[str]) -> str:
-    return f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
+    return ngettext("{n} file", "{n} files", len(paths)).format(n=len(paths))
 
 
 def _summary(paths: list[str], limit: int = 6) -> str:
@@ -215,8 +232,13 @@ def _kit_contents(root: Path) -> Iterable[tuple[str, bytes]]:
     yield README_NAME, readme.encode("utf-8")
 
 
-def init_workspace(target: str | Path) -> InitReport:
-    """Lay out (or complete) the workspace at ``target``; never overwrite a file the learner changed."""
+def init_workspace(target: str | Path, lang: str | None = None) -> InitReport:
+    """Lay out (or complete) the workspace at ``target``; never overwrite a file the learner changed.
+
+    ``lang`` (a tag of :data:`rocketlab.i18n.LANGUAGES`) is stored in the marker as the workspace's
+    language; None keeps the one stored before (if any)."""
+    if lang is not None:
+        lang = i18n.checked(lang, "--lang")
     root = Path(target).expanduser()
     if root.exists() and not root.is_dir():
         raise RocketlabError(f"{target}: exists and is not a directory")
@@ -259,6 +281,9 @@ def init_workspace(target: str | Path) -> InitReport:
         "kit_version": __version__,
         "files": dict(sorted(recorded.items())),
     }
+    stored = lang or marker.get("lang")
+    if stored:
+        marker_data["lang"] = stored
     _write_atomic(root / MARKER, (json.dumps(marker_data, indent=1) + "\n").encode("utf-8"))
     return report
 
@@ -266,22 +291,34 @@ def init_workspace(target: str | Path) -> InitReport:
 def register(subparsers: Any) -> None:
     """``rocketlab init DIR``."""
     p = subparsers.add_parser(
-        "init", help="lay out a learner's workspace: labs, exercises, sample data, benchmarks, a README",
-        description="Create DIR as a rocketlab workspace (or complete an existing one): the labs, the exercise "
-                    "files, the sample runs and the benchmarks, a short README and the marker file by which "
-                    "commands run inside DIR find it. Files you edited are never overwritten.")
-    p.add_argument("dir", metavar="DIR", type=Path, help="the workspace directory (created if missing)")
+        "init", help=_("lay out a learner's workspace: labs, exercises, sample data, benchmarks, a README"),
+        description=_("Create DIR as a rocketlab workspace (or complete an existing one): the labs, the exercise "
+                      "files, the sample runs and the benchmarks, a short README and the marker file by which "
+                      "commands run inside DIR find it. Files you edited are never overwritten."))
+    p.add_argument("dir", metavar="DIR", type=Path, help=_("the workspace directory (created if missing)"))
+    p.add_argument("--lang", metavar="LANG", choices=i18n.LANGUAGES,
+                   help=_("the workspace's language: en or zh-CN (the CLI, the grader and JupyterLab speak it; "
+                          "default: keep the stored one, else ROCKETLAB_LANG or the locale)"))
     p.set_defaults(func=_cmd_init)
 
 
+def tour_notebook(root: Path) -> str:
+    """The tour a learner opens first, in the workspace's language when its twin is there."""
+    twin = f"labs/{i18n.language()}/00_tour.ipynb"
+    return twin if i18n.language() != i18n.DEFAULT and (root / twin).is_file() else "labs/00_tour.ipynb"
+
+
 def _cmd_init(args: argparse.Namespace) -> int:
-    report = init_workspace(args.dir)
+    report = init_workspace(args.dir, lang=args.lang)
+    if args.lang:
+        i18n.set_language(args.lang)
     for line in report.lines():
         print(line)
     where = args.dir if not args.dir.is_absolute() else report.root
-    print(f"next: cd {where} && rocketlab lab   (then open labs/00_tour.ipynb first)")
+    print(_("next: cd {where} && rocketlab lab   (then open {tour} first)").format(where=where, tour=tour_notebook(
+        report.root)))
     return 0
 
 
 __all__ = ["ENV", "MARKER", "InitReport", "checkout_root", "find_workspace", "home", "init_workspace", "kit_root",
-           "require_home", "resource"]
+           "require_home", "resource", "stored_language"]

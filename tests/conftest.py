@@ -13,6 +13,8 @@ import pytest
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ["ROCKETLAB_LANG"] = "en"  # the tests read the kit's English, whatever the machine's locale (rocketlab.i18n);
+# the language tests (tests/test_i18n*.py) set it themselves
 
 FULL = os.environ.get("ROCKETLAB_FULL") == "1"
 

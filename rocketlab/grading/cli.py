@@ -34,30 +34,31 @@ from rocketlab.grading.results import write_results, write_summary_csv, write_un
 from rocketlab.grading.runner import GradeReport, TestResult, grade
 from rocketlab.grading.sandbox import SandboxSetupError
 from rocketlab.grading.sandbox_static import similarity
+from rocketlab.i18n import _
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "grade", help="grade a lab's exercises (Gradescope results.json with --json)",
-        description="Run a lab's graded tests on a submission (default: the repo's labs/exercises/ file), "
-                    "the kit's own code (--reference), or every submission of a directory (--submissions).")
-    p.add_argument("lab", metavar="LAB", help=f"one of {', '.join(registry.LABS)}")
-    p.add_argument("--submission", help="the learner's exercise file (default: labs/exercises/labNN_*.py)")
-    p.add_argument("--reference", action="store_true", help="grade the kit's own implementation")
+        "grade", help=_("grade a lab's exercises (Gradescope results.json with --json)"),
+        description=_("Run a lab's graded tests on a submission (default: the repo's labs/exercises/ file), "
+                    "the kit's own code (--reference), or every submission of a directory (--submissions)."))
+    p.add_argument("lab", metavar="LAB", help=_("one of {labs}").format(labs=", ".join(registry.LABS)))
+    p.add_argument("--submission", help=_("the learner's exercise file (default: labs/exercises/labNN_*.py)"))
+    p.add_argument("--reference", action="store_true", help=_("grade the kit's own implementation"))
     p.add_argument("--only", action="append", metavar="TEST",
-                   help="a test (lab03.handle_vote/decision_table) or exercise (lab03.handle_vote); repeatable")
-    p.add_argument("--seed", type=int, help="run scenario tests for this seed only (replay a failure)")
-    p.add_argument("--stress", type=int, metavar="N", help="run every scenario test for seeds 0..N-1, to the first "
-                                                           "failing one (its replay line is printed; bulk mode: every submission)")
-    p.add_argument("--json", metavar="FILE", help="write Gradescope's results.json here")
-    p.add_argument("--tests", metavar="DIR", help="a directory of extra (hidden) tests, *.py using @graded")
-    p.add_argument("--time-limit", type=float, metavar="S", help="at most S seconds per test (default: each test's own)")
-    p.add_argument("--submissions", metavar="DIR", help="bulk mode: grade every submission in DIR")
-    p.add_argument("--out", metavar="DIR", help="bulk mode: one results.json per submission and summary.csv")
+                   help=_("a test (lab03.handle_vote/decision_table) or exercise (lab03.handle_vote); repeatable"))
+    p.add_argument("--seed", type=int, help=_("run scenario tests for this seed only (replay a failure)"))
+    p.add_argument("--stress", type=int, metavar="N", help=_("run every scenario test for seeds 0..N-1, to the first "
+                                                           "failing one (its replay line is printed; bulk mode: every submission)"))
+    p.add_argument("--json", metavar="FILE", help=_("write Gradescope's results.json here"))
+    p.add_argument("--tests", metavar="DIR", help=_("a directory of extra (hidden) tests, *.py using @graded"))
+    p.add_argument("--time-limit", type=float, metavar="S", help=_("at most S seconds per test (default: each test's own)"))
+    p.add_argument("--submissions", metavar="DIR", help=_("bulk mode: grade every submission in DIR"))
+    p.add_argument("--out", metavar="DIR", help=_("bulk mode: one results.json per submission and summary.csv"))
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
-                   help="bulk mode: grade N submissions at once (default: this machine's cores)")
-    p.add_argument("--source", metavar="DIR", help="bulk mode: the course's source notebooks, whose questions "
-                                                   "the learners' notebooks answer (default: the kit's labs)")
+                   help=_("bulk mode: grade N submissions at once (default: this machine's cores)"))
+    p.add_argument("--source", metavar="DIR", help=_("bulk mode: the course's source notebooks, whose questions "
+                                                   "the learners' notebooks answer (default: the kit's labs)"))
     p.set_defaults(func=run_grade)
     register_collect(subparsers)  # `rocketlab collect`: the written questions of any lab, lab00's included
 
@@ -69,7 +70,7 @@ def _only(values: list[str] | None) -> list[str] | None:
 
 
 def _line(lab: str, t: TestResult) -> str:
-    mark = "PASS" if t.passed else "FAIL"
+    mark = _("PASS") if t.passed else _("FAIL")
     first = t.message.splitlines()[0] if t.message else ""
     return f"{mark} {t.score:>4g}/{t.max_score:<4g} {t.name} ({t.duration_s:.1f} s){'' if t.passed else ': ' + first}"
 
@@ -79,8 +80,9 @@ def _print_report(report: GradeReport) -> None:
         if not t.passed:
             print(f"\n--- {t.name}\n{t.output()}")
     passed = sum(t.passed for t in report.tests)
-    print(f"\n{report.lab}: {report.score:g}/{report.max_score:g} points, {passed}/{len(report.tests)} tests "
-          f"passed in {report.execution_time_s:.1f} s ({report.submission})")
+    print("\n" + _("{lab}: {score}/{max_score} points, {passed}/{tests} tests passed in {seconds} s ({submission})")
+          .format(lab=report.lab, score=f"{report.score:g}", max_score=f"{report.max_score:g}", passed=passed,
+                  tests=len(report.tests), seconds=f"{report.execution_time_s:.1f}", submission=report.submission))
 
 
 def run_grade(args: argparse.Namespace) -> int:
@@ -92,7 +94,8 @@ def run_grade(args: argparse.Namespace) -> int:
         if args.lab in question_labs():
             raise RocketlabError(f"{args.lab} has questions but no exercise to grade: collect its answers with "
                                  f"`rocketlab collect {args.lab} --submissions DIR --out DIR`")
-        raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(registry.LABS)}")
+        raise RocketlabError(_("unknown lab {lab!r}; the graded labs are {labs}").format(
+            lab=args.lab, labs=", ".join(registry.LABS)))
     if args.submissions or args.out:
         if not (args.submissions and args.out):
             raise RocketlabError("bulk mode needs both --submissions DIR and --out DIR")
@@ -116,8 +119,8 @@ def _grade_single(args: argparse.Namespace) -> int:
     if not args.submission and not args.reference:
         default = registry.exercise_file(args.lab)
         if not default.is_file():
-            raise RocketlabError(f"no {default.name} here: run `rocketlab grade` inside a workspace (`rocketlab init "
-                                 "DIR` makes one), or pass --submission FILE")
+            raise RocketlabError(_("no {name} here: run `rocketlab grade` inside a workspace (`rocketlab init "
+                                   "DIR` makes one), or pass --submission FILE").format(name=default.name))
     if args.json:
         writable_file(Path(args.json), "--json")
     try:
@@ -130,14 +133,14 @@ def _grade_single(args: argparse.Namespace) -> int:
         return 3
     _print_report(report)
     if args.json:
-        print(f"results: {write_results(report, args.json)}")
+        print(_("results: {path}").format(path=write_results(report, args.json)))
     return 0 if report.all_passed else 1
 
 
 def _check_submission(path: Path) -> None:
     """A submission is a Python file (the learner's copy of the lab's exercise module)."""
     if not path.exists():
-        raise RocketlabError(f"--submission {path}: no such file")
+        raise RocketlabError(_("--submission {path}: no such file").format(path=path))
     if not path.is_file():
         raise RocketlabError(f"--submission {path}: not a file (a directory of submissions goes to --submissions)")
     if path.suffix not in (".py", ".zip"):

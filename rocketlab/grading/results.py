@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.grading.runner import GradeReport
+from rocketlab.i18n import _
 
 VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
 SCHEMA: dict[str, Any] = {
@@ -69,8 +70,10 @@ def gradescope(report: GradeReport) -> dict[str, Any]:
     max_score = round(sum(t.max_score for t in public), 6)
     passed = sum(t.passed for t in public)
     name = Path(report.submission).name if report.submission != "reference" else "reference"
-    what = "public tests: " if len(public) < len(report.tests) else ""
-    summary = (f"{report.lab}: {what}{score:g}/{max_score:g} points, {passed}/{len(public)} tests passed ({name})")
+    what = _("public tests: ") if len(public) < len(report.tests) else ""
+    summary = _("{lab}: {what}{score}/{max_score} points, {passed}/{tests} tests passed ({name})").format(
+        lab=report.lab, what=what, score=f"{score:g}", max_score=f"{max_score:g}", passed=passed, tests=len(public),
+        name=name)
     data: dict[str, Any] = {"execution_time": report.execution_time_s, "output": summary,
                             "output_format": "text", "visibility": "visible", "stdout_visibility": "hidden",
                             "extra_data": {"lab": report.lab, "max_score": max_score}, "tests": tests}
@@ -126,7 +129,7 @@ def write_summary_csv(rows: list[tuple[str, GradeReport | None, str]] | list[tup
     out = Path(path)
     full = [(r[0], r[1], r[2] if len(r) > 2 else "") for r in rows]  # type: ignore[misc]
     names: list[str] = []
-    for _, report, _ in full:
+    for _name, report, _note in full:
         for t in (report.tests if report else []):
             if t.name not in names:
                 names.append(t.name)

@@ -42,6 +42,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry, worker
 from rocketlab.grading.fair_time import LOADED, TestClock, machine_factor
 from rocketlab.grading.sandbox import SandboxSetupError
+from rocketlab.i18n import _
 
 IMPORT_TIME_LIMIT_S = 30.0
 
@@ -69,15 +70,15 @@ class TestResult:
 
     def output(self) -> str:
         """The text a learner reads (Gradescope's ``output``)."""
-        lines = [f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.about}".rstrip(": "), self.message]
+        lines = [f"{_('PASS') if self.passed else _('FAIL')} {self.name}: {self.about}".rstrip(": "), self.message]
         if self.replay:
-            lines.append(f"replay: {self.replay}")
+            lines.append(_("replay: {command}").format(command=self.replay))
         if self.viewer:
-            lines.append(f"in the cluster viewer: {self.viewer}")
+            lines.append(_("in the cluster viewer: {page}").format(page=self.viewer))
         if self.printed_chars:
-            cut = f" (first {len(self.printed)} of {self.printed_chars:,} characters)" \
-                if self.printed_chars > len(self.printed) else ""
-            lines.append(f"your code printed{cut}:\n{self.printed}")
+            cut = _(" (first {shown} of {total} characters)").format(
+                shown=len(self.printed), total=f"{self.printed_chars:,}") if self.printed_chars > len(self.printed) else ""
+            lines.append(_("your code printed{cut}:").format(cut=cut) + "\n" + self.printed)
         return "\n".join(lines)
 
 

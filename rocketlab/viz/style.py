@@ -37,7 +37,13 @@ PALETTE = (OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["bluish_green"], OK
            OKABE_ITO["reddish_purple"], OKABE_ITO["sky_blue"], OKABE_ITO["yellow"], "#7a7a7a")
 PAGE_TEXT = "#7a7a7a"  # about 4.3:1 on white and on JupyterLab Dark's #111: readable on either theme
 GRID = "rgba(128, 128, 128, 0.3)"
-FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=12, color=PAGE_TEXT)
+CJK_FONTS = ("Noto Sans CJK SC", "WenQuanYi Micro Hei", "PingFang SC", "Microsoft YaHei")
+"""Fonts with Simplified Chinese, after the Latin ones: Debian's fonts-noto-cjk and fonts-wqy-microhei, macOS's
+PingFang SC, Windows' Microsoft YaHei. A Chinese label takes the first one installed, never a box (the README
+says which to install)."""
+FONT_FAMILY = ", ".join(("Inter", "Segoe UI", "Helvetica", "Arial", *(f'"{f}"' for f in CJK_FONTS), "sans-serif"))
+"""The font stack of every figure, and the cluster viewer's (viewer.css names the same: a test compares)."""
+FONT = dict(family=FONT_FAMILY, size=12, color=PAGE_TEXT)
 TIME_AXIS_TITLE = "t (ms)"
 NOTE_TEXT = "#555555"  # notes beside a plot
 FAULT_MARK = "#444444"  # the role timeline's fault markers and their labels
