@@ -100,6 +100,16 @@ class ClientNodeConfig:
     consumer_timeout_millis_when_suspend: int = 30_000
     start_ms: int = 0
     options: dict[str, Any] = field(default_factory=dict)
+    consumer_style: str = "push"
+    """``push`` (:mod:`rocketlab.client.push_core`), ``lite-pull-subscribe`` or ``lite-pull-assign``
+    (:mod:`rocketlab.client.lite_pull_core`: member ``assign_index`` of ``assign_members`` takes its share)."""
+    assign_index: int = 0
+    assign_members: int = 1
+
+    def __post_init__(self) -> None:
+        if self.consumer_style not in ("push", "lite-pull-subscribe", "lite-pull-assign"):
+            raise MQClientException(f"consumer style {self.consumer_style!r} is none of push, lite-pull-subscribe, "
+                                    "lite-pull-assign")
 
 
 class _Task:
