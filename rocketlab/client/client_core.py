@@ -13,8 +13,9 @@ messages and timers. A request that gets no answer fails with Java's exception: 
 gone before the timeout, ``timeout`` at the caller's timeout (a request in flight to a process that dies waits for
 its timeout, as Java's ``ResponseFuture`` does: a closed channel wakes nobody).
 
-The consumer's push side lives in :mod:`rocketlab.client.push_core`. Java's defaults: route refresh and heartbeats
-every 30 s, ``mqClientApiTimeout`` 3 s, ``sendMsgTimeout`` 3 s. Trace (node: the client's node): ``client_route``,
+The consumer lives in :mod:`rocketlab.client.push_core` (push) or :mod:`rocketlab.client.lite_pull_core`
+(lite pull, ``consumer_style``), both on :mod:`rocketlab.client.member_core`. Java's defaults: route refresh
+and heartbeats every 30 s, ``mqClientApiTimeout`` 3 s, ``sendMsgTimeout`` 3 s. Trace (node: the client's node): ``client_route``,
 ``client_send`` (each attempt), ``client_send_failed`` (what the application is thrown), ``client_rebalance``,
 ``client_pull``, ``client_consume``, ``client_commit`` (an offset written to the broker).
 

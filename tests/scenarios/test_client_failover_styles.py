@@ -15,7 +15,7 @@ from rocketlab.sim.cluster import Cluster
 STYLES = ("push", "lite-pull-subscribe", "lite-pull-assign")
 CASES = (("push", 3), ("lite-pull-subscribe", 3), ("lite-pull-subscribe", 4), ("lite-pull-assign", 4))
 """(style, seed): push's own scenario tests run it longer (tests/scenarios/test_client_failover.py)."""
-DURATION_MS = 36_000  # the pulls held by the crashed master time out (30 s) and the new master is read
+DURATION_MS = 33_000  # the pulls held by the crashed master time out (30 s) and the new master is read
 
 
 def _run(style: str, seed: int, fault: str = "master-crash", duration_ms: int = DURATION_MS):
@@ -79,13 +79,15 @@ def test_assigned_queues_do_not_move_when_a_member_leaves():
     assert {e["node"] for e in assigned if e["kind"] == "client_rebalance"} == {"k0", "k1", "k2"}
     assert len([e for e in assigned if e["kind"] == "client_rebalance"]) == 3
     assert cf.lost_acknowledged(subscribed) == []
-    assert set(cf.explain_duplicates(subscribed).values()) <= {"redelivered"}
+    reasons = cf.explain_duplicates(subscribed)
+    assert reasons and set(reasons.values()) == {"redelivered"}  # polled by k1, not yet auto-committed
+    assert all(seen[0]["node"] == "k1" for seen in cf.duplicates(subscribed).values())
 
 
 @pytest.mark.parametrize(("style", "seed"), [("lite-pull-subscribe", 5), ("lite-pull-assign", 6)])
 def test_same_seed_same_trace(style, seed):
     print("seed", seed)
-    first, second = _run(style, seed, duration_ms=12_000)[:2], _run(style, seed, duration_ms=12_000)[:2]
+    first, second = _run(style, seed, duration_ms=10_000)[:2], _run(style, seed, duration_ms=10_000)[:2]
     assert first == second
     assert any(e["kind"] == "client_consume" for e in first[1])
 
