@@ -13,8 +13,9 @@ messages and timers. A request that gets no answer fails with Java's exception: 
 gone before the timeout, ``timeout`` at the caller's timeout (a request in flight to a process that dies waits for
 its timeout, as Java's ``ResponseFuture`` does: a closed channel wakes nobody).
 
-The consumer's push side lives in :mod:`rocketlab.client.push_core`. Java's defaults: route refresh and heartbeats
-every 30 s, ``mqClientApiTimeout`` 3 s, ``sendMsgTimeout`` 3 s. Trace (node: the client's node): ``client_route``,
+The consumer lives in :mod:`rocketlab.client.push_core` (push) or :mod:`rocketlab.client.lite_pull_core`
+(lite pull, ``consumer_style``), both on :mod:`rocketlab.client.member_core`. Java's defaults: route refresh
+and heartbeats every 30 s, ``mqClientApiTimeout`` 3 s, ``sendMsgTimeout`` 3 s. Trace (node: the client's node): ``client_route``,
 ``client_send`` (each attempt), ``client_send_failed`` (what the application is thrown), ``client_rebalance``,
 ``client_pull``, ``client_consume``, ``client_commit`` (an offset written to the broker).
 
@@ -100,6 +101,16 @@ class ClientNodeConfig:
     consumer_timeout_millis_when_suspend: int = 30_000
     start_ms: int = 0
     options: dict[str, Any] = field(default_factory=dict)
+    consumer_style: str = "push"
+    """``push`` (:mod:`rocketlab.client.push_core`), ``lite-pull-subscribe`` or ``lite-pull-assign``
+    (:mod:`rocketlab.client.lite_pull_core`: member ``assign_index`` of ``assign_members`` takes its share)."""
+    assign_index: int = 0
+    assign_members: int = 1
+
+    def __post_init__(self) -> None:
+        if self.consumer_style not in ("push", "lite-pull-subscribe", "lite-pull-assign"):
+            raise MQClientException(f"consumer style {self.consumer_style!r} is none of push, lite-pull-subscribe, "
+                                    "lite-pull-assign")
 
 
 class _Task:

@@ -123,6 +123,11 @@ class ProcessQueue:
     def msg_count(self) -> int:
         return len(self.msg_tree_map)
 
+    @property
+    def max_span(self) -> int:
+        """``getMaxSpan``: the last offset in flight minus the first (0 when none is)."""
+        return max(self.msg_tree_map) - min(self.msg_tree_map) if self.msg_tree_map else 0
+
 
 class RemoteBrokerOffsetStore:
     def __init__(self, group: str, broker_addrs: BrokerAddrTable) -> None:

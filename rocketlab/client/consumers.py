@@ -14,11 +14,13 @@ at shutdown (oneway UPDATE_CONSUMER_OFFSET, then UNREGISTER_CLIENT).
   ``consume_thread_max`` at a time (Java: that many consume threads); a failed message goes back with CONSUMER_SEND_MSG_BACK (delay
   level 0: the broker's 3 + reconsume times); when that fails, it is sent to ``%RETRY%group`` by the instance's
   inner producer (DELAY 3 + reconsume times), and when that fails too it is consumed again here after 5 s;
-* :class:`PullConsumer`: ``assign`` or ``subscribe``, then ``poll``; pulls carry the subscription; what ``poll``
-  hands over is committed (``autoCommit``).
+* :class:`PullConsumer`: ``assign`` or ``subscribe``, then ``poll``; pulls carry the subscription; ``poll``
+  auto-commits what it handed over every ``autoCommitIntervalMillis``; flow control by cached message count and
+  span (:mod:`rocketlab.client.lite_pull`, shared with the simulator's lite pull consumer).
 
-Differences: OFFSET_ILLEGAL is followed at once from ``nextBeginOffset`` (Java drops the queue and takes it back
-after 10 s); no flow control by cached message count or size (``pullThresholdForQueue``).
+Differences: OFFSET_ILLEGAL is followed at once from ``nextBeginOffset`` (Java's push consumer drops the queue and
+takes it back after 10 s); the push consumer has no flow control by cached message count or size
+(``pullThresholdForQueue``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rocketlab.client.consumer import AllocateMessageQueueAveragely, RebalanceImpl, RemoteBrokerOffsetStore
+from rocketlab.client.consumer import (
+    AllocateMessageQueueAveragely,
+    ProcessQueue,
+    RebalanceImpl,
+    RemoteBrokerOffsetStore,
+)
 from rocketlab.client.instance import MQClientInstance, Producer, now_ms
+from rocketlab.client.lite_pull import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION as LITE_PULL_DELAY_WHEN_EXCEPTION
+from rocketlab.client.lite_pull import LitePull, LitePullConfig
 from rocketlab.client.message import (
     PROPERTY_CONSUME_START_TIMESTAMP,
     RETRY_GROUP_TOPIC_PREFIX,
@@ -171,18 +180,31 @@ class _Member(ABC):
     async def _pull_loop(self, mq: MessageQueue, offset: int) -> None:
         pq = self.rebalance_impl.process_queue_table.get(mq)
         while pq is not None and not pq.dropped:
+            delay = self.flow_control_delay(pq)
+            if delay:
+                await asyncio.sleep(delay / 1000)
+                continue
             try:
                 answer, msgs = await self._pull_once(mq, offset, self.pull_timeout_ms)
             except (RemotingError, BrokerAnswerError, MQClientException, CodecError) as e:
                 self.events.append(("pull_error", f"{mq}: {e}"))
-                await asyncio.sleep(PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION / 1000)
+                await asyncio.sleep(self.pull_time_delay_mills_when_exception / 1000)
                 continue
             offset = answer.next_begin_offset
             if msgs:
-                pq.put_message(msgs)
                 await self.hand_over(mq, pq, msgs)
-            elif pq.msg_count == 0:  # correctTagsOffset
-                self.offset_store.update_offset(mq, offset, True)
+            else:
+                self.pulled_nothing(mq, pq, offset)
+
+    pull_time_delay_mills_when_exception = PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
+
+    def flow_control_delay(self, pq: ProcessQueue) -> int:
+        """How long to wait before the next pull of ``pq``'s queue (ms; 0: now)."""
+        return 0
+
+    @abstractmethod
+    def pulled_nothing(self, mq: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
+        """A pull that brought no message (NO_NEW_MSG, NO_MATCHED_MSG, OFFSET_ILLEGAL)."""
 
     pull_timeout_ms = 30000
 
@@ -245,7 +267,12 @@ class PushConsumer(_Member):
         return PullMessageRequest(self.group, mq.topic, mq.queue_id, offset, self.pull_batch_size, sys_flag,
                                   max(committed, 0), self.suspend_ms, None, sd.sub_version, "TAG", mq.broker_name)
 
+    def pulled_nothing(self, mq: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
+        if pq.msg_count == 0:  # correctTagsOffset
+            self.offset_store.update_offset(mq, next_offset, True)
+
     async def hand_over(self, mq: MessageQueue, pq: Any, msgs: list[MessageExt]) -> None:
+        pq.put_message(msgs)
         for m in msgs:  # consumeMessageBatchMaxSize 1: one request per message, in order
             await self._slots.acquire()
             asyncio.get_running_loop().create_task(self._consume(mq, pq, m))
@@ -305,22 +332,34 @@ class PushConsumer(_Member):
 
 
 class PullConsumer(_Member):
-    """``DefaultLitePullConsumer``: ``assign(queues)`` or ``subscribe(topic, expression)``, then ``poll``."""
+    """``DefaultLitePullConsumer``: ``assign(queues)`` or ``subscribe(topic, expression)``, then ``poll``; its
+    decisions (the pull, flow control, the consume request cache, autoCommit) are
+    :class:`~rocketlab.client.lite_pull.LitePull`'s, as in the simulator's
+    :class:`~rocketlab.client.lite_pull_core.LitePullConsumerCore`."""
+
+    pull_time_delay_mills_when_exception = LITE_PULL_DELAY_WHEN_EXCEPTION
 
     def __init__(self, instance: MQClientInstance, group: str, consume_from_where: str = "CONSUME_FROM_LAST_OFFSET",
                  allocate: Any = None, rebalance_interval: int = 20000, auto_commit_interval_millis: int = 5000,
-                 pull_batch_size: int = 10, broker_suspend_max_time_millis: int = 20000) -> None:
+                 pull_batch_size: int = 10, broker_suspend_max_time_millis: int = 20000,
+                 persist_consumer_offset_interval: int = 5000, config: LitePullConfig | None = None) -> None:
+        config = config or LitePullConfig(pull_batch_size=pull_batch_size,
+                                          auto_commit_interval_millis=auto_commit_interval_millis,
+                                          broker_suspend_max_time_millis=broker_suspend_max_time_millis)
         super().__init__(instance, group, consume_from_where, allocate, rebalance_interval,
-                         auto_commit_interval_millis, pull_batch_size)
-        self.suspend_ms = broker_suspend_max_time_millis
-        self.ready: asyncio.Queue[tuple[MessageQueue, Any, list[MessageExt]]] = asyncio.Queue()
+                         persist_consumer_offset_interval, config.pull_batch_size)
+        self.lite = LitePull(group, config)
+        self._arrived = asyncio.Event()
         self.assigned: list[MessageQueue] | None = None
 
     def pull_request(self, mq: MessageQueue, offset: int) -> PullMessageRequest:
-        sd = self.subscriptions.get(mq.topic) or SubscriptionData(mq.topic)
-        return PullMessageRequest(self.group, mq.topic, mq.queue_id, offset, self.pull_batch_size,
-                                  FLAG_SUSPEND | FLAG_SUBSCRIPTION, 0, self.suspend_ms, sd.sub_string,
-                                  sd.sub_version, "TAG", mq.broker_name)
+        return self.lite.pull_request(mq, offset, self.subscriptions.get(mq.topic))
+
+    def flow_control_delay(self, pq: ProcessQueue) -> int:
+        return self.lite.flow_control_delay(pq)
+
+    def pulled_nothing(self, mq: MessageQueue, pq: ProcessQueue, next_offset: int) -> None:
+        """Nothing to do: a lite pull consumer's offsets move only by its commits (no ``correctTagsOffset``)."""
 
     async def fetch_message_queues(self, topic: str) -> list[MessageQueue]:
         if not await self.instance.update_topic_route_info_from_name_server(topic):
@@ -341,18 +380,26 @@ class PullConsumer(_Member):
         self._tasks = [asyncio.get_running_loop().create_task(self._persist_service())]
 
     async def hand_over(self, mq: MessageQueue, pq: Any, msgs: list[MessageExt]) -> None:
-        await self.ready.put((mq, pq, msgs))
+        self.lite.submit(mq, pq, msgs)
+        self._arrived.set()
 
-    async def poll(self, timeout_ms: int = 5000) -> list[MessageExt]:
-        """The next pulled messages of one queue ([] after ``timeout_ms``); committed as handed over."""
-        try:
-            mq, pq, msgs = await asyncio.wait_for(self.ready.get(), timeout_ms / 1000)
-        except asyncio.TimeoutError:
-            return []
-        offset = pq.remove_message(msgs)
-        if offset >= 0 and not pq.dropped:
-            self.offset_store.update_offset(mq, offset, True)
-        for m in msgs:
+    async def poll(self, timeout_ms: int | None = None) -> list[MessageExt]:
+        """``poll(timeout)`` (``pollTimeoutMillis`` unless given): auto-commit when due, then the next pulled
+        messages of one queue ([] after the timeout)."""
+        timeout_ms = self.lite.config.poll_timeout_millis if timeout_ms is None else timeout_ms
+        self.lite.maybe_auto_commit(now_ms(), self.offset_store, self.rebalance_impl.process_queue_table.get)
+        end = asyncio.get_running_loop().time() + timeout_ms / 1000
+        while (request := self.lite.take()) is None:
+            remaining = end - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return []
+            self._arrived.clear()
+            try:
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+            except asyncio.TimeoutError:
+                continue
+        for m in request.messages:
             self.instance.trace("client_consume", group=self.group, topic=m.topic, queue_id=m.queue_id,
-                                queue_offset=m.queue_offset, uniq_key=m.uniq_key, status="POLLED")
-        return msgs if not pq.dropped else []
+                                queue_offset=m.queue_offset, uniq_key=m.uniq_key, status="POLLED",
+                                broker_name=request.message_queue.broker_name)
+        return request.messages

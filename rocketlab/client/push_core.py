@@ -20,98 +20,31 @@ flow control; a failed send-back is not resent through the instance's inner prod
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
+from collections.abc import Generator
 from typing import Any
 
-from rocketlab.client.client_core import FAILURES, ClientNodeConfig, MQClientCore, RefreshRoute, Sleep
-from rocketlab.client.consumer import (
-    AllocateMessageQueueAveragely,
-    ProcessQueue,
-    RebalanceImpl,
-    RemoteBrokerOffsetStore,
-)
+from rocketlab.client.client_core import FAILURES, ClientNodeConfig, MQClientCore, Sleep
+from rocketlab.client.consumer import ProcessQueue
 from rocketlab.client.consumers import FLAG_COMMIT_OFFSET, FLAG_SUSPEND, PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
-from rocketlab.client.message import RETRY_GROUP_TOPIC_PREFIX, MessageQueue, decode_pulled, reset_retry_topic
-from rocketlab.client.producer import Call, MQClientException
-from rocketlab.client.protocol import (
-    ConsumerData,
-    ConsumerSendMsgBackRequest,
-    PullMessageRequest,
-    SubscriptionData,
-)
+from rocketlab.client.member_core import MemberCore
+from rocketlab.client.message import RETRY_GROUP_TOPIC_PREFIX, MessageQueue
+from rocketlab.client.producer import Call
+from rocketlab.client.protocol import ConsumerSendMsgBackRequest, PullMessageRequest
 from rocketlab.core import NodeContext
 
 
-class PushConsumerCore:
-    """One member of ``group`` (clustering) in ``client`` (see the module docstring). Inspection:
-    :meth:`owned`, :attr:`consumed` (uniq keys in the order the listener saw them)."""
+class PushConsumerCore(MemberCore):
+    """One member of ``group`` (clustering) in ``client`` (see the module docstring), subscribing ``topic`` and the
+    group's retry topic. Inspection: :meth:`owned`, :attr:`consumed` (uniq keys in the order the listener saw
+    them)."""
 
     consume_type = "CONSUME_PASSIVELY"
 
     def __init__(self, client: MQClientCore, group: str, topic: str, allocate: Any = None) -> None:
-        c = client.config
-        self.client = client
-        self.group = group
-        self.offset_store = RemoteBrokerOffsetStore(group, client.broker_addrs)
-        self.rebalance_impl = RebalanceImpl(group, client.client_id, self.offset_store, client.broker_addrs,
-                                            allocate or AllocateMessageQueueAveragely(), c.consume_from_where,
-                                            c.start_ms - 1_800_000)
-        self.subscriptions = {t: SubscriptionData(t, "*", c.start_ms)
-                              for t in (topic, RETRY_GROUP_TOPIC_PREFIX + group)}
-        self.suggested: dict[MessageQueue, int] = {}
-        self.consumed: list[str | None] = []
-        self._rebalancer: Any = None
-        self._wake = False
-
-    # ---------------------------------------------------------------------------------- group
-    def consumer_data(self) -> ConsumerData:
-        return ConsumerData(self.group, self.consume_type, "CLUSTERING", self.client.config.consume_from_where,
-                            tuple(self.subscriptions.values()))
-
-    def update_subscribe_info(self, topic: str, mqs: set[MessageQueue]) -> None:
-        if topic in self.subscriptions:
-            self.rebalance_impl.topic_subscribe_info_table[topic] = mqs
-
-    def owned(self) -> list[MessageQueue]:
-        return sorted(self.rebalance_impl.process_queue_table)
+        super().__init__(client, group, (topic, RETRY_GROUP_TOPIC_PREFIX + group), allocate)
 
     def start(self, client: MQClientCore) -> None:
-        self._rebalancer = client.spawn(self._start_and_rebalance(), "rebalance")
-        client.spawn(self._persist_service(), "persist")
-
-    def rebalance_immediately(self, client: MQClientCore) -> None:
-        """NOTIFY_CONSUMER_IDS_CHANGED: ``rebalanceImmediately`` (the wait ends now, or the next one at once)."""
-        if self._rebalancer is None or not client.wake(self._rebalancer):
-            self._wake = True
-
-    def _start_and_rebalance(self) -> Generator[Any, Any, None]:
-        for topic in self.subscriptions:
-            yield RefreshRoute(topic)
-        yield from self.client.heartbeat_all()
-        while True:
-            try:
-                yield from self.do_rebalance()
-            except FAILURES as e:
-                self.client.events.append(("rebalance_error", str(e)))
-            if self._wake:
-                self._wake = False
-                continue
-            yield Sleep(self.client.config.rebalance_interval, wakeable=True)
-
-    def do_rebalance(self) -> Generator[Any, Any, None]:
-        for topic in self.subscriptions:
-            result = yield from self.rebalance_impl.rebalance_by_topic(topic)
-            if result.warning is not None:
-                self.client.events.append(("rebalance_warning", result.warning))
-            for mq in result.removed:
-                self._persist([mq])
-                self.offset_store.remove_offset(mq)
-            for mq, offset in result.added.items():
-                self.client.spawn(self._pull_loop(mq, offset), f"pull {mq}")
-            if result.added or result.removed:
-                self.client._out.trace("client_rebalance", group=self.group, topic=topic,
-                                       targets=[f"{q.broker_name}:{q.queue_id}" for q in self.owned()
-                                                if q.topic == topic])
+        self.start_group_services(client)
 
     # ---------------------------------------------------------------------------------- pulling
     def pull_request(self, mq: MessageQueue, offset: int) -> PullMessageRequest:
@@ -122,29 +55,6 @@ class PushConsumerCore:
         return PullMessageRequest(self.group, mq.topic, mq.queue_id, offset, c.pull_batch_size, sys_flag,
                                   max(committed, 0), c.broker_suspend_max_time_millis, None, sd.sub_version, "TAG",
                                   mq.broker_name)
-
-    def _pull_once(self, mq: MessageQueue, offset: int) -> Generator[Any, Any, tuple[Any, list[Any]]]:
-        addrs = self.client.broker_addrs
-        found = addrs.find_broker_address_in_subscribe(mq.broker_name, self.suggested.get(mq, 0), False)
-        if found is None:
-            yield RefreshRoute(mq.topic)
-            found = addrs.find_broker_address_in_subscribe(mq.broker_name)
-        if found is None:
-            raise MQClientException(f"The broker[{mq.broker_name}] not exist")
-        began = self.client.now_ms
-        request = self.pull_request(mq, offset)
-        if request.sys_flag & FLAG_COMMIT_OFFSET and not found[1]:
-            self._trace_commit(mq, request.commit_offset, "pull")
-        answer = yield Call(found[0], request, self.client.config.consumer_timeout_millis_when_suspend)
-        self.client._out.trace("client_pull", topic=mq.topic, broker_name=mq.broker_name, queue_id=mq.queue_id,
-                               offset=offset, status=answer.pull_status,
-                               latency_ms=float(self.client.now_ms - began))
-        self.suggested[mq] = answer.suggest_which_broker_id
-        msgs = decode_pulled(answer.body, (), answer.min_offset, answer.max_offset) \
-            if answer.pull_status == "FOUND" else []
-        for m in msgs:
-            reset_retry_topic(m, self.group)
-        return answer, msgs
 
     def _pull_loop(self, mq: MessageQueue, offset: int) -> Generator[Any, Any, None]:
         pq = self.rebalance_impl.process_queue_table.get(mq)
@@ -207,27 +117,6 @@ class PushConsumerCore:
             return False
         self.client._out.trace("client_send_back", group=self.group, uniq_key=m.uniq_key, ok=True)
         return True
-
-    # ---------------------------------------------------------------------------------- offsets
-    def _persist(self, mqs: Iterable[MessageQueue]) -> None:
-        """``persistAll``: the oneway UPDATE_CONSUMER_OFFSET of each queue to its broker's master."""
-        for mq in mqs:
-            for call in self.offset_store.persist_all([mq]):
-                self.client._out.send(call.addr, call.request)
-                self._trace_commit(mq, call.request.commit_offset, "persist")
-
-    def _trace_commit(self, mq: MessageQueue, offset: int, how: str) -> None:
-        self.client._out.trace("client_commit", group=self.group, topic=mq.topic, broker_name=mq.broker_name,
-                               queue_id=mq.queue_id, offset=offset, reason=how)
-
-    def _persist_service(self) -> Generator[Any, Any, None]:
-        """``persistAllConsumerOffset``: 10 s after the start, then every ``persistConsumerOffsetInterval``."""
-
-        def persist() -> Generator[Any, Any, None]:
-            self._persist(self.owned())
-            yield from ()
-
-        yield from self.client.every(10_000, self.client.config.persist_consumer_offset_interval, persist)
 
 
 def make_client(ctx: NodeContext, config: ClientNodeConfig) -> MQClientCore:

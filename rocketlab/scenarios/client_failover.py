@@ -45,10 +45,13 @@ FAULTS = ("master-crash", "classic-crash", "consumer-leaves")
 
 
 def build(seed: int = 1, duration_ms: int = SETTLE_MS, network: str = "reliable", latency: str = "uniform:1:3",
-          **kwargs: Any) -> Cluster:
-    """The applications cluster of these scenarios, the producer sending every 100 ms for the whole run."""
+          consumer_style: str = "push", **kwargs: Any) -> Cluster:
+    """The applications cluster of these scenarios, the producer sending every 100 ms for the whole run; the group's
+    members of ``consumer_style`` (``push``, ``lite-pull-subscribe``, ``lite-pull-assign``:
+    :func:`~rocketlab.sim.applications.applications`)."""
     messages = (FAULT_AT_MS + 1_000 + duration_ms - 5_000) // 100 - 50  # the last sends settle before the end
-    return Cluster.applications(seed=seed, messages=messages, network=network, latency=latency, **kwargs)
+    return Cluster.applications(seed=seed, messages=messages, network=network, latency=latency,
+                                consumer_style=consumer_style, **kwargs)
 
 
 def master_of(cluster: Cluster, group: str) -> str | None:
@@ -89,12 +92,16 @@ def consumptions(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [e for e in events if e["kind"] == "client_consume" and not e["topic"].startswith("%")]
 
 
+CONSUMED = ("CONSUME_SUCCESS", "POLLED")
+"""The statuses of a message the application has (a push listener's success, a lite pull consumer's poll)."""
+
+
 def duplicates(events: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """uniq key -> its consumptions, for the messages the application consumed (CONSUME_SUCCESS) more than once
-    (a message it refused and got again by retry is not a duplicate)."""
+    """uniq key -> its consumptions, for the messages the application consumed (CONSUME_SUCCESS, or POLLED by a
+    lite pull consumer) more than once (a message it refused and got again by retry is not a duplicate)."""
     seen: dict[str, list[dict[str, Any]]] = {}
     for e in consumptions(events):
-        if e["status"] != "CONSUME_SUCCESS":
+        if e["status"] not in CONSUMED:
             continue
         seen.setdefault(e["uniq_key"], []).append(e)
     return {k: v for k, v in seen.items() if len(v) > 1}

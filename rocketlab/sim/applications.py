@@ -5,7 +5,9 @@ their brokers through it (rocketlab's own: the Java side starts these as separat
 Nodes: ``ns`` (the name server, :mod:`rocketlab.namesrv`); per DLedger group ``g`` of ``dledger_groups``
 the brokers ``g0``..``g2`` of brokerName ``broker-g`` (:mod:`rocketlab.broker.dledger_broker`); per classic
 pair ``g`` of ``classic_pairs`` ``g0`` (ASYNC_MASTER) and ``g1`` (SLAVE) of ``broker-g``; ``p0``.. producers
-(group ``PG``) and ``k0``.. push consumers of group ``CG``. Every broker has ``topic`` with ``queues`` queues
+(group ``PG``) and ``k0``.. consumers of group ``CG`` (``consumer_style``: ``push``, the default,
+``lite-pull-subscribe`` or ``lite-pull-assign``: :mod:`rocketlab.client.lite_pull_core`; assigned, member ``ki`` of
+``consumers`` takes the i-th share of the sorted queues). Every broker has ``topic`` with ``queues`` queues
 before it starts (so the first route a client reads has it) and registers with ``ns:9876`` as
 ``BrokerOuterAPI`` does; a node's address is ``<node id>:<port>`` (the runtime's ``host_addresses``), so the
 routes the name server hands out name real nodes, and every request and answer crosses the simulated
@@ -28,8 +30,8 @@ from rocketlab.broker.dledger_broker import DLedgerBrokerConfig, dledger_broker_
 from rocketlab.broker.protocol import broker_codec
 from rocketlab.broker.topic_config_rules import SendConfig
 from rocketlab.client.client_core import ClientNodeConfig, client_node_codec
+from rocketlab.client.lite_pull_core import CONSUMER_STYLES, make_client
 from rocketlab.client.producer import ProducerConfig
-from rocketlab.client.push_core import make_client
 from rocketlab.core import Core, NodeContext
 from rocketlab.dledger.config import resolve_profile
 from rocketlab.dledger.invariants import DLedgerChecker
@@ -59,8 +61,11 @@ def applications(cls: type[Cluster], seed: int = 1, *, dledger_groups: tuple[str
                  topic: str = "TopicTest", queues: int = 4, messages: int = 200, send_interval_ms: int = 100,
                  client_start_ms: int = 5_000, retry_times_when_send_failed: int = 2,
                  send_latency_fault_enable: bool = False, reject_keys: tuple[str, ...] = (),
-                 max_reconsume_times: int = 16, data_dir: str | Path | None = None, **kwargs: Any) -> Cluster:
+                 max_reconsume_times: int = 16, consumer_style: str = "push", data_dir: str | Path | None = None,
+                 **kwargs: Any) -> Cluster:
     """See the module docstring; ``kwargs`` go to :class:`~rocketlab.sim.cluster.Cluster` (network, latency...)."""
+    if consumer_style not in CONSUMER_STYLES:
+        raise RocketlabError(f"consumer_style {consumer_style!r} is none of {', '.join(CONSUMER_STYLES)}")
     groups = {g: [f"{g}{i}" for i in range(3)] for g in dledger_groups}
     pairs = {g: [f"{g}0", f"{g}1"] for g in classic_pairs}
     if len({*groups, *pairs}) != len(groups) + len(pairs) or any(len(g) != 1 or not g.isalpha() for g in {*groups, *pairs}):
@@ -95,9 +100,10 @@ def applications(cls: type[Cluster], seed: int = 1, *, dledger_groups: tuple[str
         config = ClientNodeConfig(NAMESRV_ADDR, topic, producer, messages, send_interval_ms, client_start_ms,
                                   start_index=i, start_ms=client_start_ms)
         makers[node_id] = lambda ctx, c=config: make_client(ctx, c)
-    for node_id in consumer_ids:
+    for i, node_id in enumerate(consumer_ids):
         config = ClientNodeConfig(NAMESRV_ADDR, topic, consumer_group=CONSUMER_GROUP, start_ms=client_start_ms,
-                                  reject_keys=frozenset(reject_keys), max_reconsume_times=max_reconsume_times)
+                                  reject_keys=frozenset(reject_keys), max_reconsume_times=max_reconsume_times,
+                                  consumer_style=consumer_style, assign_index=i, assign_members=consumers)
         makers[node_id] = lambda ctx, c=config: make_client(ctx, c)
 
     def factory(ctx: NodeContext) -> Core:
@@ -110,6 +116,7 @@ def applications(cls: type[Cluster], seed: int = 1, *, dledger_groups: tuple[str
     root = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="rocketlab-tmp-apps-"))
     meta = {"system": "applications", "dledger_groups": list(groups), "classic_pairs": list(pairs),
             "producers": producer_ids, "consumers": consumer_ids, "topic": topic,
+            **({"consumer_style": consumer_style} if consumer_style != "push" else {}),
             "node_kinds": {NAMESRV: "namesrv", **dict.fromkeys(producer_ids, "producer"),
                            **dict.fromkeys(consumer_ids, "consumer")}, **kwargs.pop("meta", {})}
     node_ids = [NAMESRV, *(n for m in groups.values() for n in m), *(n for m in pairs.values() for n in m),
