@@ -32,7 +32,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.grading.bundle import BundleError, lab_files, open_bundle, question_labs
 from rocketlab.grading.questions import (
     ANSWER_STUB,
-    MODEL_ANSWER_OPEN,
+    MODEL_ANSWER_OPENS,
     CheckResult,
     NotebookError,
     Question,
@@ -100,8 +100,9 @@ def _escape(text: str) -> str:
 
 def _model(answer: str) -> Markup:
     body = answer.strip()
-    if body.startswith(MODEL_ANSWER_OPEN):
-        body = body.removeprefix(MODEL_ANSWER_OPEN).removesuffix("</details>").strip()
+    for opening in MODEL_ANSWER_OPENS:
+        if body.startswith(opening):
+            body = body.removeprefix(opening).removesuffix("</details>").strip()
     return markdown_html(body, trusted=True)
 
 

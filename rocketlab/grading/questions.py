@@ -47,9 +47,12 @@ BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 SOLUTION_LINE = re.compile(r"^(?P<indent>\s*)(?P<target>[A-Za-z_]\w*)\s*=.*#\s*SOLUTION\s*$")
 """otter-grader's one-line solution: ``x = 3  # SOLUTION`` becomes ``x = ...``."""
-ANSWERS_DETAILS = re.compile(r"\n*<details>\s*<summary>\s*Answers?\b.*?</details>\s*", re.S | re.I)
-"""A folded block of answers in a markdown cell: ``<details>`` whose summary says "Answers"."""
+ANSWERS_DETAILS = re.compile(r"\n*<details>\s*<summary>\s*(?:Answers?\b|答案).*?</details>\s*", re.S | re.I)
+"""A folded block of answers in a markdown cell: ``<details>`` whose summary says "Answers" (a zh-CN twin's:
+"答案")."""
 MODEL_ANSWER_OPEN = "<details><summary>Answer</summary>"
+MODEL_ANSWER_OPENS = (MODEL_ANSWER_OPEN, "<details><summary>答案</summary>")
+"""How a model answer opens, in each language's twin."""
 """How a model answer opens in the source (folded: the kit's own notebooks are also read alone)."""
 MAX_ANSWER_CHARS = 10_000
 """A check answer cell longer than this is not read (the values are meant to be short)."""

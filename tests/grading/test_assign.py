@@ -23,6 +23,7 @@ import pytest
 
 from rocketlab.cli import main
 from rocketlab.grading.assign import distinctive_lines
+from rocketlab.grading.collect import _model
 from rocketlab.grading.questions import (
     ANSWER_STUB,
     answer_values,
@@ -32,6 +33,7 @@ from rocketlab.grading.questions import (
     questions,
     read_notebook,
     source,
+    strip_markdown,
     student_notebook,
     written_question,
 )
@@ -370,3 +372,21 @@ def test_collect_and_submit_refuse_bad_input_in_one_line(tmp_path, capsys):
         code, out, err = _cli(capsys, *argv)
         assert code == 2 and len(err.strip().splitlines()) == 1 and said in err, (argv, err)
     assert not (tmp_path / "b.zip").exists()
+
+
+
+@pytest.mark.parametrize("name", sorted(QUESTIONS))
+def test_a_zh_cn_twins_student_version_holds_no_answer(name):
+    """The Chinese twins fold their answers as ``<summary>答案</summary>``: stripped as the English ones are, in
+    a question's cell and in any other markdown (a folded answer beside a "自我检查")."""
+    twin = read_notebook(LABS_DIR / "zh-CN" / name)
+    assert "<summary>答案</summary>" in json.dumps(twin, ensure_ascii=False)
+    student = json.dumps(student_notebook(twin), ensure_ascii=False)
+    assert "<summary>答案</summary>" not in student and "### BEGIN SOLUTION" not in student
+    folded = "**自我检查。** 为什么？\n\n<details><summary>答案</summary>\n\n因为多数派。\n\n</details>"
+    assert strip_markdown(folded) == "**自我检查。** 为什么？"
+
+
+def test_a_zh_cn_model_answer_reads_without_its_fold_on_the_answer_sheet():
+    html = str(_model("<details><summary>答案</summary>\n\n因为多数派。\n\n</details>"))
+    assert "因为多数派" in html and "答案" not in html and "details" not in html
