@@ -34,6 +34,7 @@ from rocketlab.trace.rundir import iter_events, read_meta
 from rocketlab.viz.cluster_view.bundle import viewer_source
 from rocketlab.viz.cluster_view.offline import run_film, viewer_assets, viewer_div, viewer_page, write_timers
 from rocketlab.viz.cluster_view.session import ViewSession
+from rocketlab.viz.language import kernel_language
 
 HERE = Path(__file__).parent
 SPEED_RANGE = (0.01, 10.0)
@@ -47,6 +48,8 @@ class ClusterView(anywidget.AnyWidget):
     _esm = viewer_source()
     _css = HERE / "viewer.css"
     speed = traitlets.Float(0.1).tag(sync=True)
+    lang = traitlets.Unicode("en").tag(sync=True)
+    """The viewer's words: the kernel's language (:func:`rocketlab.viz.language.kernel_language`)."""
 
     def __init__(self, cluster: Cluster, *, speed: float = 0.1, producer: Producer | None = None,
                  base_code: Callable[[int], str] | None = None, **kwargs: Any) -> None:
@@ -60,6 +63,7 @@ class ClusterView(anywidget.AnyWidget):
         failure = getattr(cluster, "failure", None)  # set by rocketlab.grading.replay when the test failed
         if isinstance(failure, dict):
             self.session.marks.append({"t": int(failure.get("t", cluster.now_ms)), "text": str(failure.get("text"))})
+        kwargs.setdefault("lang", kernel_language())
         super().__init__(speed=speed, **kwargs)
         self._greeted = False
         self._sent_events = 0
@@ -304,7 +308,7 @@ class ClusterView(anywidget.AnyWidget):
     def offline_film(self) -> dict[str, Any]:
         """The view as it stands as a recorded film (no kernel behind it), opening where the view opens."""
         film = self.recorded if self.session is None else self.session.film()
-        return {**film, "live": False, "open_at": self.open_at}
+        return {**film, "live": False, "open_at": self.open_at, "lang": self.lang}
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The widget, and the same view as a recorded film in ``text/html``: what a page without the
@@ -354,6 +358,7 @@ class RecordedView(ClusterView):
         self.recorded = {**film, "live": False}
         violation = next((e for e in film["events"] if e["kind"] == "violation"), None)
         self._open_at = violation["t"] if violation is not None else 0
+        kwargs.setdefault("lang", kernel_language())
         anywidget.AnyWidget.__init__(self, speed=speed, **kwargs)
         self._greeted = False
         self._sent_events = self._sent_timers = 0

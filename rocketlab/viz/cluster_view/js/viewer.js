@@ -9,7 +9,7 @@ import { html, svg } from "./draw.js";
 import { Film, groupOf, isStop } from "./film.js";
 import { drawRing } from "./ring.js";
 import { drawLogs, drawSide } from "./panels.js";
-import { STOP_KEYS, named, t } from "./strings.js";
+import { STOP_KEYS, named, setLanguage, t } from "./strings.js";
 
 const SPEEDS = [0.01, 0.03, 0.1, 0.3, 1, 3, 10];
 const NETWORK_MODES = ["reliable", "unreliable", "reordering", "long-delays"];
@@ -465,6 +465,7 @@ class Viewer {
 // ---------------------------------------------------------------------------------------- hosts
 export function mountOffline(root, film) {
   if (root.rocketlabViewer) return root.rocketlabViewer;  // a page with several films mounts each once
+  root.lang = setLanguage(film.lang);  // the kernel's language when the film was made
   const viewer = new Viewer(root, { live: false, send: () => {} });
   viewer.load(film, film.open_at || 0);
   root.rocketlabViewer = viewer;
@@ -476,6 +477,7 @@ export function startFailed(holder, error) { holder.textContent = t("started", {
 function render({ model, el }) {
   const root = document.createElement("div");
   el.appendChild(root);
+  root.lang = setLanguage(model.get("lang"));  // the kernel's language (ClusterView.lang)
   const viewer = new Viewer(root, { live: true, send: (m) => model.send(m) });
   viewer.speed = Number(model.get("speed")) || 0.1;
   viewer.speedSel.value = String(viewer.speed);

@@ -1,0 +1,108 @@
+"""The cluster viewer's words in each language and the pages' one font stack (issue 44, deliverables 3-4).
+
+The viewer's tables (js/strings.js: English, the source; js/strings_zh_CN.js: Simplified Chinese) hold the
+same keys with the same {placeholders}; the language reaches the viewer from the kernel (a notebook twin's
+metadata through JPY_SESSION_NAME, else rocketlab.i18n) as ClusterView.lang and as the film's "lang"; every
+HTML page of rocketlab.viz and the grader's answer sheet name rocketlab.viz.style.FONT_FAMILY."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from rocketlab import i18n
+from rocketlab.viz import language
+from rocketlab.viz.cluster_view.bundle import viewer_source
+from rocketlab.viz.cluster_view.offline import viewer_page
+from rocketlab.viz.cluster_view.widget import ClusterView
+from rocketlab.viz.style import CJK_FONTS, FONT_FAMILY
+
+ROOT = Path(__file__).resolve().parents[1]
+JS = ROOT / "rocketlab" / "viz" / "cluster_view" / "js"
+TEMPLATES = [ROOT / "rocketlab" / "viz" / "templates" / name
+             for name in ("films_index.html.j2", "report.html.j2", "viewer_page.html.j2")]
+ANSWERS = ROOT / "rocketlab" / "grading" / "templates" / "answers.html.j2"
+_PAIR = re.compile(r'(?:"([^"]+)"|(\w+)):\s*"((?:[^"\\]|\\.)*)"')
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def table(file: str, name: str) -> dict[str, str]:
+    """The object literal ``export const NAME = {...};`` of a viewer module, as key -> value."""
+    text = (JS / file).read_text(encoding="utf-8")
+    body = re.search(r"export const " + name + r" = \{(.*?)\n\};", text, re.S).group(1)
+    body = "\n".join(line for line in body.splitlines() if not line.strip().startswith("//"))
+    return {quoted or bare: value for quoted, bare, value in _PAIR.findall(body)}
+
+
+@pytest.fixture
+def fresh_language(monkeypatch):
+    """The kernel's language settled anew, and the process's language restored afterwards."""
+    monkeypatch.setattr(language, "_settled", False)
+    monkeypatch.delenv(i18n.ENV, raising=False)
+    yield
+    i18n.set_language(None)
+
+
+def test_the_chinese_table_has_every_key_and_placeholder_of_the_english_one():
+    english, chinese = table("strings.js", "STRINGS"), table("strings_zh_CN.js", "STRINGS_ZH_CN")
+    assert len(english) > 90
+    assert sorted(chinese) == sorted(english)
+    for key, value in english.items():
+        assert set(re.findall(r"\{\w+\}", chinese[key])) == set(re.findall(r"\{\w+\}", value)), key
+    untranslated = [k for k, v in chinese.items() if v == english[k] and re.search(r"[a-z]{3}", v)
+                    and k not in ("latencyTitle", "withKey", "group:ha")]
+    assert untranslated == []
+    assert sum(bool(_HAN.search(v)) for v in chinese.values()) > 80
+    assert "STRINGS_ZH_CN" in viewer_source() and "setLanguage" in viewer_source()
+
+
+def _notebook(path: Path, lang: str | None) -> Path:
+    meta = {"rocketlab": {"lang": lang}} if lang else {}
+    path.write_text(json.dumps({"cells": [], "metadata": meta, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    return path
+
+
+def test_the_kernel_speaks_its_notebook_twins_language(tmp_path, monkeypatch, fresh_language):
+    monkeypatch.setenv(language.SESSION_ENV, str(_notebook(tmp_path / "03.ipynb", "zh-CN")))
+    monkeypatch.setenv("LANG", "en_US.UTF-8")
+    assert language.kernel_language() == "zh-CN"
+    assert i18n.language() == "zh-CN"  # _() in the figures follows the twin
+    view = ClusterView.dledger(nodes=3, seed=1)
+    assert view.lang == "zh-CN"
+    film = view.offline_film()
+    assert film["lang"] == "zh-CN"
+    page = viewer_page(film, "选主")
+    assert "<html lang='zh-CN'>" in page and '"lang":"zh-CN"' in page
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"metadata": {"rocketlab": {"lang": "klingon"}}}'])
+def test_an_unreadable_or_odd_notebook_leaves_the_usual_resolution(tmp_path, monkeypatch, fresh_language, content):
+    bad = tmp_path / "odd.ipynb"
+    bad.write_text(content, encoding="utf-8")
+    monkeypatch.setenv(language.SESSION_ENV, str(bad))
+    monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
+    assert language.kernel_language() == "zh-CN"  # the locale's
+    assert language.twin_language({language.SESSION_ENV: str(tmp_path / "gone.ipynb")}) is None
+    assert language.twin_language({language.SESSION_ENV: "console-1"}) is None
+
+
+def test_an_english_twin_and_no_notebook_speak_english(tmp_path, monkeypatch, fresh_language):
+    monkeypatch.setenv(language.SESSION_ENV, str(_notebook(tmp_path / "03.ipynb", None)))
+    monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
+    assert language.kernel_language() == "en"  # the English labs carry no tag: English, whatever the locale
+    assert ClusterView.dledger(nodes=3, seed=1).offline_film()["lang"] == "en"
+
+
+def test_every_page_names_the_one_font_stack():
+    for template in TEMPLATES:
+        text = template.read_text(encoding="utf-8")
+        assert "font-family: {{ font_family }}" in text or "font-family:{{ font_family }}" in text, template.name
+        assert "lang='{{ lang }}'" in text, template.name
+    page = viewer_page(ClusterView.dledger(nodes=3, seed=1).offline_film(), "t")
+    assert f"font-family:{FONT_FAMILY}'" in page  # double quotes inside a single-quoted attribute
+    answers = re.search(r"body \{ font-family: ([^;]+);", ANSWERS.read_text(encoding="utf-8")).group(1)
+    assert answers == FONT_FAMILY  # rocketlab.grading may not import rocketlab.viz: compared here
+    assert all(f'"{font}"' in answers for font in CJK_FONTS)
