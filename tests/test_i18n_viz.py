@@ -18,7 +18,13 @@ from rocketlab.viz import language
 from rocketlab.viz.cluster_view.bundle import viewer_source
 from rocketlab.viz.cluster_view.offline import viewer_page
 from rocketlab.viz.cluster_view.widget import ClusterView
+from rocketlab.viz.figures.latency import put_latency
+from rocketlab.viz.figures.messages import message_flow
+from rocketlab.viz.figures.offsets import commit_progress
+from rocketlab.viz.figures.roles import role_timeline
+from rocketlab.viz.figures.votes import votes_per_term
 from rocketlab.viz.style import CJK_FONTS, FONT_FAMILY
+from tests.viz.sample_traces import dledger_failover
 
 ROOT = Path(__file__).resolve().parents[1]
 JS = ROOT / "rocketlab" / "viz" / "cluster_view" / "js"
@@ -106,3 +112,28 @@ def test_every_page_names_the_one_font_stack():
     answers = re.search(r"body \{ font-family: ([^;]+);", ANSWERS.read_text(encoding="utf-8")).group(1)
     assert answers == FONT_FAMILY  # rocketlab.grading may not import rocketlab.viz: compared here
     assert all(f'"{font}"' in answers for font in CJK_FONTS)
+
+
+def _figures(events):
+    return {"roles": role_timeline(events), "votes": votes_per_term(events), "latency": put_latency(events),
+            "messages": message_flow(events), "offsets": commit_progress(events)}
+
+
+def test_the_figures_speak_chinese_in_zh_cn_and_the_same_english_as_before(fresh_language):
+    events = dledger_failover()
+    i18n.set_language("en")
+    english = {name: fig.layout.title.text for name, fig in _figures(events).items()}
+    assert english["roles"].startswith("Roles and terms (last term 3): ")
+    assert english["votes"].startswith("Votes per term: ") and "rejected or unanswered" in english["votes"]
+    i18n.set_language("zh-CN")
+    chinese = _figures(events)
+    for name, fig in chinese.items():
+        print(name, fig.layout.title.text)
+        assert _HAN.search(fig.layout.title.text), (name, fig.layout.title.text)
+        assert fig.layout.title.text != english[name]
+    roles = chinese["roles"]
+    assert roles.layout.title.text.startswith("角色与任期（最后任期 3）：")
+    assert roles.layout.xaxis.title.text == "t（毫秒）"
+    assert chinese["votes"].layout.xaxis2.title.text == "任期" and chinese["votes"].layout.yaxis.title.text == "数量"
+    legends = [t.name for fig in chinese.values() for t in fig.data if t.name and t.showlegend is not False]
+    assert any(_HAN.search(name) for name in legends), legends
