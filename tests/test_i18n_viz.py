@@ -36,11 +36,11 @@ _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def table(file: str, name: str) -> dict[str, str]:
-    """The object literal ``export const NAME = {...};`` of a viewer module, as key -> value."""
+    """The object literal ``export const NAME = {...};`` of a viewer module, as key -> value (escapes read)."""
     text = (JS / file).read_text(encoding="utf-8")
     body = re.search(r"export const " + name + r" = \{(.*?)\n\};", text, re.S).group(1)
     body = "\n".join(line for line in body.splitlines() if not line.strip().startswith("//"))
-    return {quoted or bare: value for quoted, bare, value in _PAIR.findall(body)}
+    return {quoted or bare: json.loads(f'"{value}"') for quoted, bare, value in _PAIR.findall(body)}  # JS escapes
 
 
 @pytest.fixture
