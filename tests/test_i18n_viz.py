@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from rocketlab import i18n
+from rocketlab.trace.faults import viewer_faults
+from rocketlab.trace.schema import VIEW_GROUPS, VIEW_STOPS
 from rocketlab.viz import language
 from rocketlab.viz.cluster_view.bundle import viewer_source
 from rocketlab.viz.cluster_view.offline import viewer_page
@@ -137,3 +139,18 @@ def test_the_figures_speak_chinese_in_zh_cn_and_the_same_english_as_before(fresh
     assert chinese["votes"].layout.xaxis2.title.text == "任期" and chinese["votes"].layout.yaxis.title.text == "数量"
     legends = [t.name for fig in chinese.values() for t in fig.data if t.name and t.showlegend is not False]
     assert any(_HAN.search(name) for name in legends), legends
+
+
+def test_every_fault_action_group_stop_and_network_mode_has_chinese_words():
+    """The words the viewer gets as data (the fault menus' labels of rocketlab.trace.faults, the filter
+    groups and stops of the trace vocabulary) and its network modes have a row in the Chinese table."""
+    chinese = table("strings_zh_CN.js", "STRINGS_ZH_CN")
+    faults = viewer_faults()
+    labels = {item["label"] for menu in ("node_menu", "link_menu", "bar_menu") for item in faults[menu]}
+    wanted = {f"action:{label}" for label in labels} | {f"group:{g}" for g in VIEW_GROUPS} | \
+        {f"stop:{s}" for s in VIEW_STOPS}
+    modes = re.search(r"const NETWORK_MODES = \[([^\]]*)\]", (JS / "viewer.js").read_text(encoding="utf-8")).group(1)
+    wanted |= {f"network:{m}" for m in re.findall(r'"([^"]+)"', modes)}
+    missing = sorted(wanted - set(chinese))
+    assert missing == [], missing
+    assert all(_HAN.search(chinese[key]) for key in wanted if key != "group:ha"), wanted

@@ -25,7 +25,6 @@ from tests.test_i18n_viz import table
 from tests.test_lab_browser import _require_chromium
 from tests.viz.test_viewer_access_browser import (
     assert_readable,
-    assert_the_viewer_keeps_its_keys,
     dark_lab,
     switch_theme,
 )
@@ -74,7 +73,9 @@ def assert_chinese_controls(page, viewer, live: bool) -> None:
 
 
 def assert_tab_reaches_the_chinese_controls(page, viewer, live: bool) -> None:
-    """Tab alone, from the play button, reaches every control (by its Chinese ARIA label) and the nodes."""
+    """Tab alone, from the play button, reaches every control (by its Chinese ARIA label) and the nodes;
+    Enter opens a node's menu (its items in Chinese, focus on the first), the arrows move in it, Escape
+    closes it (as ``assert_tab_reaches_the_controls`` checks in English)."""
     viewer.locator(".rl-play").focus()
     reached = []
     for _step in range(70):
@@ -83,6 +84,19 @@ def assert_tab_reaches_the_chinese_controls(page, viewer, live: bool) -> None:
     for key in CONTROLS + (LIVE_CONTROLS if live else ()):
         assert any(r.startswith(ZH[key]) for r in reached), (key, reached)
     assert any(r.startswith("n0") for r in reached), reached
+    if not live:
+        return  # a recorded film has nothing to act on: no menus
+    viewer.locator(".rl-node[data-node='n0']").focus()
+    page.keyboard.press("Enter")  # a node's menu, in Chinese, keeps the arrow keys; Escape closes it
+    menu = viewer.locator(".rl-menu")
+    menu.wait_for(timeout=5_000)
+    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "menuitem"
+    items = menu.locator("button").all_inner_texts()
+    assert ZH["putVia"] in items and any(ZH["action:crash"] in item for item in items), items
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.getAttribute('role')") == "menuitem"
+    page.keyboard.press("Escape")
+    assert menu.count() == 0
 
 
 @pytest.fixture
@@ -138,12 +152,15 @@ def assert_the_viewer_keeps_its_keys_offline(page, viewer) -> None:
 
 
 def lab03_twin_up_to_its_viewer(labs: Path) -> None:
-    """Lab 03's Chinese twin as shipped, cut after its first viewer cell; its metadata says zh-CN."""
+    """Lab 03's Chinese twin as shipped, cut after its first viewer cell, and a role timeline of its cluster;
+    its metadata says zh-CN."""
     nb = nbformat.read(ROOT / "labs" / "zh-CN" / "03_dledger_election.ipynb", as_version=4)
     assert i18n.notebook_language(nb) == "zh-CN"
     viewer = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "ClusterView.dledger(" in c.source
                   and c.source.strip().splitlines()[-1].isidentifier())
-    nb.cells = nb.cells[:viewer + 1]
+    name = nb.cells[viewer].source.strip().splitlines()[-1]
+    nb.cells = [*nb.cells[:viewer + 1], nbformat.v4.new_code_cell(
+        f"from rocketlab.viz import role_timeline\nrole_timeline({name}.cluster.events)")]
     nbformat.write(nb, labs / "03_dledger_election.ipynb")
 
 
@@ -166,7 +183,12 @@ def test_lab03s_chinese_twin_shows_a_chinese_viewer_in_jupyterlab_dark_and_light
         assert_chinese_controls(page, viewer, live=True)
         assert_readable(viewer)
         assert_tab_reaches_the_chinese_controls(page, viewer, live=True)
-        assert_the_viewer_keeps_its_keys(page, viewer, None)
+        page.wait_for_selector(".js-plotly-plot .gtitle", timeout=60_000)
+        title = page.evaluate(GLYPHS_JS, ".js-plotly-plot .gtitle")
+        print("figure title", title)
+        assert title["text"].startswith("角色与任期") and title["differsFromBox"] and title["ink"] > 20, title
+        axis = page.locator(".js-plotly-plot .xtitle").first.text_content()
+        assert axis == "t（毫秒）", axis
         page.screenshot(path=str(tmp_path / "lab03-zh-dark.png"), full_page=True)
         switch_theme(page, "JupyterLab Light")
         assert_readable(viewer)

@@ -40,6 +40,17 @@ export const STRINGS = {
   "stop:commit": "commit", "stop:violation": "violation",
   "group:lost messages": "lost messages", "group:ha": "HA", "group:routes": "name server routes",
   "group:retries": "retries and delays", "group:client": "clients",
+  "group:faults": "faults", "group:violations": "violations", "group:roles": "roles", "group:elections": "elections",
+  "group:heartbeats": "heartbeats", "group:replication": "replication", "group:commits": "commits",
+  "group:network": "network", "group:other": "other",
+  // the fault actions' labels (rocketlab.trace.faults: node, link and bar menus) and the network modes
+  "action:crash": "crash", "action:power failure (loses unflushed writes)": "power failure (loses unflushed writes)",
+  "action:restart": "restart", "action:pause": "pause", "action:resume": "resume", "action:time out now": "time out now",
+  "action:isolate": "isolate", "action:make leader (transfer)": "make leader (transfer)", "action:cut": "cut",
+  "action:heal": "heal", "action:drop next message": "drop next message", "action:heal all links": "heal all links",
+  "action:partition": "partition", "action:apply": "apply",
+  "network:reliable": "reliable", "network:unreliable": "unreliable", "network:reordering": "reordering",
+  "network:long-delays": "long-delays",
 };
 
 // the key that jumps to the next stop of a kind (Shift: the previous one); a stop without a key is
