@@ -154,3 +154,19 @@ def test_every_fault_action_group_stop_and_network_mode_has_chinese_words():
     missing = sorted(wanted - set(chinese))
     assert missing == [], missing
     assert all(_HAN.search(chinese[key]) for key in wanted if key != "group:ha"), wanted
+
+
+def test_the_viewers_messages_from_the_kernel_speak_chinese(fresh_language):
+    i18n.set_language("zh-CN")
+    view = ClusterView.dledger(nodes=3, seed=1)
+    view.run_for(500)
+    replies = view.intent({"type": "hello"})
+    assert any(_HAN.search(r.get("say") or "") and "t = 500" in r["say"] for r in replies), replies
+    view.intent({"type": "act", "action": "partition", "args": {"groups": "n0 | n0"}, "at": 500,
+                 "generation": view.session.generation})
+    said = [r["text"] for r in view.replies if r["type"] == "message"]
+    assert said and said[0].startswith("网络分区："), said
+    i18n.set_language("en")
+    view.intent({"type": "act", "action": "partition", "args": {"groups": "n0 | n0"}, "at": 500,
+                 "generation": view.session.generation})
+    assert [r["text"] for r in view.replies if r["type"] == "message"] == ["partition: a node is on two sides"]

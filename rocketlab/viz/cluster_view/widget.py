@@ -26,6 +26,7 @@ import anywidget
 import traitlets
 
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.scenarios import dledger_schedules as ds
 from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.replay import Producer
@@ -178,10 +179,10 @@ class ClusterView(anywidget.AnyWidget):
     def _opening_words(self) -> str | None:
         if self.session.marks:
             mark = self.session.marks[0]
-            return f"opened at t = {mark['t']} ms, where the test failed: {mark['text']}"
+            return _("opened at t = {t} ms, where the test failed: {text}").format(t=mark["t"], text=mark["text"])
         if self.session.now_ms:
-            return (f"opened at the present (t = {self.session.now_ms} ms): scrub back to see the past; "
-                    "acting in the past forks it")
+            return _("opened at the present (t = {t} ms): scrub back to see the past; acting in the past forks "
+                     "it").format(t=self.session.now_ms)
         return None
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -212,12 +213,12 @@ class ClusterView(anywidget.AnyWidget):
             self._reply({"type": "code", "text": self.replay_code()})
             return
         if self.session is None:
-            raise RocketlabError("this run is recorded: scrub, step and play it; to act in it, open it from the "
-                                 "code that made it (ClusterView(cluster) or ClusterView.schedule(...))")
+            raise RocketlabError(_("this run is recorded: scrub, step and play it; to act in it, open it from the "
+                                   "code that made it (ClusterView(cluster) or ClusterView.schedule(...))"))
         if kind not in ("advance", "step", "act"):
             raise RocketlabError(f"unknown intent type {kind!r}: hello, advance, step, act or replay_code")
         if content.get("generation") != self.session.generation:
-            self._send_film(say="that was aimed at a history that has since been forked: the view is up to date now")
+            self._send_film(say=_("that was aimed at a history that has since been forked: the view is up to date now"))
             return
         if kind == "advance":
             self.session.advance(_whole_ms(content.get("to"), "advance: 'to'"))
@@ -234,8 +235,8 @@ class ClusterView(anywidget.AnyWidget):
             dropped = sum(1 for i in self.session.intents if i.at_ms > at)
             self.session.act(at, str(content.get("action")), **args)
             if self.session.generation != generation:
-                say = (f"forked history at t = {at} ms: {dropped} later action(s) dropped" if dropped
-                       else f"history after t = {at} ms rewritten")
+                say = (_("forked history at t = {t} ms: {n} later action(s) dropped").format(t=at, n=dropped)
+                       if dropped else _("history after t = {t} ms rewritten").format(t=at))
                 self._send_film(goto=at, say=say)
             else:
                 self._send_more(goto=at)
@@ -370,8 +371,10 @@ class RecordedView(ClusterView):
         return self._open_at
 
     def _opening_words(self) -> str | None:
-        return "a recorded run: scrub, step and play it" + (
-            f" (opened at the first invariant violation, t = {self.open_at} ms)" if self.open_at else "")
+        if self.open_at:
+            return _("a recorded run: scrub, step and play it (opened at the first invariant violation, t = {t} ms)"
+                     ).format(t=self.open_at)
+        return _("a recorded run: scrub, step and play it")
 
     def _send_film(self, goto: int | None = None, say: str | None = None) -> None:
         message: dict[str, Any] = {"type": "film", "film": self.recorded, "goto": goto}
