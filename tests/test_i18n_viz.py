@@ -97,11 +97,18 @@ def test_an_unreadable_or_odd_notebook_leaves_the_usual_resolution(tmp_path, mon
     assert language.twin_language({language.SESSION_ENV: "console-1"}) is None
 
 
-def test_an_english_twin_and_no_notebook_speak_english(tmp_path, monkeypatch, fresh_language):
-    monkeypatch.setenv(language.SESSION_ENV, str(_notebook(tmp_path / "03.ipynb", None)))
+def test_a_notebook_naming_no_language_follows_the_workspace_or_the_locale(tmp_path, monkeypatch, fresh_language):
+    monkeypatch.setenv(language.SESSION_ENV, str(_notebook(tmp_path / "mine.ipynb", None)))
     monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
-    assert language.kernel_language() == "en"  # the English labs carry no tag: English, whatever the locale
+    assert language.kernel_language() == "zh-CN"  # the locale's: an untagged notebook sets nothing
+    monkeypatch.setattr(language, "_settled", False)
+    monkeypatch.setenv("LC_ALL", "en_US.UTF-8")
+    assert language.kernel_language() == "en"
     assert ClusterView.dledger(nodes=3, seed=1).offline_film()["lang"] == "en"
+    monkeypatch.setattr(language, "_settled", False)
+    monkeypatch.setenv(language.SESSION_ENV, str(_notebook(tmp_path / "en.ipynb", "en")))
+    monkeypatch.setenv("LC_ALL", "zh_CN.UTF-8")
+    assert language.kernel_language() == "en"  # a notebook that names English: English, whatever the locale
 
 
 def test_every_page_names_the_one_font_stack():

@@ -3,7 +3,8 @@
 rocketlab's own (no RocketMQ counterpart). A notebook's kernel runs the same code cells for both twins of a
 lab, so the twin's language is read from the notebook itself: Jupyter Server names the notebook a kernel
 was started for in ``JPY_SESSION_NAME``, and :func:`rocketlab.i18n.notebook_language` reads its metadata.
-Outside a notebook (a script, the CLI, a test), or when that file cannot be read, the language is
+Outside a notebook (a script, the CLI, a test), in a notebook that names no language (the English labs, a
+learner's own), or when that file cannot be read, the language is
 :func:`rocketlab.i18n.language` (``ROCKETLAB_LANG``, the workspace, the locale); a twin's metadata wins over
 those, as :mod:`rocketlab.i18n` says. :func:`kernel_language`
 sets it once for the process (``i18n.set_language``), so ``_()`` in figures speaks it too.
@@ -38,13 +39,15 @@ def notebook_of_kernel(env: Mapping[str, str] | None = None) -> Path | None:
 
 
 def twin_language(env: Mapping[str, str] | None = None) -> str | None:
-    """The language of the kernel's notebook (its ``rocketlab.lang`` metadata), None when unknown."""
+    """The language the kernel's notebook names (its ``rocketlab.lang`` metadata), None when it names none
+    (the English labs and a learner's own notebooks: the workspace or the locale decides) or is unknown."""
     path = notebook_of_kernel(env)
     if path is None:
         return None
     try:
         notebook = json.loads(path.read_text(encoding="utf-8"))
-        return i18n.notebook_language(notebook) if isinstance(notebook, dict) else None
+        meta = notebook.get("metadata", {}).get("rocketlab") if isinstance(notebook, dict) else None
+        return i18n.notebook_language(notebook) if isinstance(meta, dict) and meta.get("lang") else None
     except (OSError, ValueError, RocketlabError):
         return None  # an unreadable or odd notebook: the usual resolution decides
 
