@@ -26,6 +26,7 @@ from rocketlab.dledger.elector_decisions import (
     VoteView,
 )
 from rocketlab.dledger.protocol import VoteRequest, VoteResult
+from rocketlab.i18n import _
 from rocketlab.scenarios import figure16
 from rocketlab.scenarios.dledger_group import settled_leader, wait_settled
 from rocketlab.sim import Cluster
@@ -256,12 +257,12 @@ def waits_histogram(waits: pd.DataFrame) -> go.Figure:
     groups = list(waits.groupby("rule"))
     colors = series_colors([str(rule) for rule, _ in groups])
     for i, (rule, part) in enumerate(groups):
-        fig.add_trace(go.Histogram(x=part["wait_ms"], name=f"rule {rule}: {part['result'].iloc[0]}",
+        fig.add_trace(go.Histogram(x=part["wait_ms"], name=_("rule {rule}: {result}").format(rule=rule, result=part["result"].iloc[0]),
                                    xbins={"start": 0, "end": 1100, "size": 50},
                                    marker=dict(color=colors[str(rule)], line=BAR_EDGE,
                                                pattern=series_pattern(i))))
-    base_layout(fig, f"Waits before the next vote round ({len(waits)} rounds)", 380)
-    fig.update_layout(barmode="stack", xaxis_title="wait after a failed round (ms)", yaxis_title="rounds")
+    base_layout(fig, _("Waits before the next vote round ({n} rounds)").format(n=len(waits)), 380)
+    fig.update_layout(barmode="stack", xaxis_title=_("wait after a failed round (ms)"), yaxis_title=_("rounds"))
     return fig
 
 

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rocketlab.analysis.lost import lost_messages
 from rocketlab.analysis.readers import read_events
 from rocketlab.analysis.session import get_spark
+from rocketlab.i18n import _
 from rocketlab.sample_data import RUNS, SMALL_STORE, data_root
 from rocketlab.scenarios.tour import master_slave_crash
 from rocketlab.store.index_file import index_key_hash_method
@@ -170,6 +171,6 @@ def lost_figure(lost: pd.DataFrame, title: str) -> go.Figure:
         fig.add_trace(go.Bar(x=rows["seed"], y=rows["lost"], name=role, marker=dict(
             color=colors[role], line=BAR_EDGE, pattern=series_pattern(i))))
     base_layout(fig, title, 360, legend="top").update_layout(barmode="group")
-    fig.update_xaxes(title="seed")
-    fig.update_yaxes(title="acknowledged but lost")
+    fig.update_xaxes(title=_("seed"))
+    fig.update_yaxes(title=_("acknowledged but lost"))
     return fig

@@ -10,6 +10,9 @@
 * :mod:`~rocketlab.viz.timeline` — the node histories (role segments, down / paused spans, partitions)
   the others are drawn from.
 
+Figures and the viewer speak the kernel's language (:mod:`~rocketlab.viz.language`: a notebook twin's
+metadata, else :mod:`rocketlab.i18n`'s choice), settled when this package is first imported.
+
 The widget is imported lazily (``from rocketlab.viz import ClusterView`` works), so plotting in a script
 does not load ipywidgets.
 """
@@ -25,7 +28,10 @@ from rocketlab.viz.figures.offsets import commit_progress
 from rocketlab.viz.figures.roles import role_timeline
 from rocketlab.viz.figures.votes import votes_per_term
 from rocketlab.viz.graphs import cluster_graph, cluster_graph_figure, vote_graph, vote_graph_figure
+from rocketlab.viz.language import kernel_language
 from rocketlab.viz.report import write_report
+
+kernel_language()  # in a notebook twin's kernel, figures speak the twin's language from the first one on
 
 __all__ = [
     "ClusterView", "cluster_graph", "cluster_graph_figure", "commit_progress", "epochs_and_sync_state_set",

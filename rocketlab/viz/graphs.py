@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import networkx as nx
 import plotly.graph_objects as go
 
+from rocketlab.i18n import _
 from rocketlab.viz.style import (
     GRANTED_COLOR,
     LABEL_BOX,
@@ -80,10 +81,10 @@ def vote_graph(events: Events, term: int | None = None) -> nx.DiGraph:
         if e.get("term") == chosen:
             _add_vote(graph, e)
     _number_rounds(graph, [e for e in of_kind(records, "vote_request", "vote_response") if e.get("term") == chosen])
-    for _, _, data in graph.edges(data=True):
+    for _src, _dst, data in graph.edges(data=True):
         data["result"] = data["results"][-1] if data["results"] else NO_ANSWER
         data["granted"] = "ACCEPT" in data["results"]
-    for candidate, _, data in graph.edges(data=True):
+    for candidate, _voter, data in graph.edges(data=True):
         graph.nodes[candidate]["grants"] += int(data["granted"])
     _add_roles_in_term(graph, records, chosen)
     return graph
@@ -170,7 +171,7 @@ def vote_graph_figure(events: Events, term: int | None = None) -> go.Figure:
         _add_vote_label(fig, u, v, _edge_color(data), text, _label_spots(start, tip), placed)
     _add_vote_nodes(fig, graph, pos)
     for name, color in (("granted", GRANTED_COLOR), ("rejected", REJECTED_COLOR), ("no answer", NO_ANSWER_COLOR)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=f"{name} (arrow labelled)",
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=_("{name} (arrow labelled)").format(name=name),
                                  line=dict(color=color, width=3)))
     several = {n: r for n, r in graph.graph["rounds"].items() if r > 1}
     if several:
@@ -326,14 +327,17 @@ def _vote_title(graph: nx.DiGraph) -> str:
     rounds = graph.graph["rounds"]
     if any(r > 1 for r in rounds.values()) or graph.graph.get("later_requests"):
         said = ", ".join(f"{n} {r}" for n, r in rounds.items())
-        later = ", some after the election" if graph.graph.get("later_requests") else ""
-        term = f"{term} (several rounds{later}: {said})"
+        if graph.graph.get("later_requests"):
+            term = _("{term} (several rounds, some after the election: {said})").format(term=term, said=said)
+        else:
+            term = _("{term} (several rounds: {said})").format(term=term, said=said)
     elected = [n for n, a in graph.nodes(data=True) if a["elected"]]
     if elected:
-        return f"Votes in term {term}: {elected[0]} elected with {graph.nodes[elected[0]]['grants']} of {members}"
+        return _("Votes in term {term}: {node} elected with {grants} of {members}").format(
+            term=term, node=elected[0], grants=graph.nodes[elected[0]]["grants"], members=members)
     candidates = sorted((n for n, a in graph.nodes(data=True) if a["candidate"]), key=natural_key)
-    best = ", ".join(f"{n} got {graph.nodes[n]['grants']}" for n in candidates)
-    return f"Votes in term {term}: nobody elected ({best} of {members})"
+    best = _(", ").join(_("{node} got {grants}").format(node=n, grants=graph.nodes[n]["grants"]) for n in candidates)
+    return _("Votes in term {term}: nobody elected ({best} of {members})").format(term=term, best=best, members=members)
 
 
 def _square_axes(fig: go.Figure) -> None:
@@ -384,7 +388,8 @@ def cluster_graph_figure(events: Events, at_ms: int | None = None) -> go.Figure:
     _square_axes(fig)
     groups = graph.graph["groups"]
     where = f"partition {' | '.join(','.join(g) for g in groups)}" if groups else "network whole"
-    return base_layout(fig, f"Cluster at t={graph.graph['at_ms']} ms: {where}", 440, legend="bottom")
+    return base_layout(fig, _("Cluster at t={t} ms: {where}").format(t=graph.graph["at_ms"], where=where), 440,
+                       legend="bottom")
 
 
 def _edge_class(data: dict) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from rocketlab.i18n import _
 from rocketlab.viz.style import BAR_EDGE, FAULT_MARK, OKABE_ITO, base_layout, overlay_pattern
 
 LOG_COLORS = {"old commit log": OKABE_ITO["vermillion"], "DLedger log": OKABE_ITO["blue"]}
@@ -35,16 +36,16 @@ def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divide
                                  showlegend=False, hovertext=hover, hoverinfo="text", width=0.6))
             fig.add_trace(go.Bar(y=[lane], x=[row["written"]], base=[row["start"]], orientation="h",
                                  marker={"color": color, "line": BAR_EDGE,
-                                         "pattern": overlay_pattern(LOG_PATTERNS.get(row["log"], ""), color)}, name=f"{row['log']} (written bytes)",
+                                         "pattern": overlay_pattern(LOG_PATTERNS.get(row["log"], ""), color)}, name=_("{log} (written bytes)").format(log=row["log"]),
                                  legendgroup=row["log"], showlegend=row["log"] not in shown, hovertext=hover,
                                  hoverinfo="text", width=0.3))
             shown.add(row["log"])
     if divided is not None and divided >= 0:
         fig.add_vline(x=divided, line={"dash": "dash", "color": FAULT_MARK},
                       annotation_text=f"dividedCommitlogOffset {divided:,}", annotation_position="top")
-    base_layout(fig, "Physical offset space: files per log", 160 + 70 * len(lanes))
+    base_layout(fig, _("Physical offset space: files per log"), 160 + 70 * len(lanes))
     fig.update_yaxes(automargin=True)  # the lanes' names in full
-    fig.update_layout(barmode="overlay", xaxis_title="physical offset (bytes)", yaxis={"autorange": "reversed"},
+    fig.update_layout(barmode="overlay", xaxis_title=_("physical offset (bytes)"), yaxis={"autorange": "reversed"},
                       legend={"orientation": "h", "y": -0.35}, margin={"t": 70})
     return fig
 

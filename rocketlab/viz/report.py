@@ -28,6 +28,7 @@ from rocketlab.viz.figures.offsets import commit_progress
 from rocketlab.viz.figures.roles import role_timeline
 from rocketlab.viz.figures.votes import votes_per_term
 from rocketlab.viz.graphs import cluster_graph_figure, vote_graph_figure, vote_terms
+from rocketlab.viz.language import page_context
 from rocketlab.viz.timeline import Event, as_records, end_ms, node_ids, of_kind, partition_spans, states_at
 
 MAX_VIEWER_EVENTS = 200_000  # runs longer than this are not embedded in the viewer (the page would be huge)
@@ -95,7 +96,7 @@ def write_report(path: str | Path, runs: Mapping[str, Any] | Iterable[str | Path
     views = load_runs(runs)
     figure_html = _FigureWriter()
     sections = [_run_section(i, view, figure_html) for i, view in enumerate(views)]
-    page = render("rocketlab.viz", "report.html.j2", title=str(title), runs=sections, max_listed=MAX_LISTED,
+    page = render("rocketlab.viz", "report.html.j2", **page_context(), title=str(title), runs=sections, max_listed=MAX_LISTED,
                   viewer_assets=Markup(viewer_assets()) if any(_viewable(v) for v in views) else "")
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

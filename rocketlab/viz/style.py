@@ -13,6 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from rocketlab.i18n import N_
 from rocketlab.viz.timeline import DOWN, UP, Event, Span, fault_line
 
 OKABE_ITO: dict[str, str] = {
@@ -44,7 +45,7 @@ says which to install)."""
 FONT_FAMILY = ", ".join(("Inter", "Segoe UI", "Helvetica", "Arial", *(f'"{f}"' for f in CJK_FONTS), "sans-serif"))
 """The font stack of every figure, and the cluster viewer's (viewer.css names the same: a test compares)."""
 FONT = dict(family=FONT_FAMILY, size=12, color=PAGE_TEXT)
-TIME_AXIS_TITLE = "t (ms)"
+TIME_AXIS_TITLE = N_("t (ms)")  # translated where shown: _(TIME_AXIS_TITLE)
 NOTE_TEXT = "#555555"  # notes beside a plot
 FAULT_MARK = "#444444"  # the role timeline's fault markers and their labels
 BAR_EDGE = dict(width=1, color="#767676")  # a bar's outline: 4.5:1 on white, 4.1:1 on #111, for pale fills

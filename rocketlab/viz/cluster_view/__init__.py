@@ -8,7 +8,9 @@
   ``gallery.py`` - the films the docs site publishes (:data:`~rocketlab.viz.cluster_view.gallery.FILMS`).
 * ``js/`` (ES modules joined by ``bundle.py``) and ``viewer.css`` - the one renderer both use: scrub, step
   and step back, filters and "next fault / vote round / leader change / commit / violation" from the trace
-  vocabulary, a lab's bookmarks, its own keys while it has focus; its words in ``js/strings.js``.
+  vocabulary, a lab's bookmarks, its own keys while it has focus; its words in ``js/strings.js`` (English)
+  and one table per language beside it (``js/strings_zh_CN.js``), chosen by ``ClusterView.lang`` / the
+  film's ``lang``.
 
 ``ClusterView`` is imported lazily, so the report and ``rocketlab view`` do not load ipywidgets.
 """

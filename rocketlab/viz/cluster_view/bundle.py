@@ -17,7 +17,7 @@ from pathlib import Path
 from rocketlab.errors import RocketlabError
 
 JS_DIR = Path(__file__).parent / "js"
-MODULES = ("strings.js", "draw.js", "film.js", "ring.js", "panels.js", "viewer.js")
+MODULES = ("strings_zh_CN.js", "strings.js", "draw.js", "film.js", "ring.js", "panels.js", "viewer.js")
 """In dependency order; the last is the entry module."""
 
 _IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([\w.]+)";\n', re.MULTILINE)

@@ -24,6 +24,7 @@ from rocketlab.dledger.elector_decisions import HEART_BEAT_ROWS, VOTE_CHECKS, VO
 from rocketlab.trace.faults import viewer_faults
 from rocketlab.trace.recorder import describe
 from rocketlab.trace.schema import view_vocabulary
+from rocketlab.viz.language import kernel_language
 from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS
 from rocketlab.viz.timeline import fault_line, natural_key, node_ids
 
@@ -184,7 +185,8 @@ def make_film(events: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], time
     profile = meta.get("profile")
     last = events[-1]["t"] if events else 0
     return {
-        "version": FILM_VERSION, "system": meta.get("system", "unknown"), "nodes": ids,
+        "version": FILM_VERSION, "lang": kernel_language(),  # the viewer's words (js/strings*.js)
+        "system": meta.get("system", "unknown"), "nodes": ids,
         "node_kinds": dict(meta.get("node_kinds") or {}),  # a node that is no broker: namesrv, producer, consumer
         "seed": meta.get("seed"), "profile": profile, "scenario": meta.get("scenario"),
         "network": meta.get("network"), "live": live, "generation": generation,

@@ -20,6 +20,7 @@ from rocketlab.scenarios.registry import SCENARIOS, ScenarioArgs
 from rocketlab.templating import Markup, render
 from rocketlab.viz.cluster_view.film import make_film
 from rocketlab.viz.cluster_view.offline import run_film, viewer_page
+from rocketlab.viz.language import page_context
 from rocketlab.workspace import kit_root
 
 
@@ -104,6 +105,6 @@ def write_films(out: str | Path, root: Path | None = None) -> list[Path]:
         path.write_text(viewer_page(film_of(row, root), row.title), encoding="utf-8")
         pages.append(path)
     index = directory / "index.html"
-    index.write_text(render("rocketlab.viz", "films_index.html.j2", films=FILMS, about=Markup(__doc__.split("\n\n")[0])),
+    index.write_text(render("rocketlab.viz", "films_index.html.j2", **page_context(), films=FILMS, about=Markup(__doc__.split("\n\n")[0])),
                      encoding="utf-8")
     return [*pages, index]

@@ -17,6 +17,7 @@ from rocketlab.templating import Markup, render
 from rocketlab.trace.rundir import RunDirError, iter_events, read_meta
 from rocketlab.viz.cluster_view.bundle import viewer_source
 from rocketlab.viz.cluster_view.film import make_film
+from rocketlab.viz.language import page_context
 
 HERE = Path(__file__).parent
 TIMERS_FILE = "timers.jsonl"
@@ -35,7 +36,7 @@ def viewer_div(film: Mapping[str, Any], element_id: str) -> str:
 
 def viewer_page(film: Mapping[str, Any], title: str) -> str:
     """A whole HTML page holding one viewer (``templates/viewer_page.html.j2``)."""
-    return render("rocketlab.viz", "viewer_page.html.j2", title=title,
+    return render("rocketlab.viz", "viewer_page.html.j2", **page_context(), title=title,
                   viewer=Markup(viewer_div(film, "viewer-0")), assets=Markup(viewer_assets()))
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import N_, _
 from rocketlab.sim.cluster import Call, Cluster
 from rocketlab.sim.network import NETWORK_MODES, Latency
 from rocketlab.sim.replay import Producer, replay_calls, run_to, same_history
@@ -105,19 +106,21 @@ def parse_groups(value: Any, nodes: list[str]) -> list[list[str]]:
     elif isinstance(value, (list, tuple)) and all(isinstance(g, (list, tuple)) for g in value):
         groups = [[str(n) for n in g] for g in value]
     else:
-        raise RocketlabError(f"partition: sides are 'n0 n1 | n2 n3' or lists of node ids, got {value!r}")
+        raise RocketlabError(_("partition: sides are 'n0 n1 | n2 n3' or lists of node ids, got {value}").format(
+            value=repr(value)))
     groups = [g for g in groups if g]
     named = [n for g in groups for n in g]
     unknown = [n for n in named if n not in nodes]
     if unknown:
-        raise RocketlabError(f"partition: unknown node {unknown[0]!r} (this cluster has {', '.join(nodes)})")
+        raise RocketlabError(_("partition: unknown node {node} (this cluster has {nodes})").format(
+            node=repr(unknown[0]), nodes=", ".join(nodes)))
     if len(set(named)) != len(named):
-        raise RocketlabError("partition: a node is on two sides")
+        raise RocketlabError(_("partition: a node is on two sides"))
     rest = [n for n in nodes if n not in named]
     if rest:
         groups.append(rest)
     if len(groups) < 2:
-        raise RocketlabError("partition: name at least two sides (or one side and leave the rest out)")
+        raise RocketlabError(_("partition: name at least two sides (or one side and leave the rest out)"))
     return groups
 
 
@@ -258,11 +261,12 @@ class ViewSession:
         node = intent.args.get("node")
         if spec.node_must_be is not None:
             sim_node = cluster.runtime.get(node)
-            state = "down" if not sim_node.alive else "paused" if sim_node.paused else "running"
+            state = N_("down") if not sim_node.alive else N_("paused") if sim_node.paused else N_("running")
             wanted = spec.node_must_be
             ok = (state == wanted or (wanted == "alive" and state != "down"))
             if not ok:
-                raise RocketlabError(f"cannot {intent.action.replace('_', ' ')} {node}: it is {state}")
+                raise RocketlabError(_("cannot {action} {node}: it is {state}").format(
+                    action=intent.action.replace("_", " "), node=node, state=_(state)))
         method, call_args, kwargs = spec.call(intent.args)
         getattr(cluster, method)(*call_args, **kwargs)
         if intent.action == "put":

@@ -26,6 +26,7 @@ import anywidget
 import traitlets
 
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.scenarios import dledger_schedules as ds
 from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.replay import Producer
@@ -34,6 +35,7 @@ from rocketlab.trace.rundir import iter_events, read_meta
 from rocketlab.viz.cluster_view.bundle import viewer_source
 from rocketlab.viz.cluster_view.offline import run_film, viewer_assets, viewer_div, viewer_page, write_timers
 from rocketlab.viz.cluster_view.session import ViewSession
+from rocketlab.viz.language import kernel_language
 
 HERE = Path(__file__).parent
 SPEED_RANGE = (0.01, 10.0)
@@ -47,6 +49,8 @@ class ClusterView(anywidget.AnyWidget):
     _esm = viewer_source()
     _css = HERE / "viewer.css"
     speed = traitlets.Float(0.1).tag(sync=True)
+    lang = traitlets.Unicode("en").tag(sync=True)
+    """The viewer's words: the kernel's language (:func:`rocketlab.viz.language.kernel_language`)."""
 
     def __init__(self, cluster: Cluster, *, speed: float = 0.1, producer: Producer | None = None,
                  base_code: Callable[[int], str] | None = None, **kwargs: Any) -> None:
@@ -60,6 +64,7 @@ class ClusterView(anywidget.AnyWidget):
         failure = getattr(cluster, "failure", None)  # set by rocketlab.grading.replay when the test failed
         if isinstance(failure, dict):
             self.session.marks.append({"t": int(failure.get("t", cluster.now_ms)), "text": str(failure.get("text"))})
+        kwargs.setdefault("lang", kernel_language())
         super().__init__(speed=speed, **kwargs)
         self._greeted = False
         self._sent_events = 0
@@ -174,10 +179,10 @@ class ClusterView(anywidget.AnyWidget):
     def _opening_words(self) -> str | None:
         if self.session.marks:
             mark = self.session.marks[0]
-            return f"opened at t = {mark['t']} ms, where the test failed: {mark['text']}"
+            return _("opened at t = {t} ms, where the test failed: {text}").format(t=mark["t"], text=mark["text"])
         if self.session.now_ms:
-            return (f"opened at the present (t = {self.session.now_ms} ms): scrub back to see the past; "
-                    "acting in the past forks it")
+            return _("opened at the present (t = {t} ms): scrub back to see the past; acting in the past forks "
+                     "it").format(t=self.session.now_ms)
         return None
 
     def _on_custom_msg(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -208,12 +213,12 @@ class ClusterView(anywidget.AnyWidget):
             self._reply({"type": "code", "text": self.replay_code()})
             return
         if self.session is None:
-            raise RocketlabError("this run is recorded: scrub, step and play it; to act in it, open it from the "
-                                 "code that made it (ClusterView(cluster) or ClusterView.schedule(...))")
+            raise RocketlabError(_("this run is recorded: scrub, step and play it; to act in it, open it from the "
+                                   "code that made it (ClusterView(cluster) or ClusterView.schedule(...))"))
         if kind not in ("advance", "step", "act"):
             raise RocketlabError(f"unknown intent type {kind!r}: hello, advance, step, act or replay_code")
         if content.get("generation") != self.session.generation:
-            self._send_film(say="that was aimed at a history that has since been forked: the view is up to date now")
+            self._send_film(say=_("that was aimed at a history that has since been forked: the view is up to date now"))
             return
         if kind == "advance":
             self.session.advance(_whole_ms(content.get("to"), "advance: 'to'"))
@@ -230,8 +235,8 @@ class ClusterView(anywidget.AnyWidget):
             dropped = sum(1 for i in self.session.intents if i.at_ms > at)
             self.session.act(at, str(content.get("action")), **args)
             if self.session.generation != generation:
-                say = (f"forked history at t = {at} ms: {dropped} later action(s) dropped" if dropped
-                       else f"history after t = {at} ms rewritten")
+                say = (_("forked history at t = {t} ms: {n} later action(s) dropped").format(t=at, n=dropped)
+                       if dropped else _("history after t = {t} ms rewritten").format(t=at))
                 self._send_film(goto=at, say=say)
             else:
                 self._send_more(goto=at)
@@ -304,7 +309,7 @@ class ClusterView(anywidget.AnyWidget):
     def offline_film(self) -> dict[str, Any]:
         """The view as it stands as a recorded film (no kernel behind it), opening where the view opens."""
         film = self.recorded if self.session is None else self.session.film()
-        return {**film, "live": False, "open_at": self.open_at}
+        return {**film, "live": False, "open_at": self.open_at, "lang": self.lang}
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The widget, and the same view as a recorded film in ``text/html``: what a page without the
@@ -354,6 +359,7 @@ class RecordedView(ClusterView):
         self.recorded = {**film, "live": False}
         violation = next((e for e in film["events"] if e["kind"] == "violation"), None)
         self._open_at = violation["t"] if violation is not None else 0
+        kwargs.setdefault("lang", kernel_language())
         anywidget.AnyWidget.__init__(self, speed=speed, **kwargs)
         self._greeted = False
         self._sent_events = self._sent_timers = 0
@@ -365,8 +371,10 @@ class RecordedView(ClusterView):
         return self._open_at
 
     def _opening_words(self) -> str | None:
-        return "a recorded run: scrub, step and play it" + (
-            f" (opened at the first invariant violation, t = {self.open_at} ms)" if self.open_at else "")
+        if self.open_at:
+            return _("a recorded run: scrub, step and play it (opened at the first invariant violation, t = {t} ms)"
+                     ).format(t=self.open_at)
+        return _("a recorded run: scrub, step and play it")
 
     def _send_film(self, goto: int | None = None, say: str | None = None) -> None:
         message: dict[str, Any] = {"type": "film", "film": self.recorded, "goto": goto}

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rocketlab.i18n import _
 from rocketlab.viz.style import (
     TIME_AXIS_TITLE,
     base_layout,
@@ -45,11 +46,11 @@ def epochs_and_sync_state_set(events: Events) -> go.Figure:
         applied.setdefault(e.get("index"), e)  # every controller applies the same entry: keep the first
     roles = [e for e in of_kind(records, "role") if e.get("role") in ("MASTER", "SLAVE", "FENCED")]
     if not applied and not roles:
-        return empty_figure("Epochs and SyncStateSet", ["role", "controller_apply"])
+        return empty_figure(_("Epochs and SyncStateSet"), ["role", "controller_apply"])
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16,
-                        subplot_titles=["master epoch each broker acts under (MASTER solid, SLAVE dashed; "
-                                        "brokers drawn slightly apart)",
-                                        "SyncStateSet committed by the controllers (a bar while a member)"])
+                        subplot_titles=[_("master epoch each broker acts under (MASTER solid, SLAVE dashed; "
+                                          "brokers drawn slightly apart)"),
+                                        _("SyncStateSet committed by the controllers (a bar while a member)")])
     colors = series_colors(node_ids(roles))
     end = run_range(records)[1]
     _add_epoch_lines(fig, records, roles, colors, end)
@@ -57,21 +58,21 @@ def epochs_and_sync_state_set(events: Events) -> go.Figure:
     members = sorted({m for _, s in changes for m in s})
     node_of = {e.get("broker_id"): e.get("node") for e in of_kind(records, "replicas_state")}
     _add_member_bars(fig, changes, members, node_of, colors, end)
-    fig.update_yaxes(title="master epoch", dtick=1, row=1, col=1)
-    fig.update_yaxes(title="broker id", row=2, col=1)
+    fig.update_yaxes(title=_("master epoch"), dtick=1, row=1, col=1)
+    fig.update_yaxes(title=_("broker id"), row=2, col=1)
     if members:
         whole_number_ticks(fig, max(members), row=2, col=1)
     fig.update_xaxes(range=run_range(records))
     lanes = mark_faults(fig, of_kind(records, "fault"), row="all", col=1)  # after the range: laid out over it
-    fig.update_xaxes(title=TIME_AXIS_TITLE, row=2, col=1)
+    fig.update_xaxes(title=_(TIME_AXIS_TITLE), row=2, col=1)
     top = max((e.get("term") or 0 for e in roles), default=0)
     if lanes and roles:  # room above the epoch lines for the fault labels' lanes
         low, high = min(e.get("term") or 0 for e in roles) - 0.4, top + 0.4
         share = min(0.6, (14 * lanes + 12) / EPOCH_PANEL_PX)
         fig.update_yaxes(range=[low, high + (high - low) * share / (1 - share)], row=1, col=1,
                          tickvals=list(range(max(0, round(low + 0.4)), top + 1)))  # no tick for the room
-    return base_layout(fig, f"Epochs and SyncStateSet: highest master epoch {top}, "
-                            f"{len(changes)} SyncStateSet changes", 620)
+    return base_layout(fig, _("Epochs and SyncStateSet: highest master epoch {top}, {n} SyncStateSet changes")
+                       .format(top=top, n=len(changes)), 620)
 
 
 def _add_epoch_lines(fig: go.Figure, records: Sequence[Event], roles: Sequence[Event], colors: dict[str, str],
@@ -131,7 +132,7 @@ def _add_member_bars(fig: go.Figure, changes: Sequence[SyncStateSetChange], memb
                 ys += [member, member, None]
         label = f"broker id {member}" + (f" ({owner})" if owner else "")
         short = f"id {member}" + (f" ({owner})" if owner else "")  # the legend's width: it fits a notebook's
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{short} in sync", legendgroup=owner or label,
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("{member} in sync").format(member=short), legendgroup=owner or label,
                                  line=dict(color=colors.get(owner, "#888888"), width=10),
                                  hovertemplate=f"{label} in the SyncStateSet<extra></extra>"), row=2, col=1)
 

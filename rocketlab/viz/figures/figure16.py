@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 
+from rocketlab.i18n import _
 from rocketlab.scenarios import figure16
 from rocketlab.viz.style import base_layout
 
@@ -57,10 +58,10 @@ def downtime_cdf(curves: Sequence[tuple[str, pd.DataFrame]], *, log_x: bool, tit
             start = xs[-1] if xs else floor_ms if floor_ms is not None else int(censored.min()) / 2
             fig.add_trace(go.Scatter(x=[start, int(censored.max())], y=[ys[-1] if ys else 0.0] * 2,
                                      mode="lines+markers", line={"dash": "dot", "color": color}, legendgroup=name,
-                                     name=f"{label}: {len(censored)} without a leader",
+                                     name=_("{label}: {n} without a leader").format(label=label, n=len(censored)),
                                      marker={"size": 6, "symbol": symbol}))
     base_layout(fig, title, 420)
-    fig.update_layout(xaxis_title="time without leader (ms)", yaxis_title="cumulative share of trials",
+    fig.update_layout(xaxis_title=_("time without leader (ms)"), yaxis_title=_("cumulative share of trials"),
                       yaxis_range=[-0.02, 1.02])
     if log_x:
         fig.update_xaxes(type="log")

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rocketlab.i18n import _
 from rocketlab.viz.style import (
     GRANTED_COLOR,
     PALETTE,
@@ -42,23 +43,23 @@ def put_latency(events: Events) -> go.Figure:
     records = as_records(events)
     puts = of_kind(records, "put")
     if not puts:
-        return empty_figure("Put latency", ["put"])
+        return empty_figure(_("Put latency"), ["put"])
     timed = [e for e in puts if e.get("latency_ms") is not None]
     if not timed:
-        return note_figure("Put latency", f"{len(puts)} put events, none with a latency_ms")
+        return note_figure(_("Put latency"), _("{n} put events, none with a latency_ms").format(n=len(puts)))
     statuses = sorted({str(e.get("status")) for e in timed}, key=lambda s: (s != "PUT_OK", s))
     fig = make_subplots(rows=1, cols=2, column_widths=[0.68, 0.32], shared_yaxes=True, horizontal_spacing=0.03,
-                        subplot_titles=("each put over time", "distribution by status"))
+                        subplot_titles=(_("each put over time"), _("distribution by status")))
     for i, status in enumerate(statuses):
         mine = [e for e in timed if str(e.get("status")) == status]
         color = STATUS_COLORS.get(status, PALETTE[(4 + i) % len(PALETTE)])
         _add_status_traces(fig, status, mine, color)
-    fig.update_xaxes(title=TIME_AXIS_TITLE, range=run_range(records), row=1, col=1)
-    fig.update_yaxes(title="latency (ms)", row=1, col=1)
+    fig.update_xaxes(title=_(TIME_AXIS_TITLE), range=run_range(records), row=1, col=1)
+    fig.update_yaxes(title=_("latency (ms)"), row=1, col=1)
     latencies = [float(e["latency_ms"]) for e in timed]
     if min(latencies) > 0 and max(latencies) / min(latencies) >= 50:
         fig.update_yaxes(type="log")
-        fig.update_yaxes(title="latency (ms, log scale)", row=1, col=1)
+        fig.update_yaxes(title=_("latency (ms, log scale)"), row=1, col=1)
     shade_partitions(fig, partition_spans(records), label=False, row=1, col=1)
     mark_faults(fig, of_kind(records, "fault"), row=1, col=1)
     return base_layout(fig, _latency_title(puts, timed), 460)
@@ -89,8 +90,9 @@ def percentile(values: Sequence[float], q: float) -> float:
 def _latency_title(puts: Sequence[Event], timed: Sequence[Event]) -> str:
     latencies = [float(e["latency_ms"]) for e in timed]
     ok = sum(1 for e in puts if e.get("status") == "PUT_OK")
-    return (f"Put latency: {len(puts)} puts, {ok} PUT_OK; p50 {percentile(latencies, 50):g} ms, "
-            f"p99 {percentile(latencies, 99):g} ms, max {max(latencies):g} ms")
+    return _("Put latency: {puts} puts, {ok} PUT_OK; p50 {p50} ms, p99 {p99} ms, max {max} ms").format(
+        puts=len(puts), ok=ok, p50=f"{percentile(latencies, 50):g}", p99=f"{percentile(latencies, 99):g}",
+        max=f"{max(latencies):g}")
 
 
 __all__ = ["percentile", "put_latency"]

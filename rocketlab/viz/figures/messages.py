@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rocketlab.i18n import _
 from rocketlab.viz.style import (
     NOTE_TEXT,
     TIME_AXIS_TITLE,
@@ -47,17 +48,18 @@ def message_flow(events: Events, *, bin_ms: int | None = None) -> go.Figure:
     t0 = start_ms(records)
     width = bin_ms or nice_bin_ms(end_ms(records) - t0)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.16, row_heights=[0.6, 0.4],
-                        subplot_titles=(f"sent per message type (per {width} ms)",
-                                        f"lost by reason (per {width} ms)"))
+                        subplot_titles=(_("sent per message type (per {width} ms)").format(width=width),
+                                        _("lost by reason (per {width} ms)").format(width=width)))
     _add_send_lines(fig, sends, recvs, t0, width)
     _add_drop_bars(fig, drops, t0, width)
     shade_partitions(fig, partition_spans(records), row="all", col=1)
     fig.update_layout(barmode="stack", bargap=0.05)
     fig.update_xaxes(range=run_range(records))
     mark_faults(fig, of_kind(records, "fault"), row="all", col=1)  # after the range: labels laid out over it
-    fig.update_yaxes(title="messages", rangemode="tozero")
-    fig.update_xaxes(title=TIME_AXIS_TITLE, row=2, col=1)
-    title = f"Messages: {len(sends)} sent, {len(recvs)} delivered, {len(drops)} lost"
+    fig.update_yaxes(title=_("messages"), rangemode="tozero")
+    fig.update_xaxes(title=_(TIME_AXIS_TITLE), row=2, col=1)
+    title = _("Messages: {sent} sent, {delivered} delivered, {lost} lost").format(
+        sent=len(sends), delivered=len(recvs), lost=len(drops))
     return base_layout(fig, title, 560)
 
 
@@ -74,12 +76,12 @@ def _add_send_lines(fig: go.Figure, sends: Sequence[Event], recvs: Sequence[Even
     colors = series_colors(types)
     for msg in types:
         xs, ys = _binned([e for e in sends if str(e.get("msg")) == msg], t0, width)
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{msg} sent", line=dict(color=colors[msg]),
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("{msg} sent").format(msg=msg), line=dict(color=colors[msg]),
                                  hovertemplate=f"{msg}: %{{y}} sent around t=%{{x}} ms<extra></extra>"),
                       row=1, col=1)
     xs, ys = _binned(recvs, t0, width)
     if xs:
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="all delivered",
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("all delivered"),
                                  line=dict(color="#222", dash="dot", width=1.5),
                                  hovertemplate="%{y} delivered around t=%{x} ms<extra></extra>"), row=1, col=1)
 
@@ -94,7 +96,7 @@ def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) 
     whole_number_ticks(fig, max(Counter((e["t"] - t0) // width for e in drops).values()), row=2, col=1)
     for reason in sorted(reasons):
         xs, ys = _binned([e for e in drops if str(e.get("reason")) == reason], t0, width)
-        fig.add_trace(go.Bar(x=xs, y=ys, width=width * 0.9, name=f"lost: {reason} ({reasons[reason]})",
+        fig.add_trace(go.Bar(x=xs, y=ys, width=width * 0.9, name=_("lost: {reason} ({n})").format(reason=reason, n=reasons[reason]),
                              marker_color=colors[reason],
                              hovertemplate=f"{reason}: %{{y}} lost around t=%{{x}} ms<extra></extra>"),
                       row=2, col=1)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rocketlab.i18n import _
 from rocketlab.viz.style import (
     PALETTE,
     TIME_AXIS_TITLE,
@@ -58,14 +59,14 @@ def commit_progress(events: Events, *, highlight: str | None = None) -> go.Figur
     until = end_ms(records)
     if "log" in panels:
         _add_log_lines(fig, log, colors, row=1, until=until)
-        fig.update_yaxes(title="entry index", row=1, col=1)
+        fig.update_yaxes(title=_("entry index"), row=1, col=1)
     if "ha" in panels:
         _add_offset_lines(fig, ha, colors, row=len(panels), until=until)
-        fig.update_yaxes(title="byte offset", row=len(panels), col=1)
+        fig.update_yaxes(title=_("byte offset"), row=len(panels), col=1)
     shade_partitions(fig, partition_spans(records), row="all", col=1)
     fig.update_xaxes(range=run_range(records))
     mark_faults(fig, of_kind(records, "fault"), row="all", col=1)  # after the range: labels laid out over it
-    fig.update_xaxes(title=TIME_AXIS_TITLE, row=len(panels), col=1)
+    fig.update_xaxes(title=_(TIME_AXIS_TITLE), row=len(panels), col=1)
     if highlight is not None:
         _bring_to_front(fig, highlight)
     return base_layout(fig, _progress_title(log, ha), 200 + 260 * len(panels))
@@ -83,14 +84,16 @@ def _progress_title(log: Sequence[Event], ha: Sequence[Event]) -> str:
     parts = []
     commits = [e["index"] for e in of_kind(log, "commit") if e.get("index") is not None]
     if commits:
-        parts.append(f"highest commit index {max(commits)}")
+        parts.append(_("highest commit index {index}").format(index=max(commits)))
     ends = [end for end in map(_put_end, of_kind(ha, "put")) if end is not None]
     if ends:
-        parts.append(f"master max offset {max(ends)}")
+        parts.append(_("master max offset {offset}").format(offset=max(ends)))
     acks = [e["offset"] for e in of_kind(ha, "ha_report") if e.get("offset") is not None]
     if acks:
-        parts.append(f"highest slave ack {max(acks)}")
-    return "Log and offsets" + (": " + ", ".join(parts) if parts else "")
+        parts.append(_("highest slave ack {offset}").format(offset=max(acks)))
+    if not parts:
+        return _("Log and offsets")
+    return _("Log and offsets: {parts}").format(parts=_(", ").join(parts))
 
 
 def _step_line(fig: go.Figure, points: list[tuple[int, int]], name: str, color: str, row: int,
@@ -123,7 +126,7 @@ def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str],
         cuts = [e for e in mine if e["kind"] == "truncate" and e.get("index") is not None]
         if cuts:
             fig.add_trace(go.Scatter(
-                x=[e["t"] for e in cuts], y=[e["index"] for e in cuts], mode="markers", name=f"{node} truncate",
+                x=[e["t"] for e in cuts], y=[e["index"] for e in cuts], mode="markers", name=_("{node} truncate").format(node=node),
                 marker=dict(symbol="x", size=11, color=colors[node]), legendgroup=node,
                 hovertemplate=f"{node} truncated from index %{{y}} at t=%{{x}} ms<extra></extra>",
             ), row=row, col=1)

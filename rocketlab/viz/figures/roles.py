@@ -16,6 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from rocketlab.i18n import _, ngettext
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import (
     BAR_EDGE,
@@ -74,7 +75,7 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
     _add_violation_marks(fig, records)
     shade_partitions(fig, partition_spans(records, until_ms), label=not lanes)
     fig.update_yaxes(type="category", categoryorder="array", categoryarray=nodes, autorange="reversed")
-    fig.update_xaxes(title=TIME_AXIS_TITLE, range=x_range)
+    fig.update_xaxes(title=_(TIME_AXIS_TITLE), range=x_range)
     fig.update_layout(barmode="overlay", bargap=0.25, uniformtext=dict(minsize=9, mode="hide"))
     nodes_px, lanes_px = 48 * len(nodes), FAULT_LANE_PX * lanes
     if lanes:  # the fault lanes: an axis of their own above the nodes' rows, each lane a short row
@@ -94,9 +95,9 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
 def _timeline_title(records: Sequence[Event]) -> str:
     terms = [e["term"] for e in of_kind(records, "role", "term") if e.get("term") is not None]
     faults = len(of_kind(records, "fault"))
-    head = "Roles and terms" if of_kind(records, "role") else "Nodes over time"
-    head += f" (last term {max(terms)})" if terms and max(terms) > 0 else ""
-    return f"{head}: {faults} fault{'s' if faults != 1 else ''}"
+    head = _("Roles and terms") if of_kind(records, "role") else _("Nodes over time")
+    head += _(" (last term {term})").format(term=max(terms)) if terms and max(terms) > 0 else ""
+    return ngettext("{head}: {n} fault", "{head}: {n} faults", faults).format(head=head, n=faults)
 
 
 def _state_order(state: str) -> tuple[int, str]:
@@ -143,7 +144,7 @@ def _add_paused_bars(fig: go.Figure, spans: dict[str, list[Span]]) -> None:
     if not pairs:
         return
     fig.add_trace(go.Bar(
-        orientation="h", name="paused", y=[n for n, _ in pairs], base=[s.start_ms for _, s in pairs],
+        orientation="h", name=_("paused"), y=[n for n, _ in pairs], base=[s.start_ms for _, s in pairs],
         x=[s.end_ms - s.start_ms for _, s in pairs],
         marker=dict(color="rgba(255,255,255,0.35)", line=dict(width=1, color="#333"),
                     pattern=dict(shape="/", fgcolor="#333", size=6)),
@@ -229,7 +230,7 @@ def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence
     if by_time:
         fig.add_trace(go.Scatter(
             x=[times[i] for i in faults], y=[rows[boxes[i].lane] for i in faults], yaxis="y2",
-            mode="markers+text", name="fault", cliponaxis=False, text=[labels[i] for i in faults],
+            mode="markers+text", name=_("fault"), cliponaxis=False, text=[labels[i] for i in faults],
             textposition=[boxes[i].position for i in faults], textfont=dict(size=FAULT_FONT_PX, color=FAULT_MARK),
             marker=dict(symbol="triangle-down", size=11, color=FAULT_MARK),
             hovertemplate="t=%{x} ms<br>%{text}<extra></extra>",
@@ -237,7 +238,7 @@ def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence
     if violations:
         last = len(times) - 1
         fig.add_trace(go.Scatter(
-            x=[times[last]], y=[rows[boxes[last].lane]], yaxis="y2", mode="markers+text", name="first violation",
+            x=[times[last]], y=[rows[boxes[last].lane]], yaxis="y2", mode="markers+text", name=_("first violation"),
             cliponaxis=False, text=[labels[last]], textposition=[boxes[last].position],
             textfont=dict(size=FAULT_FONT_PX, color=VIOLATION_COLOR),
             marker=dict(symbol="x-thin", size=11, color=VIOLATION_COLOR, line=dict(width=2, color=VIOLATION_COLOR)),
@@ -259,7 +260,7 @@ def _add_violation_marks(fig: go.Figure, records: Sequence[Event]) -> None:
         if group:
             fig.add_trace(go.Scatter(
                 x=[e["t"] for e in group], y=[e.get("node") or FAULT_ROW for e in group], yaxis=axis,
-                mode="markers", name="violation", text=[describe(e) for e in group], legendgroup="violation",
+                mode="markers", name=_("violation"), text=[describe(e) for e in group], legendgroup="violation",
                 showlegend=group is (on_node or elsewhere),
                 marker=dict(symbol="x", size=14, color=VIOLATION_COLOR, line=dict(width=2, color=VIOLATION_COLOR)),
                 hovertemplate="%{text}<extra></extra>",

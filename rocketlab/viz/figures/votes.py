@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rocketlab.i18n import _
 from rocketlab.viz.style import (
     BAR_EDGE,
     GRANTED_COLOR,
@@ -42,9 +43,9 @@ def votes_per_term(events: Events) -> go.Figure:
     responses = of_kind(records, "vote_response")
     rounds = of_kind(records, "vote_round")
     if not (requests or responses or rounds):
-        return empty_figure("Votes per term", ["vote_request", "vote_response", "vote_round"])
+        return empty_figure(_("Votes per term"), ["vote_request", "vote_response", "vote_round"])
     panels = [p for p, present in (("votes", requests or responses), ("rounds", rounds)) if present]
-    titles = {"votes": "vote requests (◆) and answers by result", "rounds": "vote rounds by verdict"}
+    titles = {"votes": _("vote requests (◆) and answers by result"), "rounds": _("vote rounds by verdict")}
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.14,
                         subplot_titles=[titles[p] for p in panels])
     if "votes" in panels:
@@ -53,23 +54,23 @@ def votes_per_term(events: Events) -> go.Figure:
     if "rounds" in panels:
         _add_round_bars(fig, rounds, row=len(panels))
     fig.update_xaxes(dtick=1, tickformat="d")
-    fig.update_xaxes(title="term", row=len(panels), col=1)
-    fig.update_yaxes(title="count", rangemode="tozero")
+    fig.update_xaxes(title=_("term"), row=len(panels), col=1)
+    fig.update_yaxes(title=_("count"), rangemode="tozero")
     per_term = Counter((e["kind"], e.get("term")) for e in [*requests, *responses, *rounds])
     whole_number_ticks(fig, max(per_term.values()))
     fig.update_layout(barmode="stack", bargap=0.3)
     granted = sum(1 for e in responses if e.get("result") == "ACCEPT")
-    title = (f"Votes per term: {len(requests)} requests, {granted} granted, "
-             f"{len(responses) - granted} rejected or unanswered")
+    title = _("Votes per term: {requests} requests, {granted} granted, {other} rejected or unanswered").format(
+        requests=len(requests), granted=granted, other=len(responses) - granted)
     return base_layout(fig, title, 260 + 220 * len(panels))
 
 
 def _result_label(result: str) -> str:
     if result == "ACCEPT":
-        return "granted (ACCEPT)"
+        return _("granted (ACCEPT)")
     if result in ("UNKNOWN", "None"):
-        return "no answer (UNKNOWN)"
-    return "rejected: " + result.removeprefix("REJECT_")
+        return _("no answer (UNKNOWN)")
+    return _("rejected: {reason}").format(reason=result.removeprefix("REJECT_"))
 
 
 def _result_order(result: str) -> tuple[int, str]:
@@ -102,7 +103,7 @@ def _add_request_marks(fig: go.Figure, requests: Sequence[Event], row: int) -> N
             per_term[e["term"]].append(str(e.get("candidate")))
     terms = sorted(per_term)
     fig.add_trace(go.Scatter(
-        x=terms, y=[len(per_term[t]) for t in terms], mode="markers", name="requests sent",
+        x=terms, y=[len(per_term[t]) for t in terms], mode="markers", name=_("requests sent"),
         marker=dict(symbol="diamond", size=10, color=PAGE_TEXT),
         customdata=[", ".join(sorted(set(per_term[t]))) for t in terms],
         hovertemplate="term %{x}: %{y} requests<br>candidates %{customdata}<extra></extra>",
@@ -118,7 +119,7 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
     for verdict in verdicts:
         items = sorted((t, who) for (t, r), who in cells.items() if r == verdict and t is not None)
         fig.add_trace(go.Bar(
-            x=[t for t, _ in items], y=[len(who) for _, who in items], name=f"round: {verdict}",
+            x=[t for t, _ in items], y=[len(who) for _, who in items], name=_("round: {verdict}").format(verdict=verdict),
             marker=dict(color=ROUND_COLORS.get(verdict, NO_ANSWER_COLOR), line=BAR_EDGE,
                         pattern=overlay_pattern("" if verdict == "PASSED" else "x",
                                                 ROUND_COLORS.get(verdict, NO_ANSWER_COLOR))),

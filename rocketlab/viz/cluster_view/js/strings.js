@@ -1,4 +1,6 @@
-// Every word the viewer shows, in one table (a translation replaces the values, never the keys). A
+// Every word the viewer shows, in one table per language: STRINGS is English (the source), each
+// translation a table of its own module with the same keys (js/strings_zh_CN.js); setLanguage picks one
+// (the language the kernel passes in the film's "lang"), a key it lacks shows the English. A
 // value may hold {name} places that t() fills. Filter groups and navigation stops come from the trace
 // vocabulary (rocketlab.trace.schema.VIEW_GROUPS, VIEW_STOPS): those without a row here show their own name.
 export const STRINGS = {
@@ -38,18 +40,46 @@ export const STRINGS = {
   "stop:commit": "commit", "stop:violation": "violation",
   "group:lost messages": "lost messages", "group:ha": "HA", "group:routes": "name server routes",
   "group:retries": "retries and delays", "group:client": "clients",
+  "group:faults": "faults", "group:violations": "violations", "group:roles": "roles", "group:elections": "elections",
+  "group:heartbeats": "heartbeats", "group:replication": "replication", "group:commits": "commits",
+  "group:network": "network", "group:other": "other",
+  // the fault actions' labels (rocketlab.trace.faults: node, link and bar menus) and the network modes
+  "action:crash": "crash", "action:power failure (loses unflushed writes)": "power failure (loses unflushed writes)",
+  "action:restart": "restart", "action:pause": "pause", "action:resume": "resume", "action:time out now": "time out now",
+  "action:isolate": "isolate", "action:make leader (transfer)": "make leader (transfer)", "action:cut": "cut",
+  "action:heal": "heal", "action:drop next message": "drop next message", "action:heal all links": "heal all links",
+  "action:partition": "partition", "action:apply": "apply",
+  "network:reliable": "reliable", "network:unreliable": "unreliable", "network:reordering": "reordering",
+  "network:long-delays": "long-delays",
 };
 
 // the key that jumps to the next stop of a kind (Shift: the previous one); a stop without a key is
 // reached with the jump menu and the arrow keys
 export const STOP_KEYS = { bookmark: "b", fault: "f", "vote round": "v", "leader change": "l", commit: "c", violation: "x" };
 
+import { STRINGS_ZH_CN } from "./strings_zh_CN.js";
+
+export const TABLES = { en: STRINGS, "zh-CN": STRINGS_ZH_CN };
+let current = STRINGS;
+
+// the words of lang from now on (a tag the viewer has no table for: English); returns the tag used
+export function setLanguage(lang) {
+  const tag = TABLES[lang] ? lang : "en";
+  current = TABLES[tag];
+  return tag;
+}
+
+function word(key) {
+  if (current[key] !== undefined) return current[key];
+  return STRINGS[key];
+}
+
 export function t(key, vars) {
-  const text = STRINGS[key] !== undefined ? STRINGS[key] : key;
+  const text = word(key) !== undefined ? word(key) : key;
   return vars ? text.replace(/\{(\w+)\}/g, (m, name) => (vars[name] !== undefined ? String(vars[name]) : m)) : text;
 }
 
 export function named(prefix, name) {  // a vocabulary name in words: its row in STRINGS, else the name itself
   const key = prefix + ":" + name;
-  return STRINGS[key] !== undefined ? STRINGS[key] : name;
+  return word(key) !== undefined ? word(key) : name;
 }

@@ -9,7 +9,7 @@ import { html, svg } from "./draw.js";
 import { Film, groupOf, isStop } from "./film.js";
 import { drawRing } from "./ring.js";
 import { drawLogs, drawSide } from "./panels.js";
-import { STOP_KEYS, named, t } from "./strings.js";
+import { STOP_KEYS, named, setLanguage, t } from "./strings.js";
 
 const SPEEDS = [0.01, 0.03, 0.1, 0.3, 1, 3, 10];
 const NETWORK_MODES = ["reliable", "unreliable", "reordering", "long-delays"];
@@ -91,17 +91,17 @@ class Viewer {
       if (item.args === "groups") {
         this.sides = html("input", { class: "rl-sides", size: "14", placeholder: "n0 n1 | n2 n3 n4",
           "aria-label": t("sidesLabel"), title: t("sidesTitle") }, bar);
-        html("button", { class: cls }, bar, item.label).onclick = () => this.act(item.intent, { groups: this.sides.value });
+        html("button", { class: cls }, bar, named("action", item.label)).onclick = () => this.act(item.intent, { groups: this.sides.value });
       } else if (item.args === "network") {
         html("span", { class: "rl-label" }, bar, t("network"));
         this.netSel = html("select", { class: "rl-net", "aria-label": t("networkLabel") }, bar);
-        NETWORK_MODES.forEach((m) => html("option", { value: m }, this.netSel, m));
+        NETWORK_MODES.forEach((m) => html("option", { value: m }, this.netSel, named("network", m)));
         this.latency = html("input", { class: "rl-latency", value: "", size: "14", "aria-label": t("latencyLabel"),
           title: t("latencyTitle") }, bar);
-        html("button", { class: cls }, bar, item.label).onclick = () =>
+        html("button", { class: cls }, bar, named("action", item.label)).onclick = () =>
           this.act(item.intent, { mode: this.netSel.value, latency: this.latency.value });
       } else {
-        html("button", { class: cls }, bar, item.label).onclick = () => this.act(item.intent, {});
+        html("button", { class: cls }, bar, named("action", item.label)).onclick = () => this.act(item.intent, {});
       }
     }
     bar.appendChild(this.codeBtn);  // the replay code button stays last
@@ -438,7 +438,7 @@ class Viewer {
   nodeMenu(ev, id, n) {
     ev.stopPropagation();
     const items = (this.film.faults.node_menu || []).filter((item) => (NODE_WHEN[item.when] || NODE_WHEN.alive)(n))
-      .map((item) => [item.label, () => this.act(item.intent, { node: id })]);
+      .map((item) => [named("action", item.label), () => this.act(item.intent, { node: id })]);
     if (n.alive) items.push([t("putVia"), () => this.act("put", { via: id })]);
     this.openMenu(ev, t("nodeMenu", { node: id, t: Math.round(this.T) }), items);
   }
@@ -446,7 +446,7 @@ class Viewer {
   linkMenu(ev, a, b, open) {
     ev.stopPropagation();
     const items = (this.film.faults.link_menu || []).filter((item) => !LINK_WHEN[item.when] || LINK_WHEN[item.when](open))
-      .map((item) => [item.label + " " + a + " -> " + b, () => this.act(item.intent, { src: a, dst: b })]);
+      .map((item) => [named("action", item.label) + " " + a + " -> " + b, () => this.act(item.intent, { src: a, dst: b })]);
     this.openMenu(ev, t("linkMenu", { src: a, dst: b }), items);
   }
 
@@ -465,6 +465,7 @@ class Viewer {
 // ---------------------------------------------------------------------------------------- hosts
 export function mountOffline(root, film) {
   if (root.rocketlabViewer) return root.rocketlabViewer;  // a page with several films mounts each once
+  root.lang = setLanguage(film.lang);  // the kernel's language when the film was made
   const viewer = new Viewer(root, { live: false, send: () => {} });
   viewer.load(film, film.open_at || 0);
   root.rocketlabViewer = viewer;
@@ -476,6 +477,7 @@ export function startFailed(holder, error) { holder.textContent = t("started", {
 function render({ model, el }) {
   const root = document.createElement("div");
   el.appendChild(root);
+  root.lang = setLanguage(model.get("lang"));  // the kernel's language (ClusterView.lang)
   const viewer = new Viewer(root, { live: true, send: (m) => model.send(m) });
   viewer.speed = Number(model.get("speed")) || 0.1;
   viewer.speedSel.value = String(viewer.speed);
