@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlab import plugs
+from rocketlab import i18n, plugs
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry, worker
 from rocketlab.grading.fair_time import LOADED, TestClock, machine_factor
@@ -70,7 +70,8 @@ class TestResult:
 
     def output(self) -> str:
         """The text a learner reads (Gradescope's ``output``)."""
-        lines = [f"{_('PASS') if self.passed else _('FAIL')} {self.name}: {self.about}".rstrip(": "), self.message]
+        about = _(self.about) if self.about else ""  # marked N_() where the suite registers the test
+        lines = [f"{_('PASS') if self.passed else _('FAIL')} {self.name}: {about}".rstrip(": "), self.message]
         if self.replay:
             lines.append(_("replay: {command}").format(command=self.replay))
         if self.viewer:
@@ -330,7 +331,8 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
         while todo:
             request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed, "stress": stress,
                        "hide": sorted({*hidden_paths, *([scratch] if scratch else [])}), "scratch": scratch,
-                       "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo]}
+                       "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo],
+                       "lang": i18n.language()}  # the judge's messages in the runner's language
             worker = _Worker(request)
             try:
                 why = _import_failure(worker, import_time_limit_s)

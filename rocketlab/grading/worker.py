@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rocketlab import plugs
+from rocketlab import i18n, plugs
 from rocketlab.grading import registry
 from rocketlab.grading.registry import learner_terms
 from rocketlab.grading.sandbox import RemoteClass, RemoteFunction, Sandbox, SandboxError, SandboxSetupError
@@ -181,6 +181,7 @@ def serve(request: dict[str, Any], out_fd: int) -> int:
         while data:
             data = data[os.write(out_fd, data):]
 
+    i18n.set_language(request.get("lang"))  # the failure messages in the runner's language, whatever the env
     if request.get("scratch"):  # the runner's directory in memory for the clusters' files (judge_scratch)
         tempfile.tempdir = str(request["scratch"])
     # the kit's own log (a broker's recovery warnings) is not the learner's output: without a handler Python
