@@ -16,6 +16,7 @@ from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import Calls, compare_table, drain, expect
 from rocketlab.ha.group_transfer import decide_wait_transfer
 from rocketlab.ha.wire import NEED_DATA, encode_transfer
+from rocketlab.i18n import N_
 from rocketlab.sim.cluster import Cluster
 
 
@@ -40,9 +41,9 @@ def _show(frames: list[tuple[int, bytes]]) -> str:
     return ", ".join(f"(phyOffset {o}, {len(b)} bytes)" for o, b in frames[:6]) + (" ..." if len(frames) > 6 else "")
 
 
-@graded("lab01.transfer_parser", points=2)
+@graded("lab01.transfer_parser", points=2,
+        about=N_("Frames read whole, all in one read and one per read: heartbeats (bodySize 0) and data frames."))
 def whole_frames(ctx: Ctx) -> None:
-    """Frames read whole, all in one read and one per read: heartbeats (bodySize 0) and data frames."""
     frames = _frames(1)
     stream = [encode_transfer(o, b) for o, b in frames]
     for chunks, how in ((stream, "one frame per read"), ([b"".join(stream)], "all frames in one read")):
@@ -51,10 +52,10 @@ def whole_frames(ctx: Ctx) -> None:
                               f"[{_show(frames)}]")
 
 
-@graded("lab01.transfer_parser", points=3)
+@graded("lab01.transfer_parser", points=3,
+        about=N_("The same frames read one byte at a time, and cut at random places (headers cut too): the same "
+                 "events, NEED_DATA while a frame is incomplete."))
 def split_reads(ctx: Ctx) -> None:
-    """The same frames read one byte at a time, and cut at random places (headers cut too): the same
-    events, NEED_DATA while a frame is incomplete."""
     for seed in range(20):
         frames = _frames(seed)
         data = b"".join(encode_transfer(o, b) for o, b in frames)
@@ -69,10 +70,10 @@ def split_reads(ctx: Ctx) -> None:
                               f"[{_show(frames)}]")
 
 
-@graded("lab01.transfer_parser", points=2)
+@graded("lab01.transfer_parser", points=2,
+        about=N_("A negative phyOffset, a negative bodySize or one above max_body raise RemoteProtocolError; a "
+                 "body of exactly max_body is fine."))
 def bad_frames(ctx: Ctx) -> None:
-    """A negative phyOffset, a negative bodySize or one above max_body raise RemoteProtocolError; a body
-    of exactly max_body is fine."""
     header = struct.Struct(">qi")
     cases = [(header.pack(-1, 0), "a negative phyOffset"), (header.pack(0, -5), "a negative bodySize"),
              (header.pack(0, 101), "bodySize 101 with max_body 100")]
@@ -87,11 +88,11 @@ def bad_frames(ctx: Ctx) -> None:
     expect(got == [(0, bytes(100))], f"a frame with bodySize == max_body (100) gave {_show(got)}")
 
 
-@graded("lab01.transfer_parser", points=2)
+@graded("lab01.transfer_parser", points=2,
+        about=N_("The header is judged as soon as its 12 bytes are in: a bad one raises RemoteProtocolError before"
+                 " any of its body arrives (a bodySize of 2 GiB must not make the slave wait for 2 GiB), a good "
+                 "one answers NEED_DATA until its body is complete."))
 def header_alone(ctx: Ctx) -> None:
-    """The header is judged as soon as its 12 bytes are in: a bad one raises RemoteProtocolError before
-    any of its body arrives (a bodySize of 2 GiB must not make the slave wait for 2 GiB), a good one
-    answers NEED_DATA until its body is complete."""
     header = struct.Struct(">qi")
     for offset, size, max_body in ((0, 2**31 - 1, 1024), (0, 1025, 1024), (-(2**63), 10, 1024), (7, -1, 1024),
                                    (0, 65, 64)):
@@ -120,11 +121,11 @@ def _chunks(rng: random.Random, data: bytes) -> list[bytes]:
     return [data[i:j] for i, j in zip([0, *cuts], [*cuts, len(data)], strict=True)]
 
 
-@graded("lab01.transfer_parser", points=2)
+@graded("lab01.transfer_parser", points=2,
+        about=N_("Two parsers (two connections, as after a slave's reconnect or with two slaves) fed in turns, "
+                 "each read cut at random: each parser must return its own stream's frames (no state shared "
+                 "between them), and a parser that raised leaves the other one unharmed. 30 seeded streams."))
 def two_connections(ctx: Ctx) -> None:
-    """Two parsers (two connections, as after a slave's reconnect or with two slaves) fed in turns, each
-    read cut at random: each parser must return its own stream's frames (no state shared between them),
-    and a parser that raised leaves the other one unharmed. 30 seeded streams."""
     for seed in range(30):
         rng = random.Random(f"two-connections/{seed}")
         streams = [_frames(seed * 2 + k) for k in range(2)]
@@ -172,10 +173,10 @@ def replication(ctx: Ctx, role: str = "ASYNC_MASTER") -> Cluster:
     return c
 
 
-@graded("lab01.transfer_parser", points=3, seeds=range(4), name="replication")
+@graded("lab01.transfer_parser", points=3, seeds=range(4), name="replication",
+        about=N_("Your parser in a real slave: 60 puts of 10 B-3 KB over a stream that splits and merges writes, "
+                 "the slave restarted half-way; it must end byte-identical to the master (checked at every event)."))
 def parser_replication(ctx: Ctx) -> None:
-    """Your parser in a real slave: 60 puts of 10 B-3 KB over a stream that splits and merges writes,
-    the slave restarted half-way; it must end byte-identical to the master (checked at every event)."""
     replication(ctx)
 
 
@@ -189,10 +190,10 @@ def transfer_cases() -> list[tuple[int, int, int, int, list[int], int]]:
     return cases
 
 
-@graded("lab01.decide_wait_transfer", points=3)
+@graded("lab01.decide_wait_transfer", points=3,
+        about=N_("doWaitTransfer for one put: 4.x (ack_nums 1) and 5.x counts (2, 3), before, at and after the "
+                 "deadline, acks below, at and beyond the put's end."))
 def transfer_table(ctx: Ctx) -> None:
-    """doWaitTransfer for one put: 4.x (ack_nums 1) and 5.x counts (2, 3), before, at and after the
-    deadline, acks below, at and beyond the put's end."""
     compare_table(transfer_cases(), Calls(ctx.impl, lambda c: (c[0], c[1], c[2], c[3], list(c[4]), c[5])),
                   lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
@@ -212,9 +213,9 @@ def any_transfer_cases(seed: int = 11, count: int = 4000) -> list[tuple[int, int
     return cases
 
 
-@graded("lab01.decide_wait_transfer", points=2)
+@graded("lab01.decide_wait_transfer", points=2,
+        about=N_("4,000 seeded draws: 1 to 4 acks needed from 0 to 4 slaves, offsets and clocks at every boundary."))
 def any_transfer(ctx: Ctx) -> None:
-    """4,000 seeded draws: 1 to 4 acks needed from 0 to 4 slaves, offsets and clocks at every boundary."""
     compare_table(any_transfer_cases(), Calls(ctx.impl, lambda c: (c[0], c[1], c[2], c[3], list(c[4]), c[5])),
                   lambda c: decide_wait_transfer(c[0], c[1], c[2], c[3], list(c[4]), c[5]),
                   lambda c: (f"decide_wait_transfer(next_offset={c[0]}, ack_nums={c[1]}, deadline_ms={c[2]}, "
@@ -230,10 +231,10 @@ def _sync_puts(c: Cluster, n: int, what: str) -> list[str]:
     return statuses
 
 
-@graded("lab01.decide_wait_transfer", points=3, seeds=range(3), name="sync_master")
+@graded("lab01.decide_wait_transfer", points=3, seeds=range(3), name="sync_master",
+        about=N_("Your decision in a SYNC_MASTER: with the slave up every put is PUT_OK (and on the slave), with "
+                 "it down each ends FLUSH_SLAVE_TIMEOUT at its deadline, and PUT_OK again once it is back."))
 def sync_master(ctx: Ctx) -> None:
-    """Your decision in a SYNC_MASTER: with the slave up every put is PUT_OK (and on the slave), with it
-    down each ends FLUSH_SLAVE_TIMEOUT at its deadline, and PUT_OK again once it is back."""
     c = ctx.keep(Cluster.master_slave("SYNC_MASTER", slaves=1, seed=ctx.seed))
     c.run_for(7_000)
     up = _sync_puts(c, 10, "slave up")
@@ -251,10 +252,10 @@ def sync_master(ctx: Ctx) -> None:
     expect(back == ["PUT_OK"] * 5, f"once the slave was back the puts answered {back}")
 
 
-@graded("lab01.decide_wait_transfer", points=2, seeds=range(2), name="in_sync_replicas")
+@graded("lab01.decide_wait_transfer", points=2, seeds=range(2), name="in_sync_replicas",
+        about=N_("RocketMQ 5's counting: 2 slaves, inSyncReplicas 2 keeps PUT_OK with one slave down (the master "
+                 "counts as one), inSyncReplicas 3 times out until both are up."))
 def in_sync_replicas(ctx: Ctx) -> None:
-    """RocketMQ 5's counting: 2 slaves, inSyncReplicas 2 keeps PUT_OK with one slave down (the master
-    counts as one), inSyncReplicas 3 times out until both are up."""
     for need, expected_down in ((2, "PUT_OK"), (3, "FLUSH_SLAVE_TIMEOUT")):
         c = ctx.keep(Cluster.master_slave("SYNC_MASTER", slaves=2, seed=ctx.seed, ha={"in_sync_replicas": need}))
         c.run_for(7_000)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from rocketlab.grading.registry import Ctx, graded, learner_terms
 from rocketlab.grading.suites._common import Calls, compare_table, expect, scratch_dir
+from rocketlab.i18n import N_
 from rocketlab.scenarios.commitlog_store import TickClock, queue_messages, record_fields
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.commit_log import is_end_of_file
@@ -65,9 +66,10 @@ def _diff(mine: bytes, want: bytes) -> str | None:
 
 
 # ---------------------------------------------------------------------- encode_record
-@graded("lab02.encode_record", points=3)
+@graded("lab02.encode_record", points=3,
+        about=N_("Byte-exact records: IPv4 and IPv6 hosts, empty and large bodies, properties, flags, a long "
+                 "topic."))
 def golden_records(ctx: Ctx) -> None:
-    """Byte-exact records: IPv4 and IPv6 hosts, empty and large bodies, properties, flags, a long topic."""
     rng = random.Random(2)
     cases = []
     for i in range(60):
@@ -105,11 +107,11 @@ def any_message(rng: random.Random, i: int) -> tuple[Message, tuple[str, int]]:
     return msg, rng.choice(HOSTS)
 
 
-@graded("lab02.encode_record", points=2)
+@graded("lab02.encode_record", points=2,
+        about=N_("400 seeded messages from the whole domain a producer can send: non-ASCII topics and properties "
+                 "(lengths are UTF-8 bytes), every sys_flag bit with IPv4 and IPv6 hosts (the v6 bits say what the"
+                 " hosts are, not what the producer set), extreme numbers; byte-exact against RocketMQ's encoder."))
 def any_message_record(ctx: Ctx) -> None:
-    """400 seeded messages from the whole domain a producer can send: non-ASCII topics and properties
-    (lengths are UTF-8 bytes), every sys_flag bit with IPv4 and IPv6 hosts (the v6 bits say what the
-    hosts are, not what the producer set), extreme numbers; byte-exact against RocketMQ's encoder."""
     rng = random.Random("lab02/any-message")
     cases = []
     for i in range(402):
@@ -182,10 +184,10 @@ def round_trip(ctx: Ctx, n: int = 60) -> None:
                 expect(same, f"queue {topic}/{queue_id} message {k} came back different: put {m!r}, got {g!r}")
 
 
-@graded("lab02.encode_record", points=3, seeds=range(3), name="store_round_trip")
+@graded("lab02.encode_record", points=3, seeds=range(3), name="store_round_trip",
+        about=N_("Your records in a real store: 60 random messages, a crash, recovery with CRC checks, every queue"
+                 " read back (a record RocketMQ cannot parse is cut off by recovery, and everything after it)."))
 def encode_round_trip(ctx: Ctx) -> None:
-    """Your records in a real store: 60 random messages, a crash, recovery with CRC checks, every queue
-    read back (a record RocketMQ cannot parse is cut off by recovery, and everything after it)."""
     round_trip(ctx)
 
 
@@ -198,19 +200,19 @@ def eof_cases() -> list[tuple[int, int, int]]:
     return cases
 
 
-@graded("lab02.is_end_of_file", points=3)
+@graded("lab02.is_end_of_file", points=3,
+        about=N_("Does a record fit? Every length and position of a 100-byte file (and many of a 4 KiB one), "
+                 "including a record that leaves exactly 8 bytes (it fits) and 7 (it does not)."))
 def eof_table(ctx: Ctx) -> None:
-    """Does a record fit? Every length and position of a 100-byte file (and many of a 4 KiB one),
-    including a record that leaves exactly 8 bytes (it fits) and 7 (it does not)."""
     compare_table(eof_cases(), Calls(ctx.impl, post=bool), lambda c: is_end_of_file(*c),
                   lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
                   why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
 
 
-@graded("lab02.is_end_of_file", points=3, seeds=range(3), name="rolling_files")
+@graded("lab02.is_end_of_file", points=3, seeds=range(3), name="rolling_files",
+        about=N_("Your decision in a real store with 4 KiB files: records sized to leave exactly 8, 7 and 0 bytes,"
+                 " random ones, a crash and recovery; every message must come back."))
 def eof_rolling(ctx: Ctx) -> None:
-    """Your decision in a real store with 4 KiB files: records sized to leave exactly 8, 7 and 0 bytes,
-    random ones, a crash and recovery; every message must come back."""
     rng = random.Random(ctx.seed)
     msgs: list[Message] = []
     probe = len(encode_record(Message("TopicA", b"", born_host=HOSTS[0]), 0, ("127.0.0.1", 10911)))
@@ -233,9 +235,9 @@ def eof_rolling(ctx: Ctx) -> None:
         expect([g.body for g in got] == [m.body for m in msgs], "messages came back in the wrong order or changed")
 
 
-@graded("lab02.is_end_of_file", points=1)
+@graded("lab02.is_end_of_file", points=1,
+        about=N_("3,000 seeded records and positions in files from 8 bytes to 1 GiB, at and around the last 8."))
 def any_position(ctx: Ctx) -> None:
-    """3,000 seeded records and positions in files from 8 bytes to 1 GiB, at and around the last 8."""
     rng = random.Random("lab02/any-position")
     cases = []
     for _ in range(3000):
@@ -250,18 +252,18 @@ def any_position(ctx: Ctx) -> None:
 
 
 # ---------------------------------------------------------------------- consume queue
-@graded("lab02.unit_position", points=3)
+@graded("lab02.unit_position", points=3,
+        about=N_("The file and position of units 0..999 with files of 16, 1 and 300,000 units."))
 def unit_table(ctx: Ctx) -> None:
-    """The file and position of units 0..999 with files of 16, 1 and 300,000 units."""
     cases = [(i, size) for size in (20 * 16, 20, 20 * 300_000) for i in range(1000)] + [(10**9, 20 * 300_000)]
     compare_table(cases, Calls(ctx.impl, post=tuple), lambda c: unit_position(*c),
                   lambda c: f"unit_position(index={c[0]}, mapped_file_size={c[1]})")
 
 
-@graded("lab02.unit_position", points=3, seeds=range(3), name="pull_every_queue")
+@graded("lab02.unit_position", points=3, seeds=range(3), name="pull_every_queue",
+        about=N_("Your lookup behind every pull: 60 messages over 4 queues with 16-unit consume-queue files, read "
+                 "back in pulls of 1 to 32 from every offset, before and after a crash."))
 def unit_pulls(ctx: Ctx) -> None:
-    """Your lookup behind every pull: 60 messages over 4 queues with 16-unit consume-queue files, read
-    back in pulls of 1 to 32 from every offset, before and after a crash."""
     rng = random.Random(ctx.seed)
     msgs = [Message("TopicA", b"m%d" % i, queue_id=rng.randrange(4), born_host=HOSTS[0]) for i in range(60)]
     with crashable_store() as s:
@@ -279,10 +281,10 @@ def unit_pulls(ctx: Ctx) -> None:
                 s.crash_and_reopen()
 
 
-@graded("lab02.unit_position", points=1)
+@graded("lab02.unit_position", points=1,
+        about=N_("3,000 seeded unit indexes up to 2^40 with files of 1 to 300,000 units (the first and last unit "
+                 "of a file and the first of the next)."))
 def any_unit(ctx: Ctx) -> None:
-    """3,000 seeded unit indexes up to 2^40 with files of 1 to 300,000 units (the first and last unit
-    of a file and the first of the next)."""
     rng = random.Random("lab02/any-unit")
     cases = []
     for _ in range(3000):
@@ -294,9 +296,9 @@ def any_unit(ctx: Ctx) -> None:
 
 
 # ---------------------------------------------------------------------- index file
-@graded("lab02.index_positions", points=3)
+@graded("lab02.index_positions", points=3,
+        about=N_("Slot and entry positions for many key hashes, slot counts and entry numbers."))
 def index_table(ctx: Ctx) -> None:
-    """Slot and entry positions for many key hashes, slot counts and entry numbers."""
     rng = random.Random(5)
     cases = [(rng.randrange(2**31), slots, count) for slots in (1, 16, 5_000_000) for count in (1, 2, 63, 1000)
              for _ in range(40)] + [(0, 16, 1), (15, 16, 1), (16, 16, 1), (2**31 - 1, 5_000_000, 20_000_000)]
@@ -304,10 +306,10 @@ def index_table(ctx: Ctx) -> None:
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 
 
-@graded("lab02.index_positions", points=1)
+@graded("lab02.index_positions", points=1,
+        about=N_("3,000 seeded key hashes (0 to 2^31 - 1, multiples of the slot count and one off), slot counts "
+                 "and entry numbers."))
 def any_slot(ctx: Ctx) -> None:
-    """3,000 seeded key hashes (0 to 2^31 - 1, multiples of the slot count and one off), slot counts
-    and entry numbers."""
     rng = random.Random("lab02/any-slot")
     cases = []
     for _ in range(3000):
@@ -318,10 +320,10 @@ def any_slot(ctx: Ctx) -> None:
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 
 
-@graded("lab02.index_positions", points=3, seeds=range(3), name="query_by_key")
+@graded("lab02.index_positions", points=3, seeds=range(3), name="query_by_key",
+        about=N_("Your arithmetic in every index write and lookup: 150 messages over 9 keys with 16 slots and 64 "
+                 "entries per file (chains of collisions, three files), each key queried after a crash."))
 def index_queries(ctx: Ctx) -> None:
-    """Your arithmetic in every index write and lookup: 150 messages over 9 keys with 16 slots and 64
-    entries per file (chains of collisions, three files), each key queried after a crash."""
     rng = random.Random(ctx.seed)
     msgs = [Message("TopicA", b"m%d" % i, keys=f"key-{rng.randrange(9)}", born_host=HOSTS[0]) for i in range(150)]
     with crashable_store() as s:

@@ -24,6 +24,7 @@ from rocketlab.errors import RocketlabError
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.sandbox_codec import Lookup
 from rocketlab.grading.suites._common import Calls, compare_table, expect, fields_of
+from rocketlab.i18n import N_
 from rocketlab.scenarios.dledger import run_churn
 from rocketlab.scenarios.dledger_group import (
     SHORT_TIMERS,
@@ -76,10 +77,10 @@ class _KeptCalls(Calls):
             yield (_kept(case, got) if error is None else got), error
 
 
-@graded("lab04.quorum_index", points=3)
+@graded("lab04.quorum_index", points=3,
+        about=N_("The commit index of 3- and 5-member groups for many water marks, with and without Raft's "
+                 "current-term rule (the leader's log holds terms 1 1 2 2 3 3, the current term is 3)."))
 def quorum_table(ctx: Ctx) -> None:
-    """The commit index of 3- and 5-member groups for many water marks, with and without Raft's
-    current-term rule (the leader's log holds terms 1 1 2 2 3 3, the current term is 3)."""
     compare_table(quorum_cases(), _KeptCalls(ctx.impl, lambda c: (dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: _kept(c, quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: (f"quorum_index(water_marks={c[0]}, term={c[1]}, committed_index={c[2]}, "
@@ -98,10 +99,10 @@ def any_marks_cases(seed: int = 8, count: int = 3000) -> list[tuple[dict[str, in
     return cases
 
 
-@graded("lab04.quorum_index", points=2)
+@graded("lab04.quorum_index", points=2,
+        about=N_("3,000 seeded groups of 1 to 6 members (with 2, 4 or 6 members a commit needs more than half): "
+                 "the commit index for every water mark, with and without Raft's current-term rule."))
 def any_marks(ctx: Ctx) -> None:
-    """3,000 seeded groups of 1 to 6 members (with 2, 4 or 6 members a commit needs more than half):
-    the commit index for every water mark, with and without Raft's current-term rule."""
     compare_table(any_marks_cases(), _KeptCalls(ctx.impl, lambda c: (dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: _kept(c, quorum_index(dict(c[0]), c[1], c[2], c[3], _term_of)),
                   lambda c: (f"quorum_index(water_marks={c[0]}, term={c[1]}, committed_index={c[2]}, "
@@ -123,10 +124,10 @@ def compare_cases() -> list[tuple[int, DLedgerResponseCode, int, int, int, int]]
 COMPARE_FIELDS = ("rule", "action", "index")
 
 
-@graded("lab04.decide_compare", points=3)
+@graded("lab04.decide_compare", points=3,
+        about=N_("doCompare's decision for every answer of a follower whose log starts, ends or diverges before, "
+                 "inside or after the leader's."))
 def decision_table(ctx: Ctx) -> None:
-    """doCompare's decision for every answer of a follower whose log starts, ends or diverges before,
-    inside or after the leader's."""
     compare_table(compare_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, COMPARE_FIELDS)),
                   lambda c: fields_of(decide_compare(*c), COMPARE_FIELDS),
                   lambda c: (f"decide_compare(compare_index={c[0]}, code={c[1].name}, follower {c[2]}..{c[3]}, "
@@ -149,10 +150,10 @@ def any_logs_cases() -> list[tuple[int, DLedgerResponseCode, int, int, int, int]
     return cases
 
 
-@graded("lab04.decide_compare", points=2)
+@graded("lab04.decide_compare", points=2,
+        about=N_("doCompare for every small follower and leader log: touching at one end (one index shared), "
+                 "disjoint, nested, empty, and every compare index."))
 def any_logs(ctx: Ctx) -> None:
-    """doCompare for every small follower and leader log: touching at one end (one index shared),
-    disjoint, nested, empty, and every compare index."""
     compare_table(any_logs_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, COMPARE_FIELDS)),
                   lambda c: fields_of(decide_compare(*c), COMPARE_FIELDS),
                   lambda c: (f"decide_compare(compare_index={c[0]}, code={c[1].name}, follower {c[2]}..{c[3]}, "
@@ -262,45 +263,46 @@ def even_group(ctx: Ctx) -> None:
     no_violations(c)
 
 
-@graded("lab04.quorum_index", points=2, seeds=range(4), name="figure8_without_noop")
+@graded("lab04.quorum_index", points=2, seeds=range(4), name="figure8_without_noop",
+        about=N_("Raft's Figure 8 on ``raft`` without the new leader's NOOP, with your quorum_index in every "
+                 "leader: an entry of an older term on a majority must not commit until one of the leader's term "
+                 "does."))
 def quorum_figure8_without_noop(ctx: Ctx) -> None:
-    """Raft's Figure 8 on ``raft`` without the new leader's NOOP, with your quorum_index in every
-    leader: an entry of an older term on a majority must not commit until one of the leader's term does."""
     figure8_without_noop(ctx)
 
 
-@graded("lab04.quorum_index", points=2, seeds=range(3), name="even_groups")
+@graded("lab04.quorum_index", points=2, seeds=range(3), name="even_groups",
+        about=N_("Your quorum_index in a group of 4: two members cut off with the leader commit nothing; healed, "
+                 "everything commits."))
 def quorum_even_groups(ctx: Ctx) -> None:
-    """Your quorum_index in a group of 4: two members cut off with the leader commit nothing; healed,
-    everything commits."""
     even_group(ctx)
 
 
-@graded("lab04.quorum_index", points=3, seeds=range(2), name="figure8")
+@graded("lab04.quorum_index", points=3, seeds=range(2), name="figure8",
+        about=N_("Raft's Figure 8 played on 5 members with your quorum_index in every leader: no committed entry "
+                 "may ever be overwritten."))
 def quorum_figure8(ctx: Ctx) -> None:
-    """Raft's Figure 8 played on 5 members with your quorum_index in every leader: no committed entry
-    may ever be overwritten."""
     figure8(ctx)
 
 
-@graded("lab04.quorum_index", points=2, seeds=range(3), name="churn")
+@graded("lab04.quorum_index", points=2, seeds=range(3), name="churn",
+        about=N_("MIT-style churn on a lossy network with your quorum_index: every invariant at every event, no "
+                 "acknowledged write lost, writes commit again after healing."))
 def quorum_churn(ctx: Ctx) -> None:
-    """MIT-style churn on a lossy network with your quorum_index: every invariant at every event, no
-    acknowledged write lost, writes commit again after healing."""
     churn(ctx)
 
 
-@graded("lab04.decide_compare", points=3, seeds=range(3), name="backup")
+@graded("lab04.decide_compare", points=3, seeds=range(3), name="backup",
+        about=N_("MIT's TestBackup with your decide_compare: followers with divergent, longer or shorter logs are "
+                 "repaired within 5 s of healing; uncommitted entries go, committed ones stay."))
 def compare_backup(ctx: Ctx) -> None:
-    """MIT's TestBackup with your decide_compare: followers with divergent, longer or shorter logs are
-    repaired within 5 s of healing; uncommitted entries go, committed ones stay."""
     backup(ctx)
 
 
-@graded("lab04.decide_compare", points=2, seeds=range(3), name="churn")
+@graded("lab04.decide_compare", points=2, seeds=range(3), name="churn",
+        about=N_("MIT-style churn on a lossy network with your decide_compare: every invariant at every event, no "
+                 "acknowledged write lost, writes commit again after healing."))
 def compare_churn(ctx: Ctx) -> None:
-    """MIT-style churn on a lossy network with your decide_compare: every invariant at every event, no
-    acknowledged write lost, writes commit again after healing."""
     churn(ctx)
 
 
@@ -345,10 +347,10 @@ def _safe_answer(case: tuple[dict[str, int], int, int, list[int]], got: object) 
     return None
 
 
-@graded("lab04.commit_rule", points=2)
+@graded("lab04.commit_rule", points=2,
+        about=N_("2,000 seeded leader logs and water marks: your rule commits nothing a later leader could "
+                 "overwrite, and does not hold back an entry that is already safe to commit."))
 def commit_properties(ctx: Ctx) -> None:
-    """2,000 seeded leader logs and water marks: your rule commits nothing a later leader could overwrite,
-    and does not hold back an entry that is already safe to commit."""
     wrong, first = 0, None
     cases = _marks_cases()
     for case in cases:
@@ -375,18 +377,18 @@ def _design_figure8(ctx: Ctx) -> None:
     no_violations(c)
 
 
-@graded("lab04.commit_rule", points=3, seeds=range(2), name="figure8")
+@graded("lab04.commit_rule", points=3, seeds=range(2), name="figure8",
+        about=N_("Raft's Figure 8 on dledger-0.3.1.2 with your commit rule in every leader: no committed entry may"
+                 " ever be overwritten."))
 def design_figure8(ctx: Ctx) -> None:
-    """Raft's Figure 8 on dledger-0.3.1.2 with your commit rule in every leader: no committed entry may
-    ever be overwritten."""
     _design_figure8(ctx)
 
 
-@graded("lab04.commit_rule", points=4, seeds=FAMILY_SEEDS, name="figure8_family", time_limit_s=300)
+@graded("lab04.commit_rule", points=4, seeds=FAMILY_SEEDS, name="figure8_family", time_limit_s=300,
+        about=N_("Seeded schedules of Figure 8's family on dledger-0.3.1.2 (leaders write to a minority and crash,"
+                 " members restart): every invariant at every event; then, healed, a write commits within 8 s, and"
+                 " another with two of five members down."))
 def design_figure8_family(ctx: Ctx) -> None:
-    """Seeded schedules of Figure 8's family on dledger-0.3.1.2 (leaders write to a minority and crash,
-    members restart): every invariant at every event; then, healed, a write commits within 8 s, and
-    another with two of five members down."""
     c = ctx.keep(Cluster.dledger(nodes=5, seed=ctx.seed, profile=DESIGN_PROFILE, config=SHORT_TIMERS,
                                  checkers=[DLedgerViolations()], raise_on_violation=False, latency="uniform:1:3"))
     try:
@@ -399,10 +401,10 @@ def design_figure8_family(ctx: Ctx) -> None:
     expect(not report.missing, f"acknowledged writes missing from a member's log: {report.missing}")
 
 
-@graded("lab04.commit_rule", points=2, seeds=range(3), name="majority_up")
+@graded("lab04.commit_rule", points=2, seeds=range(3), name="majority_up",
+        about=N_("Liveness: with two of five members down, a write commits within 2 s, also right after a leader "
+                 "that held uncommitted entries of its term crashed."))
 def design_majority_up(ctx: Ctx) -> None:
-    """Liveness: with two of five members down, a write commits within 2 s, also right after a leader
-    that held uncommitted entries of its term crashed."""
     c = ctx.keep(Cluster.dledger(nodes=5, seed=ctx.seed, profile=DESIGN_PROFILE, config=SHORT_TIMERS,
                                  checkers=[DLedgerViolations()], raise_on_violation=False, latency="uniform:1:3"))
     leader = wait_settled(c, timeout_ms=5_000)

@@ -13,6 +13,7 @@ import random
 from rocketlab.broker.dledger_commit_log import phy_offset, which_log
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import Calls, compare_table, expect, scratch_dir
+from rocketlab.i18n import N_
 from rocketlab.scenarios.broker_on_dledger import (
     FILE,
     bodies,
@@ -24,17 +25,17 @@ from rocketlab.scenarios.broker_on_dledger import (
 NO_LIMIT = 2**63 - 1
 
 
-@graded("lab05.phy_offset", points=2)
+@graded("lab05.phy_offset", points=2,
+        about=N_("The physical offset of entries at the start of a file, in the middle, in later files."))
 def offset_table(ctx: Ctx) -> None:
-    """The physical offset of entries at the start of a file, in the middle, in later files."""
     cases = [0, 1, 48, 1000, FILE - 48, FILE, 5 * FILE + 4096, 2**40]
     compare_table(cases, Calls(ctx.impl, lambda c: (c,)), phy_offset, lambda c: f"phy_offset(entry_pos={c})",
                   why=lambda c, want: "the record starts after the entry's 48-byte header")
 
 
-@graded("lab05.phy_offset", points=1)
+@graded("lab05.phy_offset", points=1,
+        about=N_("2,000 seeded entry positions from 0 to 2^62 (files of any size and number)."))
 def any_offset(ctx: Ctx) -> None:
-    """2,000 seeded entry positions from 0 to 2^62 (files of any size and number)."""
     rng = random.Random("lab05/any-offset")
     cases = [rng.choice((rng.randrange(FILE), rng.randrange(2**62), rng.randrange(64) * FILE + rng.randrange(-1, 2)))
              for _ in range(2000)]
@@ -42,10 +43,10 @@ def any_offset(ctx: Ctx) -> None:
                   why=lambda c, want: "the record starts after the entry's 48-byte header")
 
 
-@graded("lab05.phy_offset", points=4, seeds=range(3), name="put_and_pull")
+@graded("lab05.phy_offset", points=4, seeds=range(3), name="put_and_pull",
+        about=N_("Your offsets in every broker: 40 puts (the producer's wroteOffset must point at its record), a "
+                 "failover of the master, 20 more puts; a consumer pulls all 60 back, in order."))
 def put_and_pull(ctx: Ctx) -> None:
-    """Your offsets in every broker: 40 puts (the producer's wroteOffset must point at its record), a
-    failover of the master, 20 more puts; a consumer pulls all 60 back, in order."""
     rng = random.Random(ctx.seed)
     with scratch_dir("rocketlab-grade-") as root:
         c = ctx.keep(new_broker_group(root / "run", seed=ctx.seed))
@@ -76,9 +77,9 @@ def put_and_pull(ctx: Ctx) -> None:
                             f"difference at #{next((k for k, (a, b) in enumerate(zip(got, sent, strict=False)) if a != b), min(len(got), len(sent)))}")
 
 
-@graded("lab05.which_log", points=3)
+@graded("lab05.which_log", points=3,
+        about=N_("Reads below, at and above the divide, with and without an old log, below and at committedPos."))
 def log_table(ctx: Ctx) -> None:
-    """Reads below, at and above the divide, with and without an old log, below and at committedPos."""
     divides = (-1, 0, 2 * FILE)
     offsets = (0, 1, FILE, 2 * FILE - 1, 2 * FILE, 2 * FILE + 48, 3 * FILE, 4 * FILE)
     committed = (0, 2 * FILE, 2 * FILE + 48, 3 * FILE + 1, NO_LIMIT)
@@ -87,10 +88,10 @@ def log_table(ctx: Ctx) -> None:
                   lambda c: f"which_log(offset={c[0]}, divided_commitlog_offset={c[1]}, committed_pos={c[2]})")
 
 
-@graded("lab05.which_log", points=1)
+@graded("lab05.which_log", points=1,
+        about=N_("3,000 seeded reads: offsets at, one below and one above the divide and committedPos, in any "
+                 "order of the two (a divide above committedPos included), no old log (-1) and no limit."))
 def any_read(ctx: Ctx) -> None:
-    """3,000 seeded reads: offsets at, one below and one above the divide and committedPos, in any order
-    of the two (a divide above committedPos included), no old log (-1) and no limit."""
     rng = random.Random("lab05/any-read")
     cases = []
     for _ in range(3000):
@@ -103,10 +104,10 @@ def any_read(ctx: Ctx) -> None:
                   lambda c: f"which_log(offset={c[0]}, divided_commitlog_offset={c[1]}, committed_pos={c[2]})")
 
 
-@graded("lab05.which_log", points=4, seeds=range(2), name="smooth_upgrade")
+@graded("lab05.which_log", points=4, seeds=range(2), name="smooth_upgrade",
+        about=N_("Your routing in every broker of a group upgraded from a classic CommitLog (120 old messages in "
+                 "two files): old and new messages pulled back in order, before and after a restart of the group."))
 def smooth_upgrade(ctx: Ctx) -> None:
-    """Your routing in every broker of a group upgraded from a classic CommitLog (120 old messages in
-    two files): old and new messages pulled back in order, before and after a restart of the group."""
     with scratch_dir("rocketlab-grade-") as root:
         c = ctx.keep(new_broker_group(root / "run", seed=ctx.seed, old_messages=120))
         expected = [f"old-{i:03d}".encode() * 100 for i in range(120)]

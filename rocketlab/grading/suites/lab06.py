@@ -20,6 +20,7 @@ from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.sandbox_codec import Lookup
 from rocketlab.grading.suites._common import Calls, compare_table, expect
 from rocketlab.ha.epoch_file_cache import LONG_MAX, EpochEntry, find_consistent_point
+from rocketlab.i18n import N_
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, running, settle
 from rocketlab.sim.cluster import Cluster
 
@@ -90,15 +91,16 @@ def _point_table(ctx: Ctx, cases: list[tuple[EntryList, EntryList]]) -> None:
                   _describe_point, why=_why_point)
 
 
-@graded("lab06.find_consistent_point", points=2)
+@graded("lab06.find_consistent_point", points=2,
+        about=N_("EpochFileCacheTest's four cases: a shorter last epoch, two ends, no common epoch, a newer local "
+                 "epoch."))
 def java_samples(ctx: Ctx) -> None:
-    """EpochFileCacheTest's four cases: a shorter last epoch, two ends, no common epoch, a newer local epoch."""
     _point_table(ctx, JAVA_CASES)
 
 
-@graded("lab06.find_consistent_point", points=3)
+@graded("lab06.find_consistent_point", points=3,
+        about=N_("1,500 pairs of epoch files that share a history and then diverge, empty files included."))
 def diverged_histories(ctx: Ctx) -> None:
-    """1,500 pairs of epoch files that share a history and then diverge, empty files included."""
     _point_table(ctx, history_cases())
 
 
@@ -121,10 +123,10 @@ def any_epoch_files(seed: int = 12, count: int = 3000) -> list[tuple[EntryList, 
     return cases
 
 
-@graded("lab06.find_consistent_point", points=2)
+@graded("lab06.find_consistent_point", points=2,
+        about=N_("3,000 seeded pairs of epoch files: equal epochs at equal and other starts, empty epochs, open "
+                 "and closed ends, empty files."))
 def any_epoch_files_table(ctx: Ctx) -> None:
-    """3,000 seeded pairs of epoch files: equal epochs at equal and other starts, empty epochs, open
-    and closed ends, empty files."""
     _point_table(ctx, any_epoch_files())
 
 
@@ -151,11 +153,11 @@ def caught_up(c: Cluster, node: str, master: str) -> bool:
             and core.max_offset == c.node(master).max_offset)
 
 
-@graded("lab06.find_consistent_point", points=3, seeds=range(3), name="returning_master")
+@graded("lab06.find_consistent_point", points=3, seeds=range(3), name="returning_master",
+        about=N_("Your find_consistent_point in every broker: the master dies with puts in flight (bytes nobody "
+                 "else has), another is elected and takes more puts, the old master returns as a slave: it must "
+                 "cut its log where the epochs agree and catch up byte for byte, twice in a row."))
 def returning_master(ctx: Ctx) -> None:
-    """Your find_consistent_point in every broker: the master dies with puts in flight (bytes nobody
-    else has), another is elected and takes more puts, the old master returns as a slave: it must cut its
-    log where the epochs agree and catch up byte for byte, twice in a row."""
     c = ctx.keep(controller_cluster(ctx.seed))
     settle(c)
     for round_ in range(2):
@@ -186,11 +188,12 @@ def returning_master(ctx: Ctx) -> None:
                f"round {round_}: after catching up, {old}'s log differs from the master's")
 
 
-@graded("lab06.find_consistent_point", points=2, seeds=range(4), name="churn")
+@graded("lab06.find_consistent_point", points=2, seeds=range(4), name="churn",
+        about=N_("Your find_consistent_point through five failovers in a row: masters die (some with puts in "
+                 "flight that nobody else has, some together with the controller leader) and return as slaves; "
+                 "every invariant after every event, every acknowledged message on the final master, every log "
+                 "equal at the end."))
 def point_churn(ctx: Ctx) -> None:
-    """Your find_consistent_point through five failovers in a row: masters die (some with puts in flight
-    that nobody else has, some together with the controller leader) and return as slaves; every invariant
-    after every event, every acknowledged message on the final master, every log equal at the end."""
     churn(ctx)
 
 
@@ -262,17 +265,18 @@ def _elect_table(ctx: Ctx, cases: list[ElectCase]) -> None:
     compare_table(cases, Calls(ctx.impl, _elect_args), lambda c: _call_elect(elect_master, c), _describe_elect)
 
 
-@graded("lab06.elect_master", points=2)
+@graded("lab06.elect_master", points=2,
+        about=N_("The Java policy's cases: SyncStateSet first, unclean only when given, the old master, a "
+                 "preferred broker, epoch/offset/priority order, ties, no heartbeat info, and the 32-bit wrap of "
+                 "the offset gap."))
 def java_policy_cases(ctx: Ctx) -> None:
-    """The Java policy's cases: SyncStateSet first, unclean only when given, the old master, a preferred
-    broker, epoch/offset/priority order, ties, no heartbeat info, and the 32-bit wrap of the offset gap."""
     _elect_table(ctx, JAVA_POLICY_CASES)
 
 
-@graded("lab06.elect_master", points=3)
+@graded("lab06.elect_master", points=3,
+        about=N_("Every combination of SyncStateSet, unclean replicas, old master, preferred broker, live brokers "
+                 "and heartbeat info over four brokers."))
 def election_table(ctx: Ctx) -> None:
-    """Every combination of SyncStateSet, unclean replicas, old master, preferred broker, live brokers
-    and heartbeat info over four brokers."""
     _elect_table(ctx, elect_cases())
 
 
@@ -296,19 +300,20 @@ def any_elect_cases(seed: int = 9, count: int = 3000) -> list[ElectCase]:
     return cases
 
 
-@graded("lab06.elect_master", points=2)
+@graded("lab06.elect_master", points=2,
+        about=N_("3,000 seeded elections among brokers with ids up to 1000 (not only 1 to 4): the same choice as "
+                 "DefaultElectPolicy whatever the ids, sets, preferences and heartbeats."))
 def any_ids(ctx: Ctx) -> None:
-    """3,000 seeded elections among brokers with ids up to 1000 (not only 1 to 4): the same choice as
-    DefaultElectPolicy whatever the ids, sets, preferences and heartbeats."""
     _elect_table(ctx, any_elect_cases())
 
 
 # ---------------------------------------------------------------------- elect_master: live
-@graded("lab06.elect_master", points=3, seeds=range(3), name="failover")
+@graded("lab06.elect_master", points=3, seeds=range(3), name="failover",
+        about=N_("Your elect_master in every controller: a master is elected at the start; the master dies and a "
+                 "new one comes within 40 s, from the SyncStateSet, holding every acknowledged message; the old "
+                 "master returns as a slave; then the whole SyncStateSet but one dies and its survivor must be "
+                 "elected."))
 def elect_failover(ctx: Ctx) -> None:
-    """Your elect_master in every controller: a master is elected at the start; the master dies and a
-    new one comes within 40 s, from the SyncStateSet, holding every acknowledged message; the old master
-    returns as a slave; then the whole SyncStateSet but one dies and its survivor must be elected."""
     c = ctx.keep(controller_cluster(ctx.seed))
     expect(c.run_until(running, timeout_ms=40_000), "no master elected within 40 s of the start")
     expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), "the SyncStateSet never grew to 3")
@@ -334,10 +339,10 @@ def elect_failover(ctx: Ctx) -> None:
     check_invariants(c)
 
 
-@graded("lab06.elect_master", points=2, seeds=range(2), name="clean_and_unclean")
+@graded("lab06.elect_master", points=2, seeds=range(2), name="clean_and_unclean",
+        about=N_("Your elect_master when the only in-sync broker dies: without enableElectUncleanMaster nobody may"
+                 " be elected (the others lack acknowledged messages); with it a lagging broker is elected."))
 def elect_clean_and_unclean(ctx: Ctx) -> None:
-    """Your elect_master when the only in-sync broker dies: without enableElectUncleanMaster nobody may
-    be elected (the others lack acknowledged messages); with it a lagging broker is elected."""
     for unclean in (False, True):
         c = ctx.keep(controller_cluster(ctx.seed, enableElectUncleanMaster=unclean))
         a = settle(c, members=1)
@@ -363,11 +368,11 @@ def elect_clean_and_unclean(ctx: Ctx) -> None:
             check_invariants(c)
 
 
-@graded("lab06.elect_master", points=2, seeds=range(4), name="churn")
+@graded("lab06.elect_master", points=2, seeds=range(4), name="churn",
+        about=N_("Your elect_master through five failovers in a row: masters die (some together with the "
+                 "controller leader) and return as slaves; every invariant after every event, every acknowledged "
+                 "message on the final master, every log equal at the end."))
 def elect_churn(ctx: Ctx) -> None:
-    """Your elect_master through five failovers in a row: masters die (some together with the controller
-    leader) and return as slaves; every invariant after every event, every acknowledged message on the
-    final master, every log equal at the end."""
     churn(ctx)
 
 

@@ -22,6 +22,7 @@ from rocketlab.analysis.session import get_spark
 from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import expect, scratch_dir
+from rocketlab.i18n import N_
 from rocketlab.scenarios.tour import master_slave_crash
 from rocketlab.trace.rundir import write_run
 from rocketlab.workspace import kit_root
@@ -73,10 +74,10 @@ def _first_difference(got: list[tuple], want: list[tuple]) -> str:
     return "duplicate rows"
 
 
-@graded("lab07.acked_but_lost", points=3, time_limit_s=240)
+@graded("lab07.acked_but_lost", points=3, time_limit_s=240,
+        about=N_("The three runs of ``data/tour``: ASYNC_MASTER loses acknowledged messages, SYNC_MASTER and the "
+                 "DLedger group do not; one query over all three."))
 def sample_runs(ctx: Ctx) -> None:
-    """The three runs of ``data/tour``: ASYNC_MASTER loses acknowledged messages, SYNC_MASTER and the
-    DLedger group do not; one query over all three."""
     runs = [DATA / "tour" / name for name in ("async-master-crash", "sync-master-crash", "dledger-failover")]
     s = spark()
     # the kit's own runs and the suite's own (below) are read without the corrupt-line check: a Spark job
@@ -119,11 +120,11 @@ def edge_case_frames(root: Path) -> tuple[Any, Any]:
     return events, records
 
 
-@graded("lab07.acked_but_lost", points=3, time_limit_s=240)
+@graded("lab07.acked_but_lost", points=3, time_limit_s=240,
+        about=N_("Small runs that hit each rule: a crash followed by a restart (the node is back), a crash after a"
+                 " restart at the same instant (``seq`` decides), a partition (not a crash), a record of another "
+                 "size, a corrupt record, a put that was not acknowledged, two runs with the same offsets."))
 def every_rule(ctx: Ctx) -> None:
-    """Small runs that hit each rule: a crash followed by a restart (the node is back), a crash after
-    a restart at the same instant (``seq`` decides), a partition (not a crash), a record of another size,
-    a corrupt record, a put that was not acknowledged, two runs with the same offsets."""
     with scratch_dir("rocketlab-grade-") as root:
         events, records = edge_case_frames(root)
         compare(ctx, events, records, "the rule-by-rule runs")
@@ -186,21 +187,21 @@ def fault_order_frames(root: Path, seed: int = 7, runs: int = 8) -> tuple[Any, A
     return read_events(s, dirs, check=False), records
 
 
-@graded("lab07.acked_but_lost", points=2, time_limit_s=240)
+@graded("lab07.acked_but_lost", points=2, time_limit_s=240,
+        about=N_("Eight seeded runs whose faults share instants in every order: a crash and a restart at once "
+                 "(``seq`` decides, both ways round), partitions, cut links, pauses and heals after a crash (a "
+                 "crashed node stays down until it restarts)."))
 def fault_orders(ctx: Ctx) -> None:
-    """Eight seeded runs whose faults share instants in every order: a crash and a restart at once
-    (``seq`` decides, both ways round), partitions, cut links, pauses and heals after a crash (a crashed
-    node stays down until it restarts)."""
     with scratch_dir("rocketlab-grade-") as root:
         events, records = fault_order_frames(root)
         compare(ctx, events, records, "the fault-order runs")
 
 
-@graded("lab07.acked_but_lost", points=4, seeds=range(1, 4), time_limit_s=300, name="crash_sweep")
+@graded("lab07.acked_but_lost", points=4, seeds=range(1, 4), time_limit_s=300, name="crash_sweep",
+        about=N_("Your query inside ``lost_messages`` over fresh runs: an ASYNC_MASTER and a SYNC_MASTER pair lose"
+                 " their master under load; the messages you find lost must be exactly the acknowledged ones the "
+                 "surviving slave does not have (the simulator counts them from the slave's max offset)."))
 def crash_sweep(ctx: Ctx) -> None:
-    """Your query inside ``lost_messages`` over fresh runs: an ASYNC_MASTER and a SYNC_MASTER pair lose
-    their master under load; the messages you find lost must be exactly the acknowledged ones the
-    surviving slave does not have (the simulator counts them from the slave's max offset)."""
     with scratch_dir("rocketlab-grade-") as root:
         stories = [master_slave_crash(root / f"{role.lower()}-{ctx.seed}", role, seed=ctx.seed, puts=40,
                                       broker={"store_options": {"mapped_file_size_consume_queue": 20_000,

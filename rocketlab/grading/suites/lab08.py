@@ -30,6 +30,7 @@ from rocketlab.client.route import (
 )
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import Calls, compare_table, expect, fields_of
+from rocketlab.i18n import N_
 from rocketlab.namesrv.route import PERM_READ, PERM_WRITE, BrokerData, QueueData, TopicRouteData
 from rocketlab.scenarios import client_failover as cf
 from rocketlab.sim.applications import NAMESRV_ADDR
@@ -77,26 +78,26 @@ def _allocation(got: Any) -> tuple[MessageQueue, ...]:
     return tuple(got)
 
 
-@graded("lab08.allocate", points=3)
+@graded("lab08.allocate", points=3,
+        about=N_("Every queue count 1-16 with every group of 1-10 members: each member's queues, in order, as "
+                 "RocketMQ 4.9.5's AllocateMessageQueueAveragely gives them."))
 def allocation_table(ctx: Ctx) -> None:
-    """Every queue count 1-16 with every group of 1-10 members: each member's queues, in order, as
-    RocketMQ 4.9.5's AllocateMessageQueueAveragely gives them."""
     compare_table([c for c in allocate_cases() if c[1] != STRANGER], Calls(ctx.impl, post=_allocation),
                   lambda c: tuple(allocate_averagely(*c)), _describe_allocate)
 
 
-@graded("lab08.allocate", points=1)
+@graded("lab08.allocate", points=1,
+        about=N_("A client id that is not in cid_all (the broker does not list it yet) owns no queue."))
 def stranger_owns_nothing(ctx: Ctx) -> None:
-    """A client id that is not in cid_all (the broker does not list it yet) owns no queue."""
     compare_table([c for c in allocate_cases() if c[1] == STRANGER], Calls(ctx.impl, post=_allocation),
                   lambda c: tuple(allocate_averagely(*c)), _describe_allocate,
                   why=lambda c, want: "a member not in the list has no place in it")
 
 
-@graded("lab08.allocate", points=1)
+@graded("lab08.allocate", points=1,
+        about=N_("Across each whole group (every member's answer together): every queue owned, none twice, and no "
+                 "member with two more queues than another."))
 def group_covers_every_queue_once(ctx: Ctx) -> None:
-    """Across each whole group (every member's answer together): every queue owned, none twice, and no
-    member with two more queues than another."""
     cases = [c for c in allocate_cases() if c[1] != STRANGER]
     answers = iter(Calls(ctx.impl, post=_allocation).answers(cases))
     for (nq, nc) in itertools.product(range(1, MAX_QUEUES + 1), range(1, MAX_CONSUMERS + 1)):
@@ -123,10 +124,10 @@ def _check_partition(owned: dict[str, tuple[MessageQueue, ...]], mqs: list[Messa
     expect(max(sizes) - min(sizes) <= 1, f"{where}: members own {sizes} queues: not an even share")
 
 
-@graded("lab08.allocate", points=1)
+@graded("lab08.allocate", points=1,
+        about=N_("No queue, no member or an empty client id is refused with an exception (Java's check throws "
+                 "IllegalArgumentException), never answered."))
 def empty_input_refused(ctx: Ctx) -> None:
-    """No queue, no member or an empty client id is refused with an exception (Java's check throws
-    IllegalArgumentException), never answered."""
     mqs, cids = mq_all_of(4), cid_all_of(2)
     for args, what in (((GROUP, cids[0], [], cids), "no queue"), ((GROUP, cids[0], mqs, []), "no member"),
                        ((GROUP, "", mqs, cids), "an empty client id")):
@@ -175,11 +176,12 @@ def _check_stable_group(c: Cluster, queues: list[tuple[str, int]], members: list
     expect(max(sizes) - min(sizes) <= 1, f"{where}: members own {sizes} queues: not an even share")
 
 
-@graded("lab08.allocate", points=3, seeds=range(4))
+@graded("lab08.allocate", points=3, seeds=range(4),
+        about=N_("A consumer group of the kit's push consumers (your allocate in each) in the simulated cluster (a"
+                 " name server, two DLedger broker groups, a classic pair): a member crashes, then comes back. "
+                 "Each time the group has settled, read from the trace: every queue of the topic owned by exactly "
+                 "one live member, in even shares."))
 def group_rebalance(ctx: Ctx) -> None:
-    """A consumer group of the kit's push consumers (your allocate in each) in the simulated cluster (a name
-    server, two DLedger broker groups, a classic pair): a member crashes, then comes back. Each time the group
-    has settled, read from the trace: every queue of the topic owned by exactly one live member, in even shares."""
     consumers, per_broker = GROUP_SHAPES[ctx.seed % len(GROUP_SHAPES)]
     c = _apps(ctx, consumers=consumers, queues=per_broker, messages=0)
     queues = [(f"broker-{g}", q) for g in "abc" for q in range(per_broker)]
@@ -274,30 +276,32 @@ def _select_table(ctx: Ctx, cases: list[SelectCase], why: str) -> None:
                   _describe_select, why=lambda c, want: why)
 
 
-@graded("lab08.select_one_message_queue", points=1)
+@graded("lab08.select_one_message_queue", points=1,
+        about=N_("A first attempt, no latency table: the queues in turn from the counter, position, queue and "
+                 "counter."))
 def round_robin(ctx: Ctx) -> None:
-    """A first attempt, no latency table: the queues in turn from the counter, position, queue and counter."""
     _select_table(ctx, select_off_cases(with_last=False), "round robin from the counter")
 
 
-@graded("lab08.select_one_message_queue", points=2)
+@graded("lab08.select_one_message_queue", points=2,
+        about=N_("A retry, no latency table: a queue of another broker than the one that just failed, whenever the"
+                 " route has one, for every route shape and counter value."))
 def retry_avoids_last_broker(ctx: Ctx) -> None:
-    """A retry, no latency table: a queue of another broker than the one that just failed, whenever the
-    route has one, for every route shape and counter value."""
     _select_table(ctx, select_off_cases(with_last=True), "a retry avoids the broker that just failed")
 
 
-@graded("lab08.select_one_message_queue", points=2)
+@graded("lab08.select_one_message_queue", points=2,
+        about=N_("With sendLatencyFaultEnable: a queue whose broker is out of its fault window, for every set of "
+                 "brokers in it (at least one broker of the route still available)."))
 def latency_table(ctx: Ctx) -> None:
-    """With sendLatencyFaultEnable: a queue whose broker is out of its fault window, for every set of
-    brokers in it (at least one broker of the route still available)."""
     _select_table(ctx, select_on_cases(all_down=False), "the latency table: skip brokers in their fault window")
 
 
-@graded("lab08.select_one_message_queue", points=2)
+@graded("lab08.select_one_message_queue", points=2,
+        about=N_("With sendLatencyFaultEnable and every broker of the route in its fault window: the least bad "
+                 "broker still gets the message (or, when it has no write queue in the route, the next queue in "
+                 "turn)."))
 def every_broker_faulty(ctx: Ctx) -> None:
-    """With sendLatencyFaultEnable and every broker of the route in its fault window: the least bad
-    broker still gets the message (or, when it has no write queue in the route, the next queue in turn)."""
     _select_table(ctx, select_on_cases(all_down=True), "every broker in its fault window: the least bad one")
 
 
@@ -314,10 +318,10 @@ def wrap_cases() -> list[SelectCase]:
     return list({_describe_select(c): c for c in cases}.values())  # each input once
 
 
-@graded("lab08.select_one_message_queue", points=1)
+@graded("lab08.select_one_message_queue", points=1,
+        about=N_("The counter near and past Java's int limits (2**31 - 1, 2**32 - 1): positions as Java computes "
+                 "them there, for every path of the choice."))
 def counter_wraps(ctx: Ctx) -> None:
-    """The counter near and past Java's int limits (2**31 - 1, 2**32 - 1): positions as Java computes them
-    there, for every path of the choice."""
     _select_table(ctx, wrap_cases(), "an input of the other tables with the counter at Java's int limits: where the "
                                      "counter wraps, positions are java_position(value, n)")
 
@@ -355,11 +359,12 @@ def _all_delivered(c: Cluster, what: str) -> None:
                        f"were up, the first at t={failed[0]['t']} ms" if failed else "")
 
 
-@graded("lab08.select_one_message_queue", points=3, seeds=range(3))
+@graded("lab08.select_one_message_queue", points=3, seeds=range(3),
+        about=N_("The kit's producer with sendLatencyFaultEnable (your choice in it) in the simulated cluster "
+                 "while broker-a's DLedger master crashes: every send succeeds, and from the trace, after "
+                 "broker-a's first failed send no attempt goes to broker-a within its fault window (not even once "
+                 "a new master has taken over)."))
 def dead_broker_avoided(ctx: Ctx) -> None:
-    """The kit's producer with sendLatencyFaultEnable (your choice in it) in the simulated cluster while broker-a's
-    DLedger master crashes: every send succeeds, and from the trace, after broker-a's first failed send no attempt
-    goes to broker-a within its fault window (not even once a new master has taken over)."""
     c, crash_ms = _crash_broker_a(ctx, latency=True, after_ms=30_000)  # past the route refresh at 35 s
     sends = _sends(c)
     failures = [e for e in sends if e["broker_name"] == "broker-a" and e["status"] != "SEND_OK"]
@@ -375,11 +380,11 @@ def dead_broker_avoided(ctx: Ctx) -> None:
     expect(len(used) >= 2, f"after broker-a failed, every send went to {sorted(used)}: the other brokers in turn")
 
 
-@graded("lab08.select_one_message_queue", points=2, seeds=range(3))
+@graded("lab08.select_one_message_queue", points=2, seeds=range(3),
+        about=N_("The kit's producer without the latency table (your choice in it) in the simulated cluster while "
+                 "broker-a's DLedger master crashes: from the trace, each send attempt that fails on broker-a is "
+                 "retried at once on another broker, and every send succeeds."))
 def retry_on_another_broker(ctx: Ctx) -> None:
-    """The kit's producer without the latency table (your choice in it) in the simulated cluster while broker-a's
-    DLedger master crashes: from the trace, each send attempt that fails on broker-a is retried at once on another
-    broker, and every send succeeds."""
     c, crash_ms = _crash_broker_a(ctx, latency=False, after_ms=15_000)
     attempts: dict[str, list[dict[str, Any]]] = {}
     for e in _sends(c):
