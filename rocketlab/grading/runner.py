@@ -460,7 +460,7 @@ def _from_event(test: registry.GradedTest, event: dict[str, Any], submission: st
                         int(event.get("seeds_run", 0)), float(event.get("duration_s", 0.0)),
                         int(event.get("printed_chars", 0)), str(event.get("printed", "")))
     if not passed and test.seeds is not None and result.seed is not None:
-        result.message = f"seed {result.seed}: {result.message}"
+        result.message = _("seed {seed}: {message}").format(seed=result.seed, message=result.message)
         result.replay, viewer = _replay_lines(test, result.seed, submission, lab)
         result.viewer = viewer if event.get("kept_cluster") else ""
     return result
