@@ -13,7 +13,7 @@ import random
 from rocketlab.broker.dledger_commit_log import phy_offset, which_log
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import Calls, compare_table, expect, scratch_dir
-from rocketlab.i18n import N_
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.broker_on_dledger import (
     FILE,
     bodies,
@@ -30,7 +30,7 @@ NO_LIMIT = 2**63 - 1
 def offset_table(ctx: Ctx) -> None:
     cases = [0, 1, 48, 1000, FILE - 48, FILE, 5 * FILE + 4096, 2**40]
     compare_table(cases, Calls(ctx.impl, lambda c: (c,)), phy_offset, lambda c: f"phy_offset(entry_pos={c})",
-                  why=lambda c, want: "the record starts after the entry's 48-byte header")
+                  why=lambda c, want: _("the record starts after the entry's 48-byte header"))
 
 
 @graded("lab05.phy_offset", points=1,
@@ -38,9 +38,9 @@ def offset_table(ctx: Ctx) -> None:
 def any_offset(ctx: Ctx) -> None:
     rng = random.Random("lab05/any-offset")
     cases = [rng.choice((rng.randrange(FILE), rng.randrange(2**62), rng.randrange(64) * FILE + rng.randrange(-1, 2)))
-             for _ in range(2000)]
+             for _i in range(2000)]
     compare_table([max(c, 0) for c in cases], Calls(ctx.impl, lambda c: (c,)), phy_offset, lambda c: f"phy_offset(entry_pos={c})",
-                  why=lambda c, want: "the record starts after the entry's 48-byte header")
+                  why=lambda c, want: _("the record starts after the entry's 48-byte header"))
 
 
 @graded("lab05.phy_offset", points=4, seeds=range(3), name="put_and_pull",
@@ -54,11 +54,12 @@ def put_and_pull(ctx: Ctx) -> None:
         for i in range(40):
             body = f"m{i}-".encode() * rng.randrange(1, 40)
             h = c.put(body)
-            expect(h.status == "PUT_OK", f"put {i} answered {h.status}")
+            expect(h.status == "PUT_OK", _("put {i} answered {status}").format(i=i, status=h.status))
             record = c.node(wait_for_master(c)).store.look_message_by_offset(h.wrote_offset)
             expect(record is not None and record.body == body,
-                   f"put {i}: the producer was told wroteOffset {h.wrote_offset}, but the message there is "
-                   f"{None if record is None else record.body[:20]!r}, not {body[:20]!r}")
+                   _("put {i}: the producer was told wroteOffset {offset}, but the message there is {there}, not "
+                     "{body}").format(i=i, offset=h.wrote_offset, there=repr(None if record is None else record.body[:20]),
+                                      body=repr(body[:20])))
             sent.append(body)
         old = wait_for_master(c)
         for i in range(5):
@@ -66,15 +67,16 @@ def put_and_pull(ctx: Ctx) -> None:
         c.crash(old)
         wait_for_master(c, timeout_ms=10_000)
         got = bodies(c)
-        expect(got[:40] == sent, f"after the failover a consumer pulled {len(got)} messages; the first 40 puts are "
-                                 f"{'missing or different' if got[:40] != sent else 'fine'}")
+        expect(got[:40] == sent, _("after the failover a consumer pulled {n} messages; the first 40 puts are missing "
+                                   "or different").format(n=len(got)))
         for i in range(20):
             body = f"after-{i}-".encode() * rng.randrange(1, 20)
-            expect(c.put(body).status == "PUT_OK", f"put {i} after the failover failed")
+            expect(c.put(body).status == "PUT_OK", _("put {i} after the failover failed").format(i=i))
             sent.append(body)
         got = [b for b in bodies(c) if not b.startswith(b"in-flight")]
-        expect(got == sent, f"a consumer pulled {len(got)} of the {len(sent)} acknowledged messages back; first "
-                            f"difference at #{next((k for k, (a, b) in enumerate(zip(got, sent, strict=False)) if a != b), min(len(got), len(sent)))}")
+        first = next((k for k, (a, b) in enumerate(zip(got, sent, strict=False)) if a != b), min(len(got), len(sent)))
+        expect(got == sent, _("a consumer pulled {n} of the {sent} acknowledged messages back; first difference at "
+                              "#{first}").format(n=len(got), sent=len(sent), first=first))
 
 
 @graded("lab05.which_log", points=3,
@@ -94,7 +96,7 @@ def log_table(ctx: Ctx) -> None:
 def any_read(ctx: Ctx) -> None:
     rng = random.Random("lab05/any-read")
     cases = []
-    for _ in range(3000):
+    for _i in range(3000):
         divide = rng.choice((-1, 0, rng.randrange(1, 5 * FILE)))
         committed = rng.choice((0, NO_LIMIT, rng.randrange(1, 5 * FILE), max(divide, 0) + rng.randrange(-1, 2)))
         offset = max(0, rng.choice((divide, committed if committed < NO_LIMIT else 0, rng.randrange(6 * FILE)))
@@ -113,16 +115,18 @@ def smooth_upgrade(ctx: Ctx) -> None:
         expected = [f"old-{i:03d}".encode() * 100 for i in range(120)]
         for i in range(30):
             body = f"new-{i}".encode() * 20
-            expect(c.put(body).status == "PUT_OK", f"put {i} after the upgrade failed")
+            expect(c.put(body).status == "PUT_OK", _("put {i} after the upgrade failed").format(i=i))
             expected.append(body)
         got = bodies(c)
-        expect(got == expected, f"after the upgrade a consumer pulled {len(got)} of {len(expected)} messages "
-                                f"({sum(g.startswith(b'old') for g in got)} old, {sum(g.startswith(b'new') for g in got)} "
-                                f"new): reads below dividedCommitlogOffset come from the old files, the rest from DLedger's")
+        expect(got == expected, _("after the upgrade a consumer pulled {n} of {want} messages ({old} old, {new} new): "
+                                  "reads below dividedCommitlogOffset come from the old files, the rest from "
+                                  "DLedger's").format(n=len(got), want=len(expected),
+                                                      old=sum(g.startswith(b'old') for g in got),
+                                                      new=sum(g.startswith(b'new') for g in got)))
         nodes = c.node_ids
         c.crash(*nodes)
         c.restart(*nodes)
         wait_for_master(c)
         got = bodies(c)
-        expect(got == expected, f"after a restart of the upgraded group a consumer pulled {len(got)} of "
-                                f"{len(expected)} messages")
+        expect(got == expected, _("after a restart of the upgraded group a consumer pulled {n} of {want} "
+                                  "messages").format(n=len(got), want=len(expected)))
