@@ -6,9 +6,9 @@ glossary's English terms (docs/zh-CN/glossary.md). A change to a lab's code fail
 follow. With no twin yet the first test has nothing to compare; the checks themselves are tested on notebooks
 made here from an English lab, so they are proven either way.
 
-In CI one twin runs: lab 03's, headless in fast mode (``ROCKETLAB_FAST=1``, as tests/test_labs.py runs the
-English labs, with its executor), with the values lab 03 pins (``VALUES``: numbers read from the run, the same
-for both twins) all true; ``ROCKETLAB_FULL=1`` runs it in full as well."""
+In CI one twin runs in full: lab 03's, headless (``ROCKETLAB_FAST`` unset, as a learner runs it; the executor
+of tests/test_labs.py), with the values lab 03 pins (``VALUES``: numbers read from the run, the same for both
+twins) all true."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import pytest
 
 from rocketlab import i18n
 from rocketlab.errors import RocketlabError
+from tests import test_labs
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"
@@ -191,26 +192,13 @@ def test_the_glossary_gives_its_english_terms():
 RUN_TWIN = TWINS / "03_dledger_election.ipynb"
 
 
-def _run_twin(monkeypatch, fast: bool) -> None:
-    """Lab 03's twin in its own kernel, from its own directory (its runs land in ``labs/zh-CN/runs``), by the
-    executor of tests/test_labs.py with that lab's ``VALUES`` appended."""
-    from tests import test_labs
-
-    if fast:
-        monkeypatch.setenv("ROCKETLAB_FAST", "1")  # the kernel inherits the environment it starts with
-    else:
-        monkeypatch.delenv("ROCKETLAB_FAST", raising=False)
+def test_lab03s_twin_runs_in_full(monkeypatch):
+    """Lab 03's twin in its own kernel, in full as a learner runs it (about 40 s; a fast run would save only
+    15 s), from its own directory (its runs land in ``labs/zh-CN/runs``), by the executor of
+    tests/test_labs.py with that lab's ``VALUES`` appended."""
+    monkeypatch.delenv("ROCKETLAB_FAST", raising=False)  # the kernel inherits the environment it starts with
     monkeypatch.setattr(test_labs, "LABS", RUN_TWIN.parent)  # the kernel's working directory
-    nb, values = test_labs._execute(RUN_TWIN, timeout=600 if fast else 1800)
+    nb, values = test_labs._execute(RUN_TWIN, timeout=1800)
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert not errors, [f"{e.ename}: {e.evalue}" for e in errors]
     assert values and all(v == "True" for v in values.values()), f"values untrue: {test_labs._untrue(values)}"
-
-
-def test_lab03s_twin_runs_headless_in_fast_mode(monkeypatch):
-    _run_twin(monkeypatch, fast=True)
-
-
-@pytest.mark.slow
-def test_lab03s_twin_runs_in_full(monkeypatch):
-    _run_twin(monkeypatch, fast=False)

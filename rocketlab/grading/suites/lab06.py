@@ -20,7 +20,7 @@ from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.sandbox_codec import Lookup
 from rocketlab.grading.suites._common import Calls, compare_table, expect
 from rocketlab.ha.epoch_file_cache import LONG_MAX, EpochEntry, find_consistent_point
-from rocketlab.i18n import N_
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, running, settle
 from rocketlab.sim.cluster import Cluster
 
@@ -52,9 +52,9 @@ def _describe_point(case: tuple[EntryList, EntryList]) -> str:
 
 def _why_point(case: tuple[EntryList, EntryList], want: int) -> str:
     if want < 0:
-        return "no epoch of the local file appears in the other with the same start offset"
-    return ("the newest local epoch that the other file has with the same start; the smaller of the two end "
-            "offsets")
+        return _("no epoch of the local file appears in the other with the same start offset")
+    return _("the newest local epoch that the other file has with the same start; the smaller of the two end "
+             "offsets")
 
 
 def history_cases(seed: int = 6, count: int = 1500) -> list[tuple[EntryList, EntryList]]:
@@ -63,18 +63,18 @@ def history_cases(seed: int = 6, count: int = 1500) -> list[tuple[EntryList, Ent
     an epoch the master never had, may start an epoch at another offset), logs of any length."""
     rng = random.Random(seed)
     cases = []
-    for _ in range(count):
+    for _i in range(count):
         common, epoch, offset = [], 0, rng.choice((0, 0, 100))
-        for _ in range(rng.randrange(0, 4)):
+        for _i in range(rng.randrange(0, 4)):
             epoch += rng.randrange(1, 3)
             common.append((epoch, offset))
             offset += rng.randrange(1, 400)
         sides = []
-        for _ in range(2):
+        for _i in range(2):
             own, e, o = list(common), epoch, offset
             if own and rng.random() < 0.3:
                 o = own[-1][1] + rng.randrange(1, offset - own[-1][1] + 1)  # ends inside the last common epoch
-            for _ in range(rng.randrange(0, 3)):
+            for _i in range(rng.randrange(0, 3)):
                 e += rng.randrange(1, 3)
                 o += rng.choice((0, rng.randrange(1, 300)))
                 if own and (e <= own[-1][0] or o <= own[-1][1]):
@@ -110,11 +110,11 @@ def any_epoch_files(seed: int = 12, count: int = 3000) -> list[tuple[EntryList, 
     another start, ends at, before and after each other's, empty files."""
     rng = random.Random(seed)
     cases = []
-    for _ in range(count):
+    for _i in range(count):
         pair = []
-        for _ in range(2):
+        for _i in range(2):
             pairs, e, o = [], 0, rng.choice((0, 100))
-            for _ in range(rng.randrange(0, 5)):
+            for _i in range(rng.randrange(0, 5)):
                 e += rng.randrange(1, 3)
                 pairs.append((e, o))
                 o += rng.choice((0, 50, 100))
@@ -140,11 +140,11 @@ def controller_cluster(seed: int, **controller: Any) -> Cluster:
 def check_invariants(c: Cluster) -> None:
     if c.violations:
         v = c.violations[0]
-        raise AssertionError(f"invariant {v.get('invariant')} broken at t={v.get('t', c.now_ms)} ms: "
-                             f"{v.get('detail', '')}")
+        raise AssertionError(_("invariant {name} broken at t={t} ms: {detail}").format(
+            name=v.get('invariant'), t=v.get('t', c.now_ms), detail=v.get('detail', '')))
     lost = [e for e in c.events if e["kind"] == "acknowledged_message_lost"]
-    expect(not lost, f"{len(lost)} acknowledged message(s) lost, first at offset {lost[0].get('phy_offset') if lost else ''}"
-                     f" on {lost[0].get('node') if lost else ''}")
+    expect(not lost, _("{n} acknowledged message(s) lost, first at offset {offset} on {node}").format(
+        n=len(lost), offset=lost[0].get('phy_offset') if lost else '', node=lost[0].get('node') if lost else ''))
 
 
 def caught_up(c: Cluster, node: str, master: str) -> bool:
@@ -163,7 +163,8 @@ def returning_master(ctx: Ctx) -> None:
     for round_ in range(2):
         old = c.leader()
         for i in range(10):
-            expect(c.put(b"r%d-acked-%d" % (round_, i)).status == "PUT_OK", f"round {round_}: put {i} was not acknowledged")
+            expect(c.put(b"r%d-acked-%d" % (round_, i)).status == "PUT_OK", _("round {round}: put {i} was not acknowledged").format(
+                round=round_, i=i))
         others = [n for n in c.leader_candidates or () if n != old]
         for n in others:
             c.cut_link(old, n)  # what the master writes now reaches nobody
@@ -172,20 +173,25 @@ def returning_master(ctx: Ctx) -> None:
         c.run_for(1)
         c.crash(old)
         expect(c.run_until(lambda c, old=old: c.leader() not in (None, old), timeout_ms=40_000),
-               f"round {round_}: no new master within 40 s of crashing {old}")
+               _("round {round}: no new master within 40 s of crashing {old}").format(round=round_, old=old))
         new = c.leader()
         for i in range(10):
             c.put(b"r%d-after-%d" % (round_, i))
         c.restart(old)
         c.heal()
         expect(c.run_until(lambda c, old=old, new=new: caught_up(c, old, new), timeout_ms=40_000),
-               f"round {round_}: the old master {old} did not catch up with the new master {new} within 40 s "
-               f"(its handshake: {[e.get('detail') or e.get('offset') for e in c.events if e['kind'] in ('ha_truncate', 'ha_connection_closed') and e.get('node', e.get('slave')) == old][-3:]})")
+               _("round {round}: the old master {old} did not catch up with the new master {new} within 40 s (its "
+                 "handshake: {handshake})").format(
+                   round=round_, old=old, new=new,
+                   handshake=[e.get('detail') or e.get('offset') for e in c.events
+                              if e['kind'] in ('ha_truncate', 'ha_connection_closed')
+                              and e.get('node', e.get('slave')) == old][-3:]))
         check_invariants(c)
         mine, theirs = c.node(old).store.commit_log, c.node(new).store.commit_log
         size = c.node(new).max_offset
         expect(mine.get_data(0, size) == theirs.get_data(0, size),
-               f"round {round_}: after catching up, {old}'s log differs from the master's")
+               _("round {round}: after catching up, {old}'s log differs from the master's").format(
+                   round=round_, old=old))
 
 
 @graded("lab06.find_consistent_point", points=2, seeds=range(4), name="churn",
@@ -289,7 +295,7 @@ def any_elect_cases(seed: int = 9, count: int = 3000) -> list[ElectCase]:
     with ties in epoch, offset and priority."""
     rng = random.Random(seed)
     cases: list[ElectCase] = []
-    for _ in range(count):
+    for _i in range(count):
         ids = rng.sample(ANY_IDS, rng.randrange(1, 6))
         pick = lambda ids=ids: frozenset(rng.sample(ids, rng.randrange(0, len(ids) + 1)))  # noqa: E731
         sync = None if rng.random() < 0.1 else pick()
@@ -315,27 +321,28 @@ def any_ids(ctx: Ctx) -> None:
                  "elected."))
 def elect_failover(ctx: Ctx) -> None:
     c = ctx.keep(controller_cluster(ctx.seed))
-    expect(c.run_until(running, timeout_ms=40_000), "no master elected within 40 s of the start")
-    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), "the SyncStateSet never grew to 3")
+    expect(c.run_until(running, timeout_ms=40_000), _("no master elected within 40 s of the start"))
+    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), _("the SyncStateSet never grew to 3"))
     old = c.leader()
     for i in range(10):
-        expect(c.put(b"acked-%d" % i).status == "PUT_OK", f"put {i} was not acknowledged")
+        expect(c.put(b"acked-%d" % i).status == "PUT_OK", _("put {i} was not acknowledged").format(i=i))
     c.crash(old)
     expect(c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=40_000),
-           f"no new master within 40 s of crashing {old}: every other broker was alive and in the SyncStateSet")
+           _("no new master within 40 s of crashing {old}: every other broker was alive and in the "
+             "SyncStateSet").format(old=old))
     check_invariants(c)
     new = c.leader()
     c.restart(old)
     expect(c.run_until(lambda c: caught_up(c, old, new), timeout_ms=40_000),
-           f"the old master {old} did not come back as a slave of {new}")
-    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), "the SyncStateSet never grew back to 3")
+           _("the old master {old} did not come back as a slave of {new}").format(old=old, new=new))
+    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), _("the SyncStateSet never grew back to 3"))
     survivor = old
     for n in sorted(c.leader_candidates or ()):
         if n != survivor:
             c.crash(n)
     expect(c.run_until(lambda c: c.leader() == survivor, timeout_ms=60_000),
-           f"only {survivor} was left (alive, in the SyncStateSet): it was not elected within 60 s "
-           f"(master now {c.leader()})")
+           _("only {survivor} was left (alive, in the SyncStateSet): it was not elected within 60 s (master now "
+             "{master})").format(survivor=survivor, master=c.leader()))
     check_invariants(c)
 
 
@@ -350,9 +357,9 @@ def elect_clean_and_unclean(ctx: Ctx) -> None:
         for n in others:
             c.crash(n)
         expect(c.run_until(lambda c, a=a: master_set(c) == {c.node(a).broker_id}, timeout_ms=40_000),
-               "the SyncStateSet did not shrink to the master alone")
+               _("the SyncStateSet did not shrink to the master alone"))
         for i in range(3):
-            expect(c.put(b"only-on-master-%d" % i).status == "PUT_OK", "a put to the lone master failed")
+            expect(c.put(b"only-on-master-%d" % i).status == "PUT_OK", _("a put to the lone master failed"))
         c.restart(*others)
         c.run_until(lambda c, others=others: all(c.node(n).replicas.state == "RUNNING" for n in others),
                     timeout_ms=40_000)
@@ -360,11 +367,11 @@ def elect_clean_and_unclean(ctx: Ctx) -> None:
         c.run_for(30_000)
         master = c.leader()
         if unclean:
-            expect(master in others, "with enableElectUncleanMaster a lagging broker must be elected when the "
-                                     f"in-sync master dies; 30 s later the master is {master}")
+            expect(master in others, _("with enableElectUncleanMaster a lagging broker must be elected when the "
+                                       "in-sync master dies; 30 s later the master is {master}").format(master=master))
         else:
-            expect(master is None, f"{master} was elected although it is not in the SyncStateSet and unclean "
-                                   "election is off: it lacks acknowledged messages")
+            expect(master is None, _("{master} was elected although it is not in the SyncStateSet and unclean "
+                                     "election is off: it lacks acknowledged messages").format(master=master))
             check_invariants(c)
 
 
@@ -382,11 +389,12 @@ def churn(ctx: Ctx, cycles: int = 5) -> None:
     within 40 s, the old one restarted as a slave that must catch up byte for byte."""
     rng = random.Random(f"{ctx.seed}/lab06-churn")
     c = ctx.keep(controller_cluster(ctx.seed))
-    expect(c.run_until(running, timeout_ms=40_000), "no master elected within 40 s of the start")
+    expect(c.run_until(running, timeout_ms=40_000), _("no master elected within 40 s of the start"))
     acked: list[Any] = []
     for cycle in range(cycles):
         expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000),
-               f"before failover {cycle + 1}: the SyncStateSet did not grow back to all 3 brokers within 40 s")
+               _("before failover {n}: the SyncStateSet did not grow back to all 3 brokers within 40 s").format(
+                   n=cycle + 1))
         master = c.leader()
         acked += [c.put(b"c%d-%d" % (cycle, i) * rng.randrange(1, 30)) for i in range(rng.randrange(1, 6))]
         brokers = sorted(c.leader_candidates or ())
@@ -403,21 +411,22 @@ def churn(ctx: Ctx, cycles: int = 5) -> None:
             down.append(leader)
         c.crash(*down)
         expect(c.run_until(lambda c, master=master: c.leader() not in (None, master), timeout_ms=40_000),
-               f"failover {cycle + 1}: no new master within 40 s of crashing {' and '.join(down)}")
+               _("failover {n}: no new master within 40 s of crashing {down}").format(n=cycle + 1,
+                                                                                     down=" + ".join(down)))
         c.run_for(rng.randrange(0, 3_000))
         c.restart(*down)
         c.heal()
         expect(c.run_until(lambda c, brokers=brokers: c.leader() is not None and all(
             caught_up(c, n, c.leader()) for n in brokers if n != c.leader()), timeout_ms=40_000),
-               f"failover {cycle + 1}: the slaves (the old master {master} among them) did not catch up with the "
-               f"new master {c.leader()} within 40 s")
+               _("failover {n}: the slaves (the old master {old} among them) did not catch up with the new master "
+                 "{new} within 40 s").format(n=cycle + 1, old=master, new=c.leader()))
         check_invariants(c)
     master = c.leader()
     log = c.node(master).store.commit_log
     missing = [h.wrote_offset for h in acked if h.status == "PUT_OK" and log.get_message(h.wrote_offset, h.wrote_bytes) is None]
-    expect(not missing, f"{len(missing)} acknowledged message(s) are missing from the final master {master} "
-                        f"(offsets {missing[:5]})")
+    expect(not missing, _("{n} acknowledged message(s) are missing from the final master {master} (offsets "
+                          "{offsets})").format(n=len(missing), master=master, offsets=missing[:5]))
     size = c.node(master).max_offset
     for n in c.leader_candidates or ():
         expect(c.node(n).store.commit_log.get_data(0, size) == log.get_data(0, size),
-               f"at the end {n}'s log differs from the master {master}'s")
+               _("at the end {node}'s log differs from the master {master}'s").format(node=n, master=master))

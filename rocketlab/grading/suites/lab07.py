@@ -22,7 +22,7 @@ from rocketlab.analysis.session import get_spark
 from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import expect, scratch_dir
-from rocketlab.i18n import N_
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.tour import master_slave_crash
 from rocketlab.trace.rundir import write_run
 from rocketlab.workspace import kit_root
@@ -44,8 +44,9 @@ def spark(app_name: str = "rocketlab-grader-lab07", **conf: str) -> Any:
 
 def rows_of(frame: Any, who: str) -> list[tuple]:
     expect(hasattr(frame, "columns") and hasattr(frame, "collect"),
-           f"{who} returned {type(frame).__name__}, not a Spark DataFrame")
-    expect(list(frame.columns) == COLUMNS, f"{who} returned the columns {list(frame.columns)}; expected exactly {COLUMNS}")
+           _("{who} returned {type}, not a Spark DataFrame").format(who=who, type=type(frame).__name__))
+    expect(list(frame.columns) == COLUMNS, _("{who} returned the columns {got}; expected exactly {want}").format(
+        who=who, got=list(frame.columns), want=COLUMNS))
     return [tuple(r) for r in frame.collect()]
 
 
@@ -59,19 +60,20 @@ def compare(ctx: Ctx, events: Any, records: Any, what: str) -> None:
     finally:
         events.unpersist()
         records.unpersist()
-    expect(sorted(got) == want, f"{what}: you found {len(got)} lost message(s), expected {len(want)}; "
-                                f"first difference: {_first_difference(sorted(got), want)}")
-    expect(got == want, f"{what}: the right rows, but not sorted by run then phy_offset")
+    expect(sorted(got) == want, _("{what}: you found {n} lost message(s), expected {want}; first difference: "
+                                  "{difference}").format(what=what, n=len(got), want=len(want),
+                                                         difference=_first_difference(sorted(got), want)))
+    expect(got == want, _("{what}: the right rows, but not sorted by run then phy_offset").format(what=what))
 
 
 def _first_difference(got: list[tuple], want: list[tuple]) -> str:
     extra = [r for r in got if r not in want]
     missing = [r for r in want if r not in got]
     if extra:
-        return f"{extra[0]} is not lost (a surviving replica holds it, or it was never acknowledged)"
+        return _("{row} is not lost (a surviving replica holds it, or it was never acknowledged)").format(row=extra[0])
     if missing:
-        return f"{missing[0]} is missing (acknowledged, and no surviving replica holds it)"
-    return "duplicate rows"
+        return _("{row} is missing (acknowledged, and no surviving replica holds it)").format(row=missing[0])
+    return _("duplicate rows")
 
 
 @graded("lab07.acked_but_lost", points=3, time_limit_s=240,
@@ -155,7 +157,7 @@ def fault_order_frames(root: Path, seed: int = 7, runs: int = 8) -> tuple[Any, A
         for action, node in scripted:  # two faults of one node at the same instant, both orders over the runs
             events.append(_event(t, seq, None, "fault", action=action, targets=[node]))
             seq += 1
-        for _ in range(rng.randrange(2, 7)):
+        for _i in range(rng.randrange(2, 7)):
             t += rng.choice((0, 0, 1, 5))
             node = rng.choice(nodes)
             action = rng.choice(("crash", "restart", *OTHER_FAULTS))
@@ -215,6 +217,7 @@ def crash_sweep(ctx: Ctx) -> None:
             truth = sorted((story.run_dir.name, h.wrote_offset, h.wrote_bytes) for h in story.handles
                            if h.status == "PUT_OK" and h.wrote_offset + h.wrote_bytes > story.slave_end)
             mine = sorted(r for r in found if r[0] == story.run_dir.name)
-            expect(mine == truth, f"{story.role}, seed {ctx.seed}: the slave lacks {len(truth)} acknowledged "
-                                  f"message(s) (offsets {[t[1] for t in truth][:5]}); your query found {len(mine)} "
-                                  f"({[m[1] for m in mine][:5]})")
+            expect(mine == truth, _("{role}, seed {seed}: the slave lacks {n} acknowledged message(s) (offsets "
+                                    "{offsets}); your query found {found} ({found_offsets})").format(
+                role=story.role, seed=ctx.seed, n=len(truth), offsets=[t[1] for t in truth][:5], found=len(mine),
+                found_offsets=[m[1] for m in mine][:5]))
