@@ -81,3 +81,16 @@ def test_rocketlab_grade_lab03_in_a_chinese_workspace_speaks_chinese(tmp_path):
     assert "不同：在集群查看器里" in run.stdout  # the heartbeat table's failure message
     assert "FAIL " not in run.stdout and "is not implemented yet" not in run.stdout
     assert re.search(r"rocketlab grade lab03 --only lab03\.handle_heart_beat/\w+ --seed \d+", run.stdout)
+
+
+def test_the_judge_speaks_the_runners_language_whatever_its_environment():
+    """The language chosen in the grading process alone (``set_language``, no ``ROCKETLAB_LANG``, no
+    workspace): the judge, a separate process with its own environment, still writes its failure messages
+    in it, because the runner passes it along with the request."""
+    i18n.set_language("zh-CN")
+    report = grade("lab03", TEMPLATE, only=["lab03.handle_heart_beat/heart_beat_fixed_alone"])
+    (test,) = report.tests
+    assert not test.passed and "个心跳判定中有" in test.message, test.message
+    i18n.set_language("en")
+    (test,) = grade("lab03", TEMPLATE, only=["lab03.handle_heart_beat/heart_beat_fixed_alone"]).tests
+    assert "heartbeat decisions differ from DLedger's handleHeartBeat" in test.message, test.message
