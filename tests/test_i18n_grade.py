@@ -83,10 +83,12 @@ def test_rocketlab_grade_lab03_in_a_chinese_workspace_speaks_chinese(tmp_path):
     assert re.search(r"rocketlab grade lab03 --only lab03\.handle_heart_beat/\w+ --seed \d+", run.stdout)
 
 
-def test_the_judge_speaks_the_runners_language_whatever_its_environment():
+@pytest.mark.parametrize("fork", ["1", "0"])
+def test_the_judge_speaks_the_runners_language_whatever_its_environment(fork, monkeypatch):
     """The language chosen in the grading process alone (``set_language``, no ``ROCKETLAB_LANG``, no
-    workspace): the judge, a separate process with its own environment, still writes its failure messages
-    in it, because the runner passes it along with the request."""
+    workspace): the judge, a separate process started afresh with its own environment (or forked), still
+    writes its failure messages in it, because the runner passes it along with the request."""
+    monkeypatch.setenv("ROCKETLAB_GRADER_FORK", fork)
     i18n.set_language("zh-CN")
     report = grade("lab03", TEMPLATE, only=["lab03.handle_heart_beat/heart_beat_fixed_alone"])
     (test,) = report.tests
