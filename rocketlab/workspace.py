@@ -8,7 +8,9 @@ Three places matter:
   ``rocketlab/_kit/`` inside the package. No command writes there.
 * **a workspace**: a directory laid out by ``rocketlab init DIR`` for one learner (``labs/``,
   ``labs/exercises/``, ``data/``, ``benchmarks/``, a short ``README.md`` and the marker file
-  :data:`MARKER`). Every command run anywhere inside it finds it by walking up from the current
+  :data:`MARKER`). A workspace of ``--lang zh-CN`` gets the Chinese exercise templates
+  (``labs/exercises/zh-CN/``, same code) at the English paths, so the grader and ``check()`` find them.
+  Every command run anywhere inside it finds it by walking up from the current
   directory to the marker (``ROCKETLAB_WORKSPACE`` names one explicitly).
 * **home**: where commands read a learner's files and write theirs: the workspace, else the checkout
   (a clone is its own workspace), else nowhere (commands that need one say to run ``rocketlab init``).
@@ -33,7 +35,7 @@ from typing import Any
 from rocketlab import __version__, i18n
 from rocketlab.errors import RocketlabError
 from rocketlab.i18n import _, ngettext
-from rocketlab.kitfiles import KIT_PACKAGE_DIR, kit_files
+from rocketlab.kitfiles import KIT_PACKAGE_DIR, workspace_files
 
 MARKER = "rocketlab-workspace.json"
 """The marker file at a workspace's root (JSON: the kit version and the hash of each file init wrote)."""
@@ -224,10 +226,12 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _kit_contents(root: Path) -> Iterable[tuple[str, bytes]]:
+def _kit_contents(root: Path, lang: str) -> Iterable[tuple[str, bytes]]:
+    """Each file a workspace of ``lang`` gets: the exercise templates in its language (where the kit has
+    their twins) at the English paths, every other kit file as it is."""
     kit = kit_root()
-    for rel in kit_files(kit):
-        yield rel, (kit / rel).read_bytes()
+    for rel, source in workspace_files(kit, lang).items():
+        yield rel, (kit / source).read_bytes()
     readme = WORKSPACE_README.format(version=__version__, dirname=root.name, marker=MARKER)
     yield README_NAME, readme.encode("utf-8")
 
@@ -256,7 +260,8 @@ def init_workspace(target: str | Path, lang: str | None = None) -> InitReport:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RocketlabError(f"{target}: cannot create the directory: {e.strerror}") from None
-    for rel, data in _kit_contents(root):
+    stored = lang or marker.get("lang")
+    for rel, data in _kit_contents(root, stored or i18n.DEFAULT):
         dest = root / rel
         new_hash = hashlib.sha256(data).hexdigest()
         if not dest.exists():
@@ -281,7 +286,6 @@ def init_workspace(target: str | Path, lang: str | None = None) -> InitReport:
         "kit_version": __version__,
         "files": dict(sorted(recorded.items())),
     }
-    stored = lang or marker.get("lang")
     if stored:
         marker_data["lang"] = stored
     _write_atomic(root / MARKER, (json.dumps(marker_data, indent=1) + "\n").encode("utf-8"))

@@ -17,7 +17,6 @@ from babel.messages.pofile import read_po
 
 from rocketlab import cli, i18n, workspace
 from rocketlab.errors import RocketlabError
-from rocketlab.grading.runner import grade
 
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "rocketlab" / "locale" / "zh_CN" / "LC_MESSAGES" / "rocketlab.po"
@@ -144,30 +143,6 @@ def test_help_and_one_line_errors_follow_the_language(monkeypatch, capsys):
     monkeypatch.setenv(i18n.ENV, "en")
     assert cli.main(["sim"]) == 2
     assert capsys.readouterr().err == "rocketlab: sim needs a SCENARIO name (or --list)\n"
-
-
-def test_the_same_submission_scores_the_same_in_both_languages(monkeypatch):
-    """lab03's exercise file as shipped (nothing written yet: every test fails with feedback) and the kit's
-    own code (every test passes), graded in English and in Chinese: the same scores, test by test; the
-    feedback in each language."""
-    only = ["lab03.handle_vote"]
-    scores, feedback = {}, {}
-    for lang in ("en", "zh-CN"):
-        monkeypatch.setenv(i18n.ENV, lang)
-        for submission in (ROOT / "labs" / "exercises" / "lab03_dledger_election.py", None):
-            report = grade("lab03", submission, reference=submission is None, only=only)
-            scores[lang, submission] = [(t.name, t.score, t.max_score, t.passed) for t in report.tests]
-            feedback[lang, submission] = [t.output() for t in report.tests]
-            print(lang, submission, report.score, report.max_score)
-    for submission in (ROOT / "labs" / "exercises" / "lab03_dledger_election.py", None):
-        assert scores["en", submission] == scores["zh-CN", submission]
-        assert scores["en", submission] and all(t[2] > 0 for t in scores["en", submission])
-    template = ROOT / "labs" / "exercises" / "lab03_dledger_election.py"
-    assert all(not passed for *_, passed in scores["en", template])
-    assert all(passed for *_, passed in scores["en", None])
-    assert all(line.startswith("FAIL ") for line in feedback["en", template])
-    assert all(line.startswith("未通过 ") for line in feedback["zh-CN", template])
-    assert all(line.startswith("通过 ") for line in feedback["zh-CN", None])
 
 
 def test_the_twins_travel_to_the_workspace_and_the_chinese_tour_is_the_one_to_open(tmp_path, monkeypatch):

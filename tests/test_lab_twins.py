@@ -4,7 +4,11 @@ headings, by number), the notebook says it is Chinese (metadata ``{"rocketlab": 
 no outputs; and its prose is Chinese: no run of four or more English words outside code, links, HTML and the
 glossary's English terms (docs/zh-CN/glossary.md). A change to a lab's code fails here until both languages
 follow. With no twin yet the first test has nothing to compare; the checks themselves are tested on notebooks
-made here from an English lab, so they are proven either way."""
+made here from an English lab, so they are proven either way.
+
+In CI one twin runs in full: lab 03's, headless (``ROCKETLAB_FAST`` unset, as a learner runs it; the executor
+of tests/test_labs.py), with the values lab 03 pins (``VALUES``: numbers read from the run, the same for both
+twins) all true."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import pytest
 
 from rocketlab import i18n
 from rocketlab.errors import RocketlabError
+from tests import test_labs
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ROOT / "labs"
@@ -182,3 +187,18 @@ def test_the_english_heuristic(text, runs):
 def test_the_glossary_gives_its_english_terms():
     terms = glossary_terms()
     assert {"leader election", "term", "heartbeat", "log replication", "consumer group"} <= set(terms)
+
+
+RUN_TWIN = TWINS / "03_dledger_election.ipynb"
+
+
+def test_lab03s_twin_runs_in_full(monkeypatch):
+    """Lab 03's twin in its own kernel, in full as a learner runs it (about 40 s; a fast run would save only
+    15 s), from its own directory (its runs land in ``labs/zh-CN/runs``), by the executor of
+    tests/test_labs.py with that lab's ``VALUES`` appended."""
+    monkeypatch.delenv("ROCKETLAB_FAST", raising=False)  # the kernel inherits the environment it starts with
+    monkeypatch.setattr(test_labs, "LABS", RUN_TWIN.parent)  # the kernel's working directory
+    nb, values = test_labs._execute(RUN_TWIN, timeout=1800)
+    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
+    assert not errors, [f"{e.ename}: {e.evalue}" for e in errors]
+    assert values and all(v == "True" for v in values.values()), f"values untrue: {test_labs._untrue(values)}"

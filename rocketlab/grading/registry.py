@@ -34,6 +34,7 @@ from typing import Any
 
 from rocketlab import plugs
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.workspace import home
 
 
@@ -117,13 +118,14 @@ def learner_terms(exc: BaseException, exercise: str, attribute: str) -> str:
     if type(exc).__name__ == "SandboxError" and isinstance(text, str):
         return text  # already in the learner's terms, said by the sandbox
     if isinstance(exc, NotImplementedError):
-        return (f"{attribute} is not implemented yet (it raises NotImplementedError): write its body in "
-                f"the lab's exercise file, then check it again.")
+        return _("{attribute} is not implemented yet (it raises NotImplementedError): write its body in "
+                 "the lab's exercise file, then check it again.").format(attribute=attribute)
     tb = traceback.extract_tb(exc.__traceback__)
     mine = [f for f in tb if submission_file is not None and f.filename == submission_file]
-    where = f" at line {mine[-1].lineno} of your file ({mine[-1].line})" if mine else ""
+    where = _(" at line {line} of your file ({code})").format(line=mine[-1].lineno, code=mine[-1].line) if mine else ""
     last = tb[-1] if tb else None
-    inside = f" in {Path(last.filename).name}:{last.lineno} ({last.name})" if last and not mine else ""
+    inside = _(" in {file}:{line} ({function})").format(file=Path(last.filename).name, line=last.lineno,
+                                                        function=last.name) if last and not mine else ""
     return f"{type(exc).__name__}: {exc}{where}{inside}"
 
 
@@ -170,9 +172,12 @@ _labs_loaded = False
 
 
 def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...] | list[int] | None = None,
-           time_limit_s: float | None = None, name: str | None = None) -> Callable[[Callable[[Ctx], Any]], Callable[[Ctx], Any]]:
+           time_limit_s: float | None = None, name: str | None = None,
+           about: str | None = None) -> Callable[[Callable[[Ctx], Any]], Callable[[Ctx], Any]]:
     """Register ``fn(ctx)`` as a graded test of ``exercise`` (``"lab03.handle_vote"``): a unit test,
-    or with ``seeds`` a scenario run once per seed. Its name is ``exercise/function name``."""
+    or with ``seeds`` a scenario run once per seed. Its name is ``exercise/function name``. ``about`` is
+    the line a learner reads (marked ``N_(...)`` for the catalogue; the runner shows it translated), else
+    the first paragraph of ``fn``'s docstring."""
     if _labs_loaded:  # the built-in suites are checked once the table has registered their exercises
         _known(exercise)
     if points <= 0:
@@ -182,10 +187,10 @@ def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...]
         full = f"{exercise}/{name or fn.__name__}"
         if full in TESTS and TESTS[full].fn.__code__ is not fn.__code__ and not (_loading_hidden and TESTS[full].hidden):
             raise RocketlabError(f"graded: two tests are named {full!r}")
-        about = inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0].replace("\n", " ")
+        summary = about or inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0].replace("\n", " ")
         limit = time_limit_s if time_limit_s is not None else (60.0 if seeds is None else 120.0)
         TESTS[full] = GradedTest(full, exercise, float(points), fn, None if seeds is None else tuple(seeds),
-                                 limit, _loading_hidden, about)
+                                 limit, _loading_hidden, summary)
         return fn
     return register
 

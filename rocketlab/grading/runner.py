@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocketlab import plugs
+from rocketlab import i18n, plugs
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry, worker
 from rocketlab.grading.fair_time import LOADED, TestClock, machine_factor
@@ -70,7 +70,8 @@ class TestResult:
 
     def output(self) -> str:
         """The text a learner reads (Gradescope's ``output``)."""
-        lines = [f"{_('PASS') if self.passed else _('FAIL')} {self.name}: {self.about}".rstrip(": "), self.message]
+        about = _(self.about) if self.about else ""  # marked N_() where the suite registers the test
+        lines = [f"{_('PASS') if self.passed else _('FAIL')} {self.name}: {about}".rstrip(": "), self.message]
         if self.replay:
             lines.append(_("replay: {command}").format(command=self.replay))
         if self.viewer:
@@ -330,7 +331,8 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
         while todo:
             request = {"lab": lab, "submission": sub_arg, "reference": reference, "seed": seed, "stress": stress,
                        "hide": sorted({*hidden_paths, *([scratch] if scratch else [])}), "scratch": scratch,
-                       "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo]}
+                       "tests_dir": None if tests_dir is None else str(tests_dir), "tests": [t.name for t in todo],
+                       "lang": i18n.language()}  # the judge's messages in the runner's language
             worker = _Worker(request)
             try:
                 why = _import_failure(worker, import_time_limit_s)
@@ -458,7 +460,7 @@ def _from_event(test: registry.GradedTest, event: dict[str, Any], submission: st
                         int(event.get("seeds_run", 0)), float(event.get("duration_s", 0.0)),
                         int(event.get("printed_chars", 0)), str(event.get("printed", "")))
     if not passed and test.seeds is not None and result.seed is not None:
-        result.message = f"seed {result.seed}: {result.message}"
+        result.message = _("seed {seed}: {message}").format(seed=result.seed, message=result.message)
         result.replay, viewer = _replay_lines(test, result.seed, submission, lab)
         result.viewer = viewer if event.get("kept_cluster") else ""
     return result

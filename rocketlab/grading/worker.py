@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rocketlab import plugs
+from rocketlab import i18n, plugs
 from rocketlab.grading import registry
 from rocketlab.grading.registry import learner_terms
 from rocketlab.grading.sandbox import RemoteClass, RemoteFunction, Sandbox, SandboxError, SandboxSetupError
@@ -51,7 +51,8 @@ def signature_problem(impl: Any, reference: Any, attribute: str) -> str | None:
         mine.bind(*[None] * len(required))
     except TypeError:
         want = ", ".join(p.name for p in params)
-        return f"{attribute} must take ({want}); yours takes {mine}"
+        return i18n._("{attribute} must take ({want}); yours takes {mine}").format(attribute=attribute, want=want,
+                                                                                  mine=mine)
     return None
 
 
@@ -91,7 +92,8 @@ def signature_problem_of(params: Any, reference: Any, attribute: str, is_class: 
         mine.bind(*[None] * len(wanted))
         mine.bind(*[None] * len([p for p in wanted if p.default is p.empty]))
     except TypeError:
-        return f"{attribute} must take ({', '.join(p.name for p in wanted)}); yours takes {mine}"
+        return i18n._("{attribute} must take ({want}); yours takes {mine}").format(
+            attribute=attribute, want=", ".join(p.name for p in wanted), mine=mine)
     return None
 
 
@@ -124,10 +126,12 @@ class Judge:
             return None, self.delegated[exercise.id]
         info = self.names.get(exercise.attribute)
         if type(info) is not dict:
-            return None, f"your file has no {exercise.attribute} (the exercise {exercise.id} needs it)"
+            return None, i18n._("your file has no {attribute} (the exercise {exercise} needs it)").format(
+                attribute=exercise.attribute, exercise=exercise.id)
         kind = info.get("kind")
         if kind not in ("function", "class"):
-            return None, f"{exercise.attribute} must be a function or class, not a plain value"
+            return None, i18n._("{attribute} must be a function or class, not a plain value").format(
+                attribute=exercise.attribute)
         is_class = isinstance(reference, type)
         problem = signature_problem_of(info.get("params"), reference, exercise.attribute, is_class)
         if problem:
@@ -181,6 +185,7 @@ def serve(request: dict[str, Any], out_fd: int) -> int:
         while data:
             data = data[os.write(out_fd, data):]
 
+    i18n.set_language(request.get("lang"))  # the failure messages in the runner's language, whatever the env
     if request.get("scratch"):  # the runner's directory in memory for the clusters' files (judge_scratch)
         tempfile.tempdir = str(request["scratch"])
     # the kit's own log (a broker's recovery warnings) is not the learner's output: without a handler Python
@@ -204,8 +209,10 @@ def serve(request: dict[str, Any], out_fd: int) -> int:
             return 0
         except SandboxError as e:
             text, _ = judge.output()
-            detail = e.text if not text.strip() else f"{e.text}; it printed: {text.strip()[-500:]}"
-            emit(event="import_error", message=f"your file {judge.filename} did not import: {detail}")
+            detail = e.text if not text.strip() else i18n._("{error}; it printed: {text}").format(
+                error=e.text, text=text.strip()[-500:])
+            emit(event="import_error", message=i18n._("your file {file} did not import: {detail}").format(
+                file=judge.filename, detail=detail))
             judge.stop()
             return 0
         judge.output()  # what it printed while importing is not a test's
@@ -240,7 +247,8 @@ def run_test(test: Any, judge: Judge | None, seed_override: int | None, registry
         try:
             judge.start()
         except SandboxError as e:
-            result.update(message=f"your file could not be loaded again after the last test: {e.text}", seeds_run=0)
+            result.update(message=i18n._("your file could not be loaded again after the last test: {error}").format(
+                error=e.text), seeds_run=0)
             return result
     impl, problem = (reference, None) if judge is None else judge.impl(exercise, reference)
     seeds: tuple[Any, ...] = (None,) if test.seeds is None else \
@@ -257,7 +265,7 @@ def run_test(test: Any, judge: Judge | None, seed_override: int | None, registry
                 with plugs.plugged({exercise.id: impl}):
                     test.fn(ctx)
             except AssertionError as e:
-                failure = (seed, str(e)[:4000] or "assertion failed")
+                failure = (seed, str(e)[:4000] or i18n._("assertion failed"))
             except SandboxError as e:
                 failure = (None if e.protocol else seed, e.text)
             except BaseException as e:  # noqa: BLE001 - the learner's answer may break the kit anywhere
@@ -274,7 +282,8 @@ def run_test(test: Any, judge: Judge | None, seed_override: int | None, registry
             result["kept_cluster"] = kept
         else:
             result["passed"] = True
-            result["message"] = "passed" if test.seeds is None else f"passed for {len(seeds)} seed(s)"
+            result["message"] = i18n._("passed") if test.seeds is None else i18n.ngettext(
+                "passed for {n} seed", "passed for {n} seeds", len(seeds)).format(n=len(seeds))
     printed, total = judge.output() if judge is not None else ("", 0)
     result["seeds_run"] = len(seeds)
     result["printed_chars"] = total

@@ -12,6 +12,7 @@ from typing import Any
 
 from rocketlab.grading.registry import learner_terms
 from rocketlab.grading.sandbox import RemoteInstance
+from rocketlab.i18n import _
 
 
 def _shown(value: Any) -> str:
@@ -77,9 +78,11 @@ def compare_table(cases: Iterable[Any], call: Calls | Callable[[Any], Any], expe
         except NotImplementedError:
             raise
         except Exception as e:  # the sandbox broke down in this batch: name its first case
-            raise AssertionError(f"{describe(case)} raised {learner_terms(e, '', '')}") from e
+            raise AssertionError(_("{case} raised {error}").format(case=describe(case),
+                                                                    error=learner_terms(e, '', ''))) from e
         if error is not None:  # the learner's code: say which case broke it
-            raise AssertionError(f"{describe(case)} raised {learner_terms(error, '', '')}") from error
+            raise AssertionError(_("{case} raised {error}").format(case=describe(case),
+                                                                   error=learner_terms(error, '', ''))) from error
         if not same(got, want):
             wrong += 1
             if first is None:
@@ -87,8 +90,9 @@ def compare_table(cases: Iterable[Any], call: Calls | Callable[[Any], Any], expe
     if first is not None:
         case, got, want = first
         reason = f" ({why(case, want)})" if why else ""
-        raise AssertionError(f"{wrong} of {n} cases wrong. First: {describe(case)} returned {_shown(got)}, "
-                             f"expected {_shown(want)}{reason}")
+        raise AssertionError(_("{wrong} of {n} cases wrong. First: {case} returned {got}, expected {want}{reason}")
+                             .format(wrong=wrong, n=n, case=describe(case), got=_shown(got), want=_shown(want),
+                                     reason=reason))
     return n
 
 
@@ -114,7 +118,8 @@ def drain(parser: Any, chunks: list[Any], until: Any, *, feed: str = "receive_da
     if error is not None:
         raise error
     if unfinished:
-        raise AssertionError(f"{pull} never returned {until!r} ({limit:,} events from one read)")
+        raise AssertionError(_("{pull} never returned {until} ({limit} events from one read)").format(
+            pull=pull, until=repr(until), limit=f"{limit:,}"))
     return pulled
 
 
@@ -125,7 +130,7 @@ def _drain_here(parser: Any, feed: str, pull: str, chunks: list[Any], until: Any
         getattr(parser, feed)(chunk)
         got: list[Any] = []
         pulled.append(got)
-        for _ in range(limit):
+        for _pulled in range(limit):
             value = getattr(parser, pull)()
             if value is until:
                 break

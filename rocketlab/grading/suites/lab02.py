@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 from rocketlab.grading.registry import Ctx, graded, learner_terms
 from rocketlab.grading.suites._common import Calls, compare_table, expect, scratch_dir
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.commitlog_store import TickClock, queue_messages, record_fields
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.commit_log import is_end_of_file
@@ -41,7 +42,7 @@ def random_message(rng: random.Random, i: int, *, long_topic: bool = False, any_
         props["TAGS"] = rng.choice(("TagA", "TagB"))
     if rng.random() < 0.3:
         props["custom"] = "x" * rng.randrange(1, 40)
-    return Message(topic=topic, body=bytes(rng.randrange(256) for _ in range(size)), queue_id=rng.randrange(2),
+    return Message(topic=topic, body=bytes(rng.randrange(256) for _i in range(size)), queue_id=rng.randrange(2),
                    flag=rng.randrange(4), properties=props, born_timestamp=1_700_000_000_000 + i,
                    born_host=rng.choice(HOSTS), sys_flag=rng.choice((0, 0, MessageSysFlag.COMPRESSED_FLAG)),
                    reconsume_times=rng.randrange(3))
@@ -59,15 +60,17 @@ def _diff(mine: bytes, want: bytes) -> str | None:
         return None
     for i, (a, b) in enumerate(zip(mine, want, strict=False)):
         if a != b:
-            return (f"first difference at byte {i}, in {_field_at(want, i)}: yours "
-                    f"{mine[i:i + 8].hex(' ')}, RocketMQ's {want[i:i + 8].hex(' ')}")
-    return f"yours is {len(mine)} bytes, RocketMQ's {len(want)} (the common part is identical)"
+            return _("first difference at byte {i}, in {field}: yours {mine}, RocketMQ's {want}").format(
+                i=i, field=_field_at(want, i), mine=mine[i:i + 8].hex(' '), want=want[i:i + 8].hex(' '))
+    return _("yours is {mine} bytes, RocketMQ's {want} (the common part is identical)").format(mine=len(mine),
+                                                                                              want=len(want))
 
 
 # ---------------------------------------------------------------------- encode_record
-@graded("lab02.encode_record", points=3)
+@graded("lab02.encode_record", points=3,
+        about=N_("Byte-exact records: IPv4 and IPv6 hosts, empty and large bodies, properties, flags, a long "
+                 "topic."))
 def golden_records(ctx: Ctx) -> None:
-    """Byte-exact records: IPv4 and IPv6 hosts, empty and large bodies, properties, flags, a long topic."""
     rng = random.Random(2)
     cases = []
     for i in range(60):
@@ -77,10 +80,13 @@ def golden_records(ctx: Ctx) -> None:
     answers = Calls(ctx.impl, lambda c: (c[0], 1_700_000_000_999, c[1]), post=bytes).answers(cases)
     for i, ((msg, store_host, want), (mine, error)) in enumerate(zip(cases, answers, strict=True)):
         if error is not None:
-            raise AssertionError(f"encode_record({msg!r}) raised {learner_terms(error, '', '')}") from error
+            raise AssertionError(_("{case} raised {error}").format(case=f"encode_record({msg!r})",
+                                                                   error=learner_terms(error, '', ''))) from error
         problem = _diff(mine, want)
-        expect(problem is None, f"message {i} (topic {msg.topic[:20]!r}, {len(msg.body)}-byte body, born host "
-                                f"{msg.born_host}, store host {store_host}, properties {msg.properties}): {problem}")
+        expect(problem is None, _("message {i} (topic {topic}, {size}-byte body, born host {born}, store host "
+                                  "{store}, properties {properties}): {problem}").format(
+            i=i, topic=repr(msg.topic[:20]), size=len(msg.body), born=msg.born_host, store=store_host,
+            properties=msg.properties, problem=problem))
 
 
 TEXTS = ("a", "TagA", "ключ", "値", "é" * 70, "🚀 rocket", "\u00ff" * 3, "x" * 130)
@@ -96,7 +102,7 @@ def any_message(rng: random.Random, i: int) -> tuple[Message, tuple[str, int]]:
                         "T" * 128, "%RETRY%g"))
     props = {rng.choice(TEXTS) + str(k): rng.choice(TEXTS) for k in range(rng.randrange(4))}
     extremes = (0, 1, -1, 2**31 - 1, -(2**31))
-    msg = Message(topic=topic, body=bytes(rng.randrange(256) for _ in range(rng.choice((0, 1, 50, 300)))),
+    msg = Message(topic=topic, body=bytes(rng.randrange(256) for _i in range(rng.choice((0, 1, 50, 300)))),
                   queue_id=rng.choice((0, 1, 7, 2**31 - 1)), flag=rng.choice(extremes), properties=props,
                   born_timestamp=rng.choice((None, 0, 1_700_000_000_000 + i, 2**63 - 1)),
                   born_host=rng.choice(HOSTS), sys_flag=rng.randrange(0x400) | rng.choice((0, V6_BITS)),
@@ -105,11 +111,11 @@ def any_message(rng: random.Random, i: int) -> tuple[Message, tuple[str, int]]:
     return msg, rng.choice(HOSTS)
 
 
-@graded("lab02.encode_record", points=2)
+@graded("lab02.encode_record", points=2,
+        about=N_("400 seeded messages from the whole domain a producer can send: non-ASCII topics and properties "
+                 "(lengths are UTF-8 bytes), every sys_flag bit with IPv4 and IPv6 hosts (the v6 bits say what the"
+                 " hosts are, not what the producer set), extreme numbers; byte-exact against RocketMQ's encoder."))
 def any_message_record(ctx: Ctx) -> None:
-    """400 seeded messages from the whole domain a producer can send: non-ASCII topics and properties
-    (lengths are UTF-8 bytes), every sys_flag bit with IPv4 and IPv6 hosts (the v6 bits say what the
-    hosts are, not what the producer set), extreme numbers; byte-exact against RocketMQ's encoder."""
     rng = random.Random("lab02/any-message")
     cases = []
     for i in range(402):
@@ -123,12 +129,13 @@ def any_message_record(ctx: Ctx) -> None:
     answers = Calls(ctx.impl, lambda c: (c[1], 1_700_000_000_999, c[2]), post=bytes).answers(cases)
     for (i, msg, store_host, want), (mine, error) in zip(cases, answers, strict=True):
         if error is not None:
-            raise AssertionError(f"message {i} ({msg!r}, store host {store_host}) raised "
-                                 f"{learner_terms(error, '', '')}") from error
+            raise AssertionError(_("message {i} ({message}, store host {store}) raised {error}").format(
+                i=i, message=repr(msg), store=store_host, error=learner_terms(error, '', ''))) from error
         problem = _diff(mine, want)
-        expect(problem is None, f"message {i} (topic {msg.topic[:20]!r} = {len(msg.topic.encode())} UTF-8 bytes, "
-                                f"properties {msg.properties}, sys_flag {msg.sys_flag:#x}, born host {msg.born_host}, "
-                                f"store host {store_host}): {problem}")
+        expect(problem is None, _("message {i} (topic {topic} = {size} UTF-8 bytes, properties {properties}, "
+                                  "sys_flag {flag}, born host {born}, store host {store}): {problem}").format(
+            i=i, topic=repr(msg.topic[:20]), size=len(msg.topic.encode()), properties=msg.properties,
+            flag=f"{msg.sys_flag:#x}", born=msg.born_host, store=store_host, problem=problem))
 
 
 class CrashableStore:
@@ -141,7 +148,7 @@ class CrashableStore:
     def put_all(self, msgs: list[Message]) -> None:
         for m in msgs:
             r = self.store.put_message(m)
-            expect(r.status is PutMessageStatus.PUT_OK, f"the store refused a put: {r}")
+            expect(r.status is PutMessageStatus.PUT_OK, _("the store refused a put: {result}").format(result=r))
         self.store.reput()
 
     def crash_and_reopen(self) -> None:
@@ -172,20 +179,21 @@ def round_trip(ctx: Ctx, n: int = 60) -> None:
             sent = [m for m in msgs if (m.topic, m.queue_id) == (topic, queue_id)]
             got = queue_messages(s.store, topic, queue_id)
             expect(len(got) == len(sent),
-                   f"after a crash and recovery, queue {topic}/{queue_id} holds {len(got)} of the {len(sent)} "
-                   f"messages put (recovery keeps the records up to the first one that fails its checks and "
-                   f"cuts the rest)")
+                   _("after a crash and recovery, queue {queue} holds {n} of the {sent} messages put (recovery keeps "
+                     "the records up to the first one that fails its checks and cuts the rest)").format(
+                       queue=f"{topic}/{queue_id}", n=len(got), sent=len(sent)))
             for k, (m, g) in enumerate(zip(sent, got, strict=True)):
                 same = (g.body == m.body and g.topic == m.topic and g.queue_id == m.queue_id
                         and g.flag == m.flag and g.properties.get("KEYS") == m.properties.get("KEYS")
                         and g.born_host == m.born_host and g.queue_offset == k)
-                expect(same, f"queue {topic}/{queue_id} message {k} came back different: put {m!r}, got {g!r}")
+                expect(same, _("queue {queue} message {k} came back different: put {put}, got {got}").format(
+                    queue=f"{topic}/{queue_id}", k=k, put=repr(m), got=repr(g)))
 
 
-@graded("lab02.encode_record", points=3, seeds=range(3), name="store_round_trip")
+@graded("lab02.encode_record", points=3, seeds=range(3), name="store_round_trip",
+        about=N_("Your records in a real store: 60 random messages, a crash, recovery with CRC checks, every queue"
+                 " read back (a record RocketMQ cannot parse is cut off by recovery, and everything after it)."))
 def encode_round_trip(ctx: Ctx) -> None:
-    """Your records in a real store: 60 random messages, a crash, recovery with CRC checks, every queue
-    read back (a record RocketMQ cannot parse is cut off by recovery, and everything after it)."""
     round_trip(ctx)
 
 
@@ -198,19 +206,20 @@ def eof_cases() -> list[tuple[int, int, int]]:
     return cases
 
 
-@graded("lab02.is_end_of_file", points=3)
+@graded("lab02.is_end_of_file", points=3,
+        about=N_("Does a record fit? Every length and position of a 100-byte file (and many of a 4 KiB one), "
+                 "including a record that leaves exactly 8 bytes (it fits) and 7 (it does not)."))
 def eof_table(ctx: Ctx) -> None:
-    """Does a record fit? Every length and position of a 100-byte file (and many of a 4 KiB one),
-    including a record that leaves exactly 8 bytes (it fits) and 7 (it does not)."""
     compare_table(eof_cases(), Calls(ctx.impl, post=bool), lambda c: is_end_of_file(*c),
                   lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
-                  why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
+                  why=lambda c, want: _("{left} bytes remain, the record needs {n} + 8 for the blank").format(
+                      left=c[2] - c[1], n=c[0]))
 
 
-@graded("lab02.is_end_of_file", points=3, seeds=range(3), name="rolling_files")
+@graded("lab02.is_end_of_file", points=3, seeds=range(3), name="rolling_files",
+        about=N_("Your decision in a real store with 4 KiB files: records sized to leave exactly 8, 7 and 0 bytes,"
+                 " random ones, a crash and recovery; every message must come back."))
 def eof_rolling(ctx: Ctx) -> None:
-    """Your decision in a real store with 4 KiB files: records sized to leave exactly 8, 7 and 0 bytes,
-    random ones, a crash and recovery; every message must come back."""
     rng = random.Random(ctx.seed)
     msgs: list[Message] = []
     probe = len(encode_record(Message("TopicA", b"", born_host=HOSTS[0]), 0, ("127.0.0.1", 10911)))
@@ -222,23 +231,23 @@ def eof_rolling(ctx: Ctx) -> None:
                 left = files[-1].file_size - files[-1].wrote_position
                 if left - 8 - probe > 0:
                     size = left - rng.choice((8, 7, 0)) - probe
-            msgs.append(Message("TopicA", bytes(rng.randrange(256) for _ in range(size)), born_host=HOSTS[0],
+            msgs.append(Message("TopicA", bytes(rng.randrange(256) for _i in range(size)), born_host=HOSTS[0],
                                 born_timestamp=1_700_000_000_000 + i))
             s.put_all(msgs[-1:])
         s.crash_and_reopen()
         got = queue_messages(s.store, "TopicA", 0)
-        expect(len(got) == len(msgs), f"after a crash and recovery {len(got)} of {len(msgs)} messages remain "
-                                      f"(a file must end in a record that leaves at least 8 bytes, then the "
-                                      f"8-byte END_OF_FILE blank)")
-        expect([g.body for g in got] == [m.body for m in msgs], "messages came back in the wrong order or changed")
+        expect(len(got) == len(msgs), _("after a crash and recovery {n} of {sent} messages remain (a file must end "
+                                        "in a record that leaves at least 8 bytes, then the 8-byte END_OF_FILE "
+                                        "blank)").format(n=len(got), sent=len(msgs)))
+        expect([g.body for g in got] == [m.body for m in msgs], _("messages came back in the wrong order or changed"))
 
 
-@graded("lab02.is_end_of_file", points=1)
+@graded("lab02.is_end_of_file", points=1,
+        about=N_("3,000 seeded records and positions in files from 8 bytes to 1 GiB, at and around the last 8."))
 def any_position(ctx: Ctx) -> None:
-    """3,000 seeded records and positions in files from 8 bytes to 1 GiB, at and around the last 8."""
     rng = random.Random("lab02/any-position")
     cases = []
-    for _ in range(3000):
+    for _i in range(3000):
         size = rng.choice((8, 100, 4096, 1 << 30))
         pos = rng.choice((0, size, rng.randrange(size + 1)))
         left = size - pos
@@ -246,46 +255,48 @@ def any_position(ctx: Ctx) -> None:
         cases.append((length, pos, size))
     compare_table(cases, Calls(ctx.impl, post=bool), lambda c: is_end_of_file(*c),
                   lambda c: f"is_end_of_file(record_length={c[0]}, wrote_position={c[1]}, file_size={c[2]})",
-                  why=lambda c, want: f"{c[2] - c[1]} bytes remain, the record needs {c[0]} + 8 for the blank")
+                  why=lambda c, want: _("{left} bytes remain, the record needs {n} + 8 for the blank").format(
+                      left=c[2] - c[1], n=c[0]))
 
 
 # ---------------------------------------------------------------------- consume queue
-@graded("lab02.unit_position", points=3)
+@graded("lab02.unit_position", points=3,
+        about=N_("The file and position of units 0..999 with files of 16, 1 and 300,000 units."))
 def unit_table(ctx: Ctx) -> None:
-    """The file and position of units 0..999 with files of 16, 1 and 300,000 units."""
     cases = [(i, size) for size in (20 * 16, 20, 20 * 300_000) for i in range(1000)] + [(10**9, 20 * 300_000)]
     compare_table(cases, Calls(ctx.impl, post=tuple), lambda c: unit_position(*c),
                   lambda c: f"unit_position(index={c[0]}, mapped_file_size={c[1]})")
 
 
-@graded("lab02.unit_position", points=3, seeds=range(3), name="pull_every_queue")
+@graded("lab02.unit_position", points=3, seeds=range(3), name="pull_every_queue",
+        about=N_("Your lookup behind every pull: 60 messages over 4 queues with 16-unit consume-queue files, read "
+                 "back in pulls of 1 to 32 from every offset, before and after a crash."))
 def unit_pulls(ctx: Ctx) -> None:
-    """Your lookup behind every pull: 60 messages over 4 queues with 16-unit consume-queue files, read
-    back in pulls of 1 to 32 from every offset, before and after a crash."""
     rng = random.Random(ctx.seed)
     msgs = [Message("TopicA", b"m%d" % i, queue_id=rng.randrange(4), born_host=HOSTS[0]) for i in range(60)]
     with crashable_store() as s:
         s.put_all(msgs)
-        for phase in ("before the crash", "after a crash and recovery"):
+        for before, phase in ((True, _("before the crash")), (False, _("after a crash and recovery"))):
             for q in range(4):
                 sent = [m.body for m in msgs if m.queue_id == q]
                 for start in range(len(sent)):
                     got = s.store.get_message("TopicA", q, start, rng.randrange(1, 33))
                     bodies = [m.body for m in got.messages]
                     expect(bool(bodies) and bodies == sent[start:start + len(bodies)],
-                           f"{phase}: a pull of queue {q} from offset {start} returned {bodies[:3]}..., "
-                           f"expected {sent[start:start + 3]}...")
-            if phase.startswith("before"):
+                           _("{phase}: a pull of queue {q} from offset {start} returned {got}..., expected "
+                             "{want}...").format(phase=phase, q=q, start=start, got=bodies[:3],
+                                                 want=sent[start:start + 3]))
+            if before:
                 s.crash_and_reopen()
 
 
-@graded("lab02.unit_position", points=1)
+@graded("lab02.unit_position", points=1,
+        about=N_("3,000 seeded unit indexes up to 2^40 with files of 1 to 300,000 units (the first and last unit "
+                 "of a file and the first of the next)."))
 def any_unit(ctx: Ctx) -> None:
-    """3,000 seeded unit indexes up to 2^40 with files of 1 to 300,000 units (the first and last unit
-    of a file and the first of the next)."""
     rng = random.Random("lab02/any-unit")
     cases = []
-    for _ in range(3000):
+    for _i in range(3000):
         units = rng.choice((1, 2, 16, 300_000, rng.randrange(1, 10_000)))
         index = max(0, rng.choice((rng.randrange(2**40), rng.randrange(50) * units + rng.randrange(-1, 2))))
         cases.append((index, units * 20))
@@ -294,23 +305,23 @@ def any_unit(ctx: Ctx) -> None:
 
 
 # ---------------------------------------------------------------------- index file
-@graded("lab02.index_positions", points=3)
+@graded("lab02.index_positions", points=3,
+        about=N_("Slot and entry positions for many key hashes, slot counts and entry numbers."))
 def index_table(ctx: Ctx) -> None:
-    """Slot and entry positions for many key hashes, slot counts and entry numbers."""
     rng = random.Random(5)
     cases = [(rng.randrange(2**31), slots, count) for slots in (1, 16, 5_000_000) for count in (1, 2, 63, 1000)
-             for _ in range(40)] + [(0, 16, 1), (15, 16, 1), (16, 16, 1), (2**31 - 1, 5_000_000, 20_000_000)]
+             for _i in range(40)] + [(0, 16, 1), (15, 16, 1), (16, 16, 1), (2**31 - 1, 5_000_000, 20_000_000)]
     compare_table(cases, Calls(ctx.impl, post=tuple), lambda c: index_positions(*c),
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 
 
-@graded("lab02.index_positions", points=1)
+@graded("lab02.index_positions", points=1,
+        about=N_("3,000 seeded key hashes (0 to 2^31 - 1, multiples of the slot count and one off), slot counts "
+                 "and entry numbers."))
 def any_slot(ctx: Ctx) -> None:
-    """3,000 seeded key hashes (0 to 2^31 - 1, multiples of the slot count and one off), slot counts
-    and entry numbers."""
     rng = random.Random("lab02/any-slot")
     cases = []
-    for _ in range(3000):
+    for _i in range(3000):
         slots = rng.choice((1, 2, 16, 500, 5_000_000))
         key = min(2**31 - 1, max(0, rng.choice((rng.randrange(2**31), rng.randrange(20) * slots + rng.randrange(-1, 2)))))
         cases.append((key, slots, rng.choice((1, 2, rng.randrange(1, 20_000_001)))))
@@ -318,10 +329,10 @@ def any_slot(ctx: Ctx) -> None:
                   lambda c: f"index_positions(key_hash={c[0]}, hash_slot_num={c[1]}, index_count={c[2]})")
 
 
-@graded("lab02.index_positions", points=3, seeds=range(3), name="query_by_key")
+@graded("lab02.index_positions", points=3, seeds=range(3), name="query_by_key",
+        about=N_("Your arithmetic in every index write and lookup: 150 messages over 9 keys with 16 slots and 64 "
+                 "entries per file (chains of collisions, three files), each key queried after a crash."))
 def index_queries(ctx: Ctx) -> None:
-    """Your arithmetic in every index write and lookup: 150 messages over 9 keys with 16 slots and 64
-    entries per file (chains of collisions, three files), each key queried after a crash."""
     rng = random.Random(ctx.seed)
     msgs = [Message("TopicA", b"m%d" % i, keys=f"key-{rng.randrange(9)}", born_host=HOSTS[0]) for i in range(150)]
     with crashable_store() as s:
@@ -334,6 +345,6 @@ def index_queries(ctx: Ctx) -> None:
             # a set: after the crash the message at the end of the index files kept is indexed again (as Java)
             got = sorted({decode_message(buf).body for buf in result.message_buffer_list})
             expect(got == want[-len(got):] if got else not want,
-                   f"query by key {key!r} found {len(got)} messages, expected {len(want)} "
-                   f"(e.g. {want[:3]}, got {got[:3]})")
+                   _("query by key {key} found {n} messages, expected {want_n} (e.g. {want}, got {got})").format(
+                       key=repr(key), n=len(got), want_n=len(want), want=want[:3], got=got[:3]))
             expect(len(got) == len(want), f"query by key {key!r} found {len(got)} of its {len(want)} messages")

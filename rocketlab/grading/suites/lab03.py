@@ -23,23 +23,32 @@ from rocketlab.dledger.invariants import election_safety
 from rocketlab.dledger.protocol import VoteRequest
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import Calls, compare_table, expect, fields_of
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.dledger import run_churn
 from rocketlab.scenarios.dledger_group import SHORT_TIMERS, commit, settled_leader
 from rocketlab.sim.cluster import Cluster
 
 PROFILE = "dledger-0.3.2"
 CHECK_REASONS = {
-    1: "the candidate is not one of the peers", 2: "a vote request from this voter's own id that is not a self-vote",
-    3: "the candidate's last entry has an older term than the voter's", 4: "same last term, but the candidate's log is shorter",
-    5: "the request's term is older than the voter's", 6: "same term, and the voter already voted for someone else",
-    7: "the request's term is newer: the voter steps down and is not ready to vote yet",
-    8: "the request's term is older than the voter's last log term", 9: "the voter is taking leadership",
-    10: "every check passed: grant the vote",
+    1: N_("the candidate is not one of the peers"),
+    2: N_("a vote request from this voter's own id that is not a self-vote"),
+    3: N_("the candidate's last entry has an older term than the voter's"),
+    4: N_("same last term, but the candidate's log is shorter"),
+    5: N_("the request's term is older than the voter's"),
+    6: N_("same term, and the voter already voted for someone else"),
+    7: N_("the request's term is newer: the voter steps down and is not ready to vote yet"),
+    8: N_("the request's term is older than the voter's last log term"),
+    9: N_("the voter is taking leadership"),
+    10: N_("every check passed: grant the vote"),
 }
 RULE_REASONS = {
-    1: "a voter knows a bigger term", 2: "a voter already has a leader", 3: "fewer than a quorum answered validly",
-    4: "without the voters whose ledger is bigger there is no quorum", 5: "a quorum accepted",
-    6: "accepted plus TERM_NOT_READY make a quorum: vote again at once", 7: "nothing else applies",
+    1: N_("a voter knows a bigger term"),
+    2: N_("a voter already has a leader"),
+    3: N_("fewer than a quorum answered validly"),
+    4: N_("without the voters whose ledger is bigger there is no quorum"),
+    5: N_("a quorum accepted"),
+    6: N_("accepted plus TERM_NOT_READY make a quorum: vote again at once"),
+    7: N_("nothing else applies"),
 }
 
 
@@ -62,10 +71,12 @@ def vote_cases(*, order_only: bool = False) -> list[tuple[VoteView, VoteRequest,
 
 def _describe_vote(case: tuple[VoteView, VoteRequest, bool]) -> str:
     v, r, is_self = case
-    return (f"handle_vote(voter n0: term {v.curr_term}, voted for {v.curr_vote_for}, leader {v.leader_id}, "
-            f"ledger end {v.ledger_end_index}@term {v.ledger_end_term}, taking leadership {v.taking_leadership}; "
-            f"candidate {r.leader_id}: term {r.term}, ledger end {r.ledger_end_index}@term {r.ledger_end_term}; "
-            f"is_self={is_self})")
+    return _("handle_vote(voter n0: term {term}, voted for {vote_for}, leader {leader}, ledger end {end_index}@term "
+             "{end_term}, taking leadership {taking}; candidate {candidate}: term {r_term}, ledger end "
+             "{r_end_index}@term {r_end_term}; is_self={is_self})").format(
+        term=v.curr_term, vote_for=v.curr_vote_for, leader=v.leader_id, end_index=v.ledger_end_index,
+        end_term=v.ledger_end_term, taking=v.taking_leadership, candidate=r.leader_id, r_term=r.term,
+        r_end_index=r.ledger_end_index, r_end_term=r.ledger_end_term, is_self=is_self)
 
 
 VOTE_FIELDS = ("check", "result", "term", "effect")
@@ -74,18 +85,18 @@ VOTE_FIELDS = ("check", "result", "term", "effect")
 def _vote_table(ctx: Ctx, cases: list[Any]) -> None:
     compare_table(cases, Calls(ctx.impl, post=lambda got: fields_of(got, VOTE_FIELDS)),
                   lambda c: fields_of(decide_vote(*c), VOTE_FIELDS), _describe_vote,
-                  why=lambda c, want: f"check {want[0]}: {CHECK_REASONS[want[0]]}")
+                  why=lambda c, want: _("check {n}: {reason}").format(n=want[0], reason=_(CHECK_REASONS[want[0]])))
 
 
-@graded("lab03.handle_vote", points=2)
+@graded("lab03.handle_vote", points=2,
+        about=N_("Checks 3-5 in DLedger 0.2.0+'s order: a stale log is refused before the terms are compared."))
 def log_freshness_before_term(ctx: Ctx) -> None:
-    """Checks 3-5 in DLedger 0.2.0+'s order: a stale log is refused before the terms are compared."""
     _vote_table(ctx, vote_cases(order_only=True))
 
 
-@graded("lab03.handle_vote", points=3)
+@graded("lab03.handle_vote", points=3,
+        about=N_("All ten checks, every voter state: the answer, its check number, the term and the effect."))
 def decision_table(ctx: Ctx) -> None:
-    """All ten checks, every voter state: the answer, its check number, the term and the effect."""
     _vote_table(ctx, vote_cases())
 
 
@@ -105,10 +116,10 @@ def boundary_vote_cases() -> list[tuple[VoteView, VoteRequest, bool]]:
     return cases
 
 
-@graded("lab03.handle_vote", points=2)
+@graded("lab03.handle_vote", points=2,
+        about=N_("Equal terms at every boundary of handleVote's checks: the request's term equal to, one below and"
+                 " one above the voter's term and the voter's last log term, with equal and unequal log ends."))
 def term_boundaries(ctx: Ctx) -> None:
-    """Equal terms at every boundary of handleVote's checks: the request's term equal to, one below and
-    one above the voter's term and the voter's last log term, with equal and unequal log ends."""
     _vote_table(ctx, boundary_vote_cases())
 
 
@@ -129,13 +140,14 @@ def tally_cases() -> list[tuple[VoteTally, int, int]]:
 ROUND_FIELDS = ("rule", "result", "next_vote")
 
 
-@graded("lab03.parse_vote_result", points=3)
+@graded("lab03.parse_vote_result", points=3,
+        about=N_("The ParseResult table: every tally of a 3- and a 5-member round, rule, result and next vote "
+                 "time."))
 def parse_result_table(ctx: Ctx) -> None:
-    """The ParseResult table: every tally of a 3- and a 5-member round, rule, result and next vote time."""
     compare_table(tally_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, ROUND_FIELDS)),
                   lambda c: fields_of(parse_vote_result(*c), ROUND_FIELDS),
                   lambda c: f"parse_vote_result({c[0]}, term={c[1]}, peer_size={c[2]})",
-                  why=lambda c, want: f"rule {want[0]}: {RULE_REASONS[want[0]]}")
+                  why=lambda c, want: _("rule {n}: {reason}").format(n=want[0], reason=_(RULE_REASONS[want[0]])))
 
 
 def any_tally_cases() -> list[tuple[VoteTally, int, int]]:
@@ -153,13 +165,13 @@ def any_tally_cases() -> list[tuple[VoteTally, int, int]]:
     return cases
 
 
-@graded("lab03.parse_vote_result", points=2)
+@graded("lab03.parse_vote_result", points=2,
+        about=N_("Every tally of a round in groups of 1 to 6 members: with 2, 4 or 6 members half is not a quorum."))
 def any_tally(ctx: Ctx) -> None:
-    """Every tally of a round in groups of 1 to 6 members: with 2, 4 or 6 members half is not a quorum."""
     compare_table(any_tally_cases(), Calls(ctx.impl, post=lambda got: fields_of(got, ROUND_FIELDS)),
                   lambda c: fields_of(parse_vote_result(*c), ROUND_FIELDS),
                   lambda c: f"parse_vote_result({c[0]}, term={c[1]}, peer_size={c[2]})",
-                  why=lambda c, want: f"rule {want[0]}: {RULE_REASONS[want[0]]}")
+                  why=lambda c, want: _("rule {n}: {reason}").format(n=want[0], reason=_(RULE_REASONS[want[0]])))
 
 
 # ---------------------------------------------------------------------- live elections
@@ -175,37 +187,39 @@ def vote_requests(c: Cluster, since_seq: int = -1) -> int:
 
 def check_one_leader_per_term(c: Cluster) -> None:
     found = election_safety(c.events)
-    expect(not found, f"two leaders in one term: {found[0].detail}" if found else "")
+    expect(not found, _("two leaders in one term: {detail}").format(detail=found[0].detail) if found else "")
 
 
 def elections(ctx: Ctx) -> None:
     """MIT's TestInitialElection, TestReElection and TestCount on 3 members."""
     c = ctx.keep(election_cluster(ctx.seed))
     expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
-           f"no leader that every member follows within 5 s of the start (t={c.now_ms} ms)")
+           _("no leader that every member follows within 5 s of the start (t={now} ms)").format(now=c.now_ms))
     check_one_leader_per_term(c)
     used = vote_requests(c)
-    expect(used <= 30, f"the first election sent {used} VoteRequests; a healthy one needs at most 30")
+    expect(used <= 30, _("the first election sent {used} VoteRequests; a healthy one needs at most 30").format(
+        used=used))
     leader, term = settled_leader(c), c.node(settled_leader(c)).term
     seq = c.events[-1]["seq"]
     c.run_for(2_000)
     expect(settled_leader(c) == leader and c.node(leader).term == term,
-           f"with no failure the leadership changed within 2 s (leader {leader} term {term} -> "
-           f"{settled_leader(c)}): members must not start elections against a healthy leader")
-    expect(vote_requests(c, seq) == 0, "VoteRequests were sent while a healthy leader was in place")
+           _("with no failure the leadership changed within 2 s (leader {leader} term {term} -> {now}): members "
+             "must not start elections against a healthy leader").format(leader=leader, term=term,
+                                                                         now=settled_leader(c)))
+    expect(vote_requests(c, seq) == 0, _("VoteRequests were sent while a healthy leader was in place"))
     c.crash(leader)
     others = [n for n in c.node_ids if n != leader]
     expect(c.run_until(lambda c: settled_leader(c, others) is not None, timeout_ms=5_000),
-           f"no new leader within 5 s of crashing leader {leader}")
+           _("no new leader within 5 s of crashing leader {leader}").format(leader=leader))
     second = settled_leader(c, others)
     c.crash(second)
     c.run_for(3_000)
     alone = [n for n in others if n != second]
     expect(all(c.node(n).role != "LEADER" for n in alone),
-           "a member became leader with only itself up (1 of 3 is no majority)")
+           _("a member became leader with only itself up (1 of 3 is no majority)"))
     c.restart(leader, second)
     expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
-           "no leader within 5 s once all three members were back")
+           _("no leader within 5 s once all three members were back"))
     check_one_leader_per_term(c)
 
 
@@ -213,13 +227,14 @@ def churn(ctx: Ctx) -> None:
     """MIT's churn on 5 members over a lossy network: crashes, restarts, partitions, three clients."""
     c = ctx.keep(election_cluster(ctx.seed, nodes=5, network="unreliable"))
     expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
-           "no leader within 5 s of the start")
+           _("no leader within 5 s of the start"))
     run_churn(c, rounds=12, settle_ms=8_000)
     check_one_leader_per_term(c)
     try:
         commit(c, b"after-churn", timeout_ms=8_000)
     except Exception as e:  # RocketlabError: no leader could commit
-        raise AssertionError(f"after the churn healed, no leader committed a write within 8 s: {e}") from None
+        raise AssertionError(_("after the churn healed, no leader committed a write within 8 s: {error}").format(
+            error=e)) from None
 
 
 def even_groups(ctx: Ctx) -> None:
@@ -228,7 +243,7 @@ def even_groups(ctx: Ctx) -> None:
     for nodes in (2, 4):
         c = ctx.keep(election_cluster(ctx.seed, nodes=nodes))
         expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
-               f"{nodes} members: no leader within 5 s of the start")
+               _("{nodes} members: no leader within 5 s of the start").format(nodes=nodes))
         leader = settled_leader(c)
         others = [n for n in c.node_ids if n != leader]
         if nodes == 2:
@@ -241,48 +256,49 @@ def even_groups(ctx: Ctx) -> None:
         c.run_for(3_000)
         risen = sorted({e["node"] for e in c.events if e["seq"] > seq and e["kind"] == "role"
                         and e.get("role") == "LEADER" and e["node"] in half})
-        expect(not risen, f"{nodes} members, {' and '.join(half)} cut off from the rest: {', '.join(risen)} became "
-                          f"leader with {len(half)} of {nodes} votes (a quorum is more than half)")
+        expect(not risen, _("{nodes} members, {half} cut off from the rest: {risen} became leader with {votes} of "
+                            "{nodes} votes (a quorum is more than half)").format(
+            nodes=nodes, half=" + ".join(half), risen=", ".join(risen), votes=len(half)))
         check_one_leader_per_term(c)
         c.restart(*[n for n in c.node_ids if not c.alive(n)])
         c.heal()
         expect(c.run_until(lambda c: settled_leader(c) is not None, timeout_ms=5_000),
-               f"{nodes} members: no leader within 5 s of healing")
+               _("{nodes} members: no leader within 5 s of healing").format(nodes=nodes))
         check_one_leader_per_term(c)
 
 
-@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="even_groups")
+@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="even_groups",
+        about=N_("Your parse_vote_result in groups of 2 and 4: no leader from half of the group (one of 2, two of "
+                 "4 cut off), one leader per term, a leader again once healed."))
 def parse_even_groups(ctx: Ctx) -> None:
-    """Your parse_vote_result in groups of 2 and 4: no leader from half of the group (one of 2, two of
-    4 cut off), one leader per term, a leader again once healed."""
     even_groups(ctx)
 
 
-@graded("lab03.handle_vote", points=3, seeds=range(3), name="elections")
+@graded("lab03.handle_vote", points=3, seeds=range(3), name="elections",
+        about=N_("Your handle_vote in every member: a leader within 5 s and at most 30 VoteRequests, no needless "
+                 "elections, failover within 5 s, no leader without a majority, one leader per term."))
 def handle_vote_elections(ctx: Ctx) -> None:
-    """Your handle_vote in every member: a leader within 5 s and at most 30 VoteRequests, no needless
-    elections, failover within 5 s, no leader without a majority, one leader per term."""
     elections(ctx)
 
 
-@graded("lab03.handle_vote", points=2, seeds=range(3), name="churn")
+@graded("lab03.handle_vote", points=2, seeds=range(3), name="churn",
+        about=N_("Your handle_vote under MIT-style churn on a lossy network: one leader per term, and writes "
+                 "commit again once the faults heal."))
 def handle_vote_churn(ctx: Ctx) -> None:
-    """Your handle_vote under MIT-style churn on a lossy network: one leader per term, and writes
-    commit again once the faults heal."""
     churn(ctx)
 
 
-@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="elections")
+@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="elections",
+        about=N_("Your parse_vote_result in every candidate: a leader within 5 s and at most 30 VoteRequests, no "
+                 "needless elections, failover within 5 s, no leader without a majority, one leader per term."))
 def parse_elections(ctx: Ctx) -> None:
-    """Your parse_vote_result in every candidate: a leader within 5 s and at most 30 VoteRequests, no
-    needless elections, failover within 5 s, no leader without a majority, one leader per term."""
     elections(ctx)
 
 
-@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="churn")
+@graded("lab03.parse_vote_result", points=2, seeds=range(3), name="churn",
+        about=N_("Your parse_vote_result under MIT-style churn on a lossy network: one leader per term, and writes"
+                 " commit again once the faults heal."))
 def parse_churn(ctx: Ctx) -> None:
-    """Your parse_vote_result under MIT-style churn on a lossy network: one leader per term, and
-    writes commit again once the faults heal."""
     churn(ctx)
 
 
@@ -295,29 +311,31 @@ def heart_beat_cases() -> list[tuple[str, frozenset[str], int, str | None, int, 
             for leader, term, sender in itertools.product((None, "n1", "n2"), (2, 3, 4), ("n0", "n1", "n2", "x9"))]
 
 
-@graded("lab03.handle_heart_beat", points=3, seeds=range(3), name="elections")
+@graded("lab03.handle_heart_beat", points=3, seeds=range(3), name="elections",
+        about=N_("The elections of handle_vote with your handle_heart_beat in every member: a leader every member "
+                 "follows within 5 s, no needless elections, failover, one leader per term."))
 def heart_beat_elections(ctx: Ctx) -> None:
-    """The elections of handle_vote with your handle_heart_beat in every member: a leader every member
-    follows within 5 s, no needless elections, failover, one leader per term."""
     elections(ctx)
 
 
-@graded("lab03.handle_heart_beat", points=2, seeds=range(1), name="churn")
+@graded("lab03.handle_heart_beat", points=2, seeds=range(1), name="churn",
+        about=N_("Churn on 5 members over a lossy network with your handle_heart_beat: one leader per term, and "
+                 "writes commit again once the faults heal."))
 def heart_beat_churn(ctx: Ctx) -> None:
-    """Churn on 5 members over a lossy network with your handle_heart_beat: one leader per term, and
-    writes commit again once the faults heal."""
     churn(ctx)
 
 
 HEART_BEAT_FIELDS = ("row", "code", "term", "effect")
 
 
-@graded("lab03.handle_heart_beat", points=2)
+@graded("lab03.handle_heart_beat", points=2,
+        about=N_("The fix changes only what was wrong: every decision of DLedger's handleHeartBeat for a follower "
+                 "with and without a leader (which decisions differ is for the failing history to show, not this "
+                 "table)."))
 def heart_beat_fixed_alone(ctx: Ctx) -> None:
-    """The fix changes only what was wrong: every decision of DLedger's handleHeartBeat for a follower
-    with and without a leader (which decisions differ is for the failing history to show, not this table)."""
     cases = heart_beat_cases()
     wrong = sum(fields_of(ctx.impl(*c), HEART_BEAT_FIELDS) != fields_of(decide_heart_beat(*c), HEART_BEAT_FIELDS)
                 for c in cases)
-    expect(not wrong, f"{wrong} of {len(cases)} heartbeat decisions differ from DLedger's handleHeartBeat: find "
-                      "the moment the failing history goes wrong in the viewer, and the heartbeats before it")
+    expect(not wrong, _("{wrong} of {n} heartbeat decisions differ from DLedger's handleHeartBeat: find the moment "
+                        "the failing history goes wrong in the viewer, and the heartbeats before it").format(
+        wrong=wrong, n=len(cases)))

@@ -20,6 +20,7 @@ from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.sandbox_codec import Lookup
 from rocketlab.grading.suites._common import Calls, compare_table, expect
 from rocketlab.ha.epoch_file_cache import LONG_MAX, EpochEntry, find_consistent_point
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, running, settle
 from rocketlab.sim.cluster import Cluster
 
@@ -51,9 +52,9 @@ def _describe_point(case: tuple[EntryList, EntryList]) -> str:
 
 def _why_point(case: tuple[EntryList, EntryList], want: int) -> str:
     if want < 0:
-        return "no epoch of the local file appears in the other with the same start offset"
-    return ("the newest local epoch that the other file has with the same start; the smaller of the two end "
-            "offsets")
+        return _("no epoch of the local file appears in the other with the same start offset")
+    return _("the newest local epoch that the other file has with the same start; the smaller of the two end "
+             "offsets")
 
 
 def history_cases(seed: int = 6, count: int = 1500) -> list[tuple[EntryList, EntryList]]:
@@ -62,18 +63,18 @@ def history_cases(seed: int = 6, count: int = 1500) -> list[tuple[EntryList, Ent
     an epoch the master never had, may start an epoch at another offset), logs of any length."""
     rng = random.Random(seed)
     cases = []
-    for _ in range(count):
+    for _i in range(count):
         common, epoch, offset = [], 0, rng.choice((0, 0, 100))
-        for _ in range(rng.randrange(0, 4)):
+        for _i in range(rng.randrange(0, 4)):
             epoch += rng.randrange(1, 3)
             common.append((epoch, offset))
             offset += rng.randrange(1, 400)
         sides = []
-        for _ in range(2):
+        for _i in range(2):
             own, e, o = list(common), epoch, offset
             if own and rng.random() < 0.3:
                 o = own[-1][1] + rng.randrange(1, offset - own[-1][1] + 1)  # ends inside the last common epoch
-            for _ in range(rng.randrange(0, 3)):
+            for _i in range(rng.randrange(0, 3)):
                 e += rng.randrange(1, 3)
                 o += rng.choice((0, rng.randrange(1, 300)))
                 if own and (e <= own[-1][0] or o <= own[-1][1]):
@@ -90,15 +91,16 @@ def _point_table(ctx: Ctx, cases: list[tuple[EntryList, EntryList]]) -> None:
                   _describe_point, why=_why_point)
 
 
-@graded("lab06.find_consistent_point", points=2)
+@graded("lab06.find_consistent_point", points=2,
+        about=N_("EpochFileCacheTest's four cases: a shorter last epoch, two ends, no common epoch, a newer local "
+                 "epoch."))
 def java_samples(ctx: Ctx) -> None:
-    """EpochFileCacheTest's four cases: a shorter last epoch, two ends, no common epoch, a newer local epoch."""
     _point_table(ctx, JAVA_CASES)
 
 
-@graded("lab06.find_consistent_point", points=3)
+@graded("lab06.find_consistent_point", points=3,
+        about=N_("1,500 pairs of epoch files that share a history and then diverge, empty files included."))
 def diverged_histories(ctx: Ctx) -> None:
-    """1,500 pairs of epoch files that share a history and then diverge, empty files included."""
     _point_table(ctx, history_cases())
 
 
@@ -108,11 +110,11 @@ def any_epoch_files(seed: int = 12, count: int = 3000) -> list[tuple[EntryList, 
     another start, ends at, before and after each other's, empty files."""
     rng = random.Random(seed)
     cases = []
-    for _ in range(count):
+    for _i in range(count):
         pair = []
-        for _ in range(2):
+        for _i in range(2):
             pairs, e, o = [], 0, rng.choice((0, 100))
-            for _ in range(rng.randrange(0, 5)):
+            for _i in range(rng.randrange(0, 5)):
                 e += rng.randrange(1, 3)
                 pairs.append((e, o))
                 o += rng.choice((0, 50, 100))
@@ -121,10 +123,10 @@ def any_epoch_files(seed: int = 12, count: int = 3000) -> list[tuple[EntryList, 
     return cases
 
 
-@graded("lab06.find_consistent_point", points=2)
+@graded("lab06.find_consistent_point", points=2,
+        about=N_("3,000 seeded pairs of epoch files: equal epochs at equal and other starts, empty epochs, open "
+                 "and closed ends, empty files."))
 def any_epoch_files_table(ctx: Ctx) -> None:
-    """3,000 seeded pairs of epoch files: equal epochs at equal and other starts, empty epochs, open
-    and closed ends, empty files."""
     _point_table(ctx, any_epoch_files())
 
 
@@ -138,11 +140,11 @@ def controller_cluster(seed: int, **controller: Any) -> Cluster:
 def check_invariants(c: Cluster) -> None:
     if c.violations:
         v = c.violations[0]
-        raise AssertionError(f"invariant {v.get('invariant')} broken at t={v.get('t', c.now_ms)} ms: "
-                             f"{v.get('detail', '')}")
+        raise AssertionError(_("invariant {name} broken at t={t} ms: {detail}").format(
+            name=v.get('invariant'), t=v.get('t', c.now_ms), detail=v.get('detail', '')))
     lost = [e for e in c.events if e["kind"] == "acknowledged_message_lost"]
-    expect(not lost, f"{len(lost)} acknowledged message(s) lost, first at offset {lost[0].get('phy_offset') if lost else ''}"
-                     f" on {lost[0].get('node') if lost else ''}")
+    expect(not lost, _("{n} acknowledged message(s) lost, first at offset {offset} on {node}").format(
+        n=len(lost), offset=lost[0].get('phy_offset') if lost else '', node=lost[0].get('node') if lost else ''))
 
 
 def caught_up(c: Cluster, node: str, master: str) -> bool:
@@ -151,17 +153,18 @@ def caught_up(c: Cluster, node: str, master: str) -> bool:
             and core.max_offset == c.node(master).max_offset)
 
 
-@graded("lab06.find_consistent_point", points=3, seeds=range(3), name="returning_master")
+@graded("lab06.find_consistent_point", points=3, seeds=range(3), name="returning_master",
+        about=N_("Your find_consistent_point in every broker: the master dies with puts in flight (bytes nobody "
+                 "else has), another is elected and takes more puts, the old master returns as a slave: it must "
+                 "cut its log where the epochs agree and catch up byte for byte, twice in a row."))
 def returning_master(ctx: Ctx) -> None:
-    """Your find_consistent_point in every broker: the master dies with puts in flight (bytes nobody
-    else has), another is elected and takes more puts, the old master returns as a slave: it must cut its
-    log where the epochs agree and catch up byte for byte, twice in a row."""
     c = ctx.keep(controller_cluster(ctx.seed))
     settle(c)
     for round_ in range(2):
         old = c.leader()
         for i in range(10):
-            expect(c.put(b"r%d-acked-%d" % (round_, i)).status == "PUT_OK", f"round {round_}: put {i} was not acknowledged")
+            expect(c.put(b"r%d-acked-%d" % (round_, i)).status == "PUT_OK", _("round {round}: put {i} was not acknowledged").format(
+                round=round_, i=i))
         others = [n for n in c.leader_candidates or () if n != old]
         for n in others:
             c.cut_link(old, n)  # what the master writes now reaches nobody
@@ -170,27 +173,33 @@ def returning_master(ctx: Ctx) -> None:
         c.run_for(1)
         c.crash(old)
         expect(c.run_until(lambda c, old=old: c.leader() not in (None, old), timeout_ms=40_000),
-               f"round {round_}: no new master within 40 s of crashing {old}")
+               _("round {round}: no new master within 40 s of crashing {old}").format(round=round_, old=old))
         new = c.leader()
         for i in range(10):
             c.put(b"r%d-after-%d" % (round_, i))
         c.restart(old)
         c.heal()
         expect(c.run_until(lambda c, old=old, new=new: caught_up(c, old, new), timeout_ms=40_000),
-               f"round {round_}: the old master {old} did not catch up with the new master {new} within 40 s "
-               f"(its handshake: {[e.get('detail') or e.get('offset') for e in c.events if e['kind'] in ('ha_truncate', 'ha_connection_closed') and e.get('node', e.get('slave')) == old][-3:]})")
+               _("round {round}: the old master {old} did not catch up with the new master {new} within 40 s (its "
+                 "handshake: {handshake})").format(
+                   round=round_, old=old, new=new,
+                   handshake=[e.get('detail') or e.get('offset') for e in c.events
+                              if e['kind'] in ('ha_truncate', 'ha_connection_closed')
+                              and e.get('node', e.get('slave')) == old][-3:]))
         check_invariants(c)
         mine, theirs = c.node(old).store.commit_log, c.node(new).store.commit_log
         size = c.node(new).max_offset
         expect(mine.get_data(0, size) == theirs.get_data(0, size),
-               f"round {round_}: after catching up, {old}'s log differs from the master's")
+               _("round {round}: after catching up, {old}'s log differs from the master's").format(
+                   round=round_, old=old))
 
 
-@graded("lab06.find_consistent_point", points=2, seeds=range(4), name="churn")
+@graded("lab06.find_consistent_point", points=2, seeds=range(4), name="churn",
+        about=N_("Your find_consistent_point through five failovers in a row: masters die (some with puts in "
+                 "flight that nobody else has, some together with the controller leader) and return as slaves; "
+                 "every invariant after every event, every acknowledged message on the final master, every log "
+                 "equal at the end."))
 def point_churn(ctx: Ctx) -> None:
-    """Your find_consistent_point through five failovers in a row: masters die (some with puts in flight
-    that nobody else has, some together with the controller leader) and return as slaves; every invariant
-    after every event, every acknowledged message on the final master, every log equal at the end."""
     churn(ctx)
 
 
@@ -262,17 +271,18 @@ def _elect_table(ctx: Ctx, cases: list[ElectCase]) -> None:
     compare_table(cases, Calls(ctx.impl, _elect_args), lambda c: _call_elect(elect_master, c), _describe_elect)
 
 
-@graded("lab06.elect_master", points=2)
+@graded("lab06.elect_master", points=2,
+        about=N_("The Java policy's cases: SyncStateSet first, unclean only when given, the old master, a "
+                 "preferred broker, epoch/offset/priority order, ties, no heartbeat info, and the 32-bit wrap of "
+                 "the offset gap."))
 def java_policy_cases(ctx: Ctx) -> None:
-    """The Java policy's cases: SyncStateSet first, unclean only when given, the old master, a preferred
-    broker, epoch/offset/priority order, ties, no heartbeat info, and the 32-bit wrap of the offset gap."""
     _elect_table(ctx, JAVA_POLICY_CASES)
 
 
-@graded("lab06.elect_master", points=3)
+@graded("lab06.elect_master", points=3,
+        about=N_("Every combination of SyncStateSet, unclean replicas, old master, preferred broker, live brokers "
+                 "and heartbeat info over four brokers."))
 def election_table(ctx: Ctx) -> None:
-    """Every combination of SyncStateSet, unclean replicas, old master, preferred broker, live brokers
-    and heartbeat info over four brokers."""
     _elect_table(ctx, elect_cases())
 
 
@@ -285,7 +295,7 @@ def any_elect_cases(seed: int = 9, count: int = 3000) -> list[ElectCase]:
     with ties in epoch, offset and priority."""
     rng = random.Random(seed)
     cases: list[ElectCase] = []
-    for _ in range(count):
+    for _i in range(count):
         ids = rng.sample(ANY_IDS, rng.randrange(1, 6))
         pick = lambda ids=ids: frozenset(rng.sample(ids, rng.randrange(0, len(ids) + 1)))  # noqa: E731
         sync = None if rng.random() < 0.1 else pick()
@@ -296,48 +306,50 @@ def any_elect_cases(seed: int = 9, count: int = 3000) -> list[ElectCase]:
     return cases
 
 
-@graded("lab06.elect_master", points=2)
+@graded("lab06.elect_master", points=2,
+        about=N_("3,000 seeded elections among brokers with ids up to 1000 (not only 1 to 4): the same choice as "
+                 "DefaultElectPolicy whatever the ids, sets, preferences and heartbeats."))
 def any_ids(ctx: Ctx) -> None:
-    """3,000 seeded elections among brokers with ids up to 1000 (not only 1 to 4): the same choice as
-    DefaultElectPolicy whatever the ids, sets, preferences and heartbeats."""
     _elect_table(ctx, any_elect_cases())
 
 
 # ---------------------------------------------------------------------- elect_master: live
-@graded("lab06.elect_master", points=3, seeds=range(3), name="failover")
+@graded("lab06.elect_master", points=3, seeds=range(3), name="failover",
+        about=N_("Your elect_master in every controller: a master is elected at the start; the master dies and a "
+                 "new one comes within 40 s, from the SyncStateSet, holding every acknowledged message; the old "
+                 "master returns as a slave; then the whole SyncStateSet but one dies and its survivor must be "
+                 "elected."))
 def elect_failover(ctx: Ctx) -> None:
-    """Your elect_master in every controller: a master is elected at the start; the master dies and a
-    new one comes within 40 s, from the SyncStateSet, holding every acknowledged message; the old master
-    returns as a slave; then the whole SyncStateSet but one dies and its survivor must be elected."""
     c = ctx.keep(controller_cluster(ctx.seed))
-    expect(c.run_until(running, timeout_ms=40_000), "no master elected within 40 s of the start")
-    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), "the SyncStateSet never grew to 3")
+    expect(c.run_until(running, timeout_ms=40_000), _("no master elected within 40 s of the start"))
+    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), _("the SyncStateSet never grew to 3"))
     old = c.leader()
     for i in range(10):
-        expect(c.put(b"acked-%d" % i).status == "PUT_OK", f"put {i} was not acknowledged")
+        expect(c.put(b"acked-%d" % i).status == "PUT_OK", _("put {i} was not acknowledged").format(i=i))
     c.crash(old)
     expect(c.run_until(lambda c: c.leader() not in (None, old), timeout_ms=40_000),
-           f"no new master within 40 s of crashing {old}: every other broker was alive and in the SyncStateSet")
+           _("no new master within 40 s of crashing {old}: every other broker was alive and in the "
+             "SyncStateSet").format(old=old))
     check_invariants(c)
     new = c.leader()
     c.restart(old)
     expect(c.run_until(lambda c: caught_up(c, old, new), timeout_ms=40_000),
-           f"the old master {old} did not come back as a slave of {new}")
-    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), "the SyncStateSet never grew back to 3")
+           _("the old master {old} did not come back as a slave of {new}").format(old=old, new=new))
+    expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000), _("the SyncStateSet never grew back to 3"))
     survivor = old
     for n in sorted(c.leader_candidates or ()):
         if n != survivor:
             c.crash(n)
     expect(c.run_until(lambda c: c.leader() == survivor, timeout_ms=60_000),
-           f"only {survivor} was left (alive, in the SyncStateSet): it was not elected within 60 s "
-           f"(master now {c.leader()})")
+           _("only {survivor} was left (alive, in the SyncStateSet): it was not elected within 60 s (master now "
+             "{master})").format(survivor=survivor, master=c.leader()))
     check_invariants(c)
 
 
-@graded("lab06.elect_master", points=2, seeds=range(2), name="clean_and_unclean")
+@graded("lab06.elect_master", points=2, seeds=range(2), name="clean_and_unclean",
+        about=N_("Your elect_master when the only in-sync broker dies: without enableElectUncleanMaster nobody may"
+                 " be elected (the others lack acknowledged messages); with it a lagging broker is elected."))
 def elect_clean_and_unclean(ctx: Ctx) -> None:
-    """Your elect_master when the only in-sync broker dies: without enableElectUncleanMaster nobody may
-    be elected (the others lack acknowledged messages); with it a lagging broker is elected."""
     for unclean in (False, True):
         c = ctx.keep(controller_cluster(ctx.seed, enableElectUncleanMaster=unclean))
         a = settle(c, members=1)
@@ -345,9 +357,9 @@ def elect_clean_and_unclean(ctx: Ctx) -> None:
         for n in others:
             c.crash(n)
         expect(c.run_until(lambda c, a=a: master_set(c) == {c.node(a).broker_id}, timeout_ms=40_000),
-               "the SyncStateSet did not shrink to the master alone")
+               _("the SyncStateSet did not shrink to the master alone"))
         for i in range(3):
-            expect(c.put(b"only-on-master-%d" % i).status == "PUT_OK", "a put to the lone master failed")
+            expect(c.put(b"only-on-master-%d" % i).status == "PUT_OK", _("a put to the lone master failed"))
         c.restart(*others)
         c.run_until(lambda c, others=others: all(c.node(n).replicas.state == "RUNNING" for n in others),
                     timeout_ms=40_000)
@@ -355,19 +367,19 @@ def elect_clean_and_unclean(ctx: Ctx) -> None:
         c.run_for(30_000)
         master = c.leader()
         if unclean:
-            expect(master in others, "with enableElectUncleanMaster a lagging broker must be elected when the "
-                                     f"in-sync master dies; 30 s later the master is {master}")
+            expect(master in others, _("with enableElectUncleanMaster a lagging broker must be elected when the "
+                                       "in-sync master dies; 30 s later the master is {master}").format(master=master))
         else:
-            expect(master is None, f"{master} was elected although it is not in the SyncStateSet and unclean "
-                                   "election is off: it lacks acknowledged messages")
+            expect(master is None, _("{master} was elected although it is not in the SyncStateSet and unclean "
+                                     "election is off: it lacks acknowledged messages").format(master=master))
             check_invariants(c)
 
 
-@graded("lab06.elect_master", points=2, seeds=range(4), name="churn")
+@graded("lab06.elect_master", points=2, seeds=range(4), name="churn",
+        about=N_("Your elect_master through five failovers in a row: masters die (some together with the "
+                 "controller leader) and return as slaves; every invariant after every event, every acknowledged "
+                 "message on the final master, every log equal at the end."))
 def elect_churn(ctx: Ctx) -> None:
-    """Your elect_master through five failovers in a row: masters die (some together with the controller
-    leader) and return as slaves; every invariant after every event, every acknowledged message on the
-    final master, every log equal at the end."""
     churn(ctx)
 
 
@@ -377,11 +389,12 @@ def churn(ctx: Ctx, cycles: int = 5) -> None:
     within 40 s, the old one restarted as a slave that must catch up byte for byte."""
     rng = random.Random(f"{ctx.seed}/lab06-churn")
     c = ctx.keep(controller_cluster(ctx.seed))
-    expect(c.run_until(running, timeout_ms=40_000), "no master elected within 40 s of the start")
+    expect(c.run_until(running, timeout_ms=40_000), _("no master elected within 40 s of the start"))
     acked: list[Any] = []
     for cycle in range(cycles):
         expect(c.run_until(lambda c: len(master_set(c)) == 3, timeout_ms=40_000),
-               f"before failover {cycle + 1}: the SyncStateSet did not grow back to all 3 brokers within 40 s")
+               _("before failover {n}: the SyncStateSet did not grow back to all 3 brokers within 40 s").format(
+                   n=cycle + 1))
         master = c.leader()
         acked += [c.put(b"c%d-%d" % (cycle, i) * rng.randrange(1, 30)) for i in range(rng.randrange(1, 6))]
         brokers = sorted(c.leader_candidates or ())
@@ -398,21 +411,22 @@ def churn(ctx: Ctx, cycles: int = 5) -> None:
             down.append(leader)
         c.crash(*down)
         expect(c.run_until(lambda c, master=master: c.leader() not in (None, master), timeout_ms=40_000),
-               f"failover {cycle + 1}: no new master within 40 s of crashing {' and '.join(down)}")
+               _("failover {n}: no new master within 40 s of crashing {down}").format(n=cycle + 1,
+                                                                                     down=" + ".join(down)))
         c.run_for(rng.randrange(0, 3_000))
         c.restart(*down)
         c.heal()
         expect(c.run_until(lambda c, brokers=brokers: c.leader() is not None and all(
             caught_up(c, n, c.leader()) for n in brokers if n != c.leader()), timeout_ms=40_000),
-               f"failover {cycle + 1}: the slaves (the old master {master} among them) did not catch up with the "
-               f"new master {c.leader()} within 40 s")
+               _("failover {n}: the slaves (the old master {old} among them) did not catch up with the new master "
+                 "{new} within 40 s").format(n=cycle + 1, old=master, new=c.leader()))
         check_invariants(c)
     master = c.leader()
     log = c.node(master).store.commit_log
     missing = [h.wrote_offset for h in acked if h.status == "PUT_OK" and log.get_message(h.wrote_offset, h.wrote_bytes) is None]
-    expect(not missing, f"{len(missing)} acknowledged message(s) are missing from the final master {master} "
-                        f"(offsets {missing[:5]})")
+    expect(not missing, _("{n} acknowledged message(s) are missing from the final master {master} (offsets "
+                          "{offsets})").format(n=len(missing), master=master, offsets=missing[:5]))
     size = c.node(master).max_offset
     for n in c.leader_candidates or ():
         expect(c.node(n).store.commit_log.get_data(0, size) == log.get_data(0, size),
-               f"at the end {n}'s log differs from the master {master}'s")
+               _("at the end {node}'s log differs from the master {master}'s").format(node=n, master=master))

@@ -22,6 +22,7 @@ from rocketlab.analysis.session import get_spark
 from rocketlab.analysis.store_files import COMMIT_LOG_COLUMNS
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import expect, scratch_dir
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.tour import master_slave_crash
 from rocketlab.trace.rundir import write_run
 from rocketlab.workspace import kit_root
@@ -43,8 +44,9 @@ def spark(app_name: str = "rocketlab-grader-lab07", **conf: str) -> Any:
 
 def rows_of(frame: Any, who: str) -> list[tuple]:
     expect(hasattr(frame, "columns") and hasattr(frame, "collect"),
-           f"{who} returned {type(frame).__name__}, not a Spark DataFrame")
-    expect(list(frame.columns) == COLUMNS, f"{who} returned the columns {list(frame.columns)}; expected exactly {COLUMNS}")
+           _("{who} returned {type}, not a Spark DataFrame").format(who=who, type=type(frame).__name__))
+    expect(list(frame.columns) == COLUMNS, _("{who} returned the columns {got}; expected exactly {want}").format(
+        who=who, got=list(frame.columns), want=COLUMNS))
     return [tuple(r) for r in frame.collect()]
 
 
@@ -58,25 +60,26 @@ def compare(ctx: Ctx, events: Any, records: Any, what: str) -> None:
     finally:
         events.unpersist()
         records.unpersist()
-    expect(sorted(got) == want, f"{what}: you found {len(got)} lost message(s), expected {len(want)}; "
-                                f"first difference: {_first_difference(sorted(got), want)}")
-    expect(got == want, f"{what}: the right rows, but not sorted by run then phy_offset")
+    expect(sorted(got) == want, _("{what}: you found {n} lost message(s), expected {want}; first difference: "
+                                  "{difference}").format(what=what, n=len(got), want=len(want),
+                                                         difference=_first_difference(sorted(got), want)))
+    expect(got == want, _("{what}: the right rows, but not sorted by run then phy_offset").format(what=what))
 
 
 def _first_difference(got: list[tuple], want: list[tuple]) -> str:
     extra = [r for r in got if r not in want]
     missing = [r for r in want if r not in got]
     if extra:
-        return f"{extra[0]} is not lost (a surviving replica holds it, or it was never acknowledged)"
+        return _("{row} is not lost (a surviving replica holds it, or it was never acknowledged)").format(row=extra[0])
     if missing:
-        return f"{missing[0]} is missing (acknowledged, and no surviving replica holds it)"
-    return "duplicate rows"
+        return _("{row} is missing (acknowledged, and no surviving replica holds it)").format(row=missing[0])
+    return _("duplicate rows")
 
 
-@graded("lab07.acked_but_lost", points=3, time_limit_s=240)
+@graded("lab07.acked_but_lost", points=3, time_limit_s=240,
+        about=N_("The three runs of ``data/tour``: ASYNC_MASTER loses acknowledged messages, SYNC_MASTER and the "
+                 "DLedger group do not; one query over all three."))
 def sample_runs(ctx: Ctx) -> None:
-    """The three runs of ``data/tour``: ASYNC_MASTER loses acknowledged messages, SYNC_MASTER and the
-    DLedger group do not; one query over all three."""
     runs = [DATA / "tour" / name for name in ("async-master-crash", "sync-master-crash", "dledger-failover")]
     s = spark()
     # the kit's own runs and the suite's own (below) are read without the corrupt-line check: a Spark job
@@ -119,11 +122,11 @@ def edge_case_frames(root: Path) -> tuple[Any, Any]:
     return events, records
 
 
-@graded("lab07.acked_but_lost", points=3, time_limit_s=240)
+@graded("lab07.acked_but_lost", points=3, time_limit_s=240,
+        about=N_("Small runs that hit each rule: a crash followed by a restart (the node is back), a crash after a"
+                 " restart at the same instant (``seq`` decides), a partition (not a crash), a record of another "
+                 "size, a corrupt record, a put that was not acknowledged, two runs with the same offsets."))
 def every_rule(ctx: Ctx) -> None:
-    """Small runs that hit each rule: a crash followed by a restart (the node is back), a crash after
-    a restart at the same instant (``seq`` decides), a partition (not a crash), a record of another size,
-    a corrupt record, a put that was not acknowledged, two runs with the same offsets."""
     with scratch_dir("rocketlab-grade-") as root:
         events, records = edge_case_frames(root)
         compare(ctx, events, records, "the rule-by-rule runs")
@@ -154,7 +157,7 @@ def fault_order_frames(root: Path, seed: int = 7, runs: int = 8) -> tuple[Any, A
         for action, node in scripted:  # two faults of one node at the same instant, both orders over the runs
             events.append(_event(t, seq, None, "fault", action=action, targets=[node]))
             seq += 1
-        for _ in range(rng.randrange(2, 7)):
+        for _i in range(rng.randrange(2, 7)):
             t += rng.choice((0, 0, 1, 5))
             node = rng.choice(nodes)
             action = rng.choice(("crash", "restart", *OTHER_FAULTS))
@@ -186,21 +189,21 @@ def fault_order_frames(root: Path, seed: int = 7, runs: int = 8) -> tuple[Any, A
     return read_events(s, dirs, check=False), records
 
 
-@graded("lab07.acked_but_lost", points=2, time_limit_s=240)
+@graded("lab07.acked_but_lost", points=2, time_limit_s=240,
+        about=N_("Eight seeded runs whose faults share instants in every order: a crash and a restart at once "
+                 "(``seq`` decides, both ways round), partitions, cut links, pauses and heals after a crash (a "
+                 "crashed node stays down until it restarts)."))
 def fault_orders(ctx: Ctx) -> None:
-    """Eight seeded runs whose faults share instants in every order: a crash and a restart at once
-    (``seq`` decides, both ways round), partitions, cut links, pauses and heals after a crash (a crashed
-    node stays down until it restarts)."""
     with scratch_dir("rocketlab-grade-") as root:
         events, records = fault_order_frames(root)
         compare(ctx, events, records, "the fault-order runs")
 
 
-@graded("lab07.acked_but_lost", points=4, seeds=range(1, 4), time_limit_s=300, name="crash_sweep")
+@graded("lab07.acked_but_lost", points=4, seeds=range(1, 4), time_limit_s=300, name="crash_sweep",
+        about=N_("Your query inside ``lost_messages`` over fresh runs: an ASYNC_MASTER and a SYNC_MASTER pair lose"
+                 " their master under load; the messages you find lost must be exactly the acknowledged ones the "
+                 "surviving slave does not have (the simulator counts them from the slave's max offset)."))
 def crash_sweep(ctx: Ctx) -> None:
-    """Your query inside ``lost_messages`` over fresh runs: an ASYNC_MASTER and a SYNC_MASTER pair lose
-    their master under load; the messages you find lost must be exactly the acknowledged ones the
-    surviving slave does not have (the simulator counts them from the slave's max offset)."""
     with scratch_dir("rocketlab-grade-") as root:
         stories = [master_slave_crash(root / f"{role.lower()}-{ctx.seed}", role, seed=ctx.seed, puts=40,
                                       broker={"store_options": {"mapped_file_size_consume_queue": 20_000,
@@ -214,6 +217,7 @@ def crash_sweep(ctx: Ctx) -> None:
             truth = sorted((story.run_dir.name, h.wrote_offset, h.wrote_bytes) for h in story.handles
                            if h.status == "PUT_OK" and h.wrote_offset + h.wrote_bytes > story.slave_end)
             mine = sorted(r for r in found if r[0] == story.run_dir.name)
-            expect(mine == truth, f"{story.role}, seed {ctx.seed}: the slave lacks {len(truth)} acknowledged "
-                                  f"message(s) (offsets {[t[1] for t in truth][:5]}); your query found {len(mine)} "
-                                  f"({[m[1] for m in mine][:5]})")
+            expect(mine == truth, _("{role}, seed {seed}: the slave lacks {n} acknowledged message(s) (offsets "
+                                    "{offsets}); your query found {found} ({found_offsets})").format(
+                role=story.role, seed=ctx.seed, n=len(truth), offsets=[t[1] for t in truth][:5], found=len(mine),
+                found_offsets=[m[1] for m in mine][:5]))

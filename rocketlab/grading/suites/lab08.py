@@ -30,6 +30,7 @@ from rocketlab.client.route import (
 )
 from rocketlab.grading.registry import Ctx, graded
 from rocketlab.grading.suites._common import Calls, compare_table, expect, fields_of
+from rocketlab.i18n import N_, _
 from rocketlab.namesrv.route import PERM_READ, PERM_WRITE, BrokerData, QueueData, TopicRouteData
 from rocketlab.scenarios import client_failover as cf
 from rocketlab.sim.applications import NAMESRV_ADDR
@@ -64,7 +65,7 @@ def allocate_cases() -> list[tuple[str, str, list[MessageQueue], list[str]]]:
 
 
 def _describe_allocate(case: tuple[str, str, list[MessageQueue], list[str]]) -> str:
-    _, cid, mqs, cids = case
+    _group, cid, mqs, cids = case
     where = f"member {cids.index(cid)} of {len(cids)}" if cid in cids else f"{cid!r}, in no member's place"
     return f"allocate({GROUP!r}, {where}, {len(mqs)} queues {_queues(mqs)}, cid_all={cids})"
 
@@ -77,26 +78,26 @@ def _allocation(got: Any) -> tuple[MessageQueue, ...]:
     return tuple(got)
 
 
-@graded("lab08.allocate", points=3)
+@graded("lab08.allocate", points=3,
+        about=N_("Every queue count 1-16 with every group of 1-10 members: each member's queues, in order, as "
+                 "RocketMQ 4.9.5's AllocateMessageQueueAveragely gives them."))
 def allocation_table(ctx: Ctx) -> None:
-    """Every queue count 1-16 with every group of 1-10 members: each member's queues, in order, as
-    RocketMQ 4.9.5's AllocateMessageQueueAveragely gives them."""
     compare_table([c for c in allocate_cases() if c[1] != STRANGER], Calls(ctx.impl, post=_allocation),
                   lambda c: tuple(allocate_averagely(*c)), _describe_allocate)
 
 
-@graded("lab08.allocate", points=1)
+@graded("lab08.allocate", points=1,
+        about=N_("A client id that is not in cid_all (the broker does not list it yet) owns no queue."))
 def stranger_owns_nothing(ctx: Ctx) -> None:
-    """A client id that is not in cid_all (the broker does not list it yet) owns no queue."""
     compare_table([c for c in allocate_cases() if c[1] == STRANGER], Calls(ctx.impl, post=_allocation),
                   lambda c: tuple(allocate_averagely(*c)), _describe_allocate,
-                  why=lambda c, want: "a member not in the list has no place in it")
+                  why=lambda c, want: _("a member not in the list has no place in it"))
 
 
-@graded("lab08.allocate", points=1)
+@graded("lab08.allocate", points=1,
+        about=N_("Across each whole group (every member's answer together): every queue owned, none twice, and no "
+                 "member with two more queues than another."))
 def group_covers_every_queue_once(ctx: Ctx) -> None:
-    """Across each whole group (every member's answer together): every queue owned, none twice, and no
-    member with two more queues than another."""
     cases = [c for c in allocate_cases() if c[1] != STRANGER]
     answers = iter(Calls(ctx.impl, post=_allocation).answers(cases))
     for (nq, nc) in itertools.product(range(1, MAX_QUEUES + 1), range(1, MAX_CONSUMERS + 1)):
@@ -104,35 +105,40 @@ def group_covers_every_queue_once(ctx: Ctx) -> None:
         for cid in cid_all_of(nc):
             got, error = next(answers)
             if error is not None:
-                raise AssertionError(f"allocate of member {cid} ({nq} queues, {nc} members) raised {error}")
+                raise AssertionError(_("allocate of member {cid} ({nq} queues, {nc} members) raised {error}").format(
+                    cid=cid, nq=nq, nc=nc, error=error))
             owned[cid] = got
-        _check_partition(owned, mq_all_of(nq), f"{nq} queues, {nc} members")
+        _check_partition(owned, mq_all_of(nq), _("{nq} queues, {nc} members").format(nq=nq, nc=nc))
 
 
 def _check_partition(owned: dict[str, tuple[MessageQueue, ...]], mqs: list[MessageQueue], where: str) -> None:
     seen: dict[MessageQueue, str] = {}
     for cid, queues in owned.items():
         for q in queues:
-            expect(q in mqs, f"{where}: {cid} owns {q.broker_name}:{q.queue_id}, which is not a queue of the topic")
-            expect(q not in seen, f"{where}: {q.broker_name}:{q.queue_id} is owned twice ({seen.get(q)} and {cid}): "
-                                  "both consume its messages")
+            expect(q in mqs, _("{where}: {cid} owns {queue}, which is not a queue of the topic").format(
+                where=where, cid=cid, queue=f"{q.broker_name}:{q.queue_id}"))
+            expect(q not in seen, _("{where}: {queue} is owned twice ({first} and {cid}): both consume its "
+                                    "messages").format(where=where, queue=f"{q.broker_name}:{q.queue_id}",
+                                                       first=seen.get(q), cid=cid))
             seen[q] = cid
     nobody = [q for q in mqs if q not in seen]
-    expect(not nobody, f"{where}: nobody owns {_queues(nobody)}: their messages are never consumed")
+    expect(not nobody, _("{where}: nobody owns {queues}: their messages are never consumed").format(
+        where=where, queues=_queues(nobody)))
     sizes = [len(v) for v in owned.values()]
-    expect(max(sizes) - min(sizes) <= 1, f"{where}: members own {sizes} queues: not an even share")
+    expect(max(sizes) - min(sizes) <= 1, _("{where}: members own {sizes} queues: not an even share").format(
+        where=where, sizes=sizes))
 
 
-@graded("lab08.allocate", points=1)
+@graded("lab08.allocate", points=1,
+        about=N_("No queue, no member or an empty client id is refused with an exception (Java's check throws "
+                 "IllegalArgumentException), never answered."))
 def empty_input_refused(ctx: Ctx) -> None:
-    """No queue, no member or an empty client id is refused with an exception (Java's check throws
-    IllegalArgumentException), never answered."""
     mqs, cids = mq_all_of(4), cid_all_of(2)
-    for args, what in (((GROUP, cids[0], [], cids), "no queue"), ((GROUP, cids[0], mqs, []), "no member"),
-                       ((GROUP, "", mqs, cids), "an empty client id")):
+    for args, what in (((GROUP, cids[0], [], cids), _("no queue")), ((GROUP, cids[0], mqs, []), _("no member")),
+                       ((GROUP, "", mqs, cids), _("an empty client id"))):
         ((got, error),) = list(Calls(ctx.impl).answers([args]))
-        expect(error is not None, f"allocate with {what} returned {got!r}; Java's check refuses it "
-                                  "(IllegalArgumentException: raise ValueError)")
+        expect(error is not None, _("allocate with {what} returned {got}; Java's check refuses it "
+                                    "(IllegalArgumentException: raise ValueError)").format(what=what, got=repr(got)))
 
 
 # ---------------------------------------------------------------------- allocate: a live group
@@ -163,37 +169,43 @@ def owners_at(events: list[dict[str, Any]], t_ms: int, topic: str = TOPIC) -> di
 
 def _check_stable_group(c: Cluster, queues: list[tuple[str, int]], members: list[str], what: str) -> None:
     owned = owners_at(c.events, c.now_ms)
-    where = f"t={c.now_ms} ms, {what} ({len(members)} members {', '.join(members)}; {len(queues)} queues)"
+    where = _("t={t} ms, {what} ({n} members {members}; {queues} queues)").format(
+        t=c.now_ms, what=what, n=len(members), members=", ".join(members), queues=len(queues))
     twice = {q: m for q, m in owned.items() if len(m) > 1}
-    expect(not twice, f"{where}: " + "; ".join(f"{b}:{q} is owned by {' and '.join(m)}" for (b, q), m in
-                                                 sorted(twice.items())) + ": both consume its messages")
+    expect(not twice, _("{where}: {owners}: both consume its messages").format(where=where, owners="; ".join(
+        _("{queue} is owned by {members}").format(queue=f"{b}:{q}", members=" + ".join(m))
+        for (b, q), m in sorted(twice.items()))))
     nobody = [f"{b}:{q}" for b, q in queues if (b, q) not in owned]
-    expect(not nobody, f"{where}: nobody owns {', '.join(nobody)}: their messages are never consumed")
+    expect(not nobody, _("{where}: nobody owns {queues}: their messages are never consumed").format(
+        where=where, queues=", ".join(nobody)))
     strangers = sorted({m for ms in owned.values() for m in ms} - set(members))
-    expect(not strangers, f"{where}: {', '.join(strangers)} own queues but are not members")
+    expect(not strangers, _("{where}: {strangers} own queues but are not members").format(
+        where=where, strangers=", ".join(strangers)))
     sizes = [sum(m in ms for ms in owned.values()) for m in members]
-    expect(max(sizes) - min(sizes) <= 1, f"{where}: members own {sizes} queues: not an even share")
+    expect(max(sizes) - min(sizes) <= 1, _("{where}: members own {sizes} queues: not an even share").format(
+        where=where, sizes=sizes))
 
 
-@graded("lab08.allocate", points=3, seeds=range(4))
+@graded("lab08.allocate", points=3, seeds=range(4),
+        about=N_("A consumer group of the kit's push consumers (your allocate in each) in the simulated cluster (a"
+                 " name server, two DLedger broker groups, a classic pair): a member crashes, then comes back. "
+                 "Each time the group has settled, read from the trace: every queue of the topic owned by exactly "
+                 "one live member, in even shares."))
 def group_rebalance(ctx: Ctx) -> None:
-    """A consumer group of the kit's push consumers (your allocate in each) in the simulated cluster (a name
-    server, two DLedger broker groups, a classic pair): a member crashes, then comes back. Each time the group
-    has settled, read from the trace: every queue of the topic owned by exactly one live member, in even shares."""
     consumers, per_broker = GROUP_SHAPES[ctx.seed % len(GROUP_SHAPES)]
     c = _apps(ctx, consumers=consumers, queues=per_broker, messages=0)
     queues = [(f"broker-{g}", q) for g in "abc" for q in range(per_broker)]
     members = list(c.meta["consumers"])
     c.run_for(12_000)
-    _check_stable_group(c, queues, members, "the group started 7 s ago")
+    _check_stable_group(c, queues, members, _("the group started 7 s ago"))
     gone = members[random.Random(ctx.seed).randrange(consumers)]
     c.crash(gone)
     c.run_for(SETTLE_MS)
-    _check_stable_group(c, queues, [m for m in members if m != gone], f"{SETTLE_MS} ms after {gone} crashed")
+    _check_stable_group(c, queues, [m for m in members if m != gone], _("{ms} ms after {member} crashed").format(ms=SETTLE_MS, member=gone))
     c.run_for(BACK_AFTER_MS - SETTLE_MS)
     c.restart(gone)
     c.run_for(SETTLE_MS)
-    _check_stable_group(c, queues, members, f"{SETTLE_MS} ms after {gone} came back")
+    _check_stable_group(c, queues, members, _("{ms} ms after {member} came back").format(ms=SETTLE_MS, member=gone))
 
 
 def _route(brokers: dict[str, int], dead: frozenset[str] = frozenset()) -> TopicRouteData:
@@ -274,31 +286,33 @@ def _select_table(ctx: Ctx, cases: list[SelectCase], why: str) -> None:
                   _describe_select, why=lambda c, want: why)
 
 
-@graded("lab08.select_one_message_queue", points=1)
+@graded("lab08.select_one_message_queue", points=1,
+        about=N_("A first attempt, no latency table: the queues in turn from the counter, position, queue and "
+                 "counter."))
 def round_robin(ctx: Ctx) -> None:
-    """A first attempt, no latency table: the queues in turn from the counter, position, queue and counter."""
-    _select_table(ctx, select_off_cases(with_last=False), "round robin from the counter")
+    _select_table(ctx, select_off_cases(with_last=False), _("round robin from the counter"))
 
 
-@graded("lab08.select_one_message_queue", points=2)
+@graded("lab08.select_one_message_queue", points=2,
+        about=N_("A retry, no latency table: a queue of another broker than the one that just failed, whenever the"
+                 " route has one, for every route shape and counter value."))
 def retry_avoids_last_broker(ctx: Ctx) -> None:
-    """A retry, no latency table: a queue of another broker than the one that just failed, whenever the
-    route has one, for every route shape and counter value."""
-    _select_table(ctx, select_off_cases(with_last=True), "a retry avoids the broker that just failed")
+    _select_table(ctx, select_off_cases(with_last=True), _("a retry avoids the broker that just failed"))
 
 
-@graded("lab08.select_one_message_queue", points=2)
+@graded("lab08.select_one_message_queue", points=2,
+        about=N_("With sendLatencyFaultEnable: a queue whose broker is out of its fault window, for every set of "
+                 "brokers in it (at least one broker of the route still available)."))
 def latency_table(ctx: Ctx) -> None:
-    """With sendLatencyFaultEnable: a queue whose broker is out of its fault window, for every set of
-    brokers in it (at least one broker of the route still available)."""
-    _select_table(ctx, select_on_cases(all_down=False), "the latency table: skip brokers in their fault window")
+    _select_table(ctx, select_on_cases(all_down=False), _("the latency table: skip brokers in their fault window"))
 
 
-@graded("lab08.select_one_message_queue", points=2)
+@graded("lab08.select_one_message_queue", points=2,
+        about=N_("With sendLatencyFaultEnable and every broker of the route in its fault window: the least bad "
+                 "broker still gets the message (or, when it has no write queue in the route, the next queue in "
+                 "turn)."))
 def every_broker_faulty(ctx: Ctx) -> None:
-    """With sendLatencyFaultEnable and every broker of the route in its fault window: the least bad
-    broker still gets the message (or, when it has no write queue in the route, the next queue in turn)."""
-    _select_table(ctx, select_on_cases(all_down=True), "every broker in its fault window: the least bad one")
+    _select_table(ctx, select_on_cases(all_down=True), _("every broker in its fault window: the least bad one"))
 
 
 WRAPS = (2**31 - 3, 2**31 - 2, 2**31 - 1, 2**32 - 3, 2**32 - 1)
@@ -308,18 +322,18 @@ WRAPS = (2**31 - 3, 2**31 - 2, 2**31 - 1, 2**32 - 3, 2**32 - 1)
 def wrap_cases() -> list[SelectCase]:
     """The tables' inputs at the counters of :data:`WRAPS`, the latency table off and on."""
     cases: list[SelectCase] = []
-    for queues, _, last, view in [*select_off_cases(with_last=True), *select_off_cases(with_last=False),
+    for queues, _index, last, view in [*select_off_cases(with_last=True), *select_off_cases(with_last=False),
                                   *select_on_cases(all_down=False)[::7], *select_on_cases(all_down=True)[::7]]:
         cases.extend((queues, index, last, view) for index in WRAPS)
     return list({_describe_select(c): c for c in cases}.values())  # each input once
 
 
-@graded("lab08.select_one_message_queue", points=1)
+@graded("lab08.select_one_message_queue", points=1,
+        about=N_("The counter near and past Java's int limits (2**31 - 1, 2**32 - 1): positions as Java computes "
+                 "them there, for every path of the choice."))
 def counter_wraps(ctx: Ctx) -> None:
-    """The counter near and past Java's int limits (2**31 - 1, 2**32 - 1): positions as Java computes them
-    there, for every path of the choice."""
-    _select_table(ctx, wrap_cases(), "an input of the other tables with the counter at Java's int limits: where the "
-                                     "counter wraps, positions are java_position(value, n)")
+    _select_table(ctx, wrap_cases(), _("an input of the other tables with the counter at Java's int limits: where "
+                                       "the counter wraps, positions are java_position(value, n)"))
 
 
 # ---------------------------------------------------------------------- select_one_message_queue: a producer
@@ -338,7 +352,7 @@ def _crash_broker_a(ctx: Ctx, *, latency: bool, after_ms: int) -> tuple[Cluster,
               send_interval_ms=SEND_INTERVAL_MS, messages=(CRASH_AT_MS + after_ms - 5_000) // SEND_INTERVAL_MS)
     c.run_for(CRASH_AT_MS + random.Random(ctx.seed).randint(0, 999))
     master = cf.master_of(c, "a")
-    expect(master is not None, "broker-a elected no master within 8 s: the scenario could not start")
+    expect(master is not None, _("broker-a elected no master within 8 s: the scenario could not start"))
     at = c.now_ms
     c.crash(master)
     c.run_for(after_ms)
@@ -351,45 +365,50 @@ def _sends(c: Cluster) -> list[dict[str, Any]]:
 
 def _all_delivered(c: Cluster, what: str) -> None:
     failed = [e for e in c.events if e["kind"] == "client_send_failed"]
-    expect(not failed, f"{what}: {len(failed)} sends failed for the application although broker-b and broker-c "
-                       f"were up, the first at t={failed[0]['t']} ms" if failed else "")
+    expect(not failed, _("{what}: {n} sends failed for the application although broker-b and broker-c were up, the "
+                         "first at t={t} ms").format(what=what, n=len(failed), t=failed[0]['t']) if failed else "")
 
 
-@graded("lab08.select_one_message_queue", points=3, seeds=range(3))
+@graded("lab08.select_one_message_queue", points=3, seeds=range(3),
+        about=N_("The kit's producer with sendLatencyFaultEnable (your choice in it) in the simulated cluster "
+                 "while broker-a's DLedger master crashes: every send succeeds, and from the trace, after "
+                 "broker-a's first failed send no attempt goes to broker-a within its fault window (not even once "
+                 "a new master has taken over)."))
 def dead_broker_avoided(ctx: Ctx) -> None:
-    """The kit's producer with sendLatencyFaultEnable (your choice in it) in the simulated cluster while broker-a's
-    DLedger master crashes: every send succeeds, and from the trace, after broker-a's first failed send no attempt
-    goes to broker-a within its fault window (not even once a new master has taken over)."""
     c, crash_ms = _crash_broker_a(ctx, latency=True, after_ms=30_000)  # past the route refresh at 35 s
     sends = _sends(c)
     failures = [e for e in sends if e["broker_name"] == "broker-a" and e["status"] != "SEND_OK"]
-    expect(bool(failures), f"broker-a's master crashed at t={crash_ms} ms but no send tried broker-a: the test saw "
-                           "no failure to avoid")
+    expect(bool(failures), _("broker-a's master crashed at t={t} ms but no send tried broker-a: the test saw no "
+                             "failure to avoid").format(t=crash_ms))
     first = failures[0]["t"]
     window = MQFaultStrategy.NOT_AVAILABLE_DURATION[-1]  # an isolated broker: 30 000 ms taken as its latency
     again = [e["t"] for e in sends if e["broker_name"] == "broker-a" and first < e["t"] < first + window]
-    expect(not again, f"broker-a's master crashed at t={crash_ms} ms, a send failed there at t={first} ms, and "
-                      f"broker-a was tried again at t={again[:3]} ms, inside its fault window of {window} ms")
-    _all_delivered(c, f"broker-a's master crashed at t={crash_ms} ms")
+    expect(not again, _("broker-a's master crashed at t={t} ms, a send failed there at t={first} ms, and broker-a "
+                        "was tried again at t={again} ms, inside its fault window of {window} ms").format(
+        t=crash_ms, first=first, again=again[:3], window=window))
+    _all_delivered(c, _("broker-a's master crashed at t={t} ms").format(t=crash_ms))
     used = {e["broker_name"] for e in sends if e["t"] > first and e["status"] == "SEND_OK"}
-    expect(len(used) >= 2, f"after broker-a failed, every send went to {sorted(used)}: the other brokers in turn")
+    expect(len(used) >= 2, _("after broker-a failed, every send went to {brokers}: the other brokers in "
+                             "turn").format(brokers=sorted(used)))
 
 
-@graded("lab08.select_one_message_queue", points=2, seeds=range(3))
+@graded("lab08.select_one_message_queue", points=2, seeds=range(3),
+        about=N_("The kit's producer without the latency table (your choice in it) in the simulated cluster while "
+                 "broker-a's DLedger master crashes: from the trace, each send attempt that fails on broker-a is "
+                 "retried at once on another broker, and every send succeeds."))
 def retry_on_another_broker(ctx: Ctx) -> None:
-    """The kit's producer without the latency table (your choice in it) in the simulated cluster while broker-a's
-    DLedger master crashes: from the trace, each send attempt that fails on broker-a is retried at once on another
-    broker, and every send succeeds."""
     c, crash_ms = _crash_broker_a(ctx, latency=False, after_ms=15_000)
     attempts: dict[str, list[dict[str, Any]]] = {}
     for e in _sends(c):
         attempts.setdefault(e["uniq_key"], []).append(e)
     failed = [k for k, seen in attempts.items() if any(e["status"] != "SEND_OK" for e in seen)]
-    expect(bool(failed), f"broker-a's master crashed at t={crash_ms} ms but no send failed: the test saw no retry")
+    expect(bool(failed), _("broker-a's master crashed at t={t} ms but no send failed: the test saw no retry").format(
+        t=crash_ms))
     for key in failed:
         seen = sorted(attempts[key], key=lambda e: e["attempt"])
         path = " -> ".join(f"{e['broker_name']}:{e['queue_id']} ({e['status']})" for e in seen)
         for bad, retry in itertools.pairwise(seen):
             expect(retry["broker_name"] != bad["broker_name"],
-                   f"message {key}: {path}: its retry went back to {bad['broker_name']}, the broker that just failed")
-    _all_delivered(c, f"broker-a's master crashed at t={crash_ms} ms")
+                   _("message {key}: {path}: its retry went back to {broker}, the broker that just failed").format(
+                       key=key, path=path, broker=bad['broker_name']))
+    _all_delivered(c, _("broker-a's master crashed at t={t} ms").format(t=crash_ms))
