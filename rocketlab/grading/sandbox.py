@@ -31,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -40,6 +41,8 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 import rocketlab
 from rocketlab.errors import RocketlabError
@@ -56,6 +59,30 @@ from rocketlab.grading.sandbox_codec import (
 )
 from rocketlab.grading.sandbox_confine import WORK
 from rocketlab.grading.sandbox_memo import CallMemo, Step
+
+_LONG_INT = re.compile(rb"\d{19}")
+"""Digits enough for an integer past 64 bits, which ``orjson.loads`` would read as a float."""
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    """A message of the judge's as one JSON text (``orjson``; ``json`` for what it refuses, such as a
+    string with a lone surrogate or a dict with non-string keys)."""
+    try:
+        return orjson.dumps(message)
+    except TypeError:
+        return json.dumps(message).encode()
+
+
+def loads(line: bytes) -> Any:
+    """A line from the sandbox, read as ``json.loads`` reads it: ``orjson`` where that gives the same value
+    (no integer of 19 digits or more, which it reads as a float; nothing it refuses, such as ``NaN`` or a
+    lone surrogate), else ``json`` (ValueError for garbage)."""
+    if not _LONG_INT.search(line):
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
 
 MAX_LINE = 32 * 1024 * 1024  # one message on the channel
 DRAIN = -2  # Sandbox.expected while a drain is in flight
@@ -196,8 +223,8 @@ class Sandbox:
             raise SandboxSetupError(str(said.get("setup_error") or f"it said {str(said)[:200]}"))
 
     # ------------------------------------------------------------------ channel
-    def _send(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message) + "\n").encode()
+    def _send(self, message: dict[str, Any], encoded: bytes | None = None) -> None:
+        data = (dumps(message) if encoded is None else encoded) + b"\n"
         try:
             while data:
                 data = data[os.write(self.to_child, data):]
@@ -264,28 +291,30 @@ class Sandbox:
                 raise SandboxError(self.broken, protocol=True)
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
-            message = json.loads(line)
+            message = loads(line)
         except ValueError:
             raise SandboxError(f"garbage on the grader's channel: {line[:80]!r}", protocol=True) from None
         if type(message) is not dict:
             raise SandboxError(f"garbage on the grader's channel: {line[:80]!r}", protocol=True)
         return message
 
-    def request(self, message: dict[str, Any], batch: int = -1, raw: bool = False) -> Any:
-        """Send one request; answer callbacks until its reply; the reply's value, decoded (a ``map``'s:
-        ``batch`` answers; with ``raw`` the reply itself, undecoded)."""
+    def request(self, message: dict[str, Any], batch: int = -1, raw: bool = False,
+                encoded: bytes | None = None) -> Any:
+        """Send one request (``encoded``: its JSON text, when the caller has it); answer callbacks until its
+        reply; the reply's value, decoded (a ``map``'s: ``batch`` answers; with ``raw`` the reply itself,
+        undecoded)."""
         self.expected = batch
         if self.broken:
             raise SandboxError(self.broken, protocol=True)
         try:
-            return self._request(message, raw)
+            return self._request(message, raw, encoded)
         except SandboxError as e:
             if e.protocol:  # a channel out of step is never trusted again: the judge starts a fresh sandbox
                 self.broken = self.broken or e.text
             raise
 
-    def _request(self, message: dict[str, Any], raw: bool = False) -> Any:
-        self._send(message)
+    def _request(self, message: dict[str, Any], raw: bool = False, encoded: bytes | None = None) -> Any:
+        self._send(message, encoded)
         while True:
             reply = self._receive()
             if reply.get("op") == "callback":
@@ -402,12 +431,12 @@ class Sandbox:
         call-backs answer as before (:mod:`~rocketlab.grading.sandbox_memo`), else one crossing."""
         self.callbacks.clear()
         message = {"op": "call", "attr": attribute, "args": self._encode_args(args)}
-        key = json.dumps(message)
+        key = dumps(message)
         reply = self.memo.replay(key, self._callback_reply)
         if reply is None:
             self.transcript = []
             try:
-                reply = self.request(message, raw=True)
+                reply = self.request(message, raw=True, encoded=key)
                 self.memo.store(key, self.transcript, reply)
             finally:
                 self.transcript = None

@@ -11,8 +11,8 @@ lists: a table's cases in one crossing), ``new``, ``method``, ``drain`` (a parse
 pull until a kit constant, in one crossing) - with one reply a line: ``{"value": ...}``
 (:mod:`rocketlab.grading.sandbox_codec`) or ``{"raise": ...}`` (the exception in the learner's terms), or
 for ``map`` ``{"values": [...]}``, one of those per call. A function argument of the judge's is called back across the same pipe. The
-channel's writer and encoder are bound before the submission runs, so code that patches ``os.write`` or
-``json.dumps`` cannot change what crosses. rocketlab's own addition.
+channel's writer, encoders (``orjson``; ``json`` for what orjson refuses) and decoder are bound before the
+submission runs, so code that patches ``os.write``, ``json.dumps`` or ``orjson`` cannot change what crosses. rocketlab's own addition.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from rocketlab import plugs
 from rocketlab.grading.registry import LABS
@@ -105,7 +107,8 @@ class _Child:
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self.reader = os.fdopen(read_fd, "rb")
         self.write_fd = write_fd
-        self.write, self.dumps = os.write, json.dumps  # bound before the submission can patch them
+        # bound before the submission can patch them: the writer, the encoders and the reader's decoder
+        self.write, self.dumps, self.fast_dumps, self.loads = os.write, json.dumps, orjson.dumps, orjson.loads
         self.module_globals: dict[str, Any] = {}
         self.filename = "submission.py"
         self.handles: dict[int, Any] = {}
@@ -114,7 +117,10 @@ class _Child:
         self.spark_lock = threading.Lock()
 
     def send(self, message: dict[str, Any]) -> None:
-        data = (self.dumps(message) + "\n").encode()
+        try:
+            data = self.fast_dumps(message) + b"\n"
+        except TypeError:  # what orjson refuses (a lone surrogate in a string): json writes it escaped
+            data = (self.dumps(message) + "\n").encode()
         while data:
             data = data[self.write(self.write_fd, data):]
 
@@ -125,7 +131,7 @@ class _Child:
             if not chunk:
                 raise SystemExit(0)
             line += chunk
-        return json.loads(line)
+        return self.loads(line)  # the judge's own JSON: integers within 62 bits, no NaN
 
     def spark(self) -> Any:
         """The lab's Spark session (the lab table's ``spark``), made once: by :meth:`warm_up` while the

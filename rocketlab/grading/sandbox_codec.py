@@ -160,7 +160,11 @@ def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
         plain = _plain(value) if t is tuple else None
         return {"$t": plain if plain is not None else [encode(v, **kw) for v in value]}
     if isinstance(value, (set, frozenset)):
-        return {"$s": [encode(v, **kw) for v in value], "frozen": isinstance(value, frozenset)}
+        plain = _plain(list(value)) if t in (set, frozenset) else None
+        return {"$s": plain if plain is not None else [encode(v, **kw) for v in value],
+                "frozen": isinstance(value, frozenset)}
+    if t is dict and _plain(list(value)) is not None and _plain(list(value.values())) is not None:
+        return {"$d": [[k, v] for k, v in value.items()]}  # plain keys and values (lab 04's watermarks)
     if isinstance(value, dict):
         return {"$d": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
     if isinstance(value, list):

@@ -37,12 +37,12 @@ class CallMemo:
     """Replies of ``call`` requests by their encoding, each with the call-backs it made."""
 
     def __init__(self) -> None:
-        self.kept: dict[str, tuple[tuple[Step, ...], dict[str, Any]]] = {}
+        self.kept: dict[bytes, tuple[tuple[Step, ...], dict[str, Any]]] = {}
         self.chars = 0
         self.hits = 0
         self.misses = 0
 
-    def replay(self, key: str, answer: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any] | None:
+    def replay(self, key: bytes, answer: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any] | None:
         """The kept reply of request ``key`` if every call-back it made answers as before (``answer``: the
         judge's reply to a call-back message); None: the request must cross."""
         entry = self.kept.get(key)
@@ -62,7 +62,7 @@ class CallMemo:
         self.hits += 1
         return reply
 
-    def store(self, key: str, steps: list[Step], reply: dict[str, Any]) -> None:
+    def store(self, key: bytes, steps: list[Step], reply: dict[str, Any]) -> None:
         """Keep ``reply`` (a ``value`` or a ``raise``) of request ``key`` and the call-backs it made."""
         if set(reply) not in ({"value"}, {"raise"}):
             return
