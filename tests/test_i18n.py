@@ -17,20 +17,14 @@ from babel.messages.pofile import read_po
 
 from rocketlab import cli, i18n, workspace
 from rocketlab.errors import RocketlabError
+from tests.i18n_support import CJK, no_language_set  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "rocketlab" / "locale" / "zh_CN" / "LC_MESSAGES" / "rocketlab.po"
 FIELD = re.compile(r"\{[^{}]*\}")
-CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # ideographs, CJK and full-width punctuation
 
 
-@pytest.fixture(autouse=True)
-def _no_language_set(monkeypatch):
-    for name in (i18n.ENV, "LC_ALL", "LC_MESSAGES", "LANG", workspace.ENV):
-        monkeypatch.delenv(name, raising=False)
-    i18n.set_language(None)
-    yield
-    i18n.set_language(None)
+pytestmark = pytest.mark.usefixtures("no_language_set")
 
 
 @pytest.mark.parametrize("tag, lang", [("zh-CN", "zh-CN"), ("zh_CN.UTF-8", "zh-CN"), ("zh_CN.utf8@x", "zh-CN"),

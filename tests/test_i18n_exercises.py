@@ -6,27 +6,21 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from pathlib import Path
 
 import pytest
 
-from rocketlab import i18n, workspace
+from rocketlab import workspace
 from rocketlab.kitfiles import exercise_twin
+from tests.i18n_support import IDEOGRAPH as CJK
+from tests.i18n_support import no_language_set  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES = ROOT / "labs" / "exercises"
 TEMPLATES = sorted(p.name for p in EXERCISES.glob("lab0[1-8]_*.py"))
-CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@pytest.fixture(autouse=True)
-def _no_language_set(monkeypatch):
-    for name in (i18n.ENV, "LC_ALL", "LC_MESSAGES", "LANG", workspace.ENV):
-        monkeypatch.delenv(name, raising=False)
-    i18n.set_language(None)
-    yield
-    i18n.set_language(None)
+pytestmark = pytest.mark.usefixtures("no_language_set")
 
 
 def _code_only(source: str) -> str:

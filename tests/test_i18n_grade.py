@@ -15,20 +15,15 @@ import pytest
 
 from rocketlab import i18n, workspace
 from rocketlab.grading.runner import grade
+from tests.i18n_support import IDEOGRAPH as CJK
+from tests.i18n_support import no_language_set  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "labs" / "exercises" / "lab03_dledger_election.py"
 TWIN = ROOT / "labs" / "exercises" / "zh-CN" / "lab03_dledger_election.py"
-CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@pytest.fixture(autouse=True)
-def _no_language_set(monkeypatch):
-    for name in (i18n.ENV, "LC_ALL", "LC_MESSAGES", "LANG", workspace.ENV):
-        monkeypatch.delenv(name, raising=False)
-    i18n.set_language(None)
-    yield
-    i18n.set_language(None)
+pytestmark = pytest.mark.usefixtures("no_language_set")
 
 
 def _graded(submission: Path | None) -> tuple[list[tuple[str, float, float, bool, int | None]], list[str]]:
