@@ -6,10 +6,7 @@ for its class takes a sandbox per solution (about 3 s each) and runs with ``-m s
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -20,20 +17,12 @@ from rocketlab.client.message import MessageQueue
 from rocketlab.client.route import LatencyView, select_one_message_queue
 from rocketlab.grading import grade
 from tests.grading.lab08_wrong import MUTANTS8, WRONG8
+from tests.grading.modules import load
 
 MQS = [MessageQueue("T", b, q) for b in ("broker-a", "broker-b") for q in range(4)]
 CIDS = ["c0", "c1", "c2"]
 DOWN_A = LatencyView(frozenset({"broker-a"}), "broker-a", {"broker-a": 2, "broker-b": 2})
 ALL_DOWN = LatencyView(frozenset({"broker-a", "broker-b"}), "broker-c", {"broker-a": 4, "broker-b": 4, "broker-c": 1})
-
-
-def load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _choice(c: Any) -> tuple:

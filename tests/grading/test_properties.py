@@ -12,12 +12,8 @@ two parsers at once). Lab 07's query (Spark) is covered by its graded ``fault_or
 
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -52,6 +48,7 @@ from rocketlab.store.index_file import index_positions
 from rocketlab.store.message import Message
 from rocketlab.store.message_codec import encode_record
 from rocketlab.store.message_ext_encoder import MessageRejected
+from tests.grading.modules import load
 from tests.grading.wrong import SOLUTIONS, WRONG
 
 SETTINGS = settings(derandomize=True, max_examples=300, deadline=None, database=None, report_multiple_bugs=False,
@@ -293,15 +290,6 @@ CHECKS: dict[str, Callable[[Any], Callable]] = {
         queue_choices(), lambda f, c: _fields(f(*c), ("position", "queue", "index")), select_one_message_queue),
 }
 REFERENCES = {"lab01.transfer_parser": TransferParser}
-
-
-def load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_exercise_but_the_spark_query_has_a_property():

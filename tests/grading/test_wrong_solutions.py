@@ -5,9 +5,7 @@ graded test(s) written for its class of input. Lab 07's two (a Spark query) are 
 
 from __future__ import annotations
 
-import importlib.util
 import struct
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -26,16 +24,8 @@ from rocketlab.grading import LABS, grade
 from rocketlab.ha.wire import NEED_DATA, encode_transfer
 from rocketlab.store.message import Message, MessageSysFlag
 from rocketlab.store.message_codec import decode_message, encode_record
+from tests.grading.modules import load
 from tests.grading.wrong import WRONG, Wrong
-
-
-def load(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # ---------------------------------------------------------------------- direct checks, one per wrong solution
