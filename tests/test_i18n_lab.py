@@ -8,7 +8,6 @@ import os
 import secrets
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rocketlab import i18n, lab, workspace
+from tests.test_lab_browser import _wait_for_server as wait_for_server
 
 ROOT = Path(__file__).resolve().parents[1]
 ROCKETLAB = [sys.executable, "-m", "rocketlab.cli"]
@@ -73,20 +73,6 @@ def _get(url: str) -> dict:
         return json.loads(response.read())
 
 
-def _wait(proc: subprocess.Popen, url: str, log: Path, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"rocketlab lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            time.sleep(0.3)
-    pytest.fail(f"JupyterLab did not answer {url} within {timeout} s:\n{log.read_text()[-3000:]}")
-
-
 def test_rocketlab_lab_in_a_zh_cn_workspace_serves_jupyterlab_in_chinese(tmp_path):
     """The real command in a workspace made with ``rocketlab init --lang zh-CN``: Lab's settings API says
     zh_CN, its translations API serves the pack's strings; with Chromium the menu bar reads 文件."""
@@ -101,7 +87,7 @@ def test_rocketlab_lab_in_a_zh_cn_workspace_serves_jupyterlab_in_chinese(tmp_pat
                                 cwd=ws, env=env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait(proc, f"{base}/lab/api/settings?token={token}", log)
+        wait_for_server(proc, f"{base}/lab/api/settings?token={token}", log)
         plugin = _get(f"{base}/lab/api/settings/@jupyterlab/translation-extension:plugin?token={token}")
         assert plugin["settings"]["locale"] == "zh_CN", plugin
         strings = _get(f"{base}/lab/api/translations/zh_CN?token={token}")["data"]["jupyterlab"]
