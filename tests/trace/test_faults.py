@@ -140,9 +140,11 @@ def test_viewer_js_draws_every_effect_and_names_no_fault_kind():
     assert set(re.findall(r"^  (\w+): \(", block, re.M)) == set(VIEWER_EFFECTS)
     assert not re.search(r"action\s*===", VIEWER_JS), "viewer.js compares fault actions itself"
     assert re.findall(r"""\bact\(\s*["'](\w+)["']""", VIEWER_JS) == ["put", "put"]  # a put is no fault
+    start = VIEWER_JS.index("STRINGS_ZH_CN = {")  # a translation table names each label, by design
+    code = VIEWER_JS[:start] + VIEWER_JS[VIEWER_JS.index("\n};", start):]
     for kind in FAULT_KINDS:
         if " " in kind.viewer.label:
-            assert kind.viewer.label not in VIEWER_JS, kind
+            assert kind.viewer.label not in code, kind
 
 
 @pytest.mark.parametrize("line", ["10 crash n1", "10 crash! n1 n2", "10 partition n0 | n1 n2", "10 heal",

@@ -43,12 +43,8 @@ export const STRINGS = {
   "group:faults": "faults", "group:violations": "violations", "group:roles": "roles", "group:elections": "elections",
   "group:heartbeats": "heartbeats", "group:replication": "replication", "group:commits": "commits",
   "group:network": "network", "group:other": "other",
-  // the fault actions' labels (rocketlab.trace.faults: node, link and bar menus) and the network modes
-  "action:crash": "crash", "action:power failure (loses unflushed writes)": "power failure (loses unflushed writes)",
-  "action:restart": "restart", "action:pause": "pause", "action:resume": "resume", "action:time out now": "time out now",
-  "action:isolate": "isolate", "action:make leader (transfer)": "make leader (transfer)", "action:cut": "cut",
-  "action:heal": "heal", "action:drop next message": "drop next message", "action:heal all links": "heal all links",
-  "action:partition": "partition", "action:apply": "apply",
+  // the network modes; the fault actions' labels come from rocketlab.trace.faults (node, link and bar menus)
+  // and are their own English words (named("action", label)): only another language's table has rows for them
   "network:reliable": "reliable", "network:unreliable": "unreliable", "network:reordering": "reordering",
   "network:long-delays": "long-delays",
 };
