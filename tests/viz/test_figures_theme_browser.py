@@ -50,16 +50,21 @@ def kit_figures() -> list:
             role_timeline(classic), put_latency(classic)]
 
 
-@pytest.mark.parametrize("theme", ["light", "dark"])
-def test_every_figure_reads_in_both_themes(tmp_path, theme):
-    _require_chromium()
+def _theme_page(page: Path, theme: str, figures: list) -> Path:
+    """``figures`` on one page styled as JupyterLab's ``theme`` (its CSS and the kit's), written to ``page``."""
     css = (THEMES / f"theme-{theme}-extension" / "index.css").read_text(encoding="utf-8")
-    figures = kit_figures()
     parts = [pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False) for i, fig in enumerate(figures)]
-    page = tmp_path / f"figures-{theme}.html"
     page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{css}</style><style>{theme_css()}"
                     f"</style></head><body data-jp-theme-light='{str(theme == 'light').lower()}' style='background: "
                     f"var(--jp-layout-color0); margin: 0'>{''.join(parts)}</body></html>", encoding="utf-8")
+    return page
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_every_figure_reads_in_both_themes(tmp_path, theme):
+    _require_chromium()
+    figures = kit_figures()
+    page = _theme_page(tmp_path / f"figures-{theme}.html", theme, figures)
     with offline_page(1000, 900, dark=theme == "dark") as browser:
         browser.goto(page.as_uri())
         browser.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {len(figures)}",
@@ -142,14 +147,9 @@ def test_hover_labels_and_toolbar_read_in_both_themes(tmp_path, theme):
     on the page) and the toolbar's icons (3:1, graphics), on a bar chart, lines and markers, as a notebook shows
     them (plotly.js's default configuration: the toolbar appears while the pointer is on the figure)."""
     _require_chromium()
-    css = (THEMES / f"theme-{theme}-extension" / "index.css").read_text(encoding="utf-8")
     classic = _events("ms-sync-crash")
     figures = [role_timeline(classic), put_latency(classic), commit_progress(classic)]
-    parts = [pio.to_html(fig, include_plotlyjs=(i == 0), full_html=False) for i, fig in enumerate(figures)]
-    page = tmp_path / f"hover-{theme}.html"
-    page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{css}</style><style>{theme_css()}"
-                    f"</style></head><body data-jp-theme-light='{str(theme == 'light').lower()}' style='background: "
-                    f"var(--jp-layout-color0); margin: 0'>{''.join(parts)}</body></html>", encoding="utf-8")
+    page = _theme_page(tmp_path / f"hover-{theme}.html", theme, figures)
     with offline_page(1000, 900, dark=theme == "dark") as browser:
         browser.goto(page.as_uri())
         browser.wait_for_function(f"() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {len(figures)}",
