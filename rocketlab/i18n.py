@@ -7,7 +7,8 @@ holds the Chinese (``tests/test_i18n.py`` fails on a marked sentence missing fro
 translation may put them in any order.
 
 **The .po is read at run time, no .mo is compiled.** A clean checkout and an installed wheel then work the
-same, with no build step and no binary file in git that could drift from its source: Babel parses the .po
+same, with no build step and no binary file in git that could drift from its source: Babel (imported only
+then, for its 50 ms would slow every English start, each grading sandbox's included) parses the .po
 (about 20 ms, once, and only when the language is not English) and hands gettext a compiled catalogue in memory.
 Entries marked fuzzy are left out, as ``msgfmt`` would.
 
@@ -27,9 +28,6 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
-
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
 
 from rocketlab.errors import RocketlabError
 
@@ -125,6 +123,8 @@ def translations(lang: str) -> _gettext.NullTranslations:
     """The catalogue of ``lang`` (English: the source strings themselves)."""
     if lang == DEFAULT:
         return _gettext.NullTranslations()
+    from babel.messages.mofile import write_mo  # lazy: 50 ms; English never reads a catalogue
+    from babel.messages.pofile import read_po  # lazy: as above
     with open(catalogue_path(lang), "rb") as f:
         catalog = read_po(f, locale=GETTEXT_NAMES[lang], domain=DOMAIN)
     buffer = io.BytesIO()

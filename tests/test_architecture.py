@@ -32,6 +32,7 @@ HEAVY: dict[str, str] = {
     "pyspark": "Spark, only where it runs",
     "pandas": "0.3 s to import",
     "pyarrow": "only where Arrow batches are built",
+    "babel": "50 ms to import, needed only for a language other than English (every sandbox's start paid it)",
     "networkx": "0.1 s to import",
     "IPython": "the notebook kernel's own, only in a notebook",
     "ipywidgets": "the notebook's widgets, only in a notebook",
