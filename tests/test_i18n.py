@@ -18,6 +18,7 @@ from babel.messages.pofile import read_po
 from rocketlab import cli, i18n, workspace
 from rocketlab.errors import RocketlabError
 from tests.i18n_support import CJK, no_language_set  # noqa: F401  (the fixture)
+from tests.test_lab_twins import english_runs, glossary_terms
 
 ROOT = Path(__file__).resolve().parents[1]
 PO = ROOT / "rocketlab" / "locale" / "zh_CN" / "LC_MESSAGES" / "rocketlab.po"
@@ -101,6 +102,21 @@ def test_every_entry_is_translated_with_the_same_placeholders():
             problems.append(f"no Chinese in the translation of {m.id!r}")
     assert not problems, "\n".join(problems)
 
+
+def test_no_english_is_left_in_the_translations():
+    """A translation holds no run of four English words outside code spans and the glossary's terms: the
+    check the lab twins' prose passes, applied to every sentence the kit says (``english_runs``)."""
+    terms = glossary_terms()
+    left = {m.id: runs for m in _catalogue() if m.id
+            for runs in [[r for form in ([m.string] if isinstance(m.string, str) else m.string)
+                          for r in english_runs(form, terms)]] if runs}
+    assert not left, "\n".join(f"{k!r}: {v}" for k, v in left.items())
+
+
+def test_the_english_check_of_the_catalogue_sees_a_sentence_left_in_english():
+    terms = glossary_terms()
+    assert english_runs("副本 {n} 个：the slave has not caught up", terms) == ["the slave has not caught up"]
+    assert english_runs("运行 `rocketlab grade lab03 --json` 查看", terms) == []
 
 def _free_port() -> int:
     with socket.socket() as s:
