@@ -1,14 +1,34 @@
-"""Real node processes for the realnet tests: free ports, start (until listening), SIGKILL, clean stop."""
+"""Real node processes for the realnet tests: free ports, start (until listening), SIGKILL, clean stop, and
+reading back what a broker serves."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from rocketlab.broker.protocol import PullMessageRequest
+from rocketlab.net.client import NetClient
+
+
+async def read_all(client: NetClient, expected: int, timeout_s: float = 20.0, topic: str = "TopicTest") -> list[bytes]:
+    """Pull queue 0 of ``topic`` from the start through ``client`` until ``expected`` bodies came back or
+    ``timeout_s`` passed: what a broker (or the master a group elected) serves, in order."""
+    end = time.monotonic() + timeout_s
+    bodies: list[bytes] = []
+    while len(bodies) < expected and time.monotonic() < end:
+        got = await client.request(PullMessageRequest(topic, 0, len(bodies), 32))
+        if got.status == "FOUND":
+            bodies += [m["body"] for m in got.messages]
+        else:
+            await asyncio.sleep(0.05)
+    return bodies
 
 
 def free_port() -> int:

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from rocketlab.broker.dledger_broker import dledger_broker_codec
-from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest, role_probe
+from rocketlab.broker.protocol import SendMessageRequest, role_probe
 from rocketlab.errors import ConfigError
 from rocketlab.net.client import NetClient
 from rocketlab.net.node import build_runtime
-from tests.realnodes import NodeProcesses, free_port
+from tests.realnodes import NodeProcesses, free_port, read_all
 
 pytestmark = pytest.mark.realnet
 NODES = ("n0", "n1", "n2")
@@ -73,18 +73,6 @@ async def _master(group: DLedgerGroup, candidates, timeout_s: float) -> tuple[st
     raise AssertionError(f"no master among {candidates} within {timeout_s} s")
 
 
-async def _read_all(client: NetClient, expected: int, timeout_s: float = 15.0) -> list[bytes]:
-    end = time.monotonic() + timeout_s
-    bodies: list[bytes] = []
-    while len(bodies) < expected and time.monotonic() < end:
-        got = await client.request(PullMessageRequest("TopicTest", 0, len(bodies), 32))
-        if got.status == "FOUND":
-            bodies += [m["body"] for m in got.messages]
-        else:
-            await asyncio.sleep(0.05)
-    return bodies
-
-
 @pytest.fixture
 def group(tmp_path):
     g = DLedgerGroup(tmp_path)
@@ -114,7 +102,7 @@ def test_sigkill_the_master_fails_over_and_no_acknowledged_message_is_lost(group
     async def after_failover() -> tuple[str, float, list[bytes]]:
         new, took = await _master(group, survivors, 15)
         consumer = await group.client(new)
-        got = await _read_all(consumer, len(acked))
+        got = await read_all(consumer, len(acked), timeout_s=15)
         late = await consumer.request(SendMessageRequest("TopicTest", b"after failover", 0))
         await consumer.close()
         assert late.status == "PUT_OK" and late.queue_offset == len(acked)
@@ -128,7 +116,7 @@ def test_sigkill_the_master_fails_over_and_no_acknowledged_message_is_lost(group
 
     async def rejoined() -> tuple[list[bytes], int]:
         client = await group.client(old)
-        got = await _read_all(client, len(acked) + 1)
+        got = await read_all(client, len(acked) + 1, timeout_s=15)
         probe = await client.request(role_probe("TopicTest"))
         await client.close()
         return got, probe.answered_as_master

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rocketlab.broker.protocol import PullMessageRequest, SendMessageRequest, broker_codec
+from rocketlab.broker.protocol import SendMessageRequest, broker_codec
 from rocketlab.net.client import NetClient
-from tests.realnodes import NodeProcesses, free_port
+from tests.realnodes import NodeProcesses, free_port, read_all
 
 pytestmark = pytest.mark.realnet
 FILE_SIZE = 64 * 1024
@@ -65,18 +65,6 @@ async def _put_all(client: NetClient, bodies: list[bytes]) -> list:
     return [await client.request(SendMessageRequest("TopicTest", body, 0)) for body in bodies]
 
 
-async def _read_all(client: NetClient, expected: int, timeout_s: float = 20.0) -> list[bytes]:
-    end = time.monotonic() + timeout_s
-    bodies: list[bytes] = []
-    while len(bodies) < expected and time.monotonic() < end:
-        got = await client.request(PullMessageRequest("TopicTest", 0, len(bodies), 32))
-        if got.status == "FOUND":
-            bodies += [m["body"] for m in got.messages]
-        else:
-            await asyncio.sleep(0.05)
-    return bodies
-
-
 def test_sigkill_the_sync_master_and_read_every_acknowledged_message_from_the_slave(group_factory):
     group = group_factory("SYNC_MASTER")
     group.start("n0")
@@ -101,7 +89,7 @@ def test_sigkill_the_sync_master_and_read_every_acknowledged_message_from_the_sl
 
     async def read():
         consumer = await group.client("n1").connect()
-        got = await _read_all(consumer, expected=len(acked) + 1)
+        got = await read_all(consumer, expected=len(acked) + 1)
         await consumer.close()
         return got
 
@@ -123,7 +111,7 @@ def test_sigkill_the_slave_mid_transfer_and_it_resumes_to_a_byte_identical_log(g
 
     async def read(expected: int) -> list[bytes]:
         consumer = await group.client("n1").connect()
-        got = await _read_all(consumer, expected=expected, timeout_s=30)
+        got = await read_all(consumer, expected=expected, timeout_s=30)
         await consumer.close()
         return got
 
