@@ -8,6 +8,7 @@ a request by its code, a response by the request class it answers (a remoting re
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, NamedTuple
 
 from rocketlab.errors import CodecError
@@ -30,7 +31,7 @@ class UnsupportedRequest(CodecError):
     """A request code the family declares but does not serve (answered REQUEST_CODE_NOT_SUPPORTED)."""
 
 
-class Family:
+class Family(ABC):
     """Base class: set the four attributes and implement :meth:`encode` and the two decoders."""
 
     name: str = ""
@@ -43,16 +44,18 @@ class Family:
     codes: frozenset[int] = frozenset()
     """Request codes this family decodes."""
 
+    @abstractmethod
     def encode(self, msg: Any) -> Parts:
-        raise NotImplementedError
+        """The :class:`Parts` of ``msg``'s command."""
 
+    @abstractmethod
     def decode_request(self, cmd: RemotingCommand) -> Any:
         """The message of a request command (``CodecError`` on a bad header or body)."""
-        raise NotImplementedError
 
     def decode_response(self, cmd: RemotingCommand, answers: type) -> Any:
-        """The message of a response to a request of class ``answers`` (``CodecError`` when it is not one)."""
-        raise NotImplementedError
+        """The message of a response to a request of class ``answers`` (``CodecError`` when it is not one).
+        A family whose requests are all oneway (no :attr:`responses`) answers none."""
+        raise CodecError(f"{self.name}: {answers.__name__} is sent oneway; no response answers it")
 
     def sender(self, msg: Any) -> str | None:
         """The node id a request names as its sender, where the protocol carries one."""

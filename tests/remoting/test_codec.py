@@ -16,7 +16,7 @@ from rocketlab.broker.protocol import (
 )
 from rocketlab.broker.send_protocol import ConsumerSendMsgBackRequest
 from rocketlab.controller import protocol as p
-from rocketlab.controller.wire import ControllerNodeCodec, NotifyBrokerRoleChanged
+from rocketlab.controller.wire import NOTIFY_FAMILY, ControllerNodeCodec, NotifyBrokerRoleChanged
 from rocketlab.dledger.codec import DLEDGER_FAMILY, DLedgerCodec
 from rocketlab.dledger.protocol import HeartBeatRequest
 from rocketlab.errors import CodecError
@@ -24,8 +24,8 @@ from rocketlab.namesrv.protocol import GetRouteInfoRequest, namesrv_codec
 from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.pingpong import Ping, PingPongCodec
 from rocketlab.remoting.codec import RemotingCodec
-from rocketlab.remoting.command import parse_frame
-from rocketlab.remoting.family import UnsupportedRequest
+from rocketlab.remoting.command import RemotingCommand, parse_frame
+from rocketlab.remoting.family import Family, UnsupportedRequest
 
 ONE_OF_EACH = {
     "dledger": HeartBeatRequest(group="g", remote_id="n1", leader_id="n0", term=2),
@@ -88,3 +88,14 @@ def test_serves_names_only_families_the_codec_was_given():
     assert RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY), serves=("broker",)).serves == ("broker",)
     with pytest.raises(CodecError, match=r"no message family 'controller' \(known: dledger, broker\)"):
         RemotingCodec((DLEDGER_FAMILY, BROKER_FAMILY), serves=("controller",))
+
+
+def test_a_family_must_encode_and_decode_requests_and_a_oneway_family_answers_no_response():
+    class Half(Family):
+        def encode(self, msg):
+            return None
+
+    with pytest.raises(TypeError, match="decode_request"):
+        Half()
+    with pytest.raises(CodecError, match="oneway"):
+        NOTIFY_FAMILY.decode_response(RemotingCommand(code=0), NotifyBrokerRoleChanged)
