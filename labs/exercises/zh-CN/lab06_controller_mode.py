@@ -38,13 +38,13 @@ def elect_master(sync_state_brokers: set[int] | None, all_replica_brokers: set[i
     ``all_replica_brokers``（``enableElectUncleanMaster``）时，才在所有副本里选。在一个候选集合里
     （``tryElect``）：
 
-    1. 只保留 ``is_valid(id)`` 认可的候选 Broker （在心跳表里存活），按 id 升序；一个都不剩：None；
-    2. 旧 Master 如果仍是候选 Broker ，且没有偏好*别的* Broker（``prefer_broker_id`` 为 None 或就是它），
+    1. 只保留 ``is_valid(id)`` 认可的候选 Broker（在心跳表里存活），按 id 升序；一个都不剩：None；
+    2. 旧 Master 如果仍是候选 Broker，且没有偏好*别的* Broker（``prefer_broker_id`` 为 None 或就是它），
        继续当 Master；
     3. 偏好的 Broker 是候选 Broker 时它当选，否则谁也不选（None）；
     4. 其余情况，有 ``live_info`` 时按各候选 Broker 最近一次心跳选最好的：先比 ``epoch``（大者优先），再比
        ``max_offset``（大者优先），再比 ``election_priority``（小者优先）；Java 对每一对按
        ``(int)(o2 - o1)`` 比较（``java_int``：差值超过 2**31 会回绕），三项都相同时保留排在前面的那个；
-    5. 没有 ``live_info``（None）时，取第一个候选 Broker 。
+    5. 没有 ``live_info``（None）时，取第一个候选 Broker。
     """
     raise NotImplementedError("lab06.elect_master")
