@@ -2,7 +2,8 @@
 exists, the code cells are the same (by hash, in order), the sections are the same (the same ``## N.``
 headings, by number), the notebook says it is Chinese (metadata ``{"rocketlab": {"lang": "zh-CN"}}``) and holds
 no outputs; and its prose is Chinese: no run of four or more English words outside code, links, HTML and the
-glossary's English terms (docs/zh-CN/glossary.md). A change to a lab's code fails here until both languages
+glossary's English terms (docs/zh-CN/glossary.md), and no two plain lowercase English words in a row either
+("preferred leader", "torn write": the short phrases a four-word run misses). A change to a lab's code fails here until both languages
 follow. With no twin yet the first test has nothing to compare; the checks themselves are tested on notebooks
 made here from an English lab, so they are proven either way.
 
@@ -33,6 +34,9 @@ WORD = r"[A-Za-z][a-z]+(?:['’][a-z]+)?"
 ENGLISH_RUN = re.compile(rf"(?<![\w.-]){WORD}(?:[ \t]+{WORD}){{3,}}(?![\w-])")
 """Four or more plain English words in a row, separated by spaces only. Identifiers (CommitLog, SYNC_MASTER,
 DLedger, handle_vote), acronyms and numbers are not plain words, so they break a run."""
+LOWER_RUN = re.compile(r"(?<![\w.'’-])[a-z]{2,}(?:[ \t]+[a-z]{2,})+(?![\w-])")
+"""Two or more plain lowercase English words in a row: a phrase left in English, however short. A capitalised
+name (Broker, Slave, Java) breaks it, so "Java Slave" and "Broker id" are not phrases."""
 MASKS = (
     re.compile(r"```.*?```", re.DOTALL),  # fenced code
     re.compile(r"`[^`\n]*`"),  # code spans
@@ -79,6 +83,16 @@ def english_runs(markdown: str, terms: list[str]) -> list[str]:
     return [run for run in ENGLISH_RUN.findall(text) if run.lower() not in allowed]
 
 
+def english_phrases(markdown: str, terms: list[str]) -> list[str]:
+    """The runs of two or more lowercase English words in ``markdown`` outside what ``english_runs`` masks;
+    a glossary term is not one."""
+    text = markdown
+    for mask in MASKS:
+        text = mask.sub(" ", text)
+    allowed = {t.lower() for t in terms}
+    return [run for run in LOWER_RUN.findall(text) if run.lower() not in allowed]
+
+
 def twin_problems(zh: dict, en: dict, name: str, terms: list[str]) -> list[str]:
     """What keeps the Chinese notebook ``zh`` from being the twin of ``en`` (empty: they are twins)."""
     problems = []
@@ -101,8 +115,9 @@ def twin_problems(zh: dict, en: dict, name: str, terms: list[str]) -> list[str]:
         problems.append(f"{name}: stored outputs in cells {stored} (clear them before committing)")
     for i, cell in enumerate(zh["cells"]):
         if cell["cell_type"] == "markdown":
-            problems += [f"{name}: cell {i + 1}: English left in the prose: {run!r}"
-                         for run in english_runs(_source(cell), terms)]
+            runs = english_runs(_source(cell), terms)
+            runs += [p for p in english_phrases(_source(cell), terms) if not any(p in run for run in runs)]
+            problems += [f"{name}: cell {i + 1}: English left in the prose: {run!r}" for run in runs]
     return problems
 
 
@@ -182,6 +197,18 @@ def test_the_checks_catch_what_breaks_a_twin():
 ])
 def test_the_english_heuristic(text, runs):
     assert english_runs(text, glossary_terms()) == runs
+
+
+@pytest.mark.parametrize("text, phrases", [
+    ("注册一个追加钩子（append hook）。", ["append hook"]),
+    ("坏扇区或写了一半的页（torn write）都可能造成。", ["torn write"]),
+    ("Java Slave 报告之后，Broker id 为 0。", []),  # capitalised names break a phrase
+    ("覆盖这条消息的 Slave ack。", []),
+    ("写进 `master max offset` 与 [mapped file](x.md)。", []),  # code and links are masked
+    ("选主（leader election）之后，任期（term）加一。", []),  # glossary terms
+])
+def test_the_short_phrase_heuristic(text, phrases):
+    assert english_phrases(text, glossary_terms()) == phrases
 
 
 def test_the_glossary_gives_its_english_terms():

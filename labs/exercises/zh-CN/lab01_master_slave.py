@@ -1,6 +1,6 @@
 """实验 01 练习：经典 HA 主从复制中 Slave 一侧的逻辑。
 
-改写下面各个函数的函数体，然后在 notebook 里检查（``check("lab01.transfer_parser")``），或在命令行里运行
+改写下面各个函数的函数体，然后在笔记本里检查（``check("lab01.transfer_parser")``），或在终端里运行
 ``rocketlab grade lab01``。评分器把你的代码装进模拟的 Master 和 Slave 里真实的 HAClient 与
 GroupTransferService，所以一处错误会表现为集群行为异常。函数名和签名不要改；可以自己添加辅助函数。
 """

@@ -1,6 +1,6 @@
 """实验 02 练习：逐字节实现 CommitLog 存储。
 
-改写下面各个函数的函数体，然后在 notebook 里检查（``check("lab02.encode_record")``），或在命令行里运行
+改写下面各个函数的函数体，然后在笔记本里检查（``check("lab02.encode_record")``），或在终端里运行
 ``rocketlab grade lab02``。评分器把你的代码装进磁盘上真实的存储（CommitLog、ConsumeQueue、IndexFile），
 写入消息、让它宕机、再恢复，然后把所有数据读回来核对。函数名和签名不要改；可以自己添加辅助函数。
 """

@@ -1,6 +1,6 @@
 """实验 03 练习：DLedger 的选主。
 
-改写下面各个函数的函数体，然后在 notebook 里检查（``check("lab03.handle_vote")``），或在命令行里运行
+改写下面各个函数的函数体，然后在笔记本里检查（``check("lab03.handle_vote")``），或在终端里运行
 ``rocketlab grade lab03``。评分器把你的代码装进每个成员真实的 DLedgerLeaderElector，让集群在宕机、网络
 分区和丢包网络下用许多种子反复运行，由不变式检查器判定对错（每个任期至多一个 Leader，已提交的日志条目
 永不丢失）。函数名和签名不要改；可以自己添加辅助函数。
@@ -23,47 +23,47 @@ from rocketlab.dledger.protocol import DLedgerResponseCode, ParseResult, VoteReq
 
 
 def handle_vote(view: VoteView, request: VoteRequest, is_self: bool) -> VoteDecision:
-    """``DLedgerLeaderElector.handleVote``（DLedger 0.2.0+）：投票者对一个 VoteRequest 的应答。
+    """``DLedgerLeaderElector.handleVote``（DLedger 0.2.0+）：投票方对一个 VoteRequest 的应答。
 
-    ``view`` 是投票者自己（它的 id、成员列表 peers、``curr_term``、``curr_vote_for``、``leader_id``、
-    日志末尾的索引和任期、``taking_leadership``）；``request`` 带着候选者的 ``leader_id``、``term``、
-    ``ledger_end_index`` 和 ``ledger_end_term``；候选者给自己投票时 ``is_self`` 为 True。
+    ``view`` 是投票方自己（它的 id、成员列表 peers、``curr_term``、``curr_vote_for``、``leader_id``、
+    日志末尾的索引和任期、``taking_leadership``）；``request`` 带着 Candidate 的 ``leader_id``、``term``、
+    ``ledger_end_index`` 和 ``ledger_end_term``；Candidate 给自己投票时 ``is_self`` 为 True。
     返回 ``VoteDecision(check, result, term, effect)``：起决定作用的检查编号（1–10）、VoteResult、
     应答携带的任期（除检查 8 外都是 ``view.curr_term``）以及效果。各项检查按顺序进行，先命中者生效：
 
-    1. 候选者不在 peers 中：REJECT_UNKNOWN_LEADER
-    2. 不是 ``is_self``，而候选者就是本投票者：REJECT_UNEXPECTED_LEADER
-    3. 候选者日志末尾的任期 < 我们的：REJECT_EXPIRED_LEDGER_TERM
-    4. 日志末尾任期相同，候选者的日志末尾索引 < 我们的：REJECT_SMALL_LEDGER_END_INDEX
+    1. Candidate 不在 peers 中：REJECT_UNKNOWN_LEADER
+    2. 不是 ``is_self``，而 Candidate 就是本投票方：REJECT_UNEXPECTED_LEADER
+    3. Candidate 日志末尾的任期 < 我们的：REJECT_EXPIRED_LEDGER_TERM
+    4. 日志末尾任期相同，Candidate 的日志末尾索引 < 我们的：REJECT_SMALL_LEDGER_END_INDEX
     5. 请求的任期 < 我们的任期：REJECT_EXPIRED_VOTE_TERM
     6. 任期相同，且我们已经投给了别人：知道 Leader 时 REJECT_ALREADY_HAS_LEADER，
        否则 REJECT_ALREADY_VOTED
     7. 请求的任期 > 我们的任期：REJECT_TERM_NOT_READY，效果 STEP_DOWN（我们退为 Candidate，并记下请求
-       的任期，即 ``knownMaxTermInGroup``；下一次 tick 时直接进入该任期（``nextTerm``）而不发起投票，
-       这样约 10 ms 后候选者重新投票时我们就能投赞成票）
+       的任期，即 ``knownMaxTermInGroup``；下一次状态检查时直接进入该任期（``nextTerm``）而不发起投票，
+       这样约 10 ms 后 Candidate 重新投票时我们就能投赞成票）
     8. 请求的任期 < 我们日志末尾的任期：REJECT_TERM_SMALL_THAN_LEDGER，应答携带我们日志末尾的任期
-    9. 不是 ``is_self``，我们正在接任 Leader，日志末尾任期相同，且我们的日志末尾索引 >= 候选者的：
+    9. 不是 ``is_self``，我们正在接任 Leader，日志末尾任期相同，且我们的日志末尾索引 >= Candidate 的：
        REJECT_TAKING_LEADERSHIP
-    10. 其余情况 ACCEPT，效果 GRANT（elector 先把这张票持久化，再应答）
+    10. 其余情况 ACCEPT，效果 GRANT（DLedgerLeaderElector 先把这张票持久化，再应答）
     """
     raise NotImplementedError("lab03.handle_vote")
 
 
 def parse_vote_result(tally: VoteTally, term: int, peer_size: int) -> VoteRoundDecision:
-    """候选者对一轮投票的判定（``DLedgerLeaderElector.maintainAsCandidate``）。
+    """Candidate 对一轮投票的判定（``DLedgerLeaderElector.maintainAsCandidate``）。
 
     ``tally`` 是这一轮的计票：``all_num``、``valid_num``（UNKNOWN 以外的应答）、``accepted_num``、
     ``not_ready_term_num``、``bigger_ledger_num``、``already_has_leader`` 和
     ``known_max_term_in_group``。``n`` 票是否构成多数派用 ``is_quorum(n, peer_size)`` 判断（超过半数）。
     返回 ``VoteRoundDecision(rule, result, next_vote)``；按顺序匹配，先命中的规则生效：
 
-    1. ``known_max_term_in_group > term``：WAIT_TO_VOTE_NEXT，NextVote.DEFAULT（elector 随后以该任期
+    1. ``known_max_term_in_group > term``：WAIT_TO_VOTE_NEXT，NextVote.DEFAULT（DLedgerLeaderElector 随后以该任期
        成为 Candidate）
     2. ``already_has_leader``：WAIT_TO_REVOTE，NextVote.PLUS_LEAK
     3. 有效应答不足多数派：WAIT_TO_REVOTE，NextVote.DEFAULT
-    4. 去掉日志比候选者更长的应答后，有效应答不足多数派：WAIT_TO_REVOTE，
+    4. 去掉日志比 Candidate 更长的应答后，有效应答不足多数派：WAIT_TO_REVOTE，
        NextVote.PLUS_MAX_VOTE_INTERVAL
-    5. 多数派投了赞成票：PASSED，NextVote.UNCHANGED（候选者成为 Leader）
+    5. 多数派投了赞成票：PASSED，NextVote.UNCHANGED（Candidate 成为 Leader）
     6. 赞成票加上 TERM_NOT_READY 应答构成多数派：REVOTE_IMMEDIATELY，NextVote.UNCHANGED
     7. 其余情况 WAIT_TO_VOTE_NEXT，NextVote.DEFAULT
     """

@@ -1,7 +1,7 @@
 """实验 04 练习：DLedger 的日志复制。
 
 ``quorum_index`` 和 ``decide_compare`` 是热身题（照 DLedger 给定的规则实现）；``commit_rule`` 要你自己
-设计。改写下面各个函数的函数体，然后在 notebook 里检查（``check("lab04.quorum_index")``），或在命令行里
+设计。改写下面各个函数的函数体，然后在笔记本里检查（``check("lab04.quorum_index")``），或在终端里
 运行 ``rocketlab grade lab04``。评分器把你的代码装进模拟组里真实的 Leader（QuorumAckChecker、
 EntryDispatcher），让集群经受宕机、网络分区和丢包网络，由不变式检查器判定对错。函数名和签名不要改；
 可以自己添加辅助函数。
@@ -57,16 +57,16 @@ def decide_compare(compare_index: int, code: DLedgerResponseCode, f_begin: int, 
 
 
 def commit_rule(water_marks: dict[str, int], term: int, committed_index: int, term_of: Callable[[int], int]) -> int:
-    """设计题：让 Figure 8 变得安全。返回 Leader 新的提交位点。
+    """设计题：让图 8 变得安全。返回 Leader 新的提交位点。
 
     任期 ``term`` 的 Leader 在 ``dledger-0.3.1.2`` 配置下（成为 Leader 时不写 NOOP 条目），QuorumAckChecker
     每一轮都调用它来代替 ``quorum_index``。``water_marks`` 把每个成员（包括 Leader 自己）映射到它持有的
     最大索引（-1：一条也没有）；``committed_index`` 是 Leader 目前已提交到的位置；``term_of(index)`` 是
     Leader 日志中 ``index`` 处条目的任期（读不到时为 -1）。DLedger 像 ``quorum_index`` 那样直接提交多数派
-    索引，notebook 第 7 节展示了这样做如何丢掉一条已提交的日志条目。
+    索引，实验 04 第 7 节展示了这样做如何丢掉一条已提交的日志条目。
 
-    修改这条规则，使得无论怎样宕机、怎样选主，已提交的日志条目都永不丢失；同时只要多数成员在线，写入仍能
-    在有限时间内提交（从不提交、或要等所有成员的规则都不及格）。评分器会重演 Figure 8、同类的带种子调度，
+    修改这条规则，使得无论怎样宕机、怎样选主，已提交的日志条目都永不丢失；同时只要多数派在线，写入仍能
+    在有限时间内提交（从不提交、或要等所有成员的规则都不及格）。评分器会重演图 8、同类的带种子调度，
     以及只有多数派在线的组，每个 Leader 都用你的规则，由不变式检查器判定；``rocketlab grade lab04 --only
     lab04.commit_rule --stress 300`` 会试 300 个种子。
     """

@@ -1,6 +1,6 @@
 """实验 05 练习：跑在 DLedger 上的 RocketMQ CommitLog。
 
-改写下面各个函数的函数体，然后在 notebook 里检查（``check("lab05.phy_offset")``），或在命令行里运行
+改写下面各个函数的函数体，然后在笔记本里检查（``check("lab05.phy_offset")``），或在终端里运行
 ``rocketlab grade lab05``。评分器把你的代码装进模拟 Broker 组里真实的 DLedgerCommitLog（写入、主从切换、
 从旧 CommitLog 平滑升级），再把每条消息读回来核对。函数名和签名不要改；可以自己添加辅助函数。
 """

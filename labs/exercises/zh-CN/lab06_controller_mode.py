@@ -1,6 +1,6 @@
 """实验 06 练习：RocketMQ 5 的 Controller 模式。
 
-改写下面各个函数的函数体，然后在 notebook 里检查（``check("lab06.find_consistent_point")``），或在命令行
+改写下面各个函数的函数体，然后在笔记本里检查（``check("lab06.find_consistent_point")``），或在终端
 里运行 ``rocketlab grade lab06``。评分器把你的代码装进模拟的 Controller 模式集群中真实的组件：
 ``find_consistent_point`` 装进每个重新上线的 Slave 的握手（``AutoSwitchHAClient``），``elect_master`` 装进
 每个 Controller 的选主（``DefaultElectPolicy``）；然后在多个种子下让 Master 宕机、重启，反复扰动集群，
@@ -20,7 +20,7 @@ from rocketlab.ha.epoch_file_cache import LONG_MAX, EpochEntry  # noqa: F401
 def find_consistent_point(local: list[EpochEntry], other: list[EpochEntry]) -> int:
     """``EpochFileCache.findConsistentPoint``：本 Broker 的日志与 Master 的日志一致到哪里。
 
-    每个列表是一个 Broker 的 epoch 文件，从旧到新：``EpochEntry(epoch, start_offset, end_offset)`` 表示
+    每个列表是一个 Broker 的纪元文件，从旧到新：``EpochEntry(epoch, start_offset, end_offset)`` 表示
     该纪元（epoch）的 Master 写下了这个 Broker 日志中 ``[start_offset, end_offset)`` 的字节（最后一项的
     ``end_offset`` 就是该 Broker 的最大偏移量）。两份日志都有某个纪元，**且起始偏移量相同**时，它们在这个
     纪元里的字节相同：一致的范围到两个结束偏移量中较小的那个为止。从 ``local`` 最新的一项开始往前找这样的
@@ -38,13 +38,13 @@ def elect_master(sync_state_brokers: set[int] | None, all_replica_brokers: set[i
     ``all_replica_brokers``（``enableElectUncleanMaster``）时，才在所有副本里选。在一个候选集合里
     （``tryElect``）：
 
-    1. 只保留 ``is_valid(id)`` 认可的候选者（在心跳表里存活），按 id 升序；一个都不剩：None；
-    2. 旧 Master 如果仍是候选者，且没有偏好*别的* Broker（``prefer_broker_id`` 为 None 或就是它），
+    1. 只保留 ``is_valid(id)`` 认可的候选 Broker（在心跳表里存活），按 id 升序；一个都不剩：None；
+    2. 旧 Master 如果仍是候选 Broker，且没有偏好*别的* Broker（``prefer_broker_id`` 为 None 或就是它），
        继续当 Master；
-    3. 偏好的 Broker 是候选者时它当选，否则谁也不选（None）；
-    4. 其余情况，有 ``live_info`` 时按各候选者最近一次心跳选最好的：先比 ``epoch``（大者优先），再比
+    3. 偏好的 Broker 是候选 Broker 时它当选，否则谁也不选（None）；
+    4. 其余情况，有 ``live_info`` 时按各候选 Broker 最近一次心跳选最好的：先比 ``epoch``（大者优先），再比
        ``max_offset``（大者优先），再比 ``election_priority``（小者优先）；Java 对每一对按
        ``(int)(o2 - o1)`` 比较（``java_int``：差值超过 2**31 会回绕），三项都相同时保留排在前面的那个；
-    5. 没有 ``live_info``（None）时，取第一个候选者。
+    5. 没有 ``live_info``（None）时，取第一个候选 Broker。
     """
     raise NotImplementedError("lab06.elect_master")

@@ -1,6 +1,6 @@
 """实验 07 练习：跨多次运行的 Spark 查询。
 
-改写下面的函数体，然后在 notebook 里检查（``check("lab07.acked_but_lost")``），或在命令行里运行
+改写下面的函数体，然后在笔记本里检查（``check("lab07.acked_but_lost")``），或在终端里运行
 ``rocketlab grade lab07``。评分器把你的查询装进 ``rocketlab.analysis.lost.lost_messages``，在 ``data/``
 里的样例运行和新跑的主从宕机场景（ASYNC 和 SYNC，多个种子）上执行，并把你找到的结果与模拟器所知的丢失
 消息对比。使用 DataFrame 操作（``where``、``select``、``join``、窗口函数、``explode``）；不需要 Python

@@ -2,8 +2,8 @@
 
 ``allocate`` 是消费者组对一个 topic 各队列的分配（RocketMQ 4.9.5 的 ``AllocateMessageQueueAveragely``）；
 ``select_one_message_queue`` 是生产者为每次发送尝试（第一次和每次重试）选择队列
-（``MQFaultStrategy.selectOneMessageQueue``）。改写下面各个函数的函数体，然后在 notebook 里检查
-（``check("lab08.allocate")``），或在命令行里运行 ``rocketlab grade lab08``。评分器先在判定表的每个输入上
+（``MQFaultStrategy.selectOneMessageQueue``）。改写下面各个函数的函数体，然后在笔记本里检查
+（``check("lab08.allocate")``），或在终端里运行 ``rocketlab grade lab08``。评分器先在判定表的每个输入上
 把你的答案与 RocketMQ 的对比，再把你的代码装进本套件的客户端（负载均衡中的消费者组的每个成员、所连 Broker
 宕机的生产者）。函数名和签名不要改；可以自己添加辅助函数。
 """
