@@ -1,6 +1,8 @@
 """The client codes against the real RocketMQ 4.9.5 broker (``brokeroracle.BrokerMain`` of the class path
 ``ROCKETLAB_JAVA_BROKER``, which CI sets, started by the kit's :class:`~rocketlab.oracle.broker_group.Backend`) and the kit's: the same requests get the same answers, shown of RocketMQ first; consumer offsets cross between
-the two through ``config/consumerOffset.json`` (the Java broker reads the kit's file, the kit reads Java's).
+the two through ``config/consumerOffset.json`` (the Java broker reads the kit's file, the kit reads Java's);
+bad input (malformed headers and JSON bodies, a code the broker does not serve, garbage, oversized, negative and
+truncated frames) gets the same answers, closes the connection alike, and loses nothing stored.
 
 The Java broker here runs on the shared jars' stand-in fastjson (Jackson underneath), which writes integer
 map keys quoted and cannot read fastjson's unquoted ones: the kit's file is handed to it with its keys
@@ -19,12 +21,15 @@ from rocketlab.broker import client_messages as m
 from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.protocol import (
     PullMessageRequest,
+    PullMessageResponse,
     PullSysFlag,
     SendMessageRequest,
     UpdateConsumerOffsetRequest,
 )
 from rocketlab.oracle.broker_group import Backend
 from rocketlab.remoting import fastjson
+from rocketlab.remoting.command import RemotingCommand, encode_command
+from tests.badframes import answers, broken_frames
 from tests.broker.rawconn import CODEC, Conn
 from tests.oracle.conftest import need_broker_java
 from tests.realnodes import NodeProcesses, free_port
@@ -53,8 +58,6 @@ def _view(answer):
     records = getattr(answer, "records", None)
     if records is None:
         return answer
-    from rocketlab.broker.protocol import PullMessageResponse
-
     decoded = [(x["queue_offset"], x["body"], x["tags"], x["keys"]) for x in PullMessageResponse("FOUND", records).messages]
     if isinstance(answer, PullMessageResponse):
         return (answer.response_code, answer.status, decoded, answer.next_begin_offset, answer.min_offset,
@@ -69,6 +72,10 @@ async def _scenario(port: int) -> list:
     for i, tags in enumerate(["TagA", "TagB", "TagA"]):
         sent.append(await c.ask(SendMessageRequest("TopicTest", f"m{i}".encode(), 0, tags, f"key-{i}")))
     assert all(s.status == "PUT_OK" for s in sent), sent
+    deadline = asyncio.get_running_loop().time() + 5  # Java's ReputMessageService dispatches after the answer
+    while (await c.ask(m.GetMaxOffsetRequest("TopicTest", 0))).offset < 3:
+        assert asyncio.get_running_loop().time() < deadline, "the three sends never reached the consume queue"
+        await asyncio.sleep(0.01)
     answers = [
         await c.ask(m.GetMaxOffsetRequest("TopicTest", 0)),
         await c.ask(m.GetMinOffsetRequest("TopicTest", 0)),
@@ -135,6 +142,37 @@ async def _members_and_long_polling(port: int) -> list:
     return seen
 
 
+def _cmd(code: int, opaque: int, ext: dict[str, str], body: bytes | None = None) -> bytes:
+    return encode_command(RemotingCommand(code, opaque=opaque, ext_fields=ext, body=body))
+
+
+MALFORMED = {  # name -> frame; each answered, the connection left open
+    "heartbeat body not JSON": _cmd(34, 1, {}, b"{not json"),
+    "lock body not an object": _cmd(41, 2, {}, b"[]"),
+    "pull without queueOffset": _cmd(11, 3, {"consumerGroup": "g", "topic": "BadIn", "queueId": "0"}),
+    "queueId not a number": _cmd(30, 4, {"topic": "BadIn", "queueId": "zero"}),
+    "send header cut short": _cmd(310, 5, {"a": "pg", "b": "BadIn"}, b"x"),
+    "commit of queue x": _cmd(15, 6, {"consumerGroup": "g", "topic": "BadIn", "queueId": "x", "commitOffset": "1"}),
+    "NOTIFY_CONSUMER_IDS_CHANGED sent to a broker": _cmd(40, 7, {"consumerGroup": "g"}),
+    "unknown code": _cmd(9999, 8, {}),
+}
+
+
+async def _bad_input(port: int) -> dict:
+    """A message stored, then malformed requests (their answer codes) and broken frames (whether each closed
+    the connection); then whether the message is still there."""
+    c = await Conn().open(port)
+    assert (await c.ask(SendMessageRequest("BadIn", b"kept", 0))).status == "PUT_OK"
+    await c.close()
+    codes = dict(zip(MALFORMED, await answers(port, list(MALFORMED.values())), strict=True))
+    closed = await broken_frames(port, _cmd(30, 9, {"topic": "BadIn", "queueId": "0"}))
+    await asyncio.sleep(0.3)
+    d = await Conn().open(port)
+    kept = _view(await d.ask(PullMessageRequest("BadIn", 0, 0, 32, "g_bad")))
+    await d.close()
+    return {"codes": codes, "closed": closed, "kept": kept}
+
+
 async def _ask(port: int, msg):
     c = await Conn().open(port)
     try:
@@ -155,6 +193,7 @@ def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(t
     try:
         kit_answers = asyncio.run(_scenario(kit.port))
         kit_members = asyncio.run(_members_and_long_polling(kit.port))
+        kit_bad = asyncio.run(_bad_input(kit.port))
 
         async def commit_for_java() -> None:  # the kit's offsets, for the Java broker to read
             c = await Conn().open(kit.port)
@@ -178,6 +217,7 @@ def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(t
     try:
         java_answers = asyncio.run(_scenario(port))
         java_members = asyncio.run(_members_and_long_polling(port))
+        java_bad = asyncio.run(_bad_input(port))
         read_back = asyncio.run(_ask(port, m.QueryConsumerOffsetRequest("kitgroup", "TopicTest", 1)))
     finally:
         java_backend.stop()
@@ -186,6 +226,10 @@ def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(t
         assert ours == java, f"answer {i}: Java {java!r}, kit {ours!r}"
     print(java_members)
     assert kit_members == java_members
+    print(java_bad)  # bad input: SYSTEM_ERROR (1) or REQUEST_CODE_NOT_SUPPORTED (3), broken frames close
+    assert set(java_bad["codes"].values()) == {1, 3} and all(java_bad["closed"].values())
+    assert java_bad["kept"][2] == [(0, b"kept", None, None)]  # nothing stored was lost
+    assert kit_bad == java_bad
     assert read_back == m.OffsetResponse(1)  # the Java broker read the kit's offset
     meta = BrokerMetadata(java_dir / "store" / "config")  # the kit reads Java's file
     meta.load()
