@@ -18,7 +18,6 @@ from collections import Counter
 
 import pytest
 
-from rocketlab.net.node import NODE_KINDS
 from rocketlab.oracle import client_app as ca
 from rocketlab.oracle.broker_group import BACKENDS, Backend
 from tests.oracle.conftest import need_broker_java
@@ -33,8 +32,6 @@ TOPIC = "AppMixed"
 @pytest.fixture(scope="module", params=BACKENDS)
 def backend(request, tmp_path_factory):
     java = need_broker_java()
-    if "kit" in request.param and "namesrv" not in NODE_KINDS:
-        pytest.skip("the kit has no name server node kind yet (nodeKind=namesrv: issue 39's name-server part)")
     b = Backend(request.param, tmp_path_factory.mktemp(request.param.replace("+", "_")), java).start()
     yield b
     b.kill()
