@@ -219,7 +219,7 @@ def test_pull_checks_answer_as_java(tmp_path):
         f"queueId[9] is illegal, topic:[T] topicConfig.readQueueNums:[4] consumer:[/{A}]", code=1)
     assert c.answer(PullMessageRequest("T", 1, 0)).response_code == ResponseCode.PULL_NOT_FOUND
     moved = c.answer(PullMessageRequest("T", 1, 5))  # an empty queue pulled past 0
-    assert moved.status == "NO_MATCHED_LOGIC_QUEUE" and moved.response_code == ResponseCode.PULL_OFFSET_MOVED
+    assert moved.status == "NO_MESSAGE_IN_QUEUE" and moved.response_code == ResponseCode.PULL_OFFSET_MOVED
     assert c.answer(PullMessageRequest("T", 0, 0, subscription="a ||", expression_type="SQL92")).code == 1
 
 
