@@ -26,6 +26,7 @@ from rocketlab.broker.protocol import (
     SendMessageRequest,
     UpdateConsumerOffsetRequest,
 )
+from rocketlab.broker.send_protocol import CreateTopicRequest
 from rocketlab.oracle.broker_group import Backend
 from rocketlab.remoting import fastjson
 from rocketlab.remoting.command import RemotingCommand, encode_command
@@ -38,12 +39,13 @@ pytestmark = pytest.mark.realnet
 
 
 class KitBroker(NodeProcesses):
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, extra: dict[str, str] | None = None) -> None:
         self.port = free_port()
         tmp.mkdir(parents=True, exist_ok=True)
         path = tmp / "broker.conf"
         path.write_text(f"nodeKind=broker\nselfId=n0\npeers=n0-127.0.0.1:{self.port}\nrunDir={tmp / 'run'}\n"
-                        f"storePathRootDir={tmp / 'store'}\nmappedFileSizeCommitLog={1024 * 1024}\n")
+                        f"storePathRootDir={tmp / 'store'}\nmappedFileSizeCommitLog={1024 * 1024}\n"
+                        + "".join(f"{k}={v}\n" for k, v in (extra or {}).items()))
         self.configs = {"n0": path}
         super().__init__()
 
@@ -181,9 +183,26 @@ async def _ask(port: int, msg):
         await c.close()
 
 
-def _java_backend(tmp: Path) -> Backend:
+def _java_backend(tmp: Path, extra: dict[str, str] | None = None) -> Backend:
     """The real name server and broker, the broker's store in ``tmp/broker-a/store``."""
-    return Backend("java", tmp, need_broker_java(), broker_extra={"mappedFileSizeCommitLog": "1048576"})
+    return Backend("java", tmp, need_broker_java(), broker_extra={"mappedFileSizeCommitLog": "1048576", **(extra or {})})
+
+
+SHORT_POLLING_NO_AUTO_CREATE = {"longPollingEnable": "false", "autoCreateTopicEnable": "false"}
+
+
+async def _short_polling_no_auto_create(port: int) -> list:
+    """A send to a topic nobody created; the topic created; a push consumer's pull on its empty queue (held
+    15 s under long polling): the answers, and how long the pull was held, in whole seconds."""
+    c = await Conn().open(port)
+    seen = [await c.ask(SendMessageRequest("NoAutoTopic", b"x", 0)), await c.ask(CreateTopicRequest("Idle", 1, 1))]
+    pull = PullMessageRequest("Idle", 0, 0, 32, "g_idle", sys_flag=PullSysFlag.FLAG_SUSPEND | PullSysFlag.FLAG_SUBSCRIPTION,
+                              suspend_timeout_millis=15_000, subscription="*")
+    started = asyncio.get_running_loop().time()
+    answer = CODEC.message(await asyncio.wait_for(c.send(CODEC.command(pull)), 10), answers=pull)
+    held_s = asyncio.get_running_loop().time() - started
+    await c.close()
+    return [*seen, _view(answer), 0.5 < held_s < 3.5]
 
 
 def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(tmp_path):
@@ -235,3 +254,25 @@ def test_the_kit_answers_the_client_codes_as_the_java_broker_and_offsets_cross(t
     meta.load()
     assert meta.consumer_offset_manager.query_offset("g", "TopicTest", 0) == 2
     assert meta.consumer_offset_manager.query_offset("kitgroup", "TopicTest", 1) == 1
+
+
+def test_short_polling_and_no_topic_auto_creation_answer_as_the_java_broker(tmp_path):
+    """``longPollingEnable=false``: a pull with nothing new is held shortPollingTimeMills (1 s; answered at the
+    hold service's next check), not its suspend time; ``autoCreateTopicEnable=false``: a send to a topic nobody
+    created is refused (TBW102 not inheritable)."""
+    kit = KitBroker(tmp_path / "kit", SHORT_POLLING_NO_AUTO_CREATE)
+    kit.start("n0")
+    try:
+        ours = asyncio.run(_short_polling_no_auto_create(kit.port))
+    finally:
+        kit.stop_all()
+    java_backend = _java_backend(tmp_path / "java", SHORT_POLLING_NO_AUTO_CREATE)
+    java_backend.start()
+    try:
+        java = asyncio.run(_short_polling_no_auto_create(java_backend.servers["broker-a"].port))
+    finally:
+        java_backend.stop()
+    print(java)
+    assert java[0].code == 17 and java[1].ok  # TOPIC_NOT_EXIST; then created
+    assert java[2][:2] == (19, "NO_MESSAGE_IN_QUEUE") and java[3]  # PULL_NOT_FOUND after about a second
+    assert ours == java
