@@ -118,7 +118,8 @@ async def _settle(expected, timeout_s: float = 5.0) -> None:
 
 async def _members_and_long_polling(port: int) -> list:
     """Two members join a group (the notices each connection gets), then a push consumer's pull with nothing
-    new: held, and answered with the message a send adds."""
+    new: held, and answered with the message a send adds; a member's connection closes, another member
+    unregisters (UNREGISTER_CLIENT): the notices, the answer, the group left."""
     a, b, producer = [await Conn().open(port) for _ in range(3)]
     seen = []
     hb = _heartbeat()
@@ -139,8 +140,15 @@ async def _members_and_long_polling(port: int) -> list:
     await b.close()
     await _settle(lambda: len(a.from_broker) >= 3)
     seen.append(("after B left", [c.code for c in a.from_broker]))
-    for c in (a, producer):
-        await c.close()
+    c = await Conn().open(port)  # a third member joins, then leaves by UNREGISTER_CLIENT (a client's shutdown)
+    await c.ask(m.HeartbeatRequest("127.0.0.1@c", (), hb.consumers))
+    await _settle(lambda: len(a.from_broker) >= 4)
+    left = await c.ask(m.UnregisterClientRequest("127.0.0.1@c", None, "g"))
+    await _settle(lambda: len(a.from_broker) >= 5)
+    seen.append(("after C unregistered", left, [x.code for x in a.from_broker],
+                 await c.ask(m.GetConsumerListByGroupRequest("g"))))
+    for conn in (a, producer, c):
+        await conn.close()
     return seen
 
 
