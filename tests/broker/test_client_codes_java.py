@@ -85,6 +85,9 @@ async def _scenario(port: int) -> list:
         await c.ask(m.GetMinOffsetRequest("NoSuchTopic", 0)),
         await c.ask(m.GetEarliestMsgStoretimeRequest("NoSuchTopic", 0)),
         await c.ask(m.SearchOffsetRequest("NoSuchTopic", 0, 0)),
+        await c.ask(m.SearchOffsetRequest("TopicTest", 0, 0)),  # before the first message
+        await c.ask(m.SearchOffsetRequest("TopicTest", 0, 2**62)),  # after the last
+        await c.ask(m.SearchOffsetRequest("TopicTest", 1, 2**62)),  # an empty queue
         await c.ask(m.QueryMessageRequest("TopicTest", "no-such-key", 32, 0, 2**62)),
         await c.ask(m.ViewMessageRequest(1 << 40)),
         await c.ask(m.QueryConsumerOffsetRequest("g", "NoSuchTopic", 0)),
