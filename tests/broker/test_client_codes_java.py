@@ -50,6 +50,10 @@ class KitBroker(NodeProcesses):
         super().__init__()
 
 
+UNIQ = "7F00000100002A9F0000000000000001"
+"""An UNIQ_KEY property, for QUERY_MESSAGE by unique key (``_UNIQUE_KEY_QUERY``)."""
+
+
 def _heartbeat() -> m.HeartbeatRequest:
     sub = m.SubscriptionData("TopicTest", "TagA", ("TagA",), (fastjson.java_string_hash("TagA"),), 1)
     return m.HeartbeatRequest("127.0.0.1@probe", (), (m.ConsumerData("g", subscriptions=(sub,)),))
@@ -73,9 +77,11 @@ async def _scenario(port: int) -> list:
     sent = []
     for i, tags in enumerate(["TagA", "TagB", "TagA"]):
         sent.append(await c.ask(SendMessageRequest("TopicTest", f"m{i}".encode(), 0, tags, f"key-{i}")))
-    assert all(s.status == "PUT_OK" for s in sent), sent
+    uniq = await c.ask(SendMessageRequest("TopicTest", b"u", 2, properties_string=f"UNIQ_KEY\x01{UNIQ}\x02WAIT\x01true"))
+    assert all(s.status == "PUT_OK" for s in [*sent, uniq]), sent
     deadline = asyncio.get_running_loop().time() + 5  # Java's ReputMessageService dispatches after the answer
-    while (await c.ask(m.GetMaxOffsetRequest("TopicTest", 0))).offset < 3:
+    while (await c.ask(m.GetMaxOffsetRequest("TopicTest", 0))).offset < 3 or \
+            (await c.ask(m.GetMaxOffsetRequest("TopicTest", 2))).offset < 1:
         assert asyncio.get_running_loop().time() < deadline, "the three sends never reached the consume queue"
         await asyncio.sleep(0.01)
     answers = [
@@ -103,6 +109,8 @@ async def _scenario(port: int) -> list:
         await c.ask(PullMessageRequest("NoSuchTopic", 0, 0, 32, "g")),
         await c.ask(m.ViewMessageRequest(sent[1].phy_offset)),
         await c.ask(m.QueryMessageRequest("TopicTest", "key-2", 32, 0, 2**62)),
+        await c.ask(m.QueryMessageRequest("TopicTest", UNIQ, 32, 0, 2**62, unique_key=True)),  # by UNIQ_KEY
+        await c.ask(m.QueryMessageRequest("TopicTest", "0" * 32, 32, 0, 2**62, unique_key=True)),
         await c.ask(m.LockBatchRequest("g", "127.0.0.1@probe", (m.MessageQueue("TopicTest", "broker-a", 0),))),
         await c.ask(m.UnlockBatchRequest("g", "127.0.0.1@probe", (m.MessageQueue("TopicTest", "broker-a", 0),))),
     ]
