@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def _view(answer):
 async def _scenario(port: int) -> list:
     """Sends, then the client codes; every answer (decoded records where records come back)."""
     c = await Conn().open(port)
-    sent = []
+    sent, before_ms = [], int(time.time() * 1000)
     for i, tags in enumerate(["TagA", "TagB", "TagA"]):
         sent.append(await c.ask(SendMessageRequest("TopicTest", f"m{i}".encode(), 0, tags, f"key-{i}")))
     uniq = await c.ask(SendMessageRequest("TopicTest", b"u", 2, properties_string=f"UNIQ_KEY\x01{UNIQ}\x02WAIT\x01true"))
@@ -114,8 +115,10 @@ async def _scenario(port: int) -> list:
         await c.ask(m.LockBatchRequest("g", "127.0.0.1@probe", (m.MessageQueue("TopicTest", "broker-a", 0),))),
         await c.ask(m.UnlockBatchRequest("g", "127.0.0.1@probe", (m.MessageQueue("TopicTest", "broker-a", 0),))),
     ]
+    earliest = await c.ask(m.GetEarliestMsgStoretimeRequest("TopicTest", 0))  # the first message's store time
+    after_ms = int(time.time() * 1000)
     await c.close()
-    return [_view(a) for a in answers]
+    return [*(_view(a) for a in answers), before_ms <= earliest.timestamp <= after_ms]
 
 
 async def _settle(expected, timeout_s: float = 5.0) -> None:
