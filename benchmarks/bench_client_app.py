@@ -6,14 +6,14 @@
 2. Send-to-receive latency with long polling: a producer sends one message every 20 ms, a push consumer
    (its pulls held by the broker until a message arrives) receives it; p50/p99 from the send call to the
    listener, one JVM clock.
-3. ``--failover``: :func:`rocketlab.oracle.failover.measure_failover` on the Java DLedger group (five JVMs) and
-   on the kit's DLedger group and controller mode: sends failed, lost, duplicated, kill to first SEND_OK on
-   the new master, consumer catch-up.
+3. ``--failover``: :func:`rocketlab.oracle.failover.measure_failover` on the Java DLedger group (five JVMs), the
+   kit's DLedger group with short timers (300 ms heartbeats), the kit's DLedger group with DLedger's default
+   timers (2 s heartbeats, the Java group's: the same scenario) and the kit's controller mode: sends failed,
+   lost, duplicated, kill to first SEND_OK on the new master, consumer catch-up. ``--groups`` picks some; the
+   others keep their last figures in the results file.
 
-    ROCKETLAB_JAVA_BROKER=... python benchmarks/bench_client_app.py [--backends java,kit] [--failover [--rounds 3]]
-        [--quick]
-
-Backends the kit cannot run yet (no ``nodeKind=namesrv``) are reported as skipped, not measured.
+    ROCKETLAB_JAVA_BROKER=... python benchmarks/bench_client_app.py [--backends java,kit] [--failover [--rounds 3]
+        [--groups java-dledger,kit-dledger,kit-dledger-default-timers,kit-controller]] [--quick]
 """
 
 from __future__ import annotations
@@ -23,17 +23,21 @@ import json
 import statistics
 import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS_DIR, line, record  # noqa: E402
+from _common import RESULTS_DIR, line, machine_info, record  # noqa: E402
 
 from rocketlab.benchtable import summary_row  # noqa: E402
-from rocketlab.net.node import NODE_KINDS  # noqa: E402
 from rocketlab.oracle.broker_group import Backend  # noqa: E402
 from rocketlab.oracle.client_app import ClientApp  # noqa: E402
 from rocketlab.oracle.client_jvm import BrokerJava  # noqa: E402
 from rocketlab.oracle.failover import measure_failover  # noqa: E402
+
+FAILOVER_GROUPS = {"java-dledger": ("java", "dledger", True), "kit-dledger": ("kit", "dledger", True),
+                   "kit-dledger-default-timers": ("kit", "dledger", False), "kit-controller": ("kit", "controller", True)}
+"""Failover groups: name -> (backend, layout, the kit's short DLedger timers)."""
 
 
 def pct(values: list[float], q: float) -> float:
@@ -76,28 +80,34 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=20000)
     ap.add_argument("--failover", action="store_true", help="measure failovers instead")
     ap.add_argument("--rounds", type=int, default=3, help="failovers per group (--failover)")
+    ap.add_argument("--groups", default=",".join(FAILOVER_GROUPS), help="failover groups (--failover)")
     ap.add_argument("--quick", action="store_true", help="2,000 messages, one failover round")
     args = ap.parse_args()
     java = BrokerJava.find()
     count = 2000 if args.quick else args.count
     args.rounds = 1 if args.quick else args.rounds
     path = RESULTS_DIR / "client_app.json"
-    results = json.loads(path.read_text())["results"] if path.exists() else {}
-    kit_ok = "namesrv" in NODE_KINDS
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    results = previous.get("results", {})
+    for group in results.get("failover", {}).values():  # figures of an earlier run say which
+        group.setdefault("measured", {"timestamp": previous["timestamp"], "command": previous["command"],
+                                      "load_avg_1m": previous["machine"].get("load_avg_1m")})
     with tempfile.TemporaryDirectory(prefix="bench-client-") as d:
         tmp = Path(d)
         if args.failover:
             fo = results.setdefault("failover", {})
-            for name, layout in (("java", "dledger"), ("kit", "dledger"), ("kit", "controller")):
-                key = f"{name}-{layout}"
-                if name == "kit" and not kit_ok:
-                    fo[key] = {"skipped": "the kit has no nodeKind=namesrv yet"}
-                    continue
-                rounds = [measure_failover(java, tmp / f"{key}-{k}", name, layout).as_dict()
+            for key in args.groups.split(","):
+                if key not in FAILOVER_GROUPS:
+                    ap.error(f"--groups: no group {key!r} (groups: {', '.join(FAILOVER_GROUPS)})")
+                name, layout, short = FAILOVER_GROUPS[key]
+                rounds = [measure_failover(java, tmp / f"{key}-{k}", name, layout, short_dledger_timers=short).as_dict()
                           for k in range(args.rounds)]
                 fo[key] = {"rounds": rounds, **{f"median_{f}": statistics.median(r[f] for r in rounds) for f in
                                                 ("kill_to_first_send_ok_s", "kill_to_first_consumed_s", "failed")},
-                           "lost": sum(r["lost"] for r in rounds), "duplicated": sum(r["duplicated"] for r in rounds)}
+                           "lost": sum(r["lost"] for r in rounds), "duplicated": sum(r["duplicated"] for r in rounds),
+                           "measured": {"timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                        "command": " ".join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+                                        "load_avg_1m": machine_info().get("load_avg_1m")}}
                 for r in rounds:
                     line(f"{key} kill to first SEND_OK", r["kill_to_first_send_ok_s"], "s",
                          f"consumed {r['kill_to_first_consumed_s']} s, failed {r['failed']} lost {r['lost']} "
@@ -105,9 +115,6 @@ def main() -> int:
         else:
             prod = results.setdefault("producer", {})
             for name in args.backends.split(","):
-                if name != "java" and not kit_ok:
-                    prod[name] = {"skipped": "the kit has no nodeKind=namesrv yet"}
-                    continue
                 r = producer_and_latency(java, name, tmp, args.threads, count, 100 if args.quick else 300)
                 prod[name] = r
                 line(f"{name}: {args.threads} threads 1 KiB", r["msgs_per_s"], "msg/s",

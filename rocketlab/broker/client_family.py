@@ -3,7 +3,9 @@
 Requests by their 4.9.5 codes with their header classes and JSON bodies; answers as the processors
 make them (``ClientManageProcessor``, ``ConsumerManageProcessor``, ``AdminBrokerProcessor``,
 ``QueryMessageProcessor``): SUCCESS with the response header, or the error code and Java's remark.
-NOTIFY_CONSUMER_IDS_CHANGED goes oneway, as ``Broker2Client.notifyConsumerIdsChanged`` sends it.
+NOTIFY_CONSUMER_IDS_CHANGED goes oneway, as ``Broker2Client.notifyConsumerIdsChanged`` sends it; a broker
+does not read it (the client's family, :mod:`rocketlab.client.protocol`, does): sent to a broker it is answered
+REQUEST_CODE_NOT_SUPPORTED, as a 4.9.5 broker's default processor (``AdminBrokerProcessor``) answers it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ class ClientFamily(Family):
     oneways = frozenset({m.NotifyConsumerIdsChanged})
     responses = frozenset({m.ClientAnswer, m.ConsumerListResponse, m.OffsetResponse, m.TimestampResponse,
                            m.MessageRecordsResponse, m.LockBatchResponse})
-    codes = frozenset(m.CLIENT_REQUESTS.values())
+    codes = frozenset(m.CLIENT_REQUESTS.values()) - {C.NOTIFY_CONSUMER_IDS_CHANGED}
+    """What a broker reads: every code above but NOTIFY_CONSUMER_IDS_CHANGED, which it only sends."""
 
     # ------------------------------------------------------------------ out
     def encode(self, msg: Any) -> Parts:
@@ -117,8 +120,6 @@ class ClientFamily(Family):
             h = m.QUERY_MESSAGE_REQUEST_HEADER.read(cmd)
             return m.QueryMessageRequest(h["topic"], h["key"], h["maxNum"], h["beginTimestamp"], h["endTimestamp"],
                                          cmd.field(m.UNIQUE_MSG_QUERY_FLAG) == "true")
-        if code == C.NOTIFY_CONSUMER_IDS_CHANGED:
-            return m.NotifyConsumerIdsChanged(m.NOTIFY_CONSUMER_IDS_CHANGED_REQUEST_HEADER.read(cmd)["consumerGroup"])
         raise CodecError(f"request code {code} is not a broker-client request")
 
     def decode_response(self, cmd: RemotingCommand, answers: type) -> Any:

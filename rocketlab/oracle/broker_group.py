@@ -44,6 +44,8 @@ class Backend:
     namesrv_port: int = 0
     broker_extra: dict[str, str] = field(default_factory=dict)
     """broker.conf keys added to (or overriding) every broker's (e.g. ``messageDelayLevel``)."""
+    short_dledger_timers: bool = True
+    """The kit's DLedger brokers with :data:`DLEDGER_TIMERS`; False: DLedger's defaults, as the Java group has."""
 
     @property
     def namesrv_addr(self) -> str:
@@ -104,7 +106,7 @@ class Backend:
             extra = {"brokerName": "broker-d", "enableDLegerCommitLog": "true", "dLegerGroup": "broker-d",
                      "dLegerSelfId": n, "dLegerPeers": peers}
             if self.kinds[1] == "kit":
-                extra.update(selfId=n, peers=peers, **DLEDGER_TIMERS)
+                extra.update(selfId=n, peers=peers, **(DLEDGER_TIMERS if self.short_dledger_timers else {}))
             out.append(self._broker(f"broker-{n}", self.broker_props(f"broker-{n}", port, extra)))
         return out
 

@@ -68,9 +68,10 @@ def _wait(predicate, timeout_s: float, what: str) -> None:
 
 def measure_failover(java: BrokerJava, workdir: Path, backend_name: str = "java", layout: str = "dledger", *,
                      interval_ms: int = 20, before_s: float = 3.0, after_s: float = 2.0,
-                     timeout_s: float = 90.0) -> FailoverResult:
-    """One failover of ``layout`` on ``backend_name`` (see the module docstring)."""
-    backend = Backend(backend_name, Path(workdir), java, layout)
+                     timeout_s: float = 90.0, short_dledger_timers: bool = True) -> FailoverResult:
+    """One failover of ``layout`` on ``backend_name`` (see the module docstring); ``short_dledger_timers``
+    False gives the kit's DLedger brokers DLedger's default timers, the Java group's."""
+    backend = Backend(backend_name, Path(workdir), java, layout, short_dledger_timers=short_dledger_timers)
     backend.start()
     app = ClientApp(java, Path(workdir), name="failover-client")
     try:

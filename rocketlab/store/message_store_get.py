@@ -1,7 +1,9 @@
 """The read path of the message store: pulls, lookups by offset and key, queue offsets and times.
 
 Models ``DefaultMessageStore.getMessage`` (with ``isTheBatchFull`` and ``nextOffsetCorrection``),
-``lookMessageByOffset``, ``queryMessage`` and the offset/timestamp getters.
+``lookMessageByOffset``, ``queryMessage`` and the offset/timestamp getters. A read creates no consume queue
+(Java's ``findConsumeQueue`` creates an empty one in memory, and no file): a queue that never had a message
+reads as that empty queue, NO_MESSAGE_IN_QUEUE, as in Java (NO_MATCHED_LOGIC_QUEUE never comes from it).
 """
 
 from __future__ import annotations
@@ -74,26 +76,22 @@ class MessageStoreGet:
         min_offset = max_offset = 0
         max_offset_py = cl.get_max_offset()
         cq = self.get_consume_queue(topic, queue_id)
-        if cq is None:
-            status = GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+        if cq is not None:
+            min_offset, max_offset = cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()
+        if cq is None or max_offset == 0:  # a missing queue reads as findConsumeQueue creates it: empty
+            status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
             next_begin_offset = self._next_offset_correction(offset, 0)
+        elif offset < min_offset:
+            status = GetMessageStatus.OFFSET_TOO_SMALL
+            next_begin_offset = self._next_offset_correction(offset, min_offset)
+        elif offset == max_offset:
+            status = GetMessageStatus.OFFSET_OVERFLOW_ONE
+            next_begin_offset = self._next_offset_correction(offset, offset)
+        elif offset > max_offset:
+            status = GetMessageStatus.OFFSET_OVERFLOW_BADLY
+            next_begin_offset = self._next_offset_correction(offset, min_offset if min_offset == 0 else max_offset)
         else:
-            min_offset = cq.get_min_offset_in_queue()
-            max_offset = cq.get_max_offset_in_queue()
-            if max_offset == 0:
-                status = GetMessageStatus.NO_MESSAGE_IN_QUEUE
-                next_begin_offset = self._next_offset_correction(offset, 0)
-            elif offset < min_offset:
-                status = GetMessageStatus.OFFSET_TOO_SMALL
-                next_begin_offset = self._next_offset_correction(offset, min_offset)
-            elif offset == max_offset:
-                status = GetMessageStatus.OFFSET_OVERFLOW_ONE
-                next_begin_offset = self._next_offset_correction(offset, offset)
-            elif offset > max_offset:
-                status = GetMessageStatus.OFFSET_OVERFLOW_BADLY
-                next_begin_offset = self._next_offset_correction(offset, min_offset if min_offset == 0 else max_offset)
-            else:
-                status, next_begin_offset = self._read_queue(cq, offset, max_msg_nums, message_filter, max_offset_py, result)
+            status, next_begin_offset = self._read_queue(cq, offset, max_msg_nums, message_filter, max_offset_py, result)
         result.status = status
         result.next_begin_offset = next_begin_offset
         result.min_offset = min_offset

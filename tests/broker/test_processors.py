@@ -3,11 +3,14 @@ behaviour as RocketMQ 4.9.5's processors have it (the Java line it follows is na
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rocketlab.broker import client_messages as m
 from rocketlab.broker.auto_switch_broker import AutoSwitchBrokerConfig, AutoSwitchBrokerCore
 from rocketlab.broker.broker import BrokerConfig, BrokerCore
+from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.broker.processor_config import ProcessorConfig
 from rocketlab.broker.protocol import (
     PullMessageRequest,
@@ -216,7 +219,7 @@ def test_pull_checks_answer_as_java(tmp_path):
         f"queueId[9] is illegal, topic:[T] topicConfig.readQueueNums:[4] consumer:[/{A}]", code=1)
     assert c.answer(PullMessageRequest("T", 1, 0)).response_code == ResponseCode.PULL_NOT_FOUND
     moved = c.answer(PullMessageRequest("T", 1, 5))  # an empty queue pulled past 0
-    assert moved.status == "NO_MATCHED_LOGIC_QUEUE" and moved.response_code == ResponseCode.PULL_OFFSET_MOVED
+    assert moved.status == "NO_MESSAGE_IN_QUEUE" and moved.response_code == ResponseCode.PULL_OFFSET_MOVED
     assert c.answer(PullMessageRequest("T", 0, 0, subscription="a ||", expression_type="SQL92")).code == 1
 
 
@@ -312,10 +315,8 @@ def test_the_dledger_broker_serves_the_client_codes(tmp_path):
 
 
 def test_the_offset_file_reads_fastjson_and_quoted_keys(tmp_path):
-    from pathlib import Path
-
-    from rocketlab.broker.config_manager import BrokerMetadata
-
+    """The fixture is in fastjson's own form (``JSON.toJSONString(this, true)``: tabs, integer keys
+    unquoted); the stand-in fastjson of the shared jars writes them quoted. Both are read."""
     fixture = Path(__file__).parent.parent / "data" / "broker" / "consumerOffset-fastjson.json"
     for text in (fixture.read_text(), '{"offsetTable":{"TopicTest@group":{"0":12,"1":3}}}'):
         (tmp_path / "consumerOffset.json").write_text(text)

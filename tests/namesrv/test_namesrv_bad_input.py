@@ -20,7 +20,7 @@ from rocketlab.namesrv.protocol import V4_9_5, GetBrokerClusterInfoRequest, Regi
 from rocketlab.namesrv.route import RegisterBrokerBody, topic_config
 from rocketlab.net.client import NetClient
 from rocketlab.remoting.command import RemotingCommand, encode_command
-from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
+from tests.badframes import answers, broken_frames
 
 pytestmark = pytest.mark.realnet
 
@@ -52,51 +52,12 @@ KIT_DIFFERENCES = {"brokerName missing": 1, "topic missing": 1, "brokerAddr miss
                    "unknown code": 3}
 
 
-async def answers(port: int, frames: list[bytes]) -> list[int | None]:
-    """The response code to each frame (by opaque 1..n), None for one unanswered after a quiet second."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    conn = RemotingConnection()
-    conn.awaiting = set(range(1, len(frames) + 1))
-    writer.write(b"".join(frames))
-    got: dict[int, int] = {}
-    while len(got) < len(frames):
-        try:
-            data = await asyncio.wait_for(reader.read(65536), 1.0 if len(got) == len(frames) - 1 else 10)
-        except asyncio.TimeoutError:
-            break
-        assert data, f"closed after {len(got)} answers"
-        conn.receive_data(data)
-        while (c := conn.next_command()) is not NEED_DATA and c is not CLOSED:
-            got[c.opaque] = c.code
-    writer.close()
-    return [got.get(i) for i in range(1, len(frames) + 1)]
-
-
-async def closed_after(port: int, data: bytes, then_close: bool = False) -> bool:
-    """Whether the server closes the connection after ``data`` (or, with ``then_close``, we close it)."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(data)
-    if then_close:
-        await asyncio.sleep(0.2)
-        writer.close()
-        return True
-    try:
-        return await asyncio.wait_for(reader.read(65536), 10) == b""
-    finally:
-        writer.close()
-
-
 async def session(port: int) -> dict:
     keeper = await NetClient(("127.0.0.1", port)).connect()  # a broker registered before: it must stay
     body = RegisterBrokerBody({"Kept": topic_config("Kept", 2, 2)}, {"counter": 1, "timestamp": 1})
     assert (await keeper.request(RegisterBrokerRequest("BadC", "127.0.0.1:61011", "keeper", 0, "h", body))).code == 0
     codes = dict(zip(MALFORMED, await answers(port, list(MALFORMED.values())), strict=True))
-    closed = {
-        "garbage": await closed_after(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
-        "oversized": await closed_after(port, struct.pack(">ii", 17 * 1024 * 1024, 20) + b"x" * 64),
-        "negative length": await closed_after(port, b"\xff\xff\xff\xf0" + b"x" * 16),
-        "truncated": await closed_after(port, cmd(103, 11, GOOD, b"{}")[:-1], then_close=True),
-    }
+    closed = await broken_frames(port, cmd(103, 11, GOOD, b"{}"))
     await asyncio.sleep(0.3)
     cluster = (await keeper.request(GetBrokerClusterInfoRequest())).cluster_info.decoded()
     await keeper.close()

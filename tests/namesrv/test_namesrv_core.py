@@ -97,6 +97,8 @@ def test_a_dledger_broker_registers_as_brokerid_0_when_it_becomes_master_and_wit
     assert [r.broker_id for r in _registrations(core.on_tick(21))] == [1, 1]
     assert _registrations(core.on_tick(22)) == []  # nothing changed
     assert [r.broker_id for r in _registrations(core.on_tick(10_000))] == [1, 1]  # the first periodic one
+    assert core.outer_api.next_deadline_ms() == 40_000  # then every registerNameServerPeriod (30 s)
+    assert [r.broker_id for r in _registrations(core.on_tick(40_000))] == [1, 1]
     core.on_stop()
 
 

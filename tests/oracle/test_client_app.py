@@ -8,6 +8,7 @@ rebalance wait 1 s, the broker's messageDelayLevel all 1 s, maxReconsumeTimes 2.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -18,10 +19,9 @@ from collections import Counter
 
 import pytest
 
-from rocketlab.net.node import NODE_KINDS
 from rocketlab.oracle import client_app as ca
 from rocketlab.oracle.broker_group import BACKENDS, Backend
-from tests.oracle.conftest import need_broker_java
+from tests.oracle.conftest import need, need_broker_java
 
 pytestmark = pytest.mark.realnet
 FULL = os.environ.get("ROCKETLAB_FULL") == "1"
@@ -33,8 +33,6 @@ TOPIC = "AppMixed"
 @pytest.fixture(scope="module", params=BACKENDS)
 def backend(request, tmp_path_factory):
     java = need_broker_java()
-    if "kit" in request.param and "namesrv" not in NODE_KINDS:
-        pytest.skip("the kit has no name server node kind yet (nodeKind=namesrv: issue 39's name-server part)")
     b = Backend(request.param, tmp_path_factory.mktemp(request.param.replace("+", "_")), java).start()
     yield b
     b.kill()
@@ -152,7 +150,8 @@ def test_a_failing_listener_gets_retries_then_the_dlq(backend, app, sends):
 
 def test_pypi_rocketmq_sends_10_and_push_consumes_10(backend, app, tmp_path):
     """A second client nobody here wrote: PyPI's rocketmq 0.4.4 (rocketmq-client-cpp in its wheel)."""
-    pytest.importorskip("rocketmq.client", reason="PyPI's rocketmq 0.4.4 is not installed (the test extra)")
+    need((importlib.util.find_spec("rocketmq"), "PyPI's rocketmq 0.4.4 is not installed (the test extra)"),
+         "PyPI's rocketmq 0.4.4 is")
     ns = backend.namesrv_addr
     app.create_topic(ns, "PyTopic")
     proc = subprocess.run([sys.executable, "-m", "rocketlab.oracle.pypi_client", ns, "PyTopic", "10", "g_pypi"],

@@ -39,11 +39,11 @@ def test_design_api_example(tmp_path):
 
 def test_get_message_statuses_and_next_begin_offset(open_store):
     store = open_store()
-    assert store.get_message("T", 0, 0).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    assert store.get_message("T", 0, 0).status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
     for i in range(10):
         store.put_message(Message("T", f"m{i}".encode(), tags="A" if i % 2 else "B"))
     assert store.get_max_offset_in_queue("T", 0) == 0  # not dispatched yet: put and dispatch are apart
-    assert store.get_message("T", 0, 0).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    assert store.get_message("T", 0, 0).status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
     store.reput()
     found = store.get_message("T", 0, 3, max_msg_nums=4)
     assert found.status is GetMessageStatus.FOUND
@@ -235,7 +235,7 @@ def test_sync_flush_visibility_bound_reput_message_service(open_store):
     assert store.get_max_phy_offset() == 10 * GOLDEN
     store.reput()
     assert store.get_max_offset_in_queue("FooBar", 0) == 0
-    assert store.get_message("FooBar", 0, 0).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    assert store.get_message("FooBar", 0, 0).status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
     store.flush()
     assert all(f.done() and f.result().status is PutMessageStatus.PUT_OK for f in futures)
     store.reput()

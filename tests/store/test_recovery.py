@@ -226,7 +226,7 @@ def test_an_empty_commit_log_drops_the_consume_queues(open_store, tmp_path):
         os.unlink(root / "commitlog" / name)
     store = open_store()
     assert store.get_max_offset_in_queue(TOPIC, 0) == 0
-    assert store.get_message(TOPIC, 0, 0).status is GetMessageStatus.NO_MATCHED_LOGIC_QUEUE
+    assert store.get_message(TOPIC, 0, 0).status is GetMessageStatus.NO_MESSAGE_IN_QUEUE
     assert store.put_message(golden_message()).wrote_offset == 0
 
 
