@@ -20,7 +20,14 @@ from rocketlab import __version__, doctor, i18n, lab, sample_data, workspace
 from rocketlab.analysis import cli as analysis_cli
 from rocketlab.benchtable import load_rows, render
 from rocketlab.chaos import cli as chaos_cli
-from rocketlab.cli_support import default_out, format_table, positive_int, writable_dir, writable_file
+from rocketlab.cli_support import (
+    argparse_message,
+    default_out,
+    format_table,
+    positive_int,
+    writable_dir,
+    writable_file,
+)
 from rocketlab.dledger import cli as dledger_cli
 from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.grading import assign, autograder, bundle, mutation
@@ -62,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
                 message = _("{prog} needs a subcommand: {choices} (see {prog} --help)").format(
                     prog=self.prog, choices=", ".join(action.choices))
                 break
-        self.exit(2, f"rocketlab: {message.removeprefix('rocketlab ')}\n")
+        self.exit(2, f"rocketlab: {argparse_message(message).removeprefix('rocketlab ')}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

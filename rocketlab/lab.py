@@ -54,8 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "lab", help=_("JupyterLab on labs/"),
         description=_("Start JupyterLab on the labs directory and print the URL (with its token) to open."))
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
-    parser.add_argument("--ip", default=DEFAULT_IP, help=f"address to listen on (default {DEFAULT_IP})")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=_("port (default {port})").format(port=DEFAULT_PORT))
+    parser.add_argument("--ip", default=DEFAULT_IP, help=_("address to listen on (default {ip})").format(ip=DEFAULT_IP))
     parser.add_argument("--token", default=None, help=_("access token (default: a random one)"))
     parser.add_argument("--no-browser", action="store_true", help=_("do not try to open a web browser"))
     parser.add_argument("--dir", default=None,
