@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from rocketlab import cli, i18n
+from rocketlab.grading.runner import grade
 from tests.i18n_support import IDEOGRAPH, no_language_set  # noqa: F401  (the fixture)
 from tests.test_lab_twins import english_runs, glossary_terms
 
@@ -120,3 +122,24 @@ def test_one_line_errors_are_chinese_on_stderr_with_exit_2(tmp_path, capsys, mon
     assert said["usage"] == "缺少必需的参数：--system, --seed"
     assert not [k for k, v in said.items() if not IDEOGRAPH.search(v) or english_runs(v, [])], said
     assert not (tmp_path / "sweep").exists()  # refused before any work
+
+
+def test_the_sandboxs_own_lines_follow_the_runners_language(tmp_path, monkeypatch):
+    """What the sandbox's child says (a submission that calls sys.exit; an exception's line in the learner's
+    file) arrives in the runner's language, as the judge's lines do; English stays as it was."""
+    source = (Path(__file__).resolve().parents[1] / "labs" / "exercises" / "lab03_dledger_election.py").read_text()
+    exits = tmp_path / "exits.py"
+    exits.write_text(source + "\n\ndef handle_vote(*args, **kwargs):\n    raise SystemExit(3)\n", encoding="utf-8")
+    broken = tmp_path / "broken.py"
+    broken.write_text(source + "\n\ndef handle_vote(*args, **kwargs):\n    return 1 / 0\n", encoding="utf-8")
+    said = {}
+    for lang in ("en", "zh-CN"):
+        monkeypatch.setenv(i18n.ENV, lang)
+        for name, path in (("exits", exits), ("broken", broken)):
+            report = grade("lab03", path, only=["lab03.handle_vote/decision_table"])
+            said[lang, name] = report.tests[0].message
+    print(said)
+    assert "your code called sys.exit(3)" in said["en", "exits"]
+    assert "你的代码调用了 sys.exit(3)" in said["zh-CN", "exits"]
+    assert re.search(r"ZeroDivisionError: division by zero at line \d+ of your file", said["en", "broken"])
+    assert re.search(r"ZeroDivisionError: division by zero，位于你的文件第 \d+ 行", said["zh-CN", "broken"])
