@@ -309,8 +309,11 @@ def run(exercises: list[str], budget_s: float = 600.0, limit_s: float | None = N
                 killer, detail, seconds = _run_one(o.mutant, tests, limit)
                 o.killed_by, o.detail, o.seconds, o.phase, o.run = killer, detail, o.seconds + seconds, phase, True
                 if echo:
-                    echo(f"{exercise} #{o.mutant.number} line {o.mutant.line} {o.mutant.description}: "
-                         f"{'killed by ' + killer if killer else 'survived ' + phase} ({seconds:.1f} s)")
+                    what = _("killed by {test}").format(test=killer) if killer else _("survived {phase}").format(
+                        phase=phase)
+                    echo(_("{exercise} #{number} line {line} {description}: {what} ({seconds} s)").format(
+                        exercise=exercise, number=o.mutant.number, line=o.mutant.line,
+                        description=o.mutant.description, what=what, seconds=f"{seconds:.1f}"))
     return _report(outcomes, time.monotonic() - started, budget_s, scenarios)
 
 
