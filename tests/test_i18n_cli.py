@@ -94,6 +94,8 @@ def test_one_line_errors_are_chinese_on_stderr_with_exit_2(tmp_path, capsys, mon
     junk = tmp_path / "store" / "commitlog"
     junk.mkdir(parents=True)
     (junk / "00000000000000000000").write_bytes(b"\x00\x00\x00\x40\x12\x34\x56\x78" + b"\xff" * 56)
+    bad_role = tmp_path / "role.conf"
+    bad_role.write_text("nodeKind=broker\nbrokerRole=LEADER\nlistenPort=10911\n", encoding="utf-8")
     dledger = tmp_path / "notdata.txt"
     dledger.write_text("hello", encoding="utf-8")
     said = {
@@ -103,6 +105,8 @@ def test_one_line_errors_are_chinese_on_stderr_with_exit_2(tmp_path, capsys, mon
         "dledger": _run(capsys, "dledger", "dump", str(dledger)),
         "node": _run(capsys, "node", "--config", str(bad_conf)),
         "node-missing": _run(capsys, "node", "--config", str(missing)),
+        "node-role": _run(capsys, "node", "--config", str(bad_role)),
+        "sim": _run(capsys, "sim", "smoke", "--network", "lossy", "--out", str(tmp_path / "sim")),
         "chaos": _run(capsys, "chaos", "run", "--system", "nope", "--seed", "1"),
         "sweep": _run(capsys, "sweep", "smoke", "--seeds", "9..1", "--out", str(tmp_path / "sweep")),
         "grade": _run(capsys, "grade", "lab03", "--time-limit", "0"),
@@ -120,6 +124,7 @@ def test_one_line_errors_are_chinese_on_stderr_with_exit_2(tmp_path, capsys, mon
     assert said["node"] == f"{bad_conf} 第 2 行：应为 key=value，实际是 '=garbage'"
     assert said["analyze"] == f"{missing}：不是运行目录（目录不存在）"
     assert said["usage"] == "缺少必需的参数：--system, --seed"
+    assert said["node-role"] == "brokerRole='LEADER' 不在 ASYNC_MASTER, SYNC_MASTER, SLAVE 之中"
     assert not [k for k, v in said.items() if not IDEOGRAPH.search(v) or english_runs(v, [])], said
     assert not (tmp_path / "sweep").exists()  # refused before any work
 
