@@ -20,7 +20,14 @@ from rocketlab import __version__, doctor, i18n, lab, sample_data, workspace
 from rocketlab.analysis import cli as analysis_cli
 from rocketlab.benchtable import load_rows, render
 from rocketlab.chaos import cli as chaos_cli
-from rocketlab.cli_support import default_out, format_table, positive_int, writable_dir, writable_file
+from rocketlab.cli_support import (
+    argparse_message,
+    default_out,
+    format_table,
+    positive_int,
+    writable_dir,
+    writable_file,
+)
 from rocketlab.dledger import cli as dledger_cli
 from rocketlab.errors import InvariantViolation, RocketlabError
 from rocketlab.grading import assign, autograder, bundle, mutation
@@ -62,7 +69,7 @@ class _Parser(argparse.ArgumentParser):
                 message = _("{prog} needs a subcommand: {choices} (see {prog} --help)").format(
                     prog=self.prog, choices=", ".join(action.choices))
                 break
-        self.exit(2, f"rocketlab: {message.removeprefix('rocketlab ')}\n")
+        self.exit(2, f"rocketlab: {argparse_message(message).removeprefix('rocketlab ')}\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,7 +181,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         failed += subprocess.run(cmd, check=False).returncode != 0
     fresh = [name for name, stamp in stamps().items() if before.get(name) != stamp]
     rows = load_rows(results_dir, fresh)
-    print(f"\n== summary: {len(rows)} figures from this run (recorded under {results_dir})")
+    print("\n== " + _("summary: {n} figures from this run (recorded under {path})").format(n=len(rows), path=results_dir))
     print(render(rows))
     return 1 if failed else 0
 
@@ -200,8 +207,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from rocketlab.labs_support.tour import run_demo  # lazy: loads networkx and plotly for the report
 
     out = writable_dir(args.out or default_out("demo"), "--out")
-    print(f"rocketlab demo: seed {args.seed}; the same producer writes to a DLedger broker group, an "
-          f"ASYNC_MASTER pair and a SYNC_MASTER pair, and each loses its master", flush=True)
+    print(_("rocketlab demo: seed {seed}; the same producer writes to a DLedger broker group, an ASYNC_MASTER "
+            "pair and a SYNC_MASTER pair, and each loses its master").format(seed=args.seed), flush=True)
     try:
         demo = run_demo(out, seed=args.seed)
     except InvariantViolation as e:
@@ -211,8 +218,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         print("\n".join(tour.lines()))
         violations = sum(len(s.cluster.violations) for s in tour.stories)
-        print(f"run directories: {', '.join(str(s.run_dir) for s in tour.stories)}")
-        print(f"report: {demo.report}  ({demo.seconds:.1f} s, {violations} invariant violations)")
+        print(_("run directories: {paths}").format(paths=", ".join(str(s.run_dir) for s in tour.stories)))
+        print(_("report: {path}  ({seconds} s, {violations} invariant violations)").format(
+            path=demo.report, seconds=f"{demo.seconds:.1f}", violations=violations))
     finally:
         tour.close()
     return 1 if violations else 0
@@ -252,12 +260,13 @@ STANDARD_SUMMARY = ("scenario", "seed", "simulated_ms", "events", "kernel_events
 
 
 def print_summary(summary: dict[str, Any], table: list[dict[str, Any]], out: Path) -> None:
-    print(f"scenario {summary['scenario']}  seed {summary['seed']}  simulated {summary['simulated_ms']} ms  "
-          f"events {summary['events']}  violations {summary['violations']}")
+    print(_("scenario {scenario}  seed {seed}  simulated {ms} ms  events {events}  violations {violations}").format(
+        scenario=summary["scenario"], seed=summary["seed"], ms=summary["simulated_ms"], events=summary["events"],
+        violations=summary["violations"]))
     msgs = summary["messages"]
-    print(f"messages: sent {msgs['sent']}  delivered {msgs['delivered']}  dropped {msgs['dropped']}  "
-          f"faults {summary['faults']}")
-    print("events by kind: " + ", ".join(f"{k} {v}" for k, v in summary["kinds"].items()))
+    print(_("messages: sent {sent}  delivered {delivered}  dropped {dropped}  faults {faults}").format(
+        sent=msgs["sent"], delivered=msgs["delivered"], dropped=msgs["dropped"], faults=summary["faults"]))
+    print(_("events by kind: ") + ", ".join(f"{k} {v}" for k, v in summary["kinds"].items()))
     extra = {k: v for k, v in summary.items() if k not in STANDARD_SUMMARY}
     if extra:
         print("  ".join(f"{k} {v}" for k, v in extra.items()))

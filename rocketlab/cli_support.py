@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from rocketlab.console import render_table
 from rocketlab.errors import RocketlabError
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.workspace import home
 
 
@@ -26,6 +27,41 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(_("must be a positive integer, got {value}").format(value=value))
     return value
+
+
+ARGPARSE_MESSAGES = (
+    (re.compile(r"the following arguments are required: (?P<names>.+)"),
+     N_("the following arguments are required: {names}")),
+    (re.compile(r"unrecognized arguments: (?P<args>.+)"), N_("unrecognized arguments: {args}")),
+    (re.compile(r"invalid choice: (?P<value>.+) \(choose from (?P<choices>.+)\)"),
+     N_("invalid choice: {value} (choose from {choices})")),
+    (re.compile(r"invalid (?P<type>\w+) value: (?P<value>.+)"), N_("invalid {type} value: {value}")),
+    (re.compile(r"expected one argument"), N_("expected one argument")),
+    (re.compile(r"expected at most one argument"), N_("expected at most one argument")),
+    (re.compile(r"expected at least one argument"), N_("expected at least one argument")),
+    (re.compile(r"expected (?P<n>\d+) arguments?"), N_("expected {n} argument(s)")),
+    (re.compile(r"ambiguous option: (?P<option>\S+) could match (?P<matches>.+)"),
+     N_("ambiguous option: {option} could match {matches}")),
+    (re.compile(r"one of the arguments (?P<names>.+) is required"), N_("one of the arguments {names} is required")),
+    (re.compile(r"not allowed with argument (?P<name>.+)"), N_("not allowed with argument {name}")),
+    (re.compile(r"ignored explicit argument (?P<value>.+)"), N_("ignored explicit argument {value}")),
+    (re.compile(r"can't open '(?P<file>.+)': (?P<why>.+)"), N_("can't open '{file}': {why}")),
+)
+"""argparse's own usage errors (Python's, in no catalogue the kit ships) and the kit's sentence for each."""
+_ARGUMENT = re.compile(r"argument (?P<name>\S+?): (?P<message>.+)", re.DOTALL)
+
+
+def argparse_message(message: str) -> str:
+    """An argparse usage error in the kit's language (unchanged when it is none of argparse's sentences)."""
+    argument = _ARGUMENT.fullmatch(message)
+    if argument:
+        return _("argument {name}: {message}").format(name=argument["name"],
+                                                        message=argparse_message(argument["message"]))
+    for pattern, sentence in ARGPARSE_MESSAGES:
+        found = pattern.fullmatch(message)
+        if found:
+            return _(sentence).format(**found.groupdict())
+    return message
 
 
 def default_out(*parts: str) -> Path:

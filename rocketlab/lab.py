@@ -54,8 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "lab", help=_("JupyterLab on labs/"),
         description=_("Start JupyterLab on the labs directory and print the URL (with its token) to open."))
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
-    parser.add_argument("--ip", default=DEFAULT_IP, help=f"address to listen on (default {DEFAULT_IP})")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=_("port (default {port})").format(port=DEFAULT_PORT))
+    parser.add_argument("--ip", default=DEFAULT_IP, help=_("address to listen on (default {ip})").format(ip=DEFAULT_IP))
     parser.add_argument("--token", default=None, help=_("access token (default: a random one)"))
     parser.add_argument("--no-browser", action="store_true", help=_("do not try to open a web browser"))
     parser.add_argument("--dir", default=None,
@@ -82,7 +82,7 @@ def prepare(
 ) -> LabLaunch:
     """Check the arguments and the port, create ``.jupyter/`` and overrides.json; return the launch."""
     if not 1 <= port <= 65535:
-        raise RocketlabError(f"--port must be between 1 and 65535, got {port}")
+        raise RocketlabError(_("--port must be between 1 and 65535, got {port}").format(port=port))
     if token is None:
         token = secrets.token_hex(24)
     if not token or any(c.isspace() for c in token):
@@ -115,15 +115,16 @@ def find_labs_dir(explicit: str | Path | None = None) -> Path:
     if explicit is not None:
         path = Path(explicit).expanduser().resolve()
         if not path.is_dir():
-            raise RocketlabError(f"--dir {explicit}: " + ("not a directory" if path.exists() else "no such directory"))
+            raise RocketlabError((_("--dir {path}: not a directory") if path.exists() else _("--dir {path}: no such "
+                                                                                       "directory")).format(path=explicit))
         return path
     where = home()
     candidates = ([where / "labs"] if where is not None else []) + [Path.cwd() / "labs"]
     for candidate in candidates:
         if candidate.is_dir():
             return candidate.resolve()
-    raise RocketlabError(f"no labs here ({Path.cwd()} is not in a rocketlab workspace): create one with "
-                         "`rocketlab init DIR`, then cd DIR and run `rocketlab lab` (or pass --dir)")
+    raise RocketlabError(_("no labs here ({cwd} is not in a rocketlab workspace): create one with `rocketlab init "
+                           "DIR`, then cd DIR and run `rocketlab lab` (or pass --dir)").format(cwd=Path.cwd()))
 
 
 def check_port_free(ip: str, port: int) -> None:
@@ -131,8 +132,8 @@ def check_port_free(ip: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(ip, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as e:
-        raise RocketlabError(f"--ip {ip}: not an address this machine knows ({e.strerror})") from None
-    family, kind, proto, _, address = infos[0]
+        raise RocketlabError(_("--ip {ip}: not an address this machine knows ({why})").format(ip=ip, why=e.strerror)) from None
+    family, kind, proto, _canonname, address = infos[0]
     with socket.socket(family, kind, proto) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Jupyter (tornado) does
         try:
@@ -142,7 +143,7 @@ def check_port_free(ip: str, port: int) -> None:
                 raise RocketlabError(
                     f"port {port} on {ip} is already in use (another Jupyter?); choose another with --port"
                 ) from None
-            raise RocketlabError(f"cannot listen on {ip}:{port}: {e.strerror}") from None
+            raise RocketlabError(_("cannot listen on {ip}:{port}: {why}").format(ip=ip, port=port, why=e.strerror)) from None
 
 
 def jupyter_env(state_dir: Path, base: dict[str, str] | None = None) -> dict[str, str]:
@@ -177,7 +178,7 @@ def write_no_news_overrides(settings_dir: Path) -> bool:
         if not isinstance(data, dict):
             raise ValueError("not a JSON object")
     except (OSError, ValueError) as e:
-        print(f"rocketlab lab: warning: leaving {path} alone ({e})", file=sys.stderr)
+        print("rocketlab lab: " + _("warning: leaving {path} alone ({why})").format(path=path, why=e), file=sys.stderr)
         return False
     plugin = data.get(NOTIFICATION_PLUGIN)
     plugin = dict(plugin) if isinstance(plugin, dict) else {}
@@ -188,8 +189,8 @@ def write_no_news_overrides(settings_dir: Path) -> bool:
         settings_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     except OSError as e:
-        print(f"rocketlab lab: warning: cannot write {path} ({e.strerror}); Lab may show a news toast",
-              file=sys.stderr)
+        print("rocketlab lab: " + _("warning: cannot write {path} ({why}); Lab may show a news toast").format(
+            path=path, why=e.strerror), file=sys.stderr)
         return False
     return True
 

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 # key, then '=' or ':' (with optional blanks around) or blanks alone, then the value (java.util.Properties)
 _PAIR = re.compile(r"^([^=:\s]+)(?:\s*[=:]\s*|\s+)(.*)$")
@@ -25,10 +26,12 @@ def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
             continue
         match = _PAIR.match(line)
         if match is None:
-            raise ConfigError(f"{source} line {lineno}: expected key=value, got {raw.strip()!r}")
+            raise ConfigError(_("{source} line {lineno}: expected key=value, got {line!r}").format(
+                source=source, lineno=lineno, line=raw.strip()))
         key, value = match.group(1), match.group(2).strip()
         if key in props:
-            raise ConfigError(f"{source} line {lineno}: {key} is set twice")
+            raise ConfigError(_("{source} line {lineno}: {key} is set twice").format(
+                source=source, lineno=lineno, key=key))
         props[key] = value
     return props
 
@@ -38,9 +41,9 @@ def load_properties(path: str | Path) -> dict[str, str]:
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(f"config file {p} does not exist") from None
+        raise ConfigError(_("config file {path} does not exist").format(path=p)) from None
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"config file {p} cannot be read: {e}") from None
+        raise ConfigError(_("config file {path} cannot be read: {why}").format(path=p, why=e)) from None
     return parse_properties(text, str(p))
 
 
@@ -52,7 +55,7 @@ def int_property(props: dict[str, str], key: str, default: int) -> int:
     try:
         return int(text)
     except ValueError:
-        raise ConfigError(f"{key}={text!r} is not a whole number") from None
+        raise ConfigError(_("{key}={text!r} is not a whole number").format(key=key, text=text)) from None
 
 
 def bool_property(props: dict[str, str], key: str, default: bool) -> bool:
@@ -61,7 +64,7 @@ def bool_property(props: dict[str, str], key: str, default: bool) -> bool:
     if text is None:
         return default
     if text.lower() not in ("true", "false"):
-        raise ConfigError(f"{key}={text!r} is not true or false")
+        raise ConfigError(_("{key}={text!r} is not true or false").format(key=key, text=text))
     return text.lower() == "true"
 
 

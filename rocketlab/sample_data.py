@@ -32,6 +32,7 @@ from typing import Any
 
 from rocketlab.cli_support import writable_dir
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.scenarios import ScenarioArgs, get_scenario
 from rocketlab.scenarios.broker_on_dledger import new_broker_group, write_classic_store
 from rocketlab.scenarios.tour import run_tour
@@ -142,7 +143,7 @@ def regenerate(root: str | Path | None = None, only: Iterable[str] | None = None
     chosen = [r for r in RUNS if only is None or r.name in set(only)]
     unknown = set(only or ()) - {r.name for r in RUNS}
     if unknown:
-        raise RocketlabError(f"no sample run named {', '.join(sorted(unknown))} (known: {', '.join(r.name for r in RUNS)})")
+        raise _unknown_runs(sorted(unknown))
     root.mkdir(parents=True, exist_ok=True)
     built = []
     for run in chosen:
@@ -161,6 +162,11 @@ def regenerate(root: str | Path | None = None, only: Iterable[str] | None = None
     return built
 
 
+def _unknown_runs(names: list[str]) -> RocketlabError:
+    return RocketlabError(_("no sample run named {names} (known: {known})").format(
+        names=", ".join(names), known=", ".join(r.name for r in RUNS)))
+
+
 def digest(root: str | Path) -> dict[str, str]:
     """SHA-256 of every file under ``root`` (relative path -> hex): what "the same bytes" compares."""
     root = Path(root)
@@ -170,19 +176,20 @@ def digest(root: str | Path) -> dict[str, str]:
 
 def register(subparsers: Any) -> None:
     """``rocketlab data regenerate [--root DIR] [--only NAME ...]``."""
-    p = subparsers.add_parser("data", help="the sample runs under data/")
+    p = subparsers.add_parser("data", help=_("the sample runs under data/"))
     sub = p.add_subparsers(dest="data_command", required=True, metavar="SUBCOMMAND")
-    r = sub.add_parser("regenerate", help="rebuild the sample runs (deterministic: the same bytes each time)")
+    r = sub.add_parser("regenerate", help=_("rebuild the sample runs (deterministic: the same bytes each time)"))
     r.add_argument("--root", type=Path, default=None,
-                   help="where (default: data/ of the workspace or checkout you are in)")
-    r.add_argument("--only", nargs="+", metavar="NAME", help=f"some runs only: {', '.join(run.name for run in RUNS)}")
+                   help=_("where (default: data/ of the workspace or checkout you are in)"))
+    r.add_argument("--only", nargs="+", metavar="NAME",
+                   help=_("some runs only: {names}").format(names=", ".join(run.name for run in RUNS)))
     r.set_defaults(func=_cmd_regenerate)
 
 
 def _cmd_regenerate(args: argparse.Namespace) -> int:
     unknown = sorted(set(args.only or ()) - {r.name for r in RUNS})
     if unknown:  # before anything is created
-        raise RocketlabError(f"no sample run named {', '.join(unknown)} (known: {', '.join(r.name for r in RUNS)})")
+        raise _unknown_runs(unknown)
     if args.root is not None:
         writable_dir(args.root, "--root")
     for path in regenerate(args.root, args.only):

@@ -80,8 +80,8 @@ def kit_root() -> Path:
     bundled = PACKAGE_DIR / KIT_PACKAGE_DIR
     if bundled.is_dir():
         return bundled
-    raise RocketlabError(f"this installation of rocketlab has no kit files (neither a checkout nor {bundled}); "
-                         "reinstall it from the wheel or a clone")
+    raise RocketlabError(_("this installation of rocketlab has no kit files (neither a checkout nor {bundled}); "
+                           "reinstall it from the wheel or a clone").format(bundled=bundled))
 
 
 def find_workspace(start: str | Path | None = None) -> Path | None:
@@ -127,8 +127,8 @@ def require_home(what: str) -> Path:
     """:func:`home`, or a one-line error saying how to get a workspace (``what`` names the need)."""
     found = home()
     if found is None:
-        raise RocketlabError(f"{what}: not inside a rocketlab workspace; create one with `rocketlab init DIR`, "
-                             "then cd DIR (or pass the path explicitly)")
+        raise RocketlabError(_("{what}: not inside a rocketlab workspace; create one with `rocketlab init DIR`, "
+                               "then cd DIR (or pass the path explicitly)").format(what=what))
     return found
 
 
@@ -245,21 +245,21 @@ def init_workspace(target: str | Path, lang: str | None = None) -> InitReport:
         lang = i18n.checked(lang, "--lang")
     root = Path(target).expanduser()
     if root.exists() and not root.is_dir():
-        raise RocketlabError(f"{target}: exists and is not a directory")
+        raise RocketlabError(_("{path}: exists and is not a directory").format(path=target))
     root = root.resolve()
     checkout = checkout_root()
     if checkout is not None and root == checkout:
-        raise RocketlabError(f"{target} is the kit's own checkout (already set up for `make lab`); "
-                             "choose another directory for a workspace")
+        raise RocketlabError(_("{path} is the kit's own checkout (already set up for `make lab`); choose another "
+                               "directory for a workspace").format(path=target))
     if root == PACKAGE_DIR or PACKAGE_DIR in root.parents:
-        raise RocketlabError(f"{target} is inside the installed package; choose another directory")
+        raise RocketlabError(_("{path} is inside the installed package; choose another directory").format(path=target))
     marker = _read_marker(root)
     recorded: dict[str, str] = dict(marker.get("files", {}))
     report = InitReport(root, fresh=not (root / MARKER).exists())
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise RocketlabError(f"{target}: cannot create the directory: {e.strerror}") from None
+        raise RocketlabError(_("{path}: cannot create the directory: {why}").format(path=target, why=e.strerror)) from None
     stored = lang or marker.get("lang")
     for rel, data in _kit_contents(root, stored or i18n.DEFAULT):
         dest = root / rel

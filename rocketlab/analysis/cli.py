@@ -31,38 +31,40 @@ from rocketlab.analysis.sweep import check_master_reachable, parse_params, parse
 from rocketlab.cli_support import positive_int, writable_dir
 from rocketlab.console import progress, render_table
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.trace.rundir import event_files, iter_events
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add the ``analyze`` subcommand; its handler is ``args.func(args) -> int``."""
     parser = subparsers.add_parser(
-        "analyze", help="Spark analysis of run directories",
-        description="Summarise run directories with Spark: events per kind and node, time span, faults. "
-                    "Exit 1 if a run recorded an invariant violation.")
-    parser.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help="run directory (meta.json + events)")
+        "analyze", help=_("Spark analysis of run directories"),
+        description=_("Summarise run directories with Spark: events per kind and node, time span, faults. "
+                      "Exit 1 if a run recorded an invariant violation."))
+    parser.add_argument("run_dirs", nargs="*", metavar="RUN_DIR", help=_("run directory (meta.json + events)"))
     parser.add_argument("--store", action="append", default=[], metavar="DIR",
-                        help="a broker's store directory (or a copy of one; repeatable): its commit log and "
-                             "consume queues summarised per topic and queue")
+                        help=_("a broker's store directory (or a copy of one; repeatable): its commit log and "
+                               "consume queues summarised per topic and queue"))
     parser.add_argument("--master", default=None, metavar="URL",
-                        help="Spark master URL (default: $SPARK_MASTER or local[*])")
-    parser.add_argument("--json", action="store_true", help="one JSON object per run and line")
+                        help=_("Spark master URL (default: $SPARK_MASTER or local[*])"))
+    parser.add_argument("--json", action="store_true", help=_("one JSON object per run and line"))
     parser.set_defaults(func=run_analyze)
     sweep = subparsers.add_parser(
-        "sweep", help="simulator trials over seeds and parameters, as Spark tasks",
-        description="Run SCENARIO (any of `rocketlab sim --list`, or figure16) for every seed and parameter "
-                    "combination as Spark tasks; write trials.parquet and summary.json under --out.")
-    sweep.add_argument("scenario", metavar="SCENARIO", help="a scenario of `rocketlab sim --list`, or figure16")
-    sweep.add_argument("--seeds", required=True, metavar="A..B", help="seeds, both ends included (or one seed)")
+        "sweep", help=_("simulator trials over seeds and parameters, as Spark tasks"),
+        description=_("Run SCENARIO (any of `rocketlab sim --list`, or figure16) for every seed and parameter "
+                      "combination as Spark tasks; write trials.parquet and summary.json under --out."))
+    sweep.add_argument("scenario", metavar="SCENARIO", help=_("a scenario of `rocketlab sim --list`, or figure16"))
+    sweep.add_argument("--seeds", required=True, metavar="A..B", help=_("seeds, both ends included (or one seed)"))
     sweep.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
-                       help="a parameter and its values (repeatable); scenarios: nodes, profile, network, "
-                            "latency, duration_ms; figure16: range, profile, timers, latency, reply_latency, candidate_persist")
+                       help=_("a parameter and its values (repeatable); scenarios: nodes, profile, network, "
+                              "latency, duration_ms; figure16: range, profile, timers, latency, reply_latency, "
+                              "candidate_persist"))
     sweep.add_argument("--master", default=None, metavar="URL",
-                       help="Spark master URL (default: $SPARK_MASTER or local[*]), e.g. spark://host:7077")
-    sweep.add_argument("--out", type=Path, required=True, metavar="DIR", help="where trials.parquet and "
-                       "summary.json go (figure16: also figure16.html and paper.json)")
-    sweep.add_argument("--partitions", type=positive_int, default=None, help="Spark tasks (default 8 per core)")
-    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+                       help=_("Spark master URL (default: $SPARK_MASTER or local[*]), e.g. spark://host:7077"))
+    sweep.add_argument("--out", type=Path, required=True, metavar="DIR", help=_("where trials.parquet and "
+                       "summary.json go (figure16: also figure16.html and paper.json)"))
+    sweep.add_argument("--partitions", type=positive_int, default=None, help=_("Spark tasks (default 8 per core)"))
+    sweep.add_argument("--quiet", action="store_true", help=_("no progress bar"))
     sweep.set_defaults(func=run_sweep)
     return parser
 
@@ -75,25 +77,29 @@ def run_sweep(args: argparse.Namespace) -> int:
     writable_dir(args.out, "--out")
     master = resolve_master(args.master)
     check_master_reachable(master)
-    print(f"sweep {args.scenario}: {len(trials)} trials on {master}", flush=True)
+    print(_("sweep {scenario}: {trials} trials on {master}").format(scenario=args.scenario, trials=len(trials),
+                                                                    master=master), flush=True)
     spark = get_spark(master=master, app_name=f"rocketlab-sweep-{args.scenario}")
-    with progress("sweep: tasks", enabled=not args.quiet) as bar:
+    with progress(_("sweep: tasks"), enabled=not args.quiet) as bar:
         result = sweep(spark, args.scenario, seeds, params, out=args.out, partitions=args.partitions,
                        progress=None if args.quiet else bar.update)
     for group in result.summary:
         print(json.dumps(group, default=str))
-    print(f"{result.trials} trials in {result.seconds:.1f} s; rows: {result.out / 'trials.parquet'}")
+    print(_("{trials} trials in {seconds} s; rows: {path}").format(
+        trials=result.trials, seconds=f"{result.seconds:.1f}", path=result.out / "trials.parquet"))
     if args.scenario == "figure16":
 
-        print(f"figure: {result.out / FIGURE_FILE}")
+        print(_("figure: {path}").format(path=result.out / FIGURE_FILE))
         if (result.out / PAPER_FILE).exists():
             for p in json.loads((result.out / PAPER_FILE).read_text()):
-                print(f"{p['range']} ms, {p['statistic']}: ours {p['ours_ms']:.0f} ms over {p['trials']} trials; "
-                      f"the paper: {p['paper_says']}")
+                print(_("{range} ms, {statistic}: ours {ours} ms over {trials} trials; the paper: {paper}").format(
+                    range=p["range"], statistic=p["statistic"], ours=f"{p['ours_ms']:.0f}", trials=p["trials"],
+                    paper=p["paper_says"]))
     bad = sum(g["errors"] for g in result.summary)
     violated = sum(r.get("violations") or 0 for r in result.rows())
     if bad or violated:
-        print(f"rocketlab: {bad} trial(s) failed, {violated} invariant violation(s) recorded", flush=True)
+        print("rocketlab: " + _("{bad} trial(s) failed, {violated} invariant violation(s) recorded").format(
+            bad=bad, violated=violated), flush=True)
     return 1 if bad or violated else 0
 
 
@@ -101,10 +107,10 @@ def run_analyze(args: argparse.Namespace) -> int:
     """Handler of ``rocketlab analyze``: prints the summary, returns the exit code."""
     say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
     if not args.run_dirs and not args.store:
-        raise RocketlabError("analyze: give run directories, or a store with --store DIR")
+        raise RocketlabError(_("analyze: give run directories, or a store with --store DIR"))
     if args.store:
         if args.run_dirs:
-            raise RocketlabError("analyze: give run directories or --store, not both")
+            raise RocketlabError(_("analyze: give run directories or --store, not both"))
         stores = analyze_stores(args.store, master=args.master, say=say)
         for summary in stores:
             print(json.dumps(summary, separators=(",", ":")) if args.json else format_store(summary))
@@ -127,8 +133,9 @@ def check_inputs(run_dirs: Sequence[str | Path]) -> dict[str, str]:
         files = event_files(run_dir)  # RunDirError for a missing directory or one without events
         name = Path(os.path.abspath(run_dir)).name
         if name in names:
-            raise RocketlabError(f"run directories {names[name]} and {run_dir} have the same name {name!r}; "
-                                 "analyze tells runs apart by directory name")
+            raise RocketlabError(_("run directories {first} and {second} have the same name {name!r}; analyze "
+                                   "tells runs apart by directory name").format(first=names[name], second=run_dir,
+                                                                               name=name))
         names[name] = str(run_dir)
         if any(f.suffix == ".parquet" for f in files):  # read_events reads the Parquet when there is some
             for f in files:
@@ -155,7 +162,7 @@ def analyze(run_dirs: Sequence[str | Path], master: str | None = None, *, say=No
         master = resolve_master(master)
         check_master_reachable(master)
         if say is not None:
-            say(f"analyze: starting Spark ({master}) for {len(names)} run(s)")
+            say(_("analyze: starting Spark ({master}) for {n} run(s)").format(master=master, n=len(names)))
     spark = get_spark(master=master, app_name="rocketlab-analyze")
     try:
         events = read_events(spark, list(run_dirs))
@@ -195,7 +202,7 @@ def analyze_stores(stores: Sequence[str | Path], master: str | None = None, *, s
         master = resolve_master(master)
         check_master_reachable(master)
         if say is not None:
-            say(f"analyze: starting Spark ({master}) for {len(found)} store(s)")
+            say(_("analyze: starting Spark ({master}) for {n} store(s)").format(master=master, n=len(found)))
     spark = get_spark(master=master, app_name="rocketlab-analyze")
     out = []
     try:
@@ -228,15 +235,15 @@ def analyze_stores(stores: Sequence[str | Path], master: str | None = None, *, s
 
 def format_store(s: dict[str, Any]) -> str:
     """One store's summary for people."""
-    lines = [f"store {s['store']}: {s['records']} records in {s['files']} commit-log file(s) "
-             f"({', '.join(s['kind'])}), {len(s['corrupt'])} corrupt"]
+    lines = [_("store {store}: {records} records in {files} commit-log file(s) ({kinds}), {corrupt} corrupt").format(
+        store=s["store"], records=s["records"], files=s["files"], kinds=", ".join(s["kind"]), corrupt=len(s["corrupt"]))]
     rows = [(r["node"] or "-", r["topic"], r["queue_id"], r["records"], r["first_offset"], r["last_offset"],
              r["bytes"], "-" if r["cq_units"] is None else r["cq_units"]) for r in s["per_queue"]]
     lines.append(render_table(rows, ("node", "topic", "queue", "records", "first_offset", "last_offset", "bytes",
                                      "cq_units"),
                               right=("queue", "records", "first_offset", "last_offset", "bytes", "cq_units"),
                               rule=False, indent=2))
-    lines += [f"  corrupt: {c['file']}: {c['corrupt']}" for c in s["corrupt"]]
+    lines += ["  " + _("corrupt: {file}: {why}").format(file=c["file"], why=c["corrupt"]) for c in s["corrupt"]]
     return "\n".join(lines)
 
 
@@ -266,19 +273,20 @@ def format_summaries(summaries: Sequence[dict[str, Any]]) -> str:
 
 
 def _format_one(s: dict[str, Any]) -> str:
-    span = "no events" if s["first_t"] is None else (
+    span = _("no events") if s["first_t"] is None else (
         f"t {s['first_t']}..{s['last_t']} ms ({s['span_ms'] / 1000:.1f} s)")
-    lines = [f"run {s['run']}: {s['events']} events, {span}, nodes {', '.join(s['nodes']) or '-'}, "
-             f"{len(s['faults'])} faults, {len(s['violations'])} violations"]
+    lines = [_("run {run}: {events} events, {span}, nodes {nodes}, {faults} faults, {violations} violations").format(
+        run=s["run"], events=s["events"], span=span, nodes=", ".join(s["nodes"]) or "-", faults=len(s["faults"]),
+        violations=len(s["violations"]))]
 
     rows = [(r["kind"], r["node"] or "-", r["events"], r["first_t"], r["last_t"]) for r in s["per_kind_node"]]
     lines.append(render_table(rows, ("kind", "node", "events", "first_t", "last_t"),
                               right=("events", "first_t", "last_t"), rule=False, indent=2))
     if s["faults"]:
-        lines.append("  faults:")
+        lines.append("  " + _("faults:"))
         lines += [f"    t={f['t']} {f['action']} {' '.join(f['targets'] or []) or '-'}" for f in s["faults"]]
     if s["violations"]:
-        lines.append("  violations:")
+        lines.append("  " + _("violations:"))
         lines += [f"    t={v['t']} {v['node'] or '-'} {v['invariant']}: {v['detail']}"
                   for v in s["violations"]]
     return "\n".join(lines)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import N_, _
 
 SUPPORTED_JAVA = (17, 21)
 DEFAULT_MASTER = "local[*]"
@@ -30,7 +31,7 @@ THROUGHPUT_JVM_OPTIONS = "-XX:+UseParallelGC"
 """The options of ``get_spark(jit="full")``: the full JIT; slower to start, 2-3x Spark's intake of a Python
 data source's Arrow batches (0.5 -> 1.1-1.7M rows/s measured on two cores), for reading big stores."""
 
-_INSTALL_HINT = (
+_INSTALL_HINT = N_(
     "install Java 17 or 21 (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; "
     "conda: conda env create -f environment.yml) or point JAVA_HOME at one"
 )
@@ -55,21 +56,21 @@ def find_java() -> JavaInfo:
     if java_home:
         java = Path(java_home) / "bin" / "java"
         if not java.is_file():
-            raise RocketlabError(f"JAVA_HOME={java_home} has no bin/java; {_INSTALL_HINT}")
+            raise RocketlabError(_("JAVA_HOME={java_home} has no bin/java; {hint}").format(
+                java_home=java_home, hint=_(_INSTALL_HINT)))
         origin = f"JAVA_HOME={java_home}"
         path = str(java)
     else:
         found = shutil.which("java")
         if found is None:
-            raise RocketlabError(
-                f"Spark needs Java but there is no JAVA_HOME and no java on PATH; {_INSTALL_HINT}")
+            raise RocketlabError(_("Spark needs Java but there is no JAVA_HOME and no java on PATH; {hint}").format(
+                hint=_(_INSTALL_HINT)))
         origin = f"java on PATH ({found})"
         path = found
     major, version = _java_version(path)
     if major not in SUPPORTED_JAVA:
-        raise RocketlabError(
-            f"Spark 4 needs Java 17 or 21, but {origin} is Java {version}; {_INSTALL_HINT}"
-        )
+        raise RocketlabError(_("Spark 4 needs Java 17 or 21, but {origin} is Java {version}; {hint}").format(
+            origin=origin, version=version, hint=_(_INSTALL_HINT)))
     return JavaInfo(path=path, major=major, version=version)
 
 
@@ -79,12 +80,14 @@ def _java_version(java: str) -> tuple[int, str]:
     try:
         proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
-        raise RocketlabError(f"cannot run {java} -version: {e}; {_INSTALL_HINT}") from None
+        raise RocketlabError(_("cannot run {java} -version: {why}; {hint}").format(
+            java=java, why=e, hint=_(_INSTALL_HINT))) from None
     out = proc.stderr + proc.stdout
     match = re.search(r'version "([^"]+)"', out)
     if proc.returncode != 0 or match is None:
         first = out.strip().splitlines()[0] if out.strip() else f"exit code {proc.returncode}"
-        raise RocketlabError(f"{java} -version did not report a version ({first}); {_INSTALL_HINT}")
+        raise RocketlabError(_("{java} -version did not report a version ({first}); {hint}").format(
+            java=java, first=first, hint=_(_INSTALL_HINT)))
     return parse_java_version(match.group(1)), match.group(1)
 
 
@@ -169,10 +172,9 @@ def get_spark(master: str | None = None, app_name: str = "rocketlab", jit: str =
     if running is not None:
         current = running.sparkContext.master
         if current != master and not (master == DEFAULT_MASTER and current.startswith("local")):
-            raise RocketlabError(
-                f"a SparkSession with master {current} is already running in this process; "
-                f"call spark.stop() before asking for master {master}"
-            )
+            raise RocketlabError(_("a SparkSession with master {current} is already running in this process; "
+                                   "call spark.stop() before asking for master {master}").format(
+                                       current=current, master=master))
         _register(running)
         return running
     find_java()
@@ -189,7 +191,7 @@ def get_spark(master: str | None = None, app_name: str = "rocketlab", jit: str =
         session = builder.getOrCreate()
     except Exception as e:  # py4j/pyspark raise several types when the JVM does not come up
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise RocketlabError(f"could not start Spark (master {master}): {first}") from e
+        raise RocketlabError(_("could not start Spark (master {master}): {why}").format(master=master, why=first)) from e
     session.sparkContext.setLogLevel("ERROR")
     _register(session)
     return session

@@ -35,6 +35,7 @@ from typing import Any
 from rocketlab.dledger.entry import BLANK_MAGIC_CODE as DLEDGER_BLANK
 from rocketlab.dledger.entry import BODY_OFFSET, VALID_MAGICS
 from rocketlab.errors import CodecError, RocketlabError
+from rocketlab.i18n import _
 from rocketlab.store.consume_queue import INT_MAX, UNIT
 from rocketlab.store.index_file import HASH_SLOT_SIZE, INDEX_HEADER_SIZE, INDEX_SIZE
 from rocketlab.store.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, host_string
@@ -109,7 +110,7 @@ def _numbered(directory: Path, what: str) -> list[Path]:
     try:
         names = sorted(n for n in os.listdir(directory) if not n.startswith("."))
     except OSError as e:
-        raise RocketlabError(f"{directory}: cannot read directory: {e.strerror}") from None
+        raise RocketlabError(_("{path}: cannot read directory: {why}").format(path=directory, why=e.strerror)) from None
     bad = [n for n in names if not FILE_NAME.match(n) or not (directory / n).is_file()]
     if bad:
         raise RocketlabError(f"{directory / bad[0]}: not a {what} file (a store file is named by its 20-digit offset)")
@@ -142,23 +143,23 @@ def _kind_of_log(first: Path) -> str:
         return "classic"
     if size in VALID_MAGICS or size == DLEDGER_BLANK:
         return "dledger"
-    raise RocketlabError(f"{first}: starts with neither a commit-log record nor a DLedger entry "
-                         f"(first 8 bytes {head.hex()})")
+    raise RocketlabError(_("{path}: starts with neither a commit-log record nor a DLedger entry (first 8 bytes "
+                           "{head})").format(path=first, head=head.hex()))
 
 
 def find_commit_logs(path: str | Path, mapped_file_size: int | None = None) -> list[StoreFile]:
     """Every commit-log file under ``path`` (see the module docstring), in store then offset order."""
     root = Path(path)
     if not root.exists():
-        raise RocketlabError(f"{root}: no such file or directory")
+        raise RocketlabError(_("{path}: no such file or directory").format(path=root))
     if root.is_file():
         if not FILE_NAME.match(root.name):
-            raise RocketlabError(f"{root}: a commit log file is named by its 20-digit start offset")
+            raise RocketlabError(_("{path}: a commit log file is named by its 20-digit start offset").format(path=root))
         return [StoreFile(str(root), str(root.parent), _node_of(root), _kind_of_log(root))]
     logs = _log_dirs(root)
     if not logs:
-        raise RocketlabError(f"{root}: no commit log here (looked for commitlog/ and DLedger data/ directories, "
-                             "or 20-digit files)")
+        raise RocketlabError(_("{path}: no commit log here (looked for commitlog/ and DLedger data/ directories, "
+                               "or 20-digit files)").format(path=root))
     out = []
     for directory in logs:
         files = _numbered(directory, "commit log")
@@ -193,7 +194,7 @@ def find_consume_queues(path: str | Path) -> list[StoreFile]:
     or queue directory)."""
     root = Path(path)
     if not root.is_dir():
-        raise RocketlabError(f"{root}: no such directory")
+        raise RocketlabError(_("{path}: no such directory").format(path=root))
     tops = [root] if root.name == "consumequeue" else sorted(p for p in root.rglob("consumequeue") if p.is_dir())
     if not tops and root.parent.name == "consumequeue":  # a topic directory
         tops, only_topic = [root.parent], root.name
@@ -203,7 +204,7 @@ def find_consume_queues(path: str | Path) -> list[StoreFile]:
         return [StoreFile(str(f), str(root.parent.parent.parent), _node_of(f), "consumequeue", root.parent.name,
                           int(root.name)) for f in _numbered(root, "consume queue")]
     if not tops:
-        raise RocketlabError(f"{root}: no consumequeue/ directory here")
+        raise RocketlabError(_("{path}: no consumequeue/ directory here").format(path=root))
     out = []
     for top in tops:
         for topic_dir in sorted(p for p in top.iterdir() if p.is_dir()):
@@ -211,7 +212,7 @@ def find_consume_queues(path: str | Path) -> list[StoreFile]:
                 continue
             for queue_dir in sorted((p for p in topic_dir.iterdir() if p.is_dir()), key=lambda p: (len(p.name), p.name)):
                 if not queue_dir.name.lstrip("-").isdigit():
-                    raise RocketlabError(f"{queue_dir}: a queue directory is named by its queue id")
+                    raise RocketlabError(_("{path}: a queue directory is named by its queue id").format(path=queue_dir))
                 files = _numbered(queue_dir, "consume queue")
                 _same_size(files, queue_dir, "consume queue", None)
                 out += [StoreFile(str(f), str(top.parent), _node_of(f), "consumequeue", topic_dir.name,
@@ -223,17 +224,18 @@ def find_index_files(path: str | Path) -> list[StoreFile]:
     """Every index file under ``path`` (a run, node or store directory, or ``index/``)."""
     root = Path(path)
     if not root.is_dir():
-        raise RocketlabError(f"{root}: no such directory")
+        raise RocketlabError(_("{path}: no such directory").format(path=root))
     dirs = [root] if root.name == "index" else sorted(p for p in root.rglob("index")
                                                      if p.is_dir() and (p.parent / "commitlog").is_dir())
     if not dirs:
-        raise RocketlabError(f"{root}: no index/ directory of a store here")
+        raise RocketlabError(_("{path}: no index/ directory of a store here").format(path=root))
     out = []
     for d in dirs:
         names = sorted(n for n in os.listdir(d) if not n.startswith("."))
         bad = [n for n in names if not re.match(r"^\d{17}$", n)]
         if bad:
-            raise RocketlabError(f"{d / bad[0]}: not an index file (named by its creation time, 17 digits)")
+            raise RocketlabError(_("{path}: not an index file (named by its creation time, 17 digits)").format(
+                path=d / bad[0]))
         out += [StoreFile(str(d / n), str(d.parent), _node_of(d / n), "index") for n in names]
     return out
 

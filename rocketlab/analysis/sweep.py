@@ -46,6 +46,7 @@ from typing import Any
 import rocketlab
 from rocketlab.analysis.figure16_report import write_figure16_report
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.scenarios import ScenarioArgs, get_scenario
 from rocketlab.scenarios.figure16 import RANGES_BOTTOM, RANGES_TOP, dledger_trial, figure16_trial
 
@@ -67,10 +68,10 @@ def parse_seeds(text: str) -> range:
     """``A..B`` (both included) or one number."""
     m = re.fullmatch(r"\s*(\d+)\s*(?:\.\.\s*(\d+))?\s*", text)
     if not m:
-        raise RocketlabError(f"--seeds {text!r}: write A..B (both included) or one seed")
+        raise RocketlabError(_("--seeds {text!r}: write A..B (both included) or one seed").format(text=text))
     lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
     if hi < lo:
-        raise RocketlabError(f"--seeds {text!r}: {hi} is below {lo}")
+        raise RocketlabError(_("--seeds {text!r}: {hi} is below {lo}").format(text=text, hi=hi, lo=lo))
     return range(lo, hi + 1)
 
 
@@ -80,7 +81,7 @@ def parse_params(items: Sequence[str]) -> dict[str, list[str]]:
     for item in items:
         key, sep, values = item.partition("=")
         if not sep or not key.strip() or not values.strip():
-            raise RocketlabError(f"--param {item!r}: write NAME=V1,V2,...")
+            raise RocketlabError(_("--param {item!r}: write NAME=V1,V2,...").format(item=item))
         out[key.strip()] = [v.strip() for v in values.split(",") if v.strip()]
     return out
 
@@ -99,18 +100,19 @@ def plan(name: str, seeds: Iterable[int], params: Mapping[str, Sequence[Any]] | 
     params = dict(params or {})
     unknown = sorted(set(params) - set(allowed))
     if unknown:
-        raise RocketlabError(f"sweep {name}: no parameter {', '.join(unknown)} (it takes {', '.join(allowed)})")
+        raise RocketlabError(_("sweep {name}: no parameter {unknown} (it takes {allowed})").format(
+            name=name, unknown=", ".join(unknown), allowed=", ".join(allowed)))
     if name == "figure16":
 
         if set(params.get("profile", ["raft"])) == {"raft"}:  # DLedger's elector takes timers, not a range
             params.setdefault("range", [f"{lo}-{hi}" for lo, hi in dict.fromkeys(RANGES_TOP + RANGES_BOTTOM)])
         elif "range" in params:
-            raise RocketlabError("sweep figure16: --param range is for the raft profile; DLedger's elector takes "
-                                 "--param timers (java defaults, scaled to 150-300)")
+            raise RocketlabError(_("sweep figure16: --param range is for the raft profile; DLedger's elector takes "
+                                   "--param timers (java defaults, scaled to 150-300)"))
     typed = {k: [_typed(k, v) for v in vs] for k, vs in sorted(params.items())}
     seeds = list(seeds)
     if not seeds:
-        raise RocketlabError(f"sweep {name}: no seeds")
+        raise RocketlabError(_("sweep {name}: no seeds").format(name=name))
     combos = [tuple(zip(typed, values, strict=True)) for values in itertools.product(*typed.values())]
     return [Trial(name, seed, combo) for combo in combos for seed in seeds]
 
@@ -120,9 +122,9 @@ def _typed(key: str, value: Any) -> Any:
         try:
             return int(value)
         except ValueError:
-            raise RocketlabError(f"--param {key}={value}: not a whole number") from None
+            raise RocketlabError(_("--param {key}={value}: not a whole number").format(key=key, value=value)) from None
     if key in ("range", "candidate_persist") and not re.fullmatch(r"\d+-\d+", str(value)):
-        raise RocketlabError(f"--param {key}={value}: write LO-HI in ms, e.g. 150-300")
+        raise RocketlabError(_("--param {key}={value}: write LO-HI in ms, e.g. 150-300").format(key=key, value=value))
     return value
 
 
@@ -209,7 +211,8 @@ def check_master_reachable(master: str, timeout_s: float = 2.0) -> None:
         with socket.create_connection((m.group(1), int(m.group(2))), timeout=timeout_s):
             pass
     except OSError as e:
-        raise RocketlabError(f"cannot reach the Spark master at {master}: {e.strerror or e}") from None
+        raise RocketlabError(_("cannot reach the Spark master at {master}: {why}").format(
+            master=master, why=e.strerror or e)) from None
 
 
 def package_zip(directory: Path) -> Path:

@@ -59,6 +59,7 @@ from rocketlab.errors import ConfigError
 from rocketlab.ha.config import HAConfig
 from rocketlab.ha.ha_client import HAClient
 from rocketlab.ha.ha_service import HAService
+from rocketlab.i18n import _
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.crash import simulate_crash
@@ -98,7 +99,8 @@ class BrokerConfig:
 
     def __post_init__(self) -> None:
         if self.broker_role not in ROLES:
-            raise ConfigError(f"brokerRole={self.broker_role!r} is not one of {', '.join(ROLES)}")
+            raise ConfigError(_("{key}={value!r} is not one of {choices}").format(
+                key="brokerRole", value=self.broker_role, choices=", ".join(ROLES)))
         if self.broker_role == "SLAVE" and self.broker_id <= 0:
             raise ConfigError(f"a SLAVE needs brokerId > 0, got {self.broker_id}")
         if self.broker_role != "SLAVE" and self.broker_id != 0:

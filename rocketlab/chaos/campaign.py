@@ -43,6 +43,7 @@ from rocketlab.chaos.schedule import FAULTS, LOCAL_FAULTS, Step, make_schedule
 from rocketlab.chaos.stores import commit_log_end, member_logs, surviving_bodies
 from rocketlab.chaos.systems import NAMESRV, System, Topology, configs, properties_text, system
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.trace.rundir import fresh_dir
 
 RECOVERY_MS = 10_000
@@ -94,7 +95,7 @@ class RunSpec:
 
     def node_command(self, config: Path) -> list[str]:
         """The node's command line after the interpreter (see :attr:`node_module`)."""
-        module, _, arg = (self.node_module or "rocketlab.cli").partition(":")
+        module, _colon, arg = (self.node_module or "rocketlab.cli").partition(":")
         return ["-m", module, *([arg] if arg else []), "node", "--config", str(config)]
 
 
@@ -122,7 +123,7 @@ class DiskPressure:
         try:
             offset = 0
             while not self.stop.is_set():
-                for _ in range(8):
+                for _attempt in range(8):
                     os.pwrite(fd, chunk, offset)
                     offset = (offset + len(chunk)) % (64 << 20)
                 start = time.monotonic()
@@ -542,11 +543,14 @@ def check_run_dir(out: Path) -> dict[str, Any]:
 def summary_line(v: dict[str, Any]) -> str:
     label = v["system"] + (f"/{v['variant']}" if v["variant"] else "")
     named = sorted({n.split(":")[0] for n in v.get("lost_named", {}).values()})
-    return (f"{label} seed {v['seed']}: {v['ok']} acknowledged, {len(v['lost'])} lost"
-            + (f" ({', '.join(named)})" if named else "") + f", {len(v['duplicates'])} duplicated"
-            + (f" ({len(v['retried_duplicates'])} more by the client's retries)" if v.get("retried_duplicates") else "")
-            + ", "
-            f"{len(v['gaps'])} gaps, {len(v['order'])} out of order, {v['unknown']} unknown "
-            f"({v['unknown_survived']} kept)" + "".join(f", {name}: {c['count']} (first: {c['first']['why']})"
-                                                      for name, c in sorted(v.get("checks", {}).items()))
-            + f" - {'as expected' if v['met'] else 'NOT AS EXPECTED'}: {v['expected']}")
+    retried = len(v.get("retried_duplicates") or [])
+    return (_("{label} seed {seed}: {ok} acknowledged, {lost} lost").format(
+                label=label, seed=v["seed"], ok=v["ok"], lost=len(v["lost"]))
+            + (f" ({', '.join(named)})" if named else "")
+            + _(", {n} duplicated").format(n=len(v["duplicates"]))
+            + (_(" ({n} more by the client's retries)").format(n=retried) if retried else "")
+            + _(", {gaps} gaps, {order} out of order, {unknown} unknown ({kept} kept)").format(
+                gaps=len(v["gaps"]), order=len(v["order"]), unknown=v["unknown"], kept=v["unknown_survived"])
+            + "".join(_(", {name}: {count} (first: {why})").format(name=name, count=c["count"], why=c["first"]["why"])
+                      for name, c in sorted(v.get("checks", {}).items()))
+            + " - " + (_("as expected") if v["met"] else _("NOT AS EXPECTED")) + f": {v['expected']}")

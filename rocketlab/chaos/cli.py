@@ -25,53 +25,56 @@ from rocketlab.chaos.schedule import FAULTS
 from rocketlab.chaos.systems import SYSTEMS
 from rocketlab.chaos.systems import system as make_system
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("chaos", help="a Jepsen-style fault campaign on real node processes")
+    p = sub.add_parser("chaos", help=_("a Jepsen-style fault campaign on real node processes"))
     csub = p.add_subparsers(dest="chaos_command", metavar="ACTION", required=True)
-    r = csub.add_parser("run", help="one run of one system with one seed")
-    r.add_argument("--system", required=True, help="sync-pair, async-pair, dledger or controller")
+    r = csub.add_parser("run", help=_("one run of one system with one seed"))
+    r.add_argument("--system", required=True, help=_("sync-pair, async-pair, dledger or controller"))
     r.add_argument("--variant", help="; ".join(f"{name}: {', '.join(variants)}" for name, variants in SYSTEMS.items()
                                                if any(variants)))
-    r.add_argument("--seed", type=int, required=True, help="the seed: same seed, same schedule and trace")
+    r.add_argument("--seed", type=int, required=True, help=_("the seed: same seed, same schedule and trace"))
     _common(r)
     r.set_defaults(func=cmd_run)
-    c = csub.add_parser("campaign", help="many runs: systems x seeds, a summary table")
+    c = csub.add_parser("campaign", help=_("many runs: systems x seeds, a summary table"))
     c.add_argument("--systems", default="sync-pair,async-pair,dledger/raft,dledger/dledger-0.3.1.2,controller/all-ack",
-                   help="comma-separated SYSTEM[/VARIANT]")
-    c.add_argument("--seeds", default="1-3", help="N, N-M or a comma-separated list")
+                   help=_("comma-separated SYSTEM[/VARIANT]"))
+    c.add_argument("--seeds", default="1-3", help=_("N, N-M or a comma-separated list"))
     _common(c)
     c.set_defaults(func=cmd_campaign)
-    rp = csub.add_parser("replay", help="re-run a run directory's seed and schedule")
-    rp.add_argument("run_dir", type=Path, help="a run directory written by chaos run or campaign")
-    rp.add_argument("--out", type=Path, help="where (default RUN_DIR-replay)")
+    rp = csub.add_parser("replay", help=_("re-run a run directory's seed and schedule"))
+    rp.add_argument("run_dir", type=Path, help=_("a run directory written by chaos run or campaign"))
+    rp.add_argument("--out", type=Path, help=_("where (default RUN_DIR-replay)"))
     rp.set_defaults(func=cmd_replay)
-    ck = csub.add_parser("check", help="check a run directory's history, reads and trace again")
-    ck.add_argument("run_dir", type=Path, help="a run directory written by chaos run or campaign")
+    ck = csub.add_parser("check", help=_("check a run directory's history, reads and trace again"))
+    ck.add_argument("run_dir", type=Path, help=_("a run directory written by chaos run or campaign"))
     ck.set_defaults(func=cmd_check)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--faults", default=",".join(FAULTS), help=f"comma-separated, of {', '.join(FAULTS)}")
-    p.add_argument("--rounds", type=int, default=1, help="passes over the fault kinds (default 1)")
-    p.add_argument("--recovery-ms", type=int, default=None, help="puts after the heal before reading back")
-    p.add_argument("--step-ms", default="3000-8000", help="how long each fault lasts, MIN-MAX ms")
-    p.add_argument("--quiet-ms", default="1000-3000", help="quiet between faults, MIN-MAX ms")
-    p.add_argument("--out", type=Path, help="run directory (default runs/chaos/...)")
-    p.add_argument("--local", action="store_true", help="127.0.0.1 even where network namespaces work")
+    p.add_argument("--faults", default=",".join(FAULTS),
+                   help=_("comma-separated, of {faults}").format(faults=", ".join(FAULTS)))
+    p.add_argument("--rounds", type=int, default=1, help=_("passes over the fault kinds (default 1)"))
+    p.add_argument("--recovery-ms", type=int, default=None, help=_("puts after the heal before reading back"))
+    p.add_argument("--step-ms", default="3000-8000", help=_("how long each fault lasts, MIN-MAX ms"))
+    p.add_argument("--quiet-ms", default="1000-3000", help=_("quiet between faults, MIN-MAX ms"))
+    p.add_argument("--out", type=Path, help=_("run directory (default runs/chaos/...)"))
+    p.add_argument("--local", action="store_true", help=_("127.0.0.1 even where network namespaces work"))
     p.add_argument("--client", choices=("kit", "java", "auto"), default="auto",
-                   help="the producers: the kit's RocketMQ client, the Java 4.9.5 client, or auto (the default: "
-                        "Java where it can run here, else the kit's)")
-    p.add_argument("--node-module", default="", help="MODULE[:ARG] to run as each node instead of rocketlab.cli "
-                   "(the checker's planted-bug suite)")
+                   help=_("the producers: the kit's RocketMQ client, the Java 4.9.5 client, or auto (the default: "
+                          "Java where it can run here, else the kit's)"))
+    p.add_argument("--node-module", default="", help=_("MODULE[:ARG] to run as each node instead of rocketlab.cli "
+                                                       "(the checker's planted-bug suite)"))
 
 
 def _faults(text: str) -> tuple[str, ...]:
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     bad = [k for k in kinds if k not in FAULTS]
     if bad or not kinds:
-        raise ConfigError(f"--faults: unknown {bad or 'nothing'} (known: {', '.join(FAULTS)})")
+        raise ConfigError(_("--faults: unknown {bad} (known: {known})").format(
+            bad=bad or _("nothing"), known=", ".join(FAULTS)))
     return kinds
 
 
@@ -82,16 +85,16 @@ def _seeds(text: str) -> list[int]:
             return list(range(int(a), int(b) + 1))
         return [int(s) for s in text.split(",") if s.strip()]
     except ValueError:
-        raise ConfigError(f"--seeds {text!r}: expected N, N-M or N,M,...") from None
+        raise ConfigError(_("--seeds {text!r}: expected N, N-M or N,M,...").format(text=text)) from None
 
 
 def _range(text: str, what: str) -> tuple[int, int]:
     try:
         a, b = (int(x) for x in text.split("-", 1))
     except ValueError:
-        raise ConfigError(f"{what} {text!r}: expected MIN-MAX (milliseconds)") from None
+        raise ConfigError(_("{option} {text!r}: expected MIN-MAX (milliseconds)").format(option=what, text=text)) from None
     if not 0 < a <= b:
-        raise ConfigError(f"{what} {text!r}: expected 0 < MIN <= MAX")
+        raise ConfigError(_("{option} {text!r}: expected 0 < MIN <= MAX").format(option=what, text=text))
     return a, b
 
 
@@ -103,14 +106,14 @@ def _client(choice: str) -> str:
     if ok:
         return "java"
     if choice == "java":
-        raise ConfigError(f"--client java: the Java 4.9.5 client cannot run here ({why})")
+        raise ConfigError(_("--client java: the Java 4.9.5 client cannot run here ({why})").format(why=why))
     return "kit"
 
 
 def _spec(system: str, variant: str | None, seed: int, args: argparse.Namespace):
     sysobj = make_system(system, variant)
     if args.rounds < 1:
-        raise ConfigError("--rounds must be at least 1")
+        raise ConfigError(_("--rounds must be at least 1"))
     return RunSpec(sysobj.name, sysobj.variant, seed, _faults(args.faults), args.rounds,
                    recovery_ms=args.recovery_ms if args.recovery_ms is not None else RECOVERY_MS,
                    step_ms=_range(args.step_ms, "--step-ms"), quiet_ms=_range(args.quiet_ms, "--quiet-ms"),
@@ -122,7 +125,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = args.out or Path("runs/chaos") / f"{args.system}{'-' + spec.variant if spec.variant else ''}-seed{args.seed}"
     verdict = run(spec, out)
     print(summary_line(verdict))
-    print(f"run directory: {out} (timeline.html, verdict.json); replay: {verdict['replay']}")
+    print(_("run directory: {path} (timeline.html, verdict.json); replay: {replay}").format(
+        path=out, replay=verdict["replay"]))
     return 0 if verdict["met"] else 1
 
 
@@ -130,7 +134,7 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     out = args.out or Path("runs/chaos/campaign")
     systems = []
     for item in (s.strip() for s in args.systems.split(",") if s.strip()):
-        name, _, variant = item.partition("/")
+        name, _slash, variant = item.partition("/")
         systems.append((name, variant or None))
     rows, all_met = [], True
     for seed in _seeds(args.seeds):
@@ -152,14 +156,15 @@ def cmd_campaign(args: argparse.Namespace) -> int:
     (out / "summary.txt").write_text("\n".join(f"{r['system']}/{r['variant']} seed {r['seed']}: {r['acknowledged']} "
                                                f"acknowledged, {r['lost']} lost {r['named'] or ''}, "
                                                f"{'met' if r['met'] else 'NOT MET'}" for r in rows) + "\n")
-    print(f"{len(rows)} runs, {sum(r['met'] for r in rows)} as expected; summary: {out / 'summary.txt'}")
+    print(_("{runs} runs, {met} as expected; summary: {path}").format(
+        runs=len(rows), met=sum(r["met"] for r in rows), path=out / "summary.txt"))
     return 0 if all_met else 1
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     spec_path = args.run_dir / "spec.json"
     if not spec_path.exists():
-        raise ConfigError(f"{args.run_dir}: not a chaos run directory (no spec.json)")
+        raise ConfigError(_("{path}: not a chaos run directory (no {name})").format(path=args.run_dir, name="spec.json"))
     spec = RunSpec.load(spec_path)
     out = args.out or args.run_dir.with_name(args.run_dir.name + "-replay")
     verdict = run(spec, out)
@@ -170,7 +175,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     for name in ("history.jsonl", "reads.json", "spec.json", "schedule.json", "events.jsonl", "meta.json"):
         if not (args.run_dir / name).exists():
-            raise ConfigError(f"{args.run_dir}: not a chaos run directory (no {name})")
+            raise ConfigError(_("{path}: not a chaos run directory (no {name})").format(path=args.run_dir, name=name))
     verdict = check_run_dir(args.run_dir)
     print(summary_line(verdict))
     return 0 if verdict["met"] else 1

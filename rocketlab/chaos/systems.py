@@ -27,6 +27,7 @@ from typing import Any
 
 from rocketlab.dledger.config import PROFILES
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 NODE_PORT, HA_PORT, RELAY_BASE, NAMESRV_PORT = 10911, 10912, 20000, 9876
 NAMESRV = "ns"
@@ -70,10 +71,11 @@ SYSTEMS: dict[str, tuple[str, ...]] = {
 
 def system(name: str, variant: str | None = None) -> System:
     if name not in SYSTEMS:
-        raise ConfigError(f"unknown system {name!r} (one of {', '.join(SYSTEMS)})")
+        raise ConfigError(_("unknown system {name!r} (one of {known})").format(name=name, known=", ".join(SYSTEMS)))
     variant = SYSTEMS[name][0] if variant is None else variant
     if variant not in SYSTEMS[name]:
-        raise ConfigError(f"{name}: unknown variant {variant!r} (one of {', '.join(v for v in SYSTEMS[name] if v)})")
+        raise ConfigError(_("{name}: unknown variant {variant!r} (one of {known})").format(
+            name=name, variant=variant, known=", ".join(v for v in SYSTEMS[name] if v)))
     if name in ("sync-pair", "async-pair"):
         return System(name, variant, ("n0", "n1"))
     if name == "dledger":

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from rocketlab.dledger.entry import BLANK_MAGIC_CODE, BODY_OFFSET, MAGIC_NOOP, VALID_MAGICS
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 
 FILE_NAME_RE = re.compile(r"^\d{20}$")
 _HEADER = struct.Struct(">iiqqqiiii")
@@ -35,26 +36,27 @@ def data_files(path: str) -> list[str]:
     """The data files under ``path`` (see the module docstring), in offset order."""
     if os.path.isfile(path):
         if not FILE_NAME_RE.match(os.path.basename(path)):
-            raise RocketlabError(f"{path}: a DLedger data file is named by its 20-digit start offset")
+            raise RocketlabError(_("{path}: a DLedger data file is named by its 20-digit start offset").format(path=path))
         return [path]
     if not os.path.isdir(path):
-        raise RocketlabError(f"{path}: no such file or directory")
+        raise RocketlabError(_("{path}: no such file or directory").format(path=path))
     if os.path.isdir(os.path.join(path, "data")):
         path = os.path.join(path, "data")
     try:
         names = sorted(n for n in os.listdir(path) if not n.startswith("."))
     except OSError as exc:
-        raise RocketlabError(f"{path}: cannot read directory: {exc.strerror}") from exc
+        raise RocketlabError(_("{path}: cannot read directory: {why}").format(path=path, why=exc.strerror)) from exc
     files = []
     for name in names:
         full = os.path.join(path, name)
         if not FILE_NAME_RE.match(name) or not os.path.isfile(full):
-            raise RocketlabError(f"{full}: not a DLedger data file (expected a 20-digit name; give the member's "
-                                 "store directory, its data/ directory or one data file)")
+            raise RocketlabError(_("{path}: not a DLedger data file (expected a 20-digit name; give the member's "
+                                   "store directory, its data/ directory or one data file)").format(path=full))
         files.append(full)
     sizes = {os.path.getsize(f) for f in files}
     if len(sizes) > 1:
-        raise RocketlabError(f"{path}: data files differ in size ({', '.join(map(str, sorted(sizes)))} bytes)")
+        raise RocketlabError(_("{path}: data files differ in size ({sizes} bytes)").format(
+            path=path, sizes=", ".join(map(str, sorted(sizes)))))
     return files
 
 
@@ -73,8 +75,8 @@ def iter_entries(path: str) -> Iterator[dict[str, Any]]:
                     if len(head) >= 4 and struct.unpack_from(">i", head)[0] == BLANK_MAGIC_CODE:
                         break  # the rest of this file is padding
                     if len(head) < BODY_OFFSET:
-                        raise RocketlabError(f"{name}: only {len(head)} bytes left for an entry header at pos "
-                                             f"{base + pos}")
+                        raise RocketlabError(_("{file}: only {n} bytes left for an entry header at pos {pos}").format(
+                            file=name, n=len(head), pos=base + pos))
                     if struct.unpack_from(">ii", head) == (0, 0):
                         return  # magic and size 0: the end of the log, as recovery reads it
                     entry = _decode(f.fileno(), head, name, base, pos, size, last)
@@ -82,25 +84,29 @@ def iter_entries(path: str) -> Iterator[dict[str, Any]]:
                     yield entry
                     pos += entry["size"]
         except OSError as exc:
-            raise RocketlabError(f"{file_path}: cannot read: {exc.strerror}") from exc
+            raise RocketlabError(_("{path}: cannot read: {why}").format(path=file_path, why=exc.strerror)) from exc
 
 
 def _decode(fd: int, head: bytes, name: str, base: int, pos: int, size: int,
             last: tuple[int, int] | None) -> dict[str, Any]:
     magic, total, index, term, entry_pos, channel, chain_crc, body_crc, body_size = _HEADER.unpack(head)
-    where = f"{name}: invalid entry at pos {base + pos}"
+    where = _("{file}: invalid entry at pos {pos}").format(file=name, pos=base + pos)
     if magic not in VALID_MAGICS:
-        raise RocketlabError(f"{where}: magic {magic} is not one of {VALID_MAGICS}")
+        raise RocketlabError(_("{where}: magic {magic} is not one of {valid}").format(
+            where=where, magic=magic, valid=VALID_MAGICS))
     if total < BODY_OFFSET or body_size != total - BODY_OFFSET:
-        raise RocketlabError(f"{where}: size {total} does not match bodySize {body_size} + {BODY_OFFSET}")
+        raise RocketlabError(_("{where}: size {total} does not match bodySize {body_size} + {header}").format(
+            where=where, total=total, body_size=body_size, header=BODY_OFFSET))
     if pos + total > size:
-        raise RocketlabError(f"{where}: size {total} runs past the end of the file")
+        raise RocketlabError(_("{where}: size {total} runs past the end of the file").format(where=where, total=total))
     if entry_pos != base + pos:
-        raise RocketlabError(f"{where}: the header says pos {entry_pos}")
+        raise RocketlabError(_("{where}: the header says pos {pos}").format(where=where, pos=entry_pos))
     if last is not None and index != last[0] + 1:
-        raise RocketlabError(f"{where}: index {index} follows index {last[0]}")
+        raise RocketlabError(_("{where}: index {index} follows index {previous}").format(
+            where=where, index=index, previous=last[0]))
     if last is not None and term < last[1]:
-        raise RocketlabError(f"{where}: term {term} is lower than the previous entry's {last[1]}")
+        raise RocketlabError(_("{where}: term {term} is lower than the previous entry's {previous}").format(
+            where=where, term=term, previous=last[1]))
     body = os.pread(fd, body_size, pos + BODY_OFFSET)
     try:
         text: str | None = body.decode("utf-8")
@@ -130,10 +136,10 @@ def dledger_dump(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``dledger dump`` to an argparse subparsers object."""
-    p = subparsers.add_parser("dledger", help="inspect DLedger store files")
+    p = subparsers.add_parser("dledger", help=_("inspect DLedger store files"))
     sub = p.add_subparsers(dest="dledger_command", required=True, metavar="SUBCOMMAND")
-    d = sub.add_parser("dump", help="decode a DLedger data directory or file, one entry per line")
-    d.add_argument("path", help="a member's store directory, its data/ directory, or one data file")
-    d.add_argument("--json", action="store_true", help="one JSON object per line, snake_case keys")
+    d = sub.add_parser("dump", help=_("decode a DLedger data directory or file, one entry per line"))
+    d.add_argument("path", help=_("a member's store directory, its data/ directory, or one data file"))
+    d.add_argument("--json", action="store_true", help=_("one JSON object per line, snake_case keys"))
     d.set_defaults(func=dledger_dump)
 

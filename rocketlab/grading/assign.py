@@ -33,6 +33,7 @@ from rocketlab.grading.questions import (
     student_notebook,
 )
 from rocketlab.grading.registry import LABS
+from rocketlab.i18n import N_, _
 from rocketlab.workspace import checkout_root, kit_root
 
 BORING = ("#", "from ", "import ", '"""', "'''", "def ", "class ", "@", "return None", "pass", "else:", "try:")
@@ -41,25 +42,26 @@ BORING = ("#", "from ", "import ", '"""', "'''", "def ", "class ", "@", "return 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "assign", help="the student version and the Gradescope autograders of a course, from one source",
-        description="From the course's source (default: the kit's labs/), write OUT/student/labs/ (solutions, "
-                    "hidden tests and answers stripped) and OUT/autograder/labNN-autograder.zip (docs: instructors.md).")
-    p.add_argument("--source", metavar="DIR", help="the source: notebooks and exercises/ (default: the kit's labs/)")
-    p.add_argument("--out", metavar="DIR", required=True, help="where student/ and autograder/ are written")
+        "assign", help=_("the student version and the Gradescope autograders of a course, from one source"),
+        description=_("From the course's source (default: the kit's labs/), write OUT/student/labs/ (solutions, "
+                      "hidden tests and answers stripped) and OUT/autograder/labNN-autograder.zip (docs: "
+                      "instructors.md)."))
+    p.add_argument("--source", metavar="DIR", help=_("the source: notebooks and exercises/ (default: the kit's labs/)"))
+    p.add_argument("--out", metavar="DIR", required=True, help=_("where student/ and autograder/ are written"))
     p.add_argument("--lab", action="append", metavar="LAB",
-                   help="only this lab, lab00 to lab07 (repeatable; default: every lab)")
-    p.add_argument("--solutions", metavar="DIR", help="reference solutions (labNN_*.py) the student version must not "
-                                                      "contain (default in a clone: tests/grading/solutions/)")
-    p.add_argument("--tests", metavar="DIR", help="hidden tests (*.py using @graded) packed into every zip")
-    p.add_argument("--wheel", metavar="FILE", help="the kit's wheel to pack (default: build it from this checkout)")
-    p.add_argument("--no-autograder", action="store_true", help="write the student version only")
+                   help=_("only this lab, lab00 to lab07 (repeatable; default: every lab)"))
+    p.add_argument("--solutions", metavar="DIR", help=_("reference solutions (labNN_*.py) the student version must "
+                                                        "not contain (default in a clone: tests/grading/solutions/)"))
+    p.add_argument("--tests", metavar="DIR", help=_("hidden tests (*.py using @graded) packed into every zip"))
+    p.add_argument("--wheel", metavar="FILE", help=_("the kit's wheel to pack (default: build it from this checkout)"))
+    p.add_argument("--no-autograder", action="store_true", help=_("write the student version only"))
     p.set_defaults(func=cmd_assign)
 
 
 def cmd_assign(args: argparse.Namespace) -> int:
     source = Path(args.source) if args.source else kit_root() / "labs"
     if not source.is_dir():
-        raise RocketlabError(f"--source {source}: not a directory")
+        raise RocketlabError(_("--source {path}: not a directory").format(path=source))
     labs = _labs(args.lab)
     solutions = _solutions_dir(args.solutions, default=args.source is None)
     tests = hidden_tests(Path(args.tests)) if args.tests else []
@@ -69,29 +71,30 @@ def cmd_assign(args: argparse.Namespace) -> int:
     if solutions is not None:
         found = leaks(made, solutions)
         if found:
-            raise RocketlabError(f"the student version would hold {len(found)} line(s) of the solutions in "
-                                 f"{solutions} (first: {found[0]}): mark them ### BEGIN SOLUTION / ### END SOLUTION")
+            raise RocketlabError(_("the student version would hold {n} line(s) of the solutions in {solutions} "
+                                   "(first: {first}): mark them ### BEGIN SOLUTION / ### END SOLUTION").format(
+                                       n=len(found), solutions=solutions, first=found[0]))
     written = write_files(made)
-    print(f"{out / 'student' / 'labs'}: {len(written)} files, no solution in them"
-          + (f" (checked against {solutions})" if solutions is not None else ""))
+    print(_("{path}: {n} files, no solution in them").format(path=out / "student" / "labs", n=len(written))
+          + (_(" (checked against {solutions})").format(solutions=solutions) if solutions is not None else ""))
     if args.no_autograder:
         return 0
     graded = [lab for lab in LABS if labs is None or lab in labs]
     for lab in sorted((labs or set()) - set(LABS)):
-        print(f"{lab}: questions only, no exercise to grade: no autograder zip (collect its answers with "
-              f"`rocketlab collect {lab} --submissions DIR --out DIR`)")
+        print(_("{lab}: questions only, no exercise to grade: no autograder zip (collect its answers with "
+                "`rocketlab collect {lab} --submissions DIR --out DIR`)").format(lab=lab))
     if not graded:
         return 0
     with tempfile.TemporaryDirectory(prefix="rocketlab-assign-") as scratch:
         if wheel is None:
-            print("building the kit's wheel ...", flush=True)
+            print(_("building the kit's wheel ..."), flush=True)
             wheel = build_wheel(Path(scratch))
         for lab in graded:
             notebook = source / LABS[lab].notebook
             extra = {f"{QUESTIONS_DIR}/{notebook.name}": notebook.read_bytes()} if notebook.is_file() else {}
             zip_path = build_zip(lab, writable_dir(out / "autograder", "--out") / f"{lab}-autograder.zip", wheel,
                                  tests, extra)
-            print(f"{zip_path}: {lab} autograder")
+            print(_("{path}: {lab} autograder").format(path=zip_path, lab=lab))
     return 0
 
 
@@ -102,7 +105,7 @@ def _labs(chosen: list[str] | None) -> set[str] | None:
     known = sorted({*LABS, *question_labs()})
     unknown = sorted(wanted - set(known))
     if unknown:
-        raise RocketlabError(f"--lab {unknown[0]}: unknown; the labs are {', '.join(known)}")
+        raise RocketlabError(_("--lab {lab}: unknown; the labs are {labs}").format(lab=unknown[0], labs=", ".join(known)))
     return wanted
 
 
@@ -110,7 +113,7 @@ def _solutions_dir(given: str | None, default: bool) -> Path | None:
     if given is not None:
         path = Path(given)
         if not path.is_dir():
-            raise RocketlabError(f"--solutions {path}: not a directory")
+            raise RocketlabError(_("--solutions {path}: not a directory").format(path=path))
         return path
     root = checkout_root()
     found = root / "tests" / "grading" / "solutions" if root is not None and default else None
@@ -126,7 +129,7 @@ def student_files(source: Path, target: Path, labs: set[str] | None = None) -> d
     exercises = [p for p in sorted((source / "exercises").glob("*.py"))
                  if wanted_exercises is None or p.name in wanted_exercises]
     if not notebooks and not exercises:
-        raise RocketlabError(f"--source {source}: no notebooks (*.ipynb) or exercises/*.py in it")
+        raise RocketlabError(_("--source {path}: no notebooks (*.ipynb) or exercises/*.py in it").format(path=source))
     made: dict[Path, str] = {}
     for nb_path in notebooks:
         nb = read_notebook(nb_path)
@@ -148,15 +151,17 @@ def student_exercise(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
-        raise RocketlabError(f"{path}: cannot read: {e}") from None
+        raise RocketlabError(_("{path}: cannot read: {why}").format(path=path, why=e)) from None
     if BEGIN_HIDDEN in text:
-        raise NotebookError(f"{path.name}: hidden tests belong in the notebook's test cells or --tests DIR")
+        raise NotebookError(_("{name}: hidden tests belong in the notebook's test cells or --tests DIR").format(
+            name=path.name))
     stripped = strip_code(text, path.name)
-    for what, code in (("the source", text), ("the student version", stripped)):
+    for what, code in ((N_("{name}: the source is not valid Python (line {line}: {why})"), text),
+                       (N_("{name}: the student version is not valid Python (line {line}: {why})"), stripped)):
         try:
             ast.parse(code)
         except SyntaxError as e:
-            raise RocketlabError(f"{path.name}: {what} is not valid Python (line {e.lineno}: {e.msg})") from None
+            raise RocketlabError(_(what).format(name=path.name, line=e.lineno, why=e.msg)) from None
     return stripped
 
 

@@ -51,6 +51,8 @@ from rocketlab.grading.bundle import open_bundle
 from rocketlab.grading.collect import source_notebook
 from rocketlab.grading.questions import NotebookError, grade_checks, questions, read_notebook
 from rocketlab.grading.registry import LABS
+from rocketlab.grading.sandbox import SandboxSetupError
+from rocketlab.i18n import _
 from rocketlab.templating import Markup, render
 
 ROOT_ENV = "ROCKETLAB_AUTOGRADER_ROOT"
@@ -71,48 +73,51 @@ CHECKOUT = Path(__file__).resolve().parents[2]
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "autograder", help="a lab's Gradescope autograder zip (setup.sh, run_autograder, the kit's wheel)",
-        description="Pack a lab's Gradescope autograder: upload the zip as a programming assignment's "
-                    "autograder (docs: instructors.md).")
-    p.add_argument("lab", metavar="LAB", help=f"one of {', '.join(LABS)}")
-    p.add_argument("--out", metavar="ZIP", required=True, help="the zip to write (e.g. autograder.zip)")
-    p.add_argument("--tests", metavar="DIR", help="hidden tests (*.py using @graded) packed into the zip")
-    p.add_argument("--wheel", metavar="FILE", help="the kit's wheel to pack (default: build it from this checkout)")
+        "autograder", help=_("a lab's Gradescope autograder zip (setup.sh, run_autograder, the kit's wheel)"),
+        description=_("Pack a lab's Gradescope autograder: upload the zip as a programming assignment's "
+                      "autograder (docs: instructors.md)."))
+    p.add_argument("lab", metavar="LAB", help=_("one of {labs}").format(labs=", ".join(LABS)))
+    p.add_argument("--out", metavar="ZIP", required=True, help=_("the zip to write (e.g. autograder.zip)"))
+    p.add_argument("--tests", metavar="DIR", help=_("hidden tests (*.py using @graded) packed into the zip"))
+    p.add_argument("--wheel", metavar="FILE", help=_("the kit's wheel to pack (default: build it from this checkout)"))
     p.set_defaults(func=cmd_autograder)
 
 
 def cmd_autograder(args: argparse.Namespace) -> int:
     if args.lab not in LABS:
-        raise RocketlabError(f"unknown lab {args.lab!r}; the graded labs are {', '.join(LABS)}")
+        raise RocketlabError(_("unknown lab {lab!r}; the graded labs are {labs}").format(
+            lab=args.lab, labs=", ".join(LABS)))
     out = Path(args.out)
     if out.suffix != ".zip":
-        raise RocketlabError(f"--out {out}: not a .zip file name (Gradescope takes a zip)")
+        raise RocketlabError(_("--out {path}: not a .zip file name (Gradescope takes a zip)").format(path=out))
     writable_file(out, "--out")
     tests = hidden_tests(Path(args.tests)) if args.tests else []
     wheel = Path(args.wheel) if args.wheel else None
     if wheel is not None and not (wheel.is_file() and wheel.name.startswith("rocketlab-") and wheel.suffix == ".whl"):
-        raise RocketlabError(f"--wheel {wheel}: not the kit's wheel file (rocketlab-*.whl)")
+        raise RocketlabError(_("--wheel {path}: not the kit's wheel file (rocketlab-*.whl)").format(path=wheel))
     with tempfile.TemporaryDirectory(prefix="rocketlab-autograder-") as scratch:
         if wheel is None:
-            print("building the kit's wheel ...", flush=True)
+            print(_("building the kit's wheel ..."), flush=True)
             wheel = build_wheel(Path(scratch))
         made = build_zip(args.lab, out, wheel, tests)
     with zipfile.ZipFile(made) as z:
         names = z.namelist()
-    print(f"{made}: {args.lab} autograder, {len(names)} files ({wheel.name}"
-          f"{', Java' if LABS[args.lab].java else ''}{f', hidden tests: {len(tests)} file(s)' if tests else ''})")
+    extra = (", Java" if LABS[args.lab].java else "") + (
+        _(", hidden tests: {n} file(s)").format(n=len(tests)) if tests else "")
+    print(_("{path}: {lab} autograder, {n} files ({wheel}{extra})").format(
+        path=made, lab=args.lab, n=len(names), wheel=wheel.name, extra=extra))
     return 0
 
 
 def hidden_tests(directory: Path) -> list[Path]:
     """The ``*.py`` files of a hidden-tests directory (at least one)."""
     if not directory.exists():
-        raise RocketlabError(f"--tests {directory}: no such directory")
+        raise RocketlabError(_("--tests {path}: no such directory").format(path=directory))
     if not directory.is_dir():
-        raise RocketlabError(f"--tests {directory}: not a directory")
+        raise RocketlabError(_("--tests {path}: not a directory").format(path=directory))
     found = sorted(directory.glob("*.py"))
     if not found:
-        raise RocketlabError(f"--tests {directory}: no *.py test files")
+        raise RocketlabError(_("--tests {path}: no *.py test files").format(path=directory))
     return found
 
 
@@ -125,8 +130,8 @@ def build_wheel(out: Path) -> Path:
     """The kit's wheel, built by pip from a clean copy of the source checkout this module runs from."""
     if not ((CHECKOUT / "pyproject.toml").is_file() and (CHECKOUT / "setup.py").is_file()
             and (CHECKOUT / "labs").is_dir()):
-        raise RocketlabError("this rocketlab is installed, not a source checkout: pass --wheel FILE "
-                             "(the kit's wheel, rocketlab-*.whl)")
+        raise RocketlabError(_("this rocketlab is installed, not a source checkout: pass --wheel FILE "
+                               "(the kit's wheel, rocketlab-*.whl)"))
     source = out / "source"
     shutil.copytree(CHECKOUT, source, ignore=SKIPPED_IN_COPY, symlinks=True)
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
@@ -134,8 +139,8 @@ def build_wheel(out: Path) -> Path:
                           capture_output=True, text=True, env=_env_without_checkout())
     wheels = sorted(out.glob("rocketlab-*.whl"))
     if proc.returncode != 0 or len(wheels) != 1:
-        last = (proc.stderr.strip().splitlines() or ["no wheel written"])[-1]
-        raise RocketlabError(f"building the kit's wheel failed: {last}")
+        last = (proc.stderr.strip().splitlines() or [_("no wheel written")])[-1]
+        raise RocketlabError(_("building the kit's wheel failed: {why}").format(why=last))
     return wheels[0]
 
 
@@ -170,7 +175,7 @@ def build_zip(lab: str, out: Path, wheel: Path, tests: Sequence[Path] = (),
         os.replace(tmp, out)
     except OSError as e:
         tmp.unlink(missing_ok=True)
-        raise RocketlabError(f"--out {out}: cannot write: {e.strerror or e}") from None
+        raise RocketlabError(_("--out {path}: cannot write: {why}").format(path=out, why=e.strerror or e)) from None
     return out
 
 
@@ -211,22 +216,24 @@ def find_submission(directory: Path, lab: str) -> Path:
         depth = min(len(p.parts) for p in named)
         shallowest = [p for p in named if len(p.parts) == depth]
         if len(shallowest) > 1:
-            raise SubmissionError(f"several {name} in the submission ({_listing(directory, shallowest)}): "
-                                  "submit one")
+            raise SubmissionError(_("several {name} in the submission ({files}): submit one").format(
+                name=name, files=_listing(directory, shallowest)))
         return shallowest[0]
     code = [p for p in files if p.suffix in (".py", ".ipynb")]
     if len(code) == 1:
         return code[0]
     if not code:
-        seen = f" (it holds {_listing(directory, files)})" if files else " (it is empty)"
-        raise SubmissionError(f"no {name} in the submission{seen}: submit your labs/exercises/{name}")
-    raise SubmissionError(f"no {name} in the submission and several Python files ({_listing(directory, code)}): "
-                          f"submit your labs/exercises/{name}, named so")
+        seen = _(" (it holds {files})").format(files=_listing(directory, files)) if files else _(" (it is empty)")
+        raise SubmissionError(_("no {name} in the submission{seen}: submit your labs/exercises/{name}").format(
+            name=name, seen=seen))
+    raise SubmissionError(_("no {name} in the submission and several Python files ({files}): submit your "
+                            "labs/exercises/{name}, named so").format(name=name, files=_listing(directory, code)))
 
 
 def _listing(directory: Path, paths: Sequence[Path], limit: int = 5) -> str:
     names = [str(p.relative_to(directory)) for p in paths]
-    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    more = _(" and {n} more").format(n=len(names) - limit) if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
 
 
 def notebook_to_module(notebook: Path, out: Path) -> Path:
@@ -234,7 +241,8 @@ def notebook_to_module(notebook: Path, out: Path) -> Path:
     try:
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as e:
-        raise SubmissionError(f"{notebook.name}: not a readable Jupyter notebook ({type(e).__name__})") from None
+        raise SubmissionError(_("{name}: not a readable Jupyter notebook ({error})").format(
+            name=notebook.name, error=type(e).__name__)) from None
     chunks = []
     for cell in cells:
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
@@ -274,9 +282,9 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
             where = _unbundled(root / "submission", lab, Path(scratch) / "bundle")
             found = find_submission(where, lab)
         except SubmissionError as e:
-            return _write(results, failure_results(f"Not graded: {e}"))
+            return _write(results, failure_results(_("Not graded: {why}").format(why=e)))
         except RocketlabError as e:  # a malformed bundle
-            return _write(results, failure_results(f"Not graded: {e}"))
+            return _write(results, failure_results(_("Not graded: {why}").format(why=e)))
         # Graded as the exercise file, by its bare name, in a scratch directory: the replay lines in the
         # learner's results then read ``--submission lab05_rocketmq_on_dledger.py``, no path of the machine.
         submission = Path(scratch) / LABS[lab].exercise_file
@@ -284,7 +292,7 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
             notebook_to_module(found, submission)
         else:
             shutil.copyfile(found, submission)
-        print(f"grading {found.relative_to(where)} ({lab})", flush=True)
+        print(_("grading {file} ({lab})").format(file=found.relative_to(where), lab=lab), flush=True)
         learner = _learner_notebook(where, lab)
         cmd = [*_grade_command(), lab, "--submission", submission.name, "--json", str(results)]
         if tests_dir is not None:
@@ -299,10 +307,12 @@ def run_autograder(root: Path, lab: str, tests_dir: Path | None = None) -> dict[
     except (OSError, ValueError):
         pass
     results.unlink(missing_ok=True)
+    prefix = "rocketlab: " + _(SandboxSetupError.PREFIX)  # `rocketlab grade` speaks the language of this process
     sandbox = next((line.removeprefix("rocketlab: ") for line in proc.stdout.splitlines()
-                    if line.startswith("rocketlab: the grader could not start its sandbox: ")), None)
-    raise GraderFailure(sandbox or f"the grader stopped (exit {proc.returncode}) after "
-                                   f"{time.monotonic() - started:.0f} s without results (its output is above)")
+                    if line.startswith(prefix)), None)
+    raise GraderFailure(sandbox or _("the grader stopped (exit {code}) after {seconds} s without results (its "
+                                     "output is above)").format(code=proc.returncode,
+                                                                seconds=f"{time.monotonic() - started:.0f}"))
 
 
 def _unbundled(submission: Path, lab: str, scratch: Path) -> Path:
@@ -339,7 +349,7 @@ def _with_checks(path: Path, results: dict[str, Any], lab: str, learner: dict[st
     if source is None or not any(q.kind == "check" for q in questions(source)):
         return results
     if isinstance(learner, str):
-        results["output"] += f"\nquestions not graded: {learner}"
+        results["output"] += "\n" + _("questions not graded: {why}").format(why=learner)
         checks = []
     else:
         checks = grade_checks(source, learner)
@@ -352,8 +362,8 @@ def _with_checks(path: Path, results: dict[str, Any], lab: str, learner: dict[st
         results.setdefault("extra_data", {})["max_score"] = round(
             results.get("extra_data", {}).get("max_score", 0) + c.points, 6)
     if checks:  # the summary line counted the exercises' tests only
-        results["output"] += (f"\n{lab}.questions: {sum(c.score for c in checks):g}/"
-                              f"{sum(c.points for c in checks):g} points in the notebook's checks")
+        results["output"] += "\n" + _("{lab}.questions: {score}/{points} points in the notebook's checks").format(
+            lab=lab, score=f"{sum(c.score for c in checks):g}", points=f"{sum(c.points for c in checks):g}")
     path.write_text(json.dumps(results, indent=2) + "\n")
     return results
 
@@ -369,10 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     0 included for a submission with nothing gradable); :data:`GRADER_FAILED` with none when the grader
     failed, the reason on stdout and stderr (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m rocketlab.grading.autograder",
-                                     description="Grade Gradescope's submission/ into results/results.json.")
+                                     description=_("Grade Gradescope's submission/ into results/results.json."))
     parser.add_argument("--lab", required=True, choices=sorted(LABS))
     parser.add_argument("--root", default=os.environ.get(ROOT_ENV, DEFAULT_ROOT))
-    parser.add_argument("--tests", help="the hidden tests' directory")
+    parser.add_argument("--tests", help=_("the hidden tests' directory"))
     args = parser.parse_args(argv)
     root = Path(args.root)
     try:
@@ -380,14 +390,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GraderFailure as e:
         return _grader_failed(root, str(e))
     except Exception as e:  # noqa: BLE001 - a crash of ours: the run failed, the submission is not graded
-        return _grader_failed(root, f"the autograder failed ({type(e).__name__}: {str(e)[:500]})")
+        return _grader_failed(root, _("the autograder failed ({error})").format(error=f"{type(e).__name__}: {str(e)[:500]}"))
     return 0
 
 
 def _grader_failed(root: Path, why: str) -> int:
     """No results file (Gradescope: "The autograder failed to execute correctly", no score); why, for the staff."""
     (root / "results" / "results.json").unlink(missing_ok=True)
-    line = f"Not graded, the grader's failure (not the submission's): {why}. Re-run the submission once it is fixed."
+    line = _("Not graded, the grader's failure (not the submission's): {why}. Re-run the submission once it is "
+             "fixed.").format(why=why)
     print(line, flush=True)
     print(f"run_autograder: {why}", file=sys.stderr, flush=True)
     return GRADER_FAILED

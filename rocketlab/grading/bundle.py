@@ -26,6 +26,7 @@ from rocketlab.cli_support import writable_file
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.questions import read_notebook
+from rocketlab.i18n import _
 from rocketlab.workspace import home, kit_root
 
 MANIFEST = "bundle.json"
@@ -54,7 +55,7 @@ def lab_files(lab: str) -> LabFiles:
     notebook = question_labs().get(lab)
     if notebook is None:
         known = ", ".join(sorted({*question_labs(), *registry.LABS}))
-        raise RocketlabError(f"unknown lab {lab!r}; the labs are {known}")
+        raise RocketlabError(_("unknown lab {lab!r}; the labs are {labs}").format(lab=lab, labs=known))
     return LabFiles(None, notebook)
 
 
@@ -74,13 +75,15 @@ class Bundle:
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "submit", help="zip a lab's exercise file and notebook into the bundle you hand in",
-        description="Make LAB's submission bundle (labNN-submission.zip): your labs/exercises/ file, the lab's "
-                    "notebook with your answers, and a manifest. Bulk grading and the Gradescope autograder take it.")
-    p.add_argument("lab", metavar="LAB", help="a lab: lab00 (its notebook only) to lab07")
-    p.add_argument("--out", metavar="ZIP", help="the bundle to write (default: LAB-submission.zip here)")
-    p.add_argument("--exercise", metavar="FILE", help="the exercise file (default: the workspace's labs/exercises/ one)")
-    p.add_argument("--notebook", metavar="FILE", help="the lab's notebook (default: the workspace's labs/ one)")
+        "submit", help=_("zip a lab's exercise file and notebook into the bundle you hand in"),
+        description=_("Make LAB's submission bundle (labNN-submission.zip): your labs/exercises/ file, the lab's "
+                      "notebook with your answers, and a manifest. Bulk grading and the Gradescope autograder "
+                      "take it."))
+    p.add_argument("lab", metavar="LAB", help=_("a lab: lab00 (its notebook only) to lab07"))
+    p.add_argument("--out", metavar="ZIP", help=_("the bundle to write (default: LAB-submission.zip here)"))
+    p.add_argument("--exercise", metavar="FILE",
+                   help=_("the exercise file (default: the workspace's labs/exercises/ one)"))
+    p.add_argument("--notebook", metavar="FILE", help=_("the lab's notebook (default: the workspace's labs/ one)"))
     p.set_defaults(func=cmd_submit)
 
 
@@ -95,15 +98,19 @@ def _default_notebook(lab: str) -> Path:
 def cmd_submit(args: argparse.Namespace) -> int:
     files = lab_files(args.lab)
     if files.exercise is None and args.exercise:
-        raise RocketlabError(f"--exercise: {args.lab} has no exercise file: its bundle is the notebook alone")
+        raise RocketlabError(_("--exercise: {lab} has no exercise file: its bundle is the notebook alone").format(
+            lab=args.lab))
     exercise = None if files.exercise is None else \
         Path(args.exercise) if args.exercise else registry.exercise_file(args.lab)
     notebook = Path(args.notebook) if args.notebook else _default_notebook(args.lab)
     out = Path(args.out) if args.out else Path(f"{args.lab}-submission.zip")
     made = make_bundle(args.lab, exercise, notebook, out)
     what = f"{exercise.name}, {notebook.name}" if exercise is not None else notebook.name
-    where = "upload it to Gradescope or hand it in" if exercise is not None else "hand it in"
-    print(f"{made}: {args.lab} bundle ({what}): {where}")
+    if exercise is not None:
+        print(_("{path}: {lab} bundle ({files}): upload it to Gradescope or hand it in").format(
+            path=made, lab=args.lab, files=what))
+    else:
+        print(_("{path}: {lab} bundle ({files}): hand it in").format(path=made, lab=args.lab, files=what))
     return 0
 
 
@@ -116,14 +123,16 @@ def make_bundle(lab: str, exercise: Path | None, notebook: Path, out: Path) -> P
     checked first)."""
     lab_row = lab_files(lab)
     if out.suffix != ".zip":
-        raise BundleError(f"--out {out}: not a .zip file name")
+        raise BundleError(_("--out {path}: not a .zip file name").format(path=out))
     if lab_row.exercise is not None:
         if exercise is None or not exercise.is_file():
-            raise BundleError(f"{exercise}: no such file (your copy of labs/exercises/{lab_row.exercise})")
+            raise BundleError(_("{path}: no such file (your copy of labs/exercises/{name})").format(
+                path=exercise, name=lab_row.exercise))
         if exercise.suffix != ".py":
-            raise BundleError(f"{exercise}: not a Python file (.py)")
+            raise BundleError(_("{path}: not a Python file (.py)").format(path=exercise))
     if not notebook.is_file():
-        raise BundleError(f"{notebook}: no such file (your copy of labs/{lab_row.notebook})")
+        raise BundleError(_("{path}: no such file (your copy of labs/{name})").format(
+            path=notebook, name=lab_row.notebook))
     read_notebook(notebook)  # broken JSON is refused here, not at grading time
     writable_file(out, "--out")
     files = {lab_row.notebook: notebook.read_bytes()}
@@ -139,7 +148,7 @@ def make_bundle(lab: str, exercise: Path | None, notebook: Path, out: Path) -> P
         tmp.replace(out)
     except OSError as e:
         tmp.unlink(missing_ok=True)
-        raise BundleError(f"--out {out}: cannot write: {e.strerror or e}") from None
+        raise BundleError(_("--out {path}: cannot write: {why}").format(path=out, why=e.strerror or e)) from None
     return out
 
 
@@ -162,19 +171,22 @@ def open_bundle(path: Path, lab: str, into: Path, *, need_exercise: bool = True)
         with zipfile.ZipFile(path) as z:
             infos = z.infolist()
             if len(infos) > MAX_MEMBERS or sum(i.file_size for i in infos) > MAX_BYTES:
-                raise BundleError(f"{path.name}: a malformed bundle (more than {MAX_MEMBERS} files or "
-                                  f"{MAX_BYTES // 2**20} MiB unpacked)")
+                raise BundleError(_("{name}: a malformed bundle (more than {files} files or {mib} MiB unpacked)")
+                                  .format(name=path.name, files=MAX_MEMBERS, mib=MAX_BYTES // 2**20))
             names = [i.filename for i in infos if not i.is_dir()]
             bad = [n for n in names if not _safe(n)]
             if bad:
-                raise BundleError(f"{path.name}: a malformed bundle (a path outside it: {bad[0]!r})")
+                raise BundleError(_("{name}: a malformed bundle (a path outside it: {bad!r})").format(
+                    name=path.name, bad=bad[0]))
             if MANIFEST in names:
                 _check_manifest(path, z.read(MANIFEST), lab)
             exercise = _pick(names, lab_row.exercise) if lab_row.exercise is not None else None
             notebook = _pick(names, lab_row.notebook)
             if exercise is None and need_exercise:
-                raise BundleError(f"{path.name}: no {lab_row.exercise} in the bundle (it holds "
-                                  f"{', '.join(names[:5]) or 'nothing'}): make it with `rocketlab submit {lab}`")
+                raise BundleError(_("{name}: no {exercise} in the bundle (it holds {held}): make it with "
+                                    "`rocketlab submit {lab}`").format(name=path.name, exercise=lab_row.exercise,
+                                                                       held=", ".join(names[:5]) or _("nothing"),
+                                                                       lab=lab))
             into.mkdir(parents=True, exist_ok=True)
             got = []
             for member, name in ((exercise, lab_row.exercise), (notebook, lab_row.notebook)):
@@ -185,9 +197,10 @@ def open_bundle(path: Path, lab: str, into: Path, *, need_exercise: bool = True)
                 target.write_bytes(z.read(member))
                 got.append(target)
     except (zipfile.BadZipFile, EOFError) as e:
-        raise BundleError(f"{path.name}: a malformed bundle (not a readable zip: {e})") from None
+        raise BundleError(_("{name}: a malformed bundle (not a readable zip: {why})").format(
+            name=path.name, why=e)) from None
     except OSError as e:
-        raise BundleError(f"{path.name}: cannot read the bundle: {e.strerror or e}") from None
+        raise BundleError(_("{name}: cannot read the bundle: {why}").format(name=path.name, why=e.strerror or e)) from None
     return Bundle(got[0], got[1])
 
 
@@ -195,7 +208,8 @@ def _check_manifest(path: Path, raw: bytes, lab: str) -> None:
     try:
         manifest = json.loads(raw)
     except ValueError:
-        raise BundleError(f"{path.name}: a malformed bundle ({MANIFEST} is not JSON)") from None
+        raise BundleError(_("{name}: a malformed bundle ({manifest} is not JSON)").format(
+            name=path.name, manifest=MANIFEST)) from None
     other = manifest.get("lab") if isinstance(manifest, dict) else None
     if other != lab:
-        raise BundleError(f"{path.name}: a bundle of {other!r}, not of {lab}")
+        raise BundleError(_("{name}: a bundle of {other!r}, not of {lab}").format(name=path.name, other=other, lab=lab))

@@ -87,25 +87,25 @@ def _print_report(report: GradeReport) -> None:
 
 def run_grade(args: argparse.Namespace) -> int:
     if args.time_limit is not None and args.time_limit <= 0:
-        raise RocketlabError(f"--time-limit must be > 0, got {args.time_limit}")
+        raise RocketlabError(_("--time-limit must be > 0, got {value}").format(value=args.time_limit))
     if args.stress is not None and args.stress < 1:
-        raise RocketlabError(f"--stress must be at least 1 seed, got {args.stress}")
+        raise RocketlabError(_("--stress must be at least 1 seed, got {value}").format(value=args.stress))
     if args.lab not in registry.LABS:
         if args.lab in question_labs():
-            raise RocketlabError(f"{args.lab} has questions but no exercise to grade: collect its answers with "
-                                 f"`rocketlab collect {args.lab} --submissions DIR --out DIR`")
+            raise RocketlabError(_("{lab} has questions but no exercise to grade: collect its answers with "
+                                   "`rocketlab collect {lab} --submissions DIR --out DIR`").format(lab=args.lab))
         raise RocketlabError(_("unknown lab {lab!r}; the graded labs are {labs}").format(
             lab=args.lab, labs=", ".join(registry.LABS)))
     if args.submissions or args.out:
         if not (args.submissions and args.out):
-            raise RocketlabError("bulk mode needs both --submissions DIR and --out DIR")
+            raise RocketlabError(_("bulk mode needs both --submissions DIR and --out DIR"))
         if args.submission or args.reference or args.json:
-            raise RocketlabError("--submissions cannot be combined with --submission, --reference or --json")
+            raise RocketlabError(_("--submissions cannot be combined with --submission, --reference or --json"))
         return _bulk(args)
     if args.source:
-        raise RocketlabError("--source reads the learners' notebooks in bulk mode: add --submissions DIR --out DIR")
+        raise RocketlabError(_("--source reads the learners' notebooks in bulk mode: add --submissions DIR --out DIR"))
     if args.reference and args.submission:
-        raise RocketlabError("--reference grades the kit's own code: leave out --submission")
+        raise RocketlabError(_("--reference grades the kit's own code: leave out --submission"))
     if args.submission:
         _check_submission(Path(args.submission))
         if Path(args.submission).suffix == ".zip":  # a bundle (`rocketlab submit`): grade its exercise file
@@ -142,10 +142,12 @@ def _check_submission(path: Path) -> None:
     if not path.exists():
         raise RocketlabError(_("--submission {path}: no such file").format(path=path))
     if not path.is_file():
-        raise RocketlabError(f"--submission {path}: not a file (a directory of submissions goes to --submissions)")
+        raise RocketlabError(_("--submission {path}: not a file (a directory of submissions goes to --submissions)")
+                             .format(path=path))
     if path.suffix not in (".py", ".zip"):
-        raise RocketlabError(f"--submission {path}: not a Python file (.py) or a bundle (.zip): submit your copy "
-                             "of the lab's exercise module, e.g. labs/exercises/lab03_dledger_election.py")
+        raise RocketlabError(_("--submission {path}: not a Python file (.py) or a bundle (.zip): submit your copy "
+                               "of the lab's exercise module, e.g. labs/exercises/lab03_dledger_election.py")
+                             .format(path=path))
 
 
 @dataclass
@@ -160,6 +162,8 @@ class Entry:
     checks: list[CheckResult] | None = None
     grader_failed: bool = False
     """Not graded for a failure of the grader's (its sandbox could not start, a crash), not the submission's."""
+    questions_problem: str = ""
+    """Why the notebook's questions were not collected (it could not be read), else empty."""
 
 
 def _submissions(lab: str, root: Path) -> list[Entry]:
@@ -167,35 +171,37 @@ def _submissions(lab: str, root: Path) -> list[Entry]:
     ``name.zip`` bundles are graded; anything else is listed with the reason it was not (a summary accounts
     for every learner)."""
     if not root.is_dir():
-        raise RocketlabError(f"--submissions {root}: not a directory")
+        raise RocketlabError(_("--submissions {path}: not a directory").format(path=root))
     wanted = registry.LABS[lab].exercise_file
     children = sorted(p for p in root.iterdir() if not p.name.startswith("."))
     if not children:
-        raise RocketlabError(f"--submissions {root}: empty (expected *.py files or */{wanted})")
+        raise RocketlabError(_("--submissions {path}: empty (expected *.py files or */{wanted})").format(
+            path=root, wanted=wanted))
     stems = [p.stem for p in children if p.is_file() and p.suffix == ".py"]
     dirs = {p.name for p in children if p.is_dir()}
     entries = []
     for p in children:
         if p.is_file() and p.suffix == ".py":
             clash = p.stem in dirs
-            entries.append(Entry(p.name if clash else p.stem, p,
-                                 f"name clash: {p.name} and {p.stem}/ are both here; both graded" if clash else ""))
+            note = _("name clash: {file} and {folder}/ are both here; both graded").format(file=p.name, folder=p.stem)
+            entries.append(Entry(p.name if clash else p.stem, p, note if clash else ""))
         elif p.is_file() and p.suffix == ".zip":
             entries.append(Entry(p.stem if p.stem not in dirs and p.stem not in stems else p.name, p))
         elif p.is_dir():
             clash = p.name in stems
             name = f"{p.name}/" if clash else p.name
-            note = f"name clash: {p.name}.py and {p.name}/ are both here; both graded" if clash else ""
+            note = _("name clash: {file} and {folder}/ are both here; both graded").format(
+                file=p.name + ".py", folder=p.name) if clash else ""
             if (p / wanted).is_file():
                 notebook = p / registry.LABS[lab].notebook
                 entries.append(Entry(name, p / wanted, note, notebook if notebook.is_file() else None))
             else:
                 inside = sorted(q.name for q in p.iterdir())[:5]
-                entries.append(Entry(name, None, f"not graded: no {wanted} in {p.name}/ (it holds: "
-                                                 f"{', '.join(inside) or 'nothing'}){'; ' + note if note else ''}"))
+                entries.append(Entry(name, None, _("not graded: no {wanted} in {folder}/ (it holds: {inside})").format(
+                    wanted=wanted, folder=p.name, inside=", ".join(inside) or _("nothing")) + ("; " + note if note else "")))
         else:
-            entries.append(Entry(p.name, None, f"not graded: {p.name} is not a Python file (.py), a bundle (.zip) "
-                                               "or a directory"))
+            entries.append(Entry(p.name, None, _("not graded: {name} is not a Python file (.py), a bundle (.zip) or "
+                                                 "a directory").format(name=p.name)))
     return entries
 
 
@@ -211,13 +217,13 @@ def _grade_one(args: argparse.Namespace, entry: Entry, out: Path) -> tuple[Entry
             report = grade(args.lab, path, only=_only(args.only), seed=args.seed, tests_dir=args.tests,
                            time_limit_s=args.time_limit, stress=args.stress, hide=[out, Path(args.submissions)])
         except SandboxSetupError as e:  # the grader's failure: marked so, no score
-            entry.note, entry.grader_failed = f"not graded, the grader's failure: {e}", True
+            entry.note, entry.grader_failed = _("not graded, the grader's failure: {why}").format(why=e), True
             return entry, None
         except RocketlabError as e:
-            entry.note = f"not graded: {e}"
+            entry.note = _("not graded: {why}").format(why=e)
             return entry, None
         except Exception as e:  # noqa: BLE001 - one submission's trouble never stops the class's grading
-            entry.note = f"not graded, the grader's failure: {type(e).__name__}: {str(e)[:300]}"
+            entry.note = _("not graded, the grader's failure: {why}").format(why=f"{type(e).__name__}: {str(e)[:300]}")
             entry.grader_failed = True
             return entry, None
         if entry.notebook is not None and args.question_source is not None:
@@ -225,17 +231,18 @@ def _grade_one(args: argparse.Namespace, entry: Entry, out: Path) -> tuple[Entry
                                                     out / _folder(entry.name) / "answers.html")
             report.tests.extend(check_tests(args.lab, entry.checks or []))
             entry.note = "; ".join(n for n in (entry.note, problem) if n)
+            entry.questions_problem = problem
     return entry, report
 
 
 def _bulk(args: argparse.Namespace) -> int:
     if args.jobs < 1:
-        raise RocketlabError(f"--jobs must be >= 1, got {args.jobs}")
+        raise RocketlabError(_("--jobs must be >= 1, got {value}").format(value=args.jobs))
     entries = _submissions(args.lab, Path(args.submissions))
     out = writable_dir(Path(args.out), "--out")
     args.question_source = source_notebook(args.lab, args.source)
     done: dict[str, tuple[Entry, GradeReport | None]] = {}
-    with progress(f"grading {args.lab}", len(entries)) as bar, \
+    with progress(_("grading {lab}").format(lab=args.lab), len(entries)) as bar, \
             ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for future in as_completed([pool.submit(_grade_one, args, e, out) for e in entries]):
             entry, report = future.result()
@@ -250,16 +257,17 @@ def _bulk(args: argparse.Namespace) -> int:
     summary = write_summary_csv([(e.name, r, e.note) for e, r in rows], out / "summary.csv")
     _similarity_csv(args.lab, [e for e, r in rows if r is not None], out / "similarity.csv")
     if args.question_source is not None:
-        write_questions_csv(args.question_source, [(e.name, e.checks, _no_questions(e)) for e, _ in rows],
+        write_questions_csv(args.question_source, [(e.name, e.checks, _no_questions(e, r)) for e, r in rows],
                             out / "questions.csv")
     for entry, report in rows:
         print(f"{entry.name}: " + (f"{report.score:g}/{report.max_score:g}" if report else "-")
               + (f" ({entry.note})" if entry.note else ""))
-    print(f"summary: {summary}")
+    print(_("summary: {path}").format(path=summary))
     failed = [e.name for e, _ in rows if e.grader_failed]
     if failed:
-        print(f"rocketlab: the grader failed for {len(failed)} submission(s) ({', '.join(failed[:5])}): not graded, "
-              "no score; fix the cause (see note in summary.csv) and grade them again", file=sys.stderr)
+        print("rocketlab: " + _("the grader failed for {n} submission(s) ({names}): not graded, no score; fix the "
+                                "cause (see note in summary.csv) and grade them again").format(
+                                    n=len(failed), names=", ".join(failed[:5])), file=sys.stderr)
         return 3
     return 0 if all(r is not None for _, r in rows) else 1
 
@@ -278,15 +286,15 @@ def _similarity_csv(lab: str, entries: list[Entry], path: Path) -> None:
             w.writerow([entry.name, *("" if (v := similarity(source, e)) is None else f"{v:.3f}" for e in exercises)])
 
 
-def _no_questions(entry: Entry) -> str:
+def _no_questions(entry: Entry, report: GradeReport | None) -> str:
     """Why an entry's questions were not collected (empty when they were)."""
     if entry.checks is not None:
         return ""
-    if entry.path is None or entry.note.startswith("not graded"):
-        return "not graded"
+    if entry.path is None or report is None:
+        return _("not graded")
     if entry.notebook is None:
-        return "no notebook in the submission"
-    return next((n for n in entry.note.split("; ") if n.startswith("questions not collected")), "")
+        return _("no notebook in the submission")
+    return entry.questions_problem
 
 
 def _folder(name: str) -> str:

@@ -42,6 +42,7 @@ from rocketlab.grading.questions import (
     written_answers,
 )
 from rocketlab.grading.runner import TestResult
+from rocketlab.i18n import _
 from rocketlab.templating import Markup, render
 from rocketlab.workspace import kit_root
 
@@ -51,12 +52,12 @@ def source_notebook(lab: str, source_dir: str | Path | None = None) -> dict[str,
     questions, else None."""
     where = Path(source_dir) if source_dir is not None else kit_root() / "labs"
     if source_dir is not None and not where.is_dir():
-        raise RocketlabError(f"--source {where}: not a directory")
+        raise RocketlabError(_("--source {path}: not a directory").format(path=where))
     name = lab_files(lab).notebook
     path = where / name
     if not path.is_file():
         if source_dir is not None:
-            raise RocketlabError(f"--source {where}: no {name} in it")
+            raise RocketlabError(_("--source {path}: no {name} in it").format(path=where, name=name))
         return None
     nb = read_notebook(path)
     return nb if questions(nb, str(path)) else None
@@ -69,7 +70,7 @@ def grade_questions(lab: str, source_nb: dict[str, Any], notebook: Path, who: st
     try:
         learner = read_notebook(notebook)
     except NotebookError as e:
-        return None, f"questions not collected: {str(e).replace(str(notebook.parent) + '/', '')}"
+        return None, _("questions not collected: {why}").format(why=str(e).replace(str(notebook.parent) + "/", ""))
     checks = grade_checks(source_nb, learner)
     write_answer_sheet(answer_sheet(lab, who, source_nb, learner, checks), sheet)
     return checks, ""
@@ -165,13 +166,13 @@ def write_questions_csv(source_nb: dict[str, Any], rows: list[tuple[str, list[Ch
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "collect", help="collect a class's written answers: one HTML answer sheet per learner and questions.csv",
-        description="Collect the questions of LAB (any lab, lab00 included) from every learner's notebook in DIR: "
-                    "name.ipynb, name/NN_topic.ipynb or a bundle name.zip (docs: instructors.md).")
-    p.add_argument("lab", metavar="LAB", help="a lab with questions: lab00 to lab07")
-    p.add_argument("--submissions", metavar="DIR", required=True, help="the learners' notebooks or bundles")
-    p.add_argument("--out", metavar="DIR", required=True, help="OUT/<name>/answers.html and OUT/questions.csv")
-    p.add_argument("--source", metavar="DIR", help="the course's source notebooks (default: the kit's labs)")
+        "collect", help=_("collect a class's written answers: one HTML answer sheet per learner and questions.csv"),
+        description=_("Collect the questions of LAB (any lab, lab00 included) from every learner's notebook in "
+                      "DIR: name.ipynb, name/NN_topic.ipynb or a bundle name.zip (docs: instructors.md)."))
+    p.add_argument("lab", metavar="LAB", help=_("a lab with questions: lab00 to lab07"))
+    p.add_argument("--submissions", metavar="DIR", required=True, help=_("the learners' notebooks or bundles"))
+    p.add_argument("--out", metavar="DIR", required=True, help=_("OUT/<name>/answers.html and OUT/questions.csv"))
+    p.add_argument("--source", metavar="DIR", help=_("the course's source notebooks (default: the kit's labs)"))
     p.set_defaults(func=cmd_collect)
 
 
@@ -188,8 +189,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
     files = lab_files(args.lab)
     source = source_notebook(args.lab, args.source)
     if source is None:
-        raise RocketlabError(f"{files.notebook} has no question cells to collect (labs with questions: "
-                             f"{', '.join(_labs_with_questions())})")
+        raise RocketlabError(_("{notebook} has no question cells to collect (labs with questions: {labs})").format(
+            notebook=files.notebook, labs=", ".join(_labs_with_questions())))
     root = Path(args.submissions)
     out = writable_dir(Path(args.out), "--out")
     rows: list[tuple[str, list[CheckResult] | None, str]] = []
@@ -200,12 +201,14 @@ def cmd_collect(args: argparse.Namespace) -> int:
                 checks, why = grade_questions(args.lab, source, entry.notebook, entry.name,
                                               out / entry.name / "answers.html")
             rows.append((entry.name, checks, why))
-            said = f"{sum(c.score for c in checks):g}/{sum(c.points for c in checks):g} in checks" \
+            said = _("{score}/{points} in checks").format(score=f"{sum(c.score for c in checks):g}",
+                                                           points=f"{sum(c.points for c in checks):g}") \
                 if checks is not None else why
             print(f"{entry.name}: {said}")
-    print(f"questions: {write_questions_csv(source, rows, out / 'questions.csv')} ({len(rows)} learners, "
-          f"{sum(c is not None for _, c, _ in rows)} answer sheets)")
-    return 0 if all(c is not None for _, c, _ in rows) else 1
+    print(_("questions: {path} ({learners} learners, {sheets} answer sheets)").format(
+        path=write_questions_csv(source, rows, out / "questions.csv"), learners=len(rows),
+        sheets=sum(c is not None for _who, c, _why in rows)))
+    return 0 if all(c is not None for _who, c, _why in rows) else 1
 
 
 def _labs_with_questions() -> list[str]:
@@ -215,11 +218,12 @@ def _labs_with_questions() -> list[str]:
 def handed_in(lab: str, root: Path, scratch: Path) -> list[Handed]:
     """Every entry of ``root`` with the lab's notebook found in it (bundles opened into ``scratch``), or why not."""
     if not root.is_dir():
-        raise RocketlabError(f"--submissions {root}: not a directory")
+        raise RocketlabError(_("--submissions {path}: not a directory").format(path=root))
     name = lab_files(lab).notebook
     children = sorted(p for p in root.iterdir() if not p.name.startswith("."))
     if not children:
-        raise RocketlabError(f"--submissions {root}: empty (expected *.ipynb, */{name} or *.zip bundles)")
+        raise RocketlabError(_("--submissions {path}: empty (expected *.ipynb, */{name} or *.zip bundles)").format(
+            path=root, name=name))
     stems = [p.stem for p in children]
     found = []
     for p in children:
@@ -233,11 +237,14 @@ def _entry(lab: str, p: Path, who: str, name: str, scratch: Path) -> Handed:
         return Handed(who, p)
     if p.is_dir():
         nb = p / name
-        return Handed(who, nb) if nb.is_file() else Handed(who, None, f"no {name} in {p.name}/")
+        return Handed(who, nb) if nb.is_file() else Handed(who, None, _("no {name} in {where}").format(
+            name=name, where=p.name + "/"))
     if p.is_file() and p.suffix == ".zip":
         try:
             got = open_bundle(p, lab, scratch / p.name, need_exercise=False).notebook
         except BundleError as e:
-            return Handed(who, None, f"not collected: {e}")
-        return Handed(who, got) if got is not None else Handed(who, None, f"no {name} in {p.name}")
-    return Handed(who, None, f"not collected: {p.name} is not a notebook (.ipynb), a folder or a bundle (.zip)")
+            return Handed(who, None, _("not collected: {why}").format(why=e))
+        return Handed(who, got) if got is not None else Handed(who, None, _("no {name} in {where}").format(
+            name=name, where=p.name))
+    return Handed(who, None, _("not collected: {name} is not a notebook (.ipynb), a folder or a bundle (.zip)").format(
+        name=p.name))

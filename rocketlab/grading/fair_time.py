@@ -35,6 +35,7 @@ from typing import Any
 
 import rocketlab
 from rocketlab.grading import registry
+from rocketlab.i18n import _
 
 CALIBRATION_TEST = "lab03.handle_vote/decision_table"
 """The reference solution's work that calibrates a machine: 8,640 vote decisions and their comparison."""
@@ -75,9 +76,9 @@ def measure_reference_cpu(rounds: int = 3, runs: int = 5) -> float:
         return AUTHORED_CPU_S
     impl = registry.EXERCISES[test.exercise].reference
     best = float("inf")
-    for _ in range(rounds):
+    for _round in range(rounds):
         t0 = time.process_time()
-        for _ in range(runs):
+        for _run in range(runs):
             test.fn(registry.Ctx(impl, 0))
         best = min(best, (time.process_time() - t0) / runs)
     return best
@@ -211,17 +212,20 @@ class TestClock:
         self.last, self.last_t = seen, now
         used = seen.sandbox_cpu - self.first.sandbox_cpu
         if used > self.cpu_limit:
-            self.why = (f"stopped after {used:.1f} s of your code's CPU time, this test's limit "
-                        f"({self._limit(self.cpu_limit)}): does your code loop forever?")
+            self.why = _("stopped after {seconds} s of your code's CPU time, this test's limit ({limit}): does "
+                         "your code loop forever?").format(seconds=f"{used:.1f}", limit=self._limit(self.cpu_limit))
         elif self.idle > self.idle_limit:
-            self.why = (f"stopped after {self.idle:.1f} s with nothing running, this test's limit "
-                        f"({self._limit(self.idle_limit)}): does your code sleep or wait forever?")
+            self.why = _("stopped after {seconds} s with nothing running, this test's limit ({limit}): does your "
+                         "code sleep or wait forever?").format(seconds=f"{self.idle:.1f}",
+                                                               limit=self._limit(self.idle_limit))
         elif now - self.started >= self.wall_limit:
-            self.why = f"stopped after {now - self.started:.0f} s, this test's limit: does your code loop forever or sleep?"
+            self.why = _("stopped after {seconds} s, this test's limit: does your code loop forever or sleep?").format(
+                seconds=f"{now - self.started:.0f}")
         return self.why
 
     def _limit(self, value: float) -> str:
-        return f"{value:.3g} s" + (f", scaled x{self.factor:.2f} to this machine" if self.factor > 1.001 else "")
+        scaled = _(", scaled x{factor} to this machine").format(factor=f"{self.factor:.2f}")
+        return _("{seconds} s").format(seconds=f"{value:.3g}") + (scaled if self.factor > 1.001 else "")
 
     def loaded(self) -> float:
         """The share of the test's time its threads waited for a CPU (the machine's load, not the test's)."""

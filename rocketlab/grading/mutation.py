@@ -36,6 +36,7 @@ from rocketlab import plugs
 from rocketlab.cli_support import writable_file
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
+from rocketlab.i18n import _
 
 SWAP_BINOP: dict[type, type] = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.FloorDiv, ast.FloorDiv: ast.Mult,
                                 ast.Mod: ast.FloorDiv, ast.BitAnd: ast.BitOr, ast.BitOr: ast.BitAnd,
@@ -192,11 +193,11 @@ def _mutable_points(source: str) -> tuple[ast.Module, list[tuple[ast.AST, str, s
 
 def mutants_of(exercise: str) -> list[Mutant]:
     """Every automatic mutant of ``exercise``'s reference (and of the same-module helpers it uses)."""
-    _, parts = scope(exercise)
+    _module, parts = scope(exercise)
     found = []
     for name, source, first in parts:
-        _, points = _mutable_points(source)
-        for node, operator, description, _ in points:
+        _tree, points = _mutable_points(source)
+        for node, operator, description, _change in points:
             line = first + getattr(node, "lineno", 1) - 1
             found.append(Mutant(exercise, len(found), operator, line, f"{name}: {description}",
                                 getattr(node, "lineno", 1)))
@@ -208,10 +209,10 @@ def build(mutant: Mutant) -> Any:
     module, parts = scope(mutant.exercise)
     namespace = dict(vars(module))
     number = mutant.number
-    for name, source, _ in parts:
+    for name, source, _first in parts:
         tree, points = _mutable_points(source)
         if 0 <= number < len(points):
-            node, _, _, change = points[number]
+            node, _operator, _description, change = points[number]
             replacement = _apply(node, change)
             if replacement is not None:
                 tree = _Replace(node, replacement).visit(tree)
@@ -308,8 +309,11 @@ def run(exercises: list[str], budget_s: float = 600.0, limit_s: float | None = N
                 killer, detail, seconds = _run_one(o.mutant, tests, limit)
                 o.killed_by, o.detail, o.seconds, o.phase, o.run = killer, detail, o.seconds + seconds, phase, True
                 if echo:
-                    echo(f"{exercise} #{o.mutant.number} line {o.mutant.line} {o.mutant.description}: "
-                         f"{'killed by ' + killer if killer else 'survived ' + phase} ({seconds:.1f} s)")
+                    what = _("killed by {test}").format(test=killer) if killer else _("survived {phase}").format(
+                        phase=phase)
+                    echo(_("{exercise} #{number} line {line} {description}: {what} ({seconds} s)").format(
+                        exercise=exercise, number=o.mutant.number, line=o.mutant.line,
+                        description=o.mutant.description, what=what, seconds=f"{seconds:.1f}"))
     return _report(outcomes, time.monotonic() - started, budget_s, scenarios)
 
 
@@ -361,22 +365,23 @@ def report_markdown(report: dict[str, Any]) -> str:
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "mutate", help="mutation run: mutate the kit's reference of each exercise and grade every mutant",
-        description="Mutate each exercise's reference implementation (operators, comparisons, constants, "
-                    "and/or, not, returned values), grade every mutant on the exercise's tables, then the "
-                    "survivors on its scenarios, within a time budget; report the share killed per exercise.")
+        "mutate", help=_("mutation run: mutate the kit's reference of each exercise and grade every mutant"),
+        description=_("Mutate each exercise's reference implementation (operators, comparisons, constants, "
+                      "and/or, not, returned values), grade every mutant on the exercise's tables, then the "
+                      "survivors on its scenarios, within a time budget; report the share killed per exercise."))
     p.add_argument("labs", nargs="*", metavar="LAB_OR_EXERCISE",
-                   help="labs (lab03) or exercises (lab03.handle_vote); default: every exercise but those of "
-                        "Spark labs (lab07)")
-    p.add_argument("--budget", type=float, default=1800.0, metavar="S", help="stop starting mutants after S seconds")
-    p.add_argument("--tables-only", action="store_true", help="grade on the decision tables only")
+                   help=_("labs (lab03) or exercises (lab03.handle_vote); default: every exercise but those of "
+                          "Spark labs (lab07)"))
+    p.add_argument("--budget", type=float, default=1800.0, metavar="S",
+                   help=_("stop starting mutants after S seconds"))
+    p.add_argument("--tables-only", action="store_true", help=_("grade on the decision tables only"))
     p.add_argument("--limit", type=float, metavar="S",
-                   help="at most S seconds per mutant (default: the sum of its tests' own time limits)")
-    p.add_argument("--json", metavar="FILE", help="write the report here (e.g. benchmarks/results/mutation.json)")
-    p.add_argument("--quiet", action="store_true", help="no line per mutant")
+                   help=_("at most S seconds per mutant (default: the sum of its tests' own time limits)"))
+    p.add_argument("--json", metavar="FILE", help=_("write the report here (e.g. benchmarks/results/mutation.json)"))
+    p.add_argument("--quiet", action="store_true", help=_("no line per mutant"))
     p.add_argument("--baseline-without", action="append", metavar="TEST",
-                   help="first a tables-only run without these tests (e.g. tests added since the last run), "
-                        "recorded as the report's baseline; repeatable, or comma-separated")
+                   help=_("first a tables-only run without these tests (e.g. tests added since the last run), "
+                          "recorded as the report's baseline; repeatable, or comma-separated"))
     p.set_defaults(func=_run_cli)
 
 
@@ -389,14 +394,15 @@ def chosen_exercises(names: list[str]) -> list[str]:
     for name in names:
         hits = [e for e in registry.EXERCISES if e == name or e.split(".")[0] == name]
         if not hits:
-            raise RocketlabError(f"mutate: {name!r} is no lab or exercise; known: {', '.join(registry.EXERCISES)}")
+            raise RocketlabError(_("mutate: {name!r} is no lab or exercise; known: {known}").format(
+                name=name, known=", ".join(registry.EXERCISES)))
         chosen += [h for h in hits if h not in chosen]
     return chosen
 
 
 def _run_cli(args: argparse.Namespace) -> int:
     if args.budget <= 0 or (args.limit is not None and args.limit <= 0):
-        raise RocketlabError("mutate: --budget and --limit must be positive")
+        raise RocketlabError(_("mutate: --budget and --limit must be positive"))
     exercises = chosen_exercises(args.labs)
     if args.json:
 
@@ -415,7 +421,8 @@ def _run_cli(args: argparse.Namespace) -> int:
     print(report_markdown(report))
     gaps = [s for r in report["exercises"].values() for s in r["survivors"] if not s["equivalent_because"]]
     for s in gaps:
-        print(f"survivor: {s['exercise']} line {s['line']}: {s['description']}")
+        print(_("survivor: {exercise} line {line}: {description}").format(
+            exercise=s["exercise"], line=s["line"], description=s["description"]))
     return 1 if gaps else 0
 
 

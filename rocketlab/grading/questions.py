@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 
 SCHEMA_VERSION = 3
 """nbgrader's cell-metadata schema version."""
@@ -90,16 +91,16 @@ def read_notebook(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
-        raise NotebookError(f"{path}: cannot read: {e.strerror or e}") from None
+        raise NotebookError(_("{path}: cannot read: {why}").format(path=path, why=e.strerror or e)) from None
     except UnicodeDecodeError:
-        raise NotebookError(f"{path}: not a Jupyter notebook (not UTF-8 text)") from None
+        raise NotebookError(_("{path}: not a Jupyter notebook (not UTF-8 text)").format(path=path)) from None
     except ValueError as e:
-        raise NotebookError(f"{path}: not a Jupyter notebook (broken JSON: {e})") from None
+        raise NotebookError(_("{path}: not a Jupyter notebook (broken JSON: {why})").format(path=path, why=e)) from None
     if not (isinstance(data, dict) and isinstance(data.get("cells"), list) and data.get("nbformat") == 4):
-        raise NotebookError(f"{path}: not a Jupyter notebook (no nbformat 4 cells list)")
+        raise NotebookError(_("{path}: not a Jupyter notebook (no nbformat 4 cells list)").format(path=path))
     for i, cell in enumerate(data["cells"]):
         if not (isinstance(cell, dict) and cell.get("cell_type") in ("markdown", "code", "raw")):
-            raise NotebookError(f"{path}: cell {i} is not a notebook cell")
+            raise NotebookError(_("{path}: cell {i} is not a notebook cell").format(path=path, i=i))
     return data
 
 

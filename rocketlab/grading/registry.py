@@ -109,7 +109,8 @@ def load_labs() -> None:
 
 def _known(exercise: str) -> None:
     if exercise not in EXERCISES:
-        raise RocketlabError(f"graded: unknown exercise {exercise!r}; known: {', '.join(EXERCISES)}")
+        raise RocketlabError(_("graded: unknown exercise {exercise!r}; known: {known}").format(
+            exercise=exercise, known=", ".join(EXERCISES)))
 
 
 def learner_terms(exc: BaseException, exercise: str, attribute: str) -> str:
@@ -181,12 +182,12 @@ def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...]
     if _labs_loaded:  # the built-in suites are checked once the table has registered their exercises
         _known(exercise)
     if points <= 0:
-        raise RocketlabError(f"graded: points must be > 0, got {points}")
+        raise RocketlabError(_("graded: points must be > 0, got {points}").format(points=points))
 
     def register(fn: Callable[[Ctx], Any]) -> Callable[[Ctx], Any]:
         full = f"{exercise}/{name or fn.__name__}"
         if full in TESTS and TESTS[full].fn.__code__ is not fn.__code__ and not (_loading_hidden and TESTS[full].hidden):
-            raise RocketlabError(f"graded: two tests are named {full!r}")
+            raise RocketlabError(_("graded: two tests are named {name!r}").format(name=full))
         summary = about or inspect.cleandoc(fn.__doc__ or "").split("\n\n")[0].replace("\n", " ")
         limit = time_limit_s if time_limit_s is not None else (60.0 if seeds is None else 120.0)
         TESTS[full] = GradedTest(full, exercise, float(points), fn, None if seeds is None else tuple(seeds),
@@ -198,7 +199,7 @@ def graded(exercise: str, points: float = 1.0, *, seeds: range | tuple[int, ...]
 def load_builtin(lab: str) -> None:
     """Check that ``lab`` is a graded lab (its suite was registered with the lab table)."""
     if lab not in LABS:
-        raise RocketlabError(f"unknown lab {lab!r}; the graded labs are {', '.join(LABS)}")
+        raise RocketlabError(_("unknown lab {lab!r}; the graded labs are {labs}").format(lab=lab, labs=", ".join(LABS)))
 
 
 _hidden_lock = threading.Lock()
@@ -210,7 +211,7 @@ def load_hidden(tests_dir: str | Path) -> list[str]:
     directory and process (bulk mode grades many submissions, on several threads, with the same tests)."""
     root = Path(tests_dir)
     if not root.is_dir():
-        raise RocketlabError(f"--tests {root}: not a directory")
+        raise RocketlabError(_("--tests {path}: not a directory").format(path=root))
     key = str(root.resolve())
     with _hidden_lock:
         if key not in _hidden_loaded:  # another directory's hidden tests are dropped first
@@ -236,7 +237,7 @@ def _load_hidden(root: Path) -> list[str]:
             try:
                 spec.loader.exec_module(module)
             except Exception as e:
-                raise RocketlabError(f"hidden tests {path}: {type(e).__name__}: {e}") from e
+                raise RocketlabError(_("hidden tests {path}: {error}").format(path=path, error=f"{type(e).__name__}: {e}")) from e
             names.append(name)
     finally:
         _loading_hidden = False
@@ -250,8 +251,8 @@ def tests_of(lab: str, only: list[str] | None = None) -> list[GradedTest]:
     if only:
         unknown = [o for o in only if not any(t.name == o or t.exercise == o for t in chosen)]
         if unknown:
-            raise RocketlabError(f"--only {', '.join(unknown)}: no such test or exercise in {lab}; "
-                                 f"known: {', '.join(t.name for t in chosen)}")
+            raise RocketlabError(_("--only {names}: no such test or exercise in {lab}; known: {known}").format(
+                names=", ".join(unknown), lab=lab, known=", ".join(t.name for t in chosen)))
         chosen = [t for t in chosen if t.name in only or t.exercise in only]
     return chosen
 

@@ -307,12 +307,12 @@ def grade(lab: str, submission: str | Path | None = None, *, reference: bool = F
     tests = _selected(lab, only, tests_dir, public_only)
     if stress is not None:
         if stress < 1:
-            raise RocketlabError(f"--stress must be at least 1 seed, got {stress}")
+            raise RocketlabError(_("--stress must be at least 1 seed, got {value}").format(value=stress))
         tests = [t if t.seeds is None else dataclasses.replace(
             t, time_limit_s=t.time_limit_s * max(1.0, stress / max(1, len(t.seeds)))) for t in tests]
     path = None if reference else Path(submission) if submission is not None else registry.exercise_file(lab)
     if path is not None and not path.is_file():
-        raise RocketlabError(f"submission {path}: no such file")
+        raise RocketlabError(_("submission {path}: no such file").format(path=path))
     report = GradeReport(lab, "reference" if path is None else str(path))
     started = time.monotonic()
     todo = list(tests)
@@ -360,7 +360,7 @@ def _selected(lab: str, only: list[str] | None, tests_dir: str | Path | None,
     if public_only or tests_dir is None:  # hidden tests only with their directory (one loaded earlier stays registered)
         tests = [t for t in tests if not t.hidden]
     if not tests:
-        raise RocketlabError(f"{lab}: no tests selected")
+        raise RocketlabError(_("{lab}: no tests selected").format(lab=lab))
     return tests
 
 
@@ -368,7 +368,7 @@ def _grader_failed(event: dict[str, Any] | None) -> None:
     """Raise SandboxSetupError for the judge's ``grader_error``: a failure of the grader is an error of the
     run (no score), never a 0 for the submission."""
     if event is not None and event.get("event") == "grader_error":
-        reason = str(event.get("message", "")).removeprefix(SandboxSetupError.PREFIX)
+        reason = str(event.get("message", "")).removeprefix(_(SandboxSetupError.PREFIX))  # the judge's language
         raise SandboxSetupError(reason[:2000])
 
 
@@ -380,12 +380,12 @@ def _import_failure(worker: _Worker, limit_s: float) -> str | None:
         return None
     if first is None:
         code = worker.exit_code()
-        return (f"your file did not finish importing within {limit_s:g} s"
-                if code is None else f"the grader's worker exited ({code}) while importing your file: "
-                f"{worker.stderr_tail()}")
+        return (_("your file did not finish importing within {seconds} s").format(seconds=f"{limit_s:g}")
+                if code is None else _("the grader's worker exited ({code}) while importing your file: {tail}")
+                .format(code=code, tail=worker.stderr_tail()))
     if first.get("event") == "import_error":
         return str(first.get("message", ""))[:4000]
-    return f"the grader's judge process did not start ({_said(first)})"
+    return _("the grader's judge process did not start ({said})").format(said=_said(first))
 
 
 def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callable[[TestResult], None],
@@ -400,8 +400,8 @@ def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callabl
         _grader_failed(event)
         if event is None or event.get("event") != "start" or event.get("test") != test.name:
             todo.pop(0)
-            record(_failed(test, "the grader's judge process went out of step before this test "
-                                 f"({_said(event)}); the tests left are graded by a fresh one"))
+            record(_failed(test, _("the grader's judge process went out of step before this test ({said}); the "
+                                   "tests left are graded by a fresh one").format(said=_said(event))))
             return
         t0 = time.monotonic()
         limit = test.time_limit_s if time_limit_s is None else min(test.time_limit_s, time_limit_s)
@@ -409,11 +409,11 @@ def _run_tests(worker: _Worker, todo: list[registry.GradedTest], record: Callabl
         event = _await_result(worker, clock)
         _grader_failed(event)
         if event is None and clock.why is not None and test.name not in reruns and clock.loaded() > LOADED:
-            reruns[test.name] = (f"re-run once: its first run was stopped while the machine was loaded "
-                                 f"({clock.loaded():.0%} of its time waiting for a CPU)")
+            reruns[test.name] = _("re-run once: its first run was stopped while the machine was loaded ({share} "
+                                  "of its time waiting for a CPU)").format(share=f"{clock.loaded():.0%}")
             return  # a fresh judge runs it again
         todo.pop(0)
-        note = f" ({reruns[test.name]})" if test.name in reruns else ""
+        note = _(" ({note})").format(note=reruns[test.name]) if test.name in reruns else ""
         if event is None or event.get("event") != "result" or event.get("test") != test.name:
             why = clock.why if event is None and clock.why else _lost_why(worker, event)
             record(_failed(test, why + note, duration=time.monotonic() - t0))
@@ -436,16 +436,16 @@ def _await_result(worker: _Worker, clock: TestClock) -> dict[str, Any] | None:
 def _lost_why(worker: _Worker, event: dict[str, Any] | None) -> str:
     """Why a test that started gave no result: out of step, or the judge ended."""
     if event is not None:
-        return f"the grader's judge process went out of step ({_said(event)})"
+        return _("the grader's judge process went out of step ({said})").format(said=_said(event))
     code = worker.exit_code()
-    return (f"the grader's judge process ended (exit code {code}) while running this test: "
-            f"{worker.stderr_tail(300)}")
+    return _("the grader's judge process ended (exit code {code}) while running this test: {tail}").format(
+        code=code, tail=worker.stderr_tail(300))
 
 
 def _said(event: dict[str, Any] | None) -> str:
     if event is None:
-        return "it said nothing"
-    return f"it said {json.dumps(event)[:160]}"
+        return _("it said nothing")
+    return _("it said {what}").format(what=json.dumps(event)[:160])
 
 
 def _failed(test: registry.GradedTest, why: str, duration: float = 0.0) -> TestResult:

@@ -46,6 +46,7 @@ import orjson
 
 import rocketlab
 from rocketlab.errors import RocketlabError
+from rocketlab.grading import sandbox_messages as M
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import (
     MAX_TEXT,
@@ -129,10 +130,10 @@ class SandboxSetupError(RocketlabError):
     """The sandbox could not be set up (before any submission code ran): the grader's failure, never the
     submission's. Its text is "the grader could not start its sandbox: REASON"."""
 
-    PREFIX = "the grader could not start its sandbox: "
+    PREFIX = M.SETUP_PREFIX
 
     def __init__(self, reason: str) -> None:
-        super().__init__(self.PREFIX + reason)
+        super().__init__(M.say(self.PREFIX) + reason)
         self.reason = reason
 
 
@@ -204,7 +205,7 @@ class Sandbox:
         self.memo = CallMemo()
         self.transcript: list[Step] | None = None  # the call-backs of the memoised call in flight
         config = {"hide": sorted(set(hide or [])), "limits": limits or limits_for(lab), "isolated": self.isolated,
-                  "expose": exposed_paths(hide or []), "lab": lab}
+                  "expose": exposed_paths(hide or []), "lab": lab, "lang": M.language()}
         self._ready(config)
 
     def _ready(self, config: dict[str, Any]) -> None:
@@ -216,11 +217,11 @@ class Sandbox:
             code = self.proc.poll()
             printed, _ = self.take_output()
             self.stop()
-            tail = printed.strip().splitlines()[-1][:300] if printed.strip() else "it printed nothing"
-            raise SandboxSetupError(f"its process ended (exit code {code}) before it was ready: {tail}") from None
+            tail = printed.strip().splitlines()[-1][:300] if printed.strip() else M.say(M.PRINTED_NOTHING)
+            raise SandboxSetupError(M.say(M.ENDED_BEFORE_READY, code=code, tail=tail)) from None
         if said.get("confined") is not True:
             self.stop()
-            raise SandboxSetupError(str(said.get("setup_error") or f"it said {str(said)[:200]}"))
+            raise SandboxSetupError(str(said.get("setup_error") or M.say(M.SAID, what=str(said)[:200])))
 
     # ------------------------------------------------------------------ channel
     def _send(self, message: dict[str, Any], encoded: bytes | None = None) -> None:
@@ -239,11 +240,11 @@ class Sandbox:
             except subprocess.TimeoutExpired:
                 code = None
         if code is not None and code < 0:
-            how = f"was killed by signal {signal.Signals(-code).name}"
+            how = M.say(M.KILLED_BY, signal=signal.Signals(-code).name)
         else:
-            how = f"exited (exit code {code})"
-        hint = " (a resource limit? the sandbox allows " + _limits_text(limits_for(self.lab)) + ")"
-        self.broken = f"the process running your code {how}: does your code call os._exit or crash the interpreter?{hint}"
+            how = M.say(M.EXITED, code=code)
+        limits = _limits_text(limits_for(self.lab))
+        self.broken = M.say(M.PROCESS_ENDED, how=how, limits=limits)
         return SandboxError(self.broken, protocol=True)
 
     def _drain_output(self) -> None:
@@ -287,15 +288,15 @@ class Sandbox:
                 raise self._gone()
             self.buffer += chunk
             if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
-                self.broken = "your code sent more than 32 MiB in one answer"
+                self.broken = M.say(M.TOO_LONG)
                 raise SandboxError(self.broken, protocol=True)
         line, self.buffer = self.buffer.split(b"\n", 1)
         try:
             message = loads(line)
         except ValueError:
-            raise SandboxError(f"garbage on the grader's channel: {line[:80]!r}", protocol=True) from None
+            raise SandboxError(M.say(M.GARBAGE, what=repr(line[:80])), protocol=True) from None
         if type(message) is not dict:
-            raise SandboxError(f"garbage on the grader's channel: {line[:80]!r}", protocol=True)
+            raise SandboxError(M.say(M.GARBAGE, what=repr(line[:80])), protocol=True)
         return message
 
     def request(self, message: dict[str, Any], batch: int = -1, raw: bool = False,
@@ -331,17 +332,17 @@ class Sandbox:
         if "drained" in reply and self.expected == DRAIN:
             return self._drained(reply["drained"])
         if "value" not in reply:
-            raise SandboxError(f"garbage on the grader's channel: {str(reply)[:80]}", protocol=True)
+            raise SandboxError(M.say(M.GARBAGE, what=str(reply)[:80]), protocol=True)
         try:
             return decode(reply["value"], frame_of=self._frame_of)
         except CodecError as e:
-            raise SandboxError(f"your function returned something the grader cannot read: {e}") from None
+            raise SandboxError(M.say(M.UNREADABLE, why=e)) from None
 
     def _callback_reply(self, message: dict[str, Any], transcript: list[Step] | None = None) -> dict[str, Any]:
         """The judge's reply to a call-back (``transcript``: where a memoised call keeps it)."""
         fn = self.callbacks.get(message.get("fn")) if isinstance(message.get("fn"), int) else None
         if fn is None:
-            raise SandboxError("garbage on the grader's channel: a call-back to an unknown function", protocol=True)
+            raise SandboxError(M.say(M.UNKNOWN_CALLBACK), protocol=True)
         try:
             args = decode(message.get("args"))
             if type(args) is not list:
@@ -349,7 +350,7 @@ class Sandbox:
             value = fn(*args)
             reply: dict[str, Any] = {"value": encode(value, callables=self._register)}
         except CodecError as e:
-            raise SandboxError(f"garbage on the grader's channel: {e}", protocol=True) from None
+            raise SandboxError(M.say(M.GARBAGE, what=e), protocol=True) from None
         except Exception as e:  # noqa: BLE001 - the kit's function raised for the learner's argument
             reply = {"raise": {"text": f"{type(e).__name__}: {str(e)[:MAX_TEXT]}"}}
         if transcript is not None:
@@ -362,7 +363,7 @@ class Sandbox:
     def _exception(self, info: Any) -> Exception:
         """The exception an error crossing from the sandbox stands for (a kit class's own, rebuilt)."""
         if type(info) is not dict:
-            raise SandboxError("garbage on the grader's channel: a malformed error", protocol=True)
+            raise SandboxError(M.say(M.MALFORMED_ERROR), protocol=True)
         text = str(info.get("text", ""))[:MAX_TEXT + 400]
         if info.get("not_implemented") is True:
             return NotImplementedError(text)
@@ -384,18 +385,18 @@ class Sandbox:
     def _outcomes(self, values: Any) -> list[tuple[bool, Any]]:
         """A batch's answers (``map``): (True, value) or (False, the exception), one per call, in order."""
         if type(values) is not list or len(values) != self.expected:
-            raise SandboxError("garbage on the grader's channel: a batch of the wrong length", protocol=True)
+            raise SandboxError(M.say(M.BATCH_LENGTH), protocol=True)
         out: list[tuple[bool, Any]] = []
         for item in values:
             if type(item) is not dict or ("value" in item) == ("raise" in item):
-                raise SandboxError("garbage on the grader's channel: a malformed answer in a batch", protocol=True)
+                raise SandboxError(M.say(M.MALFORMED_ANSWER), protocol=True)
             if "raise" in item:
                 out.append((False, self._exception(item["raise"])))
                 continue
             try:
                 out.append((True, decode(item["value"], frame_of=self._frame_of)))
             except CodecError as e:
-                out.append((False, SandboxError(f"your function returned something the grader cannot read: {e}")))
+                out.append((False, SandboxError(M.say(M.UNREADABLE, why=e))))
         return out
 
     def _register(self, fn: Callable[..., Any]) -> int:
@@ -411,14 +412,14 @@ class Sandbox:
         lab table's ``spark``) only if a test asks more of it than its columns and rows."""
         make = LABS[self.lab].spark if self.lab in LABS else None
         if make is None:
-            raise CodecError(f"{self.lab} passes no DataFrames")
+            raise CodecError(M.say(M.NO_FRAMES, lab=self.lab))
         return CollectedFrame(data, lambda d: data_to_frame(make(), d))
 
     def _encode_args(self, args: tuple[Any, ...]) -> Any:
         try:
             return encode(list(args), callables=self._register, frames=frame_to_data, memo={})
         except CodecError as e:
-            raise SandboxError(f"the grader could not pass an argument: {e}") from None
+            raise SandboxError(M.say(M.CANNOT_PASS, why=e)) from None
 
     # ------------------------------------------------------------------ operations
     def load(self, source: str, filename: str, plugs: dict[str, str] | None = None) -> dict[str, str]:
@@ -465,13 +466,13 @@ class Sandbox:
 
     def _drained(self, data: Any) -> tuple[list[list[Any]], Exception | None, bool]:
         if type(data) is not dict or type(data.get("pulled")) is not list:
-            raise SandboxError("garbage on the grader's channel: a malformed drain", protocol=True)
+            raise SandboxError(M.say(M.MALFORMED_DRAIN), protocol=True)
         try:
             pulled = [[decode(v) for v in chunk] if type(chunk) is list else None for chunk in data["pulled"]]
         except CodecError as e:
-            return [], SandboxError(f"your function returned something the grader cannot read: {e}"), False
+            return [], SandboxError(M.say(M.UNREADABLE, why=e)), False
         if any(chunk is None for chunk in pulled):
-            raise SandboxError("garbage on the grader's channel: a malformed drain", protocol=True)
+            raise SandboxError(M.say(M.MALFORMED_DRAIN), protocol=True)
         error = self._exception(data["raise"]) if "raise" in data else None
         return pulled, error, data.get("unfinished") is True
 
@@ -479,7 +480,7 @@ class Sandbox:
         self.callbacks.clear()
         handle = self.request({"op": "new", "attr": attribute, "args": self._encode_args(args)})
         if type(handle) is not int:
-            raise SandboxError("garbage on the grader's channel: a malformed instance handle", protocol=True)
+            raise SandboxError(M.say(M.MALFORMED_HANDLE), protocol=True)
         return handle
 
     def method(self, handle: int, name: str, args: tuple[Any, ...]) -> Any:
@@ -548,8 +549,8 @@ def _kill_session(sid: int) -> None:
 
 
 def _limits_text(limits: dict[str, int]) -> str:
-    return (f"{limits['as'] / GiB:g} GiB of address space, {limits['cpu']} s of CPU, {limits['nproc']} processes, "
-            f"{limits['fsize'] // 1024**2} MiB per file, {limits['nofile']} open files")
+    return M.say(M.LIMITS, gib=f"{limits['as'] / GiB:g}", cpu=limits["cpu"], nproc=limits["nproc"],
+               fsize=limits["fsize"] // 1024**2, nofile=limits["nofile"])
 
 
 class RemoteFunction:

@@ -36,6 +36,7 @@ from rocketlab import plugs
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import MAX_TEXT, CodecError, data_to_frame, decode, encode, frame_to_data
 from rocketlab.grading.sandbox_confine import SetupError, confine
+from rocketlab.i18n import _, set_language
 
 OPS = ("load", "call", "map", "drain", "new", "method")
 """The requests the judge sends."""
@@ -67,15 +68,16 @@ class _Passthrough:
 def _learner_text(exc: BaseException, filename: str) -> str:
     tb = traceback.extract_tb(exc.__traceback__)
     mine = [f for f in tb if f.filename == filename]
-    where = f" at line {mine[-1].lineno} of your file ({mine[-1].line})" if mine else ""
+    where = _(" at line {line} of your file ({code})").format(line=mine[-1].lineno, code=mine[-1].line) if mine else ""
     last = tb[-1] if tb else None
-    inside = f" in {Path(last.filename).name}:{last.lineno} ({last.name})" if last and not mine else ""
+    inside = _(" in {file}:{line} ({function})").format(file=Path(last.filename).name, line=last.lineno,
+                                                        function=last.name) if last and not mine else ""
     try:
         message = str(exc)
     except Exception:  # noqa: BLE001 - a __str__ that raises
-        message = "(its message could not be shown)"
+        message = _("(its message could not be shown)")
     if len(message) > MAX_TEXT:
-        message = message[:MAX_TEXT] + f"... ({len(message):,} characters, cut)"
+        message = message[:MAX_TEXT] + _("... ({n} characters, cut)").format(n=f"{len(message):,}")
     return f"{type(exc).__name__}: {message}{where}{inside}"
 
 
@@ -141,7 +143,7 @@ class _Child:
             if not self.spark_holder:
                 make = LABS[self.lab].spark if self.lab in LABS else None
                 if make is None:
-                    raise CodecError(f"{self.lab or 'this lab'} passes no DataFrames")
+                    raise CodecError(_("{lab} passes no DataFrames").format(lab=self.lab or _("this lab")))
                 self.spark_holder.append(make(app_name="rocketlab-sandbox", **{"spark.ui.enabled": "false"}))
             return self.spark_holder[0]
 
@@ -198,7 +200,7 @@ class _Child:
             try:
                 out.append({"value": encode(fn(*args), frames=frame_to_data)})
             except SystemExit as e:
-                out.append({"raise": {"text": f"your code called sys.exit({e.code!r})"}})
+                out.append({"raise": {"text": _("your code called sys.exit({code!r})").format(code=e.code)}})
             except BaseException as e:  # noqa: BLE001 - the learner's code raised: that call's answer
                 out.append({"raise": _error_info(e, self.filename)})
         return Batch(out)
@@ -216,7 +218,7 @@ class _Child:
                 feed(chunk)
                 got: list[Any] = []
                 pulled.append(got)
-                for _ in range(int(message["limit"])):
+                for _step in range(int(message["limit"])):
                     value = pull()
                     if value is until:
                         break
@@ -225,7 +227,7 @@ class _Child:
                     out["unfinished"] = True
                     break
         except SystemExit as e:
-            out["raise"] = {"text": f"your code called sys.exit({e.code!r})"}
+            out["raise"] = {"text": _("your code called sys.exit({code!r})").format(code=e.code)}
         except BaseException as e:  # noqa: BLE001 - the learner's code raised: it stops the drain there
             out["raise"] = _error_info(e, self.filename)
         return Batch([], drained=out)
@@ -266,7 +268,7 @@ class _Child:
             except SystemExit as e:
                 if op is None or op not in OPS:
                     raise
-                self.send({"raise": {"text": f"your code called sys.exit({e.code!r})"}})
+                self.send({"raise": {"text": _("your code called sys.exit({code!r})").format(code=e.code)}})
             except BaseException as e:  # noqa: BLE001 - the learner's code raised: the text crosses, capped
                 self.send({"raise": _error_info(e, self.filename)})
 
@@ -279,7 +281,7 @@ def _error_info(e: BaseException, filename: str) -> dict[str, Any]:
         info["kit_class"] = f"{mod}:{type(e).__qualname__}"
         info["message"] = str(e)[:MAX_TEXT]
     if isinstance(e, CodecError):
-        info["text"] = f"your function's answer cannot cross to the grader: {str(e)[:MAX_TEXT]}"
+        info["text"] = _("your function's answer cannot cross to the grader: {why}").format(why=str(e)[:MAX_TEXT])
     return info
 
 
@@ -287,6 +289,7 @@ def main(argv: list[str]) -> int:
     child = _Child(int(argv[0]), int(argv[1]))
     config = child.readline()
     child.lab = str(config.get("lab", ""))
+    set_language(config.get("lang"))  # the judge's language: the child's scrubbed environment names none
     try:
         confine(config)
     except (SetupError, OSError) as e:  # the grader's failure: said as such, before any submission code runs

@@ -20,6 +20,7 @@ import textwrap
 from typing import Any
 
 from rocketlab.grading.registry import EXERCISES, LABS
+from rocketlab.i18n import _
 
 
 def references_of(lab: str) -> dict[str, tuple[str, str]]:
@@ -47,23 +48,26 @@ def delegations(source: str, lab: str) -> dict[str, str]:
             for a in node.names:
                 for ex, (module, attr) in refs.items():
                     if node.module == module and a.name in (attr, "*"):
-                        found[ex] = (f"your file imports the kit's own {attr} from {module}: write "
-                                     f"{ex.split('.', 1)[1]} yourself (delegating to the reference earns nothing)")
+                        found[ex] = _("your file imports the kit's own {attr} from {module}: write {exercise} "
+                                      "yourself (delegating to the reference earns nothing)").format(
+                                          attr=attr, module=module, exercise=ex.split(".", 1)[1])
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             dotted = _dotted(node.value, aliases)
             for ex, (module, attr) in refs.items():
                 if node.attr == attr and dotted == module:
-                    found.setdefault(ex, f"your file uses the kit's own {module}.{attr}: write "
-                                         f"{ex.split('.', 1)[1]} yourself (delegating to the reference earns nothing)")
+                    found.setdefault(ex, _("your file uses the kit's own {module}.{attr}: write {exercise} yourself "
+                                           "(delegating to the reference earns nothing)").format(
+                                               module=module, attr=attr, exercise=ex.split(".", 1)[1]))
     dynamic = any(isinstance(n, ast.Call) and _callee(n) in ("getattr", "import_module", "__import__")
                   for n in ast.walk(tree))
     if dynamic:
         for ex, (module, attr) in refs.items():
             if attr in strings and (module in strings or any(v == module for v in aliases.values())):
-                found.setdefault(ex, f"your file looks up the kit's own {module}.{attr} by name: write "
-                                     f"{ex.split('.', 1)[1]} yourself (delegating to the reference earns nothing)")
+                found.setdefault(ex, _("your file looks up the kit's own {module}.{attr} by name: write {exercise} "
+                                       "yourself (delegating to the reference earns nothing)").format(
+                                           module=module, attr=attr, exercise=ex.split(".", 1)[1]))
     return found
 
 

@@ -28,6 +28,7 @@ from rocketlab.controller.node import build_controller
 from rocketlab.core import NodeContext, NodeSpec
 from rocketlab.dledger.node import build_dledger
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.namesrv.node import DEFAULT_LISTEN_PORT as NAMESRV_PORT
 from rocketlab.namesrv.node import build_namesrv
 from rocketlab.net.runtime import NetRuntime
@@ -67,22 +68,28 @@ def _known_kinds() -> str:
     return ", ".join([*NODE_KINDS, *EXEC_KINDS])
 
 
+def _unknown_kind(source: str, kind: str) -> ConfigError:
+    return ConfigError(_("{source}: nodeKind={kind!r} is not one of {known}").format(
+        source=source, kind=kind, known=_known_kinds()))
+
+
 def node_spec(kind: str, props: dict[str, str], source: str = "config") -> NodeSpec:
     """Build the NodeSpec of ``nodeKind=kind`` (ConfigError when the kind is unknown)."""
     if kind not in NODE_KINDS:
-        raise ConfigError(f"{source}: nodeKind={kind!r} is not one of {_known_kinds()}")
+        raise _unknown_kind(source, kind)
     return NODE_KINDS[kind](props)
 
 
 def build_runtime(props: dict[str, str], source: str = "config") -> NetRuntime:
     kind = props.get("nodeKind", "pingpong")
     if kind not in NODE_KINDS:
-        raise ConfigError(f"{source}: nodeKind={kind!r} is not one of {_known_kinds()}")
+        raise _unknown_kind(source, kind)
     props = with_own_address(props, source)
     self_id = props["selfId"]
     peers = parse_peers(props["peers"])
     if self_id not in peers:
-        raise ConfigError(f"{source}: selfId={self_id!r} is not in peers ({', '.join(peers)})")
+        raise ConfigError(_("{source}: selfId={self_id!r} is not in peers ({peers})").format(
+            source=source, self_id=self_id, peers=", ".join(peers)))
     stream_peers = parse_peers(props["streamPeers"], "streamPeers") if "streamPeers" in props else {}
     spec = node_spec(kind, props, source)
     stream_port = spec.stream_listen_port or int_property(props, "streamListenPort", 0)
@@ -105,11 +112,12 @@ def with_own_address(props: dict[str, str], source: str = "config") -> dict[str,
     for key in ("selfId", "peers"):
         if key in props:
             other = "peers" if key == "selfId" else "selfId"
-            raise ConfigError(f"{source}: {key} is set but {other} is not (name both, or neither for a node of its own)")
+            raise ConfigError(_("{source}: {key} is set but {other} is not (name both, or neither for a node of "
+                                "its own)").format(source=source, key=key, other=other))
     kind = props.get("nodeKind", "pingpong")
     port = int_property(props, "listenPort", NAMESRV_PORT if kind == "namesrv" else 10911)
     if not 0 < port < 65536:
-        raise ConfigError(f"{source}: listenPort={port} is not a TCP port")
+        raise ConfigError(_("{source}: listenPort={port} is not a TCP port").format(source=source, port=port))
     self_id = props.get("dLegerSelfId") or f"{kind}_{port}"
     return {**props, "selfId": self_id, "peers": f"{self_id}-127.0.0.1:{port}"}
 
@@ -153,7 +161,8 @@ def event_loop_name(choice: str | None = None) -> str:
     :data:`EVENT_LOOP_ENV`, else uvloop), else ``"asyncio"``."""
     choice = choice or os.environ.get(EVENT_LOOP_ENV, "uvloop")
     if choice not in ("uvloop", "asyncio"):
-        raise ConfigError(f"{EVENT_LOOP_ENV}={choice!r}: expected 'uvloop' or 'asyncio'")
+        raise ConfigError(_("{name}={choice!r}: expected 'uvloop' or 'asyncio'").format(name=EVENT_LOOP_ENV,
+                                                                                          choice=choice))
     if choice == "uvloop" and importlib.util.find_spec("uvloop") is not None:
         return "uvloop"
     return "asyncio"

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.scenarios.registry import (
     Scenario,
     ScenarioArgs,
@@ -66,7 +67,7 @@ def run_fault(cluster: Cluster, fault: str, seed: int, duration_ms: int = SETTLE
     """Run to the fault, apply it, run ``duration_ms`` more (a classic master restarts after ``RESTART_AFTER_MS``
     if the run lasts that long); returns {"fault", "fault_ms", "target"}."""
     if fault not in FAULTS:
-        raise ConfigError(f"fault {fault!r} is not one of {', '.join(FAULTS)}")
+        raise ConfigError(_("fault {fault!r} is not one of {choices}").format(fault=fault, choices=", ".join(FAULTS)))
     cluster.run_for(FAULT_AT_MS + random.Random(f"{seed}/fault").randint(0, 999) - cluster.now_ms)
     target = {"master-crash": master_of(cluster, "a"), "classic-crash": "c0", "consumer-leaves": "k1"}[fault]
     if target is None:

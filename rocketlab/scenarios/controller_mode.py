@@ -52,6 +52,7 @@ from typing import Any
 
 from rocketlab.broker.protocol import PullMessageRequest
 from rocketlab.errors import ConfigError, RocketlabError
+from rocketlab.i18n import _
 from rocketlab.scenarios.dledger import churn_step
 from rocketlab.scenarios.registry import (
     Scenario,
@@ -117,7 +118,8 @@ FAILOVER_FAULTS = {"crash": "crash", "host-down": "host_down"}
 def _profile(args: ScenarioArgs, name: str, known: tuple[str, ...]) -> str:
     profile = args.profile or known[0]
     if profile not in known:
-        raise ConfigError(f"{name}: --profile {profile!r} is not one of {', '.join(known)}")
+        raise ConfigError(_("{name}: --profile {profile!r} is not one of {choices}").format(
+            name=name, profile=profile, choices=", ".join(known)))
     return profile
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.sim.cluster import Cluster
 
 
@@ -66,7 +67,8 @@ def get_scenario(name: str) -> Scenario:
         return SCENARIOS[name]
     except KeyError:
         known = ", ".join(sorted(SCENARIOS))
-        raise RocketlabError(f"no scenario named {name!r} (known: {known}; see rocketlab sim --list)") from None
+        raise RocketlabError(_("no scenario named {name!r} (known: {known}; see rocketlab sim --list)").format(
+            name=name, known=known)) from None
 
 
 def summarize(cluster: Cluster) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import random
 from dataclasses import dataclass, replace
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 NETWORK_MODES = ("reliable", "unreliable", "reordering", "long-delays")
 
@@ -42,15 +43,16 @@ class Latency:
         try:
             numbers = [float(p) for p in parts[1:]]
         except ValueError:
-            raise ConfigError(f"latency {text!r}: numbers expected after the kind") from None
+            raise ConfigError(_("latency {text!r}: numbers expected after the kind").format(text=text)) from None
         kind = parts[0]
         expected = {"constant": 1, "uniform": 2, "exponential": 1}
         if kind not in expected:
-            raise ConfigError(f"latency {text!r}: kind must be constant, uniform or exponential")
+            raise ConfigError(_("latency {text!r}: kind must be constant, uniform or exponential").format(text=text))
         if len(numbers) != expected[kind]:
-            raise ConfigError(f"latency {text!r}: {kind} takes {expected[kind]} number(s)")
+            raise ConfigError(_("latency {text!r}: {kind} takes {n} number(s)").format(
+                text=text, kind=kind, n=expected[kind]))
         if any(n < 0 for n in numbers) or (kind == "uniform" and numbers[0] > numbers[1]):
-            raise ConfigError(f"latency {text!r}: values must be >= 0 and LO <= HI")
+            raise ConfigError(_("latency {text!r}: values must be >= 0 and LO <= HI").format(text=text))
         return cls(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)
 
     def draw(self, rng: random.Random) -> int:
@@ -83,7 +85,8 @@ class NetworkModel:
     @classmethod
     def named(cls, mode: str, latency: str | Latency | None = None) -> NetworkModel:
         if mode not in NETWORK_MODES:
-            raise ConfigError(f"network {mode!r} is not one of {', '.join(NETWORK_MODES)}")
+            raise ConfigError(_("network {mode!r} is not one of {choices}").format(
+                mode=mode, choices=", ".join(NETWORK_MODES)))
         lat = Latency.parse(latency) if isinstance(latency, str) else (latency or Latency())
         model = cls(mode=mode, latency=lat)
         if mode in ("unreliable", "reordering"):

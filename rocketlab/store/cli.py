@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from rocketlab.errors import CodecError, RocketlabError
+from rocketlab.i18n import N_, _
 from rocketlab.store.config import MessageStoreConfig
 from rocketlab.store.consume_queue import INT_MAX, UNIT
 from rocketlab.store.mapped_file import FILE_NAME_RE
@@ -32,18 +33,23 @@ _TEXT_BODY_LIMIT = 64
 
 
 # ------------------------------------------------------------------------------------ paths ----
+_COMMIT_LOG_NAME = N_("{path}: not a commit log file (expected a 20-digit name)")
+_CONSUME_QUEUE_NAME = N_("{path}: not a consume queue file (expected a 20-digit name)")
+
+
 def _store_files(directory: str, what: str) -> list[str]:
+    """The store files of ``directory``; ``what`` is the error for a stranger (one of the two above)."""
     try:
         names = sorted(os.listdir(directory))
     except OSError as exc:
-        raise RocketlabError(f"{directory}: cannot read directory: {exc.strerror}") from exc
+        raise RocketlabError(_("{path}: cannot read directory: {why}").format(path=directory, why=exc.strerror)) from exc
     files = []
     for name in names:
         if name.startswith("."):
             continue
         path = os.path.join(directory, name)
         if not FILE_NAME_RE.match(name) or not os.path.isfile(path):
-            raise RocketlabError(f"{path}: not a {what} file (expected a 20-digit name)")
+            raise RocketlabError(_(what).format(path=path))
         files.append(path)
     return files
 
@@ -51,16 +57,17 @@ def _store_files(directory: str, what: str) -> list[str]:
 def _commit_log_files(path: str) -> list[str]:
     if os.path.isfile(path):
         if not FILE_NAME_RE.match(os.path.basename(path)):
-            raise RocketlabError(f"{path}: a commit log file is named by its 20-digit start offset")
+            raise RocketlabError(_("{path}: a commit log file is named by its 20-digit start offset").format(path=path))
         return [path]
     if not os.path.isdir(path):
-        raise RocketlabError(f"{path}: no such file or directory")
+        raise RocketlabError(_("{path}: no such file or directory").format(path=path))
     if os.path.isdir(os.path.join(path, "commitlog")):
         path = os.path.join(path, "commitlog")
-    files = _store_files(path, "commit log")
+    files = _store_files(path, _COMMIT_LOG_NAME)
     sizes = {os.path.getsize(f) for f in files}
     if len(sizes) > 1:
-        raise RocketlabError(f"{path}: commit log files differ in size ({', '.join(map(str, sorted(sizes)))} bytes)")
+        raise RocketlabError(_("{path}: commit log files differ in size ({sizes} bytes)").format(
+            path=path, sizes=", ".join(map(str, sorted(sizes)))))
     return files
 
 
@@ -71,10 +78,11 @@ def _queue_dirs(path: str) -> list[tuple[str | None, int | None, list[str]]]:
         qid = os.path.basename(parent)
         topic = os.path.basename(os.path.dirname(parent))
         if not FILE_NAME_RE.match(os.path.basename(path)):
-            raise RocketlabError(f"{path}: a consume queue file is named by its 20-digit logical offset")
+            raise RocketlabError(_("{path}: a consume queue file is named by its 20-digit logical offset").format(
+                path=path))
         return [(topic, int(qid), [path])] if qid.lstrip("-").isdigit() else [(None, None, [path])]
     if not os.path.isdir(path):
-        raise RocketlabError(f"{path}: no such file or directory")
+        raise RocketlabError(_("{path}: no such file or directory").format(path=path))
     if os.path.isdir(os.path.join(path, "consumequeue")):
         path = os.path.join(path, "consumequeue")
     entries = [e for e in sorted(os.listdir(path)) if not e.startswith(".")]
@@ -82,20 +90,21 @@ def _queue_dirs(path: str) -> list[tuple[str | None, int | None, list[str]]]:
         qid = os.path.basename(os.path.abspath(path))
         topic = os.path.basename(os.path.dirname(os.path.abspath(path)))
         if not qid.lstrip("-").isdigit():
-            return [(None, None, _store_files(path, "consume queue"))]
-        return [(topic, int(qid), _store_files(path, "consume queue"))]
+            return [(None, None, _store_files(path, _CONSUME_QUEUE_NAME))]
+        return [(topic, int(qid), _store_files(path, _CONSUME_QUEUE_NAME))]
     if entries and all(e.lstrip("-").isdigit() for e in entries):  # a topic directory
         topic = os.path.basename(os.path.abspath(path))
-        return [(topic, int(q), _store_files(os.path.join(path, q), "consume queue")) for q in sorted(entries, key=int)]
+        return [(topic, int(q), _store_files(os.path.join(path, q), _CONSUME_QUEUE_NAME)) for q in sorted(entries, key=int)]
     out = []
     for topic in entries:  # the consumequeue directory
         tdir = os.path.join(path, topic)
         if not os.path.isdir(tdir):
-            raise RocketlabError(f"{tdir}: unexpected file in a consume queue directory")
+            raise RocketlabError(_("{path}: unexpected file in a consume queue directory").format(path=tdir))
         for q in sorted((e for e in os.listdir(tdir) if not e.startswith(".")), key=lambda e: (len(e), e)):
             if not q.lstrip("-").isdigit():
-                raise RocketlabError(f"{os.path.join(tdir, q)}: a queue directory must be named by its id")
-            out.append((topic, int(q), _store_files(os.path.join(tdir, q), "consume queue")))
+                raise RocketlabError(_("{path}: a queue directory must be named by its id").format(
+                    path=os.path.join(tdir, q)))
+            out.append((topic, int(q), _store_files(os.path.join(tdir, q), _CONSUME_QUEUE_NAME)))
     return out
 
 
@@ -106,7 +115,7 @@ def _mapped(path: str) -> mmap.mmap | None:
                 return None
             return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as exc:
-        raise RocketlabError(f"{path}: cannot read: {exc.strerror}") from exc
+        raise RocketlabError(_("{path}: cannot read: {why}").format(path=path, why=exc.strerror)) from exc
 
 
 # ----------------------------------------------------------------------------- commit log ----
@@ -138,7 +147,8 @@ def _iter_file(mm: mmap.mmap, base: int, name: str) -> Iterator[dict[str, Any]]:
         try:
             m = decode_message(mm, pos, limit=size)
         except CodecError as exc:
-            raise RocketlabError(f"{name}: invalid record at phy offset {base + pos}: {exc}") from exc
+            raise RocketlabError(_("{file}: invalid record at phy offset {offset}: {why}").format(
+                file=name, offset=base + pos, why=exc)) from exc
         crc = zlib.crc32(m.body) & 0x7FFFFFFF
         try:
             body_text: str | None = m.body.decode("utf-8")
@@ -202,7 +212,8 @@ def iter_consume_queue(path: str) -> Iterator[dict[str, Any]]:
     for topic, queue_id, files in _queue_dirs(path):
         sizes = {os.path.getsize(f) for f in files}
         if len(sizes) > 1:
-            raise RocketlabError(f"consume queue {topic}/{queue_id}: files differ in size ({sorted(sizes)})")
+            raise RocketlabError(_("consume queue {topic}/{queue_id}: files differ in size ({sizes})").format(
+                topic=topic, queue_id=queue_id, sizes=sorted(sizes)))
         for file_path in files:
             name = os.path.basename(file_path)
             base = int(name)
@@ -211,15 +222,17 @@ def iter_consume_queue(path: str) -> Iterator[dict[str, Any]]:
                 continue
             try:
                 if len(mm) % UNIT.size:
-                    raise RocketlabError(f"{file_path}: size {len(mm)} is not a multiple of {UNIT.size}-byte units")
+                    raise RocketlabError(_("{path}: size {size} is not a multiple of {unit}-byte units").format(
+                        path=file_path, size=len(mm), unit=UNIT.size))
                 for pos in range(0, len(mm), UNIT.size):
                     phy, size, tags_code = UNIT.unpack_from(mm, pos)
                     if phy == 0 and size == 0 and tags_code == 0:
                         break  # the unwritten rest of the file (Java's recovery stops here too)
                     if not (size == INT_MAX and phy == 0) and (phy < 0 or not 0 < size <= MAX_UNIT_SIZE):
-                        raise RocketlabError(
-                            f"{file_path}: the 20 bytes at {pos} are not a consume queue unit (commit log "
-                            f"offset {phy}, size {size}): a torn write, or not a consume queue file")
+                        raise RocketlabError(_(
+                            "{path}: the 20 bytes at {pos} are not a consume queue unit (commit log offset "
+                            "{phy}, size {size}): a torn write, or not a consume queue file").format(
+                                path=file_path, pos=pos, phy=phy, size=size))
                     yield {
                         "topic": topic,
                         "queue_id": queue_id,
@@ -261,17 +274,17 @@ def consumequeue_dump(args: argparse.Namespace) -> int:
 
 def register(subparsers: Any) -> None:
     """Add ``commitlog dump`` and ``consumequeue dump`` to an argparse subparsers object."""
-    cl = subparsers.add_parser("commitlog", help="inspect CommitLog files")
+    cl = subparsers.add_parser("commitlog", help=_("inspect CommitLog files"))
     cl_sub = cl.add_subparsers(dest="commitlog_command", required=True, metavar="SUBCOMMAND")
-    d = cl_sub.add_parser("dump", help="decode a commit log directory or file, one message per line")
-    d.add_argument("path", help="a store root, its commitlog/ directory, or one commit log file")
-    d.add_argument("--json", action="store_true", help="one JSON object per line, every field")
+    d = cl_sub.add_parser("dump", help=_("decode a commit log directory or file, one message per line"))
+    d.add_argument("path", help=_("a store root, its commitlog/ directory, or one commit log file"))
+    d.add_argument("--json", action="store_true", help=_("one JSON object per line, every field"))
     d.set_defaults(func=commitlog_dump)
 
-    cq = subparsers.add_parser("consumequeue", help="inspect ConsumeQueue files")
+    cq = subparsers.add_parser("consumequeue", help=_("inspect ConsumeQueue files"))
     cq_sub = cq.add_subparsers(dest="consumequeue_command", required=True, metavar="SUBCOMMAND")
-    d = cq_sub.add_parser("dump", help="decode consume queue units, one per line")
-    d.add_argument("path", help="a store root, consumequeue/, a topic or queue directory, or one file")
-    d.add_argument("--json", action="store_true", help="one JSON object per line")
+    d = cq_sub.add_parser("dump", help=_("decode consume queue units, one per line"))
+    d.add_argument("path", help=_("a store root, consumequeue/, a topic or queue directory, or one file"))
+    d.add_argument("--json", action="store_true", help=_("one JSON object per line"))
     d.set_defaults(func=consumequeue_dump)
 

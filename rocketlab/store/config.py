@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.store.message import ROCKETMQ_RELEASES, keeps_last_property_separator, pack_host
 
 
@@ -140,14 +141,14 @@ class MessageStoreConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(options) - names)
         if unknown:
-            raise ConfigError(f"unknown MessageStoreConfig option(s): {', '.join(unknown)}")
+            raise ConfigError(_("unknown MessageStoreConfig option(s): {names}").format(names=", ".join(unknown)))
         return cls(**options).validate()
 
     def replace(self, **options: Any) -> MessageStoreConfig:
         names = {f.name for f in dataclasses.fields(self)}
         unknown = sorted(set(options) - names)
         if unknown:
-            raise ConfigError(f"unknown MessageStoreConfig option(s): {', '.join(unknown)}")
+            raise ConfigError(_("unknown MessageStoreConfig option(s): {names}").format(names=", ".join(unknown)))
         return dataclasses.replace(self, **options).validate()
 
     def validate(self) -> MessageStoreConfig:
@@ -159,15 +160,16 @@ class MessageStoreConfig:
                     setattr(self, name, enum_type[value.upper()])
                 except KeyError:
                     choices = ", ".join(e.name for e in enum_type)
-                    raise ConfigError(f"{name}: {value!r} is not one of {choices}") from None
+                    raise ConfigError(_("{name}: {value!r} is not one of {choices}").format(
+                        name=name, value=value, choices=choices)) from None
             elif not isinstance(value, enum_type):
                 raise ConfigError(f"{name}: expected a {enum_type.__name__}, got {value!r}")
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.type in ("int", int) and (isinstance(value, bool) or not isinstance(value, int)):
-                raise ConfigError(f"{f.name}: expected an integer, got {value!r}")
+                raise ConfigError(_("{name}: expected an integer, got {value!r}").format(name=f.name, value=value))
             if f.type in ("bool", bool) and not isinstance(value, bool):
-                raise ConfigError(f"{f.name}: expected true or false, got {value!r}")
+                raise ConfigError(_("{name}: expected true or false, got {value!r}").format(name=f.name, value=value))
         # The smallest record (empty body, 1-byte topic, no properties) plus the 8-byte blank.
         if self.mapped_file_size_commit_log < 100:
             raise ConfigError(
@@ -187,7 +189,7 @@ class MessageStoreConfig:
         )  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
-                raise ConfigError(f"{name}: must be positive, got {getattr(self, name)}")
+                raise ConfigError(_("{name}: must be positive, got {value}").format(name=name, value=getattr(self, name)))
         non_negative = (
             "flush_commit_log_least_pages", "flush_consume_queue_least_pages", "file_reserved_time",
             "flush_commit_log_thorough_interval", "flush_consume_queue_thorough_interval",
@@ -195,7 +197,8 @@ class MessageStoreConfig:
         )  # fmt: skip
         for name in non_negative:
             if getattr(self, name) < 0:
-                raise ConfigError(f"{name}: must not be negative, got {getattr(self, name)}")
+                raise ConfigError(_("{name}: must not be negative, got {value}").format(
+                    name=name, value=getattr(self, name)))
         if self.max_index_num < 2:
             raise ConfigError(f"max_index_num: must be at least 2 (entry 0 is never used), got {self.max_index_num}")
         if not 0 < self.disk_max_used_space_ratio <= 100:
@@ -205,15 +208,21 @@ class MessageStoreConfig:
                 f"access_message_in_memory_max_ratio: must be in 0..100, got {self.access_message_in_memory_max_ratio}"
             )
         if not 0 <= self.listen_port <= 65535:
-            raise ConfigError(f"listen_port: must be in 0..65535, got {self.listen_port}")
+            raise ConfigError(_("{name}: must be in {low}..{high}, got {value}").format(
+                name="listen_port", low=0, high=65535, value=self.listen_port))
+        self._check_names()
+        return self
 
+    def _check_names(self) -> None:
+        """The broker's address, the store's root and the RocketMQ release named."""
         try:
             pack_host(self.store_host)
         except (ValueError, OSError) as exc:
-            raise ConfigError(f"broker_ip1: {self.broker_ip1!r} is not an IPv4 or IPv6 address") from exc
+            raise ConfigError(_("{name}: {value!r} is not an IPv4 or IPv6 address").format(
+                name="broker_ip1", value=self.broker_ip1)) from exc
         if not self.store_path_root_dir:
             raise ConfigError("store_path_root_dir: must not be empty")
 
         if self.rocketmq_version not in ROCKETMQ_RELEASES:
-            raise ConfigError(f"rocketmq_version: {self.rocketmq_version!r} is not one of {', '.join(ROCKETMQ_RELEASES)}")
-        return self
+            raise ConfigError(_("{name}: {value!r} is not one of {choices}").format(
+                name="rocketmq_version", value=self.rocketmq_version, choices=", ".join(ROCKETMQ_RELEASES)))

@@ -17,6 +17,7 @@ from typing import Any
 
 from rocketlab import __version__
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.trace.schema import FIELD_TYPES, all_fields
 
 META_FILE = "meta.json"
@@ -61,8 +62,9 @@ def write_run(
 
 def _not_a_run_dir(path: Path) -> RunDirError:
     """The error for a path that is not a directory: a file is called a file, a missing path missing."""
-    what = "a file, not a directory" if path.exists() else "no such directory"
-    return RunDirError(f"{path}: not a run directory ({what})")
+    if path.exists():
+        return RunDirError(_("{path}: not a run directory (a file, not a directory)").format(path=path))
+    return RunDirError(_("{path}: not a run directory (no such directory)").format(path=path))
 
 
 def read_meta(run_dir: str | Path) -> dict[str, Any]:
@@ -75,7 +77,8 @@ def read_meta(run_dir: str | Path) -> dict[str, Any]:
     try:
         return json.loads(meta_path.read_text())
     except json.JSONDecodeError as e:
-        raise RunDirError(f"{meta_path}: corrupt JSON at line {e.lineno}: {e.msg}") from None
+        raise RunDirError(_("{path}: corrupt JSON at line {lineno}: {why}").format(
+            path=meta_path, lineno=e.lineno, why=e.msg)) from None
 
 
 def event_files(run_dir: str | Path) -> list[Path]:
@@ -85,7 +88,7 @@ def event_files(run_dir: str | Path) -> list[Path]:
         raise _not_a_run_dir(path)
     files = sorted(path.glob("events*.jsonl")) + sorted(path.glob("events*.parquet"))
     if not files:
-        raise RunDirError(f"{path}: no events.jsonl or events.parquet in this run directory")
+        raise RunDirError(_("{path}: no events.jsonl or events.parquet in this run directory").format(path=path))
     return files
 
 
@@ -102,9 +105,11 @@ def iter_events(run_dir: str | Path) -> Iterator[dict[str, Any]]:
                 try:
                     event = json.loads(line)
                 except json.JSONDecodeError as e:
-                    raise RunDirError(f"{file}: corrupt event at line {lineno}: {e.msg}") from None
+                    raise RunDirError(_("{path}: corrupt event at line {lineno}: {why}").format(
+                        path=file, lineno=lineno, why=e.msg)) from None
                 if not isinstance(event, dict) or "kind" not in event or "t" not in event:
-                    raise RunDirError(f"{file}: line {lineno} is not a trace event (needs 't' and 'kind')")
+                    raise RunDirError(_("{path}: line {lineno} is not a trace event (needs 't' and 'kind')").format(
+                        path=file, lineno=lineno))
                 yield event
 
 
@@ -162,6 +167,6 @@ def _read_parquet_rows(path: Path) -> Iterator[dict[str, Any]]:
     try:
         table = pq.read_table(path)
     except Exception as e:  # pyarrow raises several types for a damaged file
-        raise RunDirError(f"{path}: corrupt Parquet file: {e}") from None
+        raise RunDirError(_("{path}: corrupt Parquet file: {why}").format(path=path, why=e)) from None
     for row in table.to_pylist():
         yield {k: v for k, v in row.items() if v is not None or k == "node"}
