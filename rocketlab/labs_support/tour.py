@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlab.i18n import _
 from rocketlab.scenarios.tour import (
     LATENCY,
     TOPIC,
@@ -70,7 +71,7 @@ def role_timelines(events: list[dict[str, Any]], until_ms: int | None = None) ->
     """Two role timelines (:func:`rocketlab.viz.role_timeline`), the DLedger layer's then the broker's, drawn
     to ``until_ms`` (the cluster's clock; the last event's time when ``None``), so that a role taken just
     before a quiet stretch shows as a bar and not as a sliver at the figure's edge."""
-    return [titled(role_timeline(layer_events(events, layer), until_ms=until_ms), f"{layer} layer")
+    return [titled(role_timeline(layer_events(events, layer), until_ms=until_ms), _("{layer} layer").format(layer=layer))
             for layer in LAYERS]
 
 
@@ -149,8 +150,8 @@ def write_tour_report(tour: Tour) -> Path:
     """``report.html`` beside the tour's three run directories: one self-contained HTML file with each
     run's summary, the cluster viewer and every figure (:func:`rocketlab.viz.write_report`)."""
     runs = {story.run_dir.name: story.run_dir for story in tour.stories}
-    return write_report(tour.out / "report.html", runs, f"rocketlab demo (seed {tour.dledger.seed}): "
-                        "failover on DLedger vs classic master-slave")
+    return write_report(tour.out / "report.html", runs, _(
+        "rocketlab demo (seed {seed}): failover on DLedger vs classic master-slave").format(seed=tour.dledger.seed))
 
 
 @dataclass

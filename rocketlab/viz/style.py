@@ -13,7 +13,7 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from rocketlab.i18n import N_
+from rocketlab.i18n import N_, _
 from rocketlab.viz.timeline import DOWN, UP, Event, Span, fault_line
 
 OKABE_ITO: dict[str, str] = {
@@ -188,8 +188,8 @@ def note_figure(title: str, text: str) -> go.Figure:
 
 def empty_figure(title: str, kinds: Sequence[str]) -> go.Figure:
     """A figure that says which event kinds the run lacks, instead of raising or drawing blank axes."""
-    names = ", ".join(kinds[:-1]) + (" or " if len(kinds) > 1 else "") + kinds[-1]
-    return note_figure(title, f"no {names} events in this run")
+    names = _(", ").join(kinds[:-1]) + (_(" or ") if len(kinds) > 1 else "") + kinds[-1]
+    return note_figure(title, _("no {kinds} events in this run").format(kinds=names))
 
 
 def is_empty_figure(fig: go.Figure) -> bool:
@@ -200,7 +200,7 @@ def is_empty_figure(fig: go.Figure) -> bool:
 def shade_partitions(fig: go.Figure, spans: Sequence[Span], label: bool = True, **where: Any) -> None:
     """A light red band over every partition, labelled with its groups (``where``: row/col of subplots)."""
     for span in spans:
-        text = dict(annotation_text=f"partition {span.label}", annotation_position="top left",
+        text = dict(annotation_text=_("partition {groups}").format(groups=span.label), annotation_position="top left",
                     annotation_font=dict(size=10, color=REJECTED_COLOR)) if label else {}
         fig.add_vrect(x0=span.start_ms, x1=span.end_ms, fillcolor=PARTITION_FILL, line_width=0, layer="below",
                       **text, **where)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rocketlab.i18n import _
 from rocketlab.trace.schema import FIELD_TYPES
 
 Event = dict[str, Any]
@@ -269,6 +270,7 @@ def fault_line(event: Mapping[str, Any]) -> str:
     targets = event.get("targets") or ()
     action = event.get("action")
     if action == "lost" and len(targets) == 3:
-        return f"{targets[0]} lost entries {targets[1]}..{targets[2]} (unflushed at the crash)"
+        return _("{node} lost entries {first}..{last} (unflushed at the crash)").format(
+            node=targets[0], first=targets[1], last=targets[2])
     joiner = " | " if action == "partition" else " -> " if action in ("cut_link", "heal_link", "transfer") else ","
     return f"{event.get('action')} {joiner.join(str(t) for t in targets)}".strip()

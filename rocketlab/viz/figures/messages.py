@@ -77,18 +77,20 @@ def _add_send_lines(fig: go.Figure, sends: Sequence[Event], recvs: Sequence[Even
     for msg in types:
         xs, ys = _binned([e for e in sends if str(e.get("msg")) == msg], t0, width)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("{msg} sent").format(msg=msg), line=dict(color=colors[msg]),
-                                 hovertemplate=f"{msg}: %{{y}} sent around t=%{{x}} ms<extra></extra>"),
+                                 hovertemplate=_("{msg}: {n} sent around t={t} ms").format(msg=msg, n="%{y}", t="%{x}")
+                                 + "<extra></extra>"),
                       row=1, col=1)
     xs, ys = _binned(recvs, t0, width)
     if xs:
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("all delivered"),
                                  line=dict(color="#222", dash="dot", width=1.5),
-                                 hovertemplate="%{y} delivered around t=%{x} ms<extra></extra>"), row=1, col=1)
+                                 hovertemplate=_("{n} delivered around t={t} ms").format(n="%{y}", t="%{x}")
+                                 + "<extra></extra>"), row=1, col=1)
 
 
 def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) -> None:
     if not drops:
-        fig.add_annotation(text="no msg_drop events: nothing was lost", x=0.5, y=0.5, showarrow=False,
+        fig.add_annotation(text=_("no msg_drop events: nothing was lost"), x=0.5, y=0.5, showarrow=False,
                            xref="x2 domain", yref="y2 domain", font=dict(color=NOTE_TEXT))
         return
     reasons = Counter(str(e.get("reason")) for e in drops)
@@ -98,7 +100,8 @@ def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) 
         xs, ys = _binned([e for e in drops if str(e.get("reason")) == reason], t0, width)
         fig.add_trace(go.Bar(x=xs, y=ys, width=width * 0.9, name=_("lost: {reason} ({n})").format(reason=reason, n=reasons[reason]),
                              marker_color=colors[reason],
-                             hovertemplate=f"{reason}: %{{y}} lost around t=%{{x}} ms<extra></extra>"),
+                             hovertemplate=_("{reason}: {n} lost around t={t} ms").format(reason=reason, n="%{y}", t="%{x}")
+                             + "<extra></extra>"),
                       row=2, col=1)
 
 
