@@ -174,7 +174,8 @@ def spark_runs_summary(votes: Any, puts: Any) -> list[str]:
     """What section 6's two Spark tables say (as pandas, ``by_run=True``): which runs hold vote responses,
     and the put statuses each run shows."""
     statuses = {run: sorted(set(part["status"])) for run, part in puts.groupby("run")}
-    return [f"runs with votes: {sorted(set(votes['run']))}", f"put statuses per run: {dict(sorted(statuses.items()))}"]
+    return [_("runs with votes: {runs}").format(runs=sorted(set(votes["run"]))),
+            _("put statuses per run: {statuses}").format(statuses=dict(sorted(statuses.items())))]
 
 
 def commit_lines(events: list[dict[str, Any]], leader: str, since_ms: int) -> list[str]:
@@ -185,10 +186,12 @@ def commit_lines(events: list[dict[str, Any]], leader: str, since_ms: int) -> li
         return {e["index"]: e["t"] for e in events if e["kind"] == kind and e["node"] == node and e["t"] >= since_ms}
     appended, committed = at(leader, "append"), at(leader, "commit")
     lags = [committed[i] - t for i, t in appended.items() if i in committed]
-    lines = [f"leader {leader} commits each of its {len(lags)} entries {min(lags)}-{max(lags)} ms after appending it"]
+    lines = [_("leader {leader} commits each of its {n} entries {lo}-{hi} ms after appending it").format(
+        leader=leader, n=len(lags), lo=min(lags), hi=max(lags))]
     for node in sorted({e["node"] for e in events if e["kind"] == "append"} - {leader}):
         mine, pushes = at(node, "commit"), at(node, "append")
         with_next = all(t == pushes.get(i + 1) for i, t in mine.items())
-        lines.append(f"{node} commits entries {min(mine)}-{max(mine)}, each when the next entry's push arrives: "
-                     f"{with_next}; the last entry, {max(pushes)}, not yet")
+        lines.append(_("{node} commits entries {first}-{last}, each when the next entry's push arrives: {with_next}; "
+                       "the last entry, {final}, not yet").format(node=node, first=min(mine), last=max(mine),
+                                                                  with_next=with_next, final=max(pushes)))
     return lines

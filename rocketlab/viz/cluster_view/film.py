@@ -25,6 +25,7 @@ from rocketlab.i18n import N_, _
 from rocketlab.trace.faults import viewer_faults
 from rocketlab.trace.recorder import describe
 from rocketlab.trace.schema import view_vocabulary
+from rocketlab.viz.figures.messages import drop_reason
 from rocketlab.viz.language import kernel_language
 from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS
 from rocketlab.viz.timeline import fault_line, natural_key, node_ids
@@ -125,6 +126,8 @@ def why(event: Mapping[str, Any], peer_size: int, profile: str | None = None) ->
         return _role_why(event)
     if kind == "fault":
         return _("operator: {fault}").format(fault=fault_line(event))
+    if kind == "msg_drop":
+        event = {**event, "reason": drop_reason(str(event["reason"]))}
     template = WHY_TEMPLATES.get(kind)
     return _(template).format_map(event) if template else ""
 
