@@ -319,8 +319,9 @@ class ClusterView(anywidget.AnyWidget):
         if data is not None:
             film = viewer_div(self.offline_film(), f"rocketlab-film-{self.model_id}")
             data["text/html"] = film + "\n" + viewer_assets() if len(film) <= MAX_EMBEDDED_FILM else (
-                f"<p>The cluster viewer: this run is too long to carry in the notebook ({len(film) / 1e6:.0f} MB); "
-                "<code>view.save_html(PATH)</code> writes it as a page of its own.</p>")
+                "<p>" + _("The cluster viewer: this run is too long to carry in the notebook ({mb} MB); {code} writes it "
+                          "as a page of its own.").format(mb=f"{len(film) / 1e6:.0f}", code="<code>view.save_html(PATH)</code>")
+                + "</p>")
         return bundle
 
     def save_html(self, path: str | Path, title: str = "rocketlab cluster") -> Path:
