@@ -21,6 +21,7 @@ from rocketlab.labs_support import dledger_election as lab
 from rocketlab.labs_support.controller_mode import failover_with_in_flight, new_cluster, wait_for_full_set
 from rocketlab.labs_support.tour import role_timelines
 from rocketlab.sim import Cluster
+from rocketlab.templating import render
 from rocketlab.viz import (
     cluster_graph_figure,
     commit_progress,
@@ -33,6 +34,7 @@ from rocketlab.viz import (
     write_report,
 )
 from rocketlab.viz.cluster_view.film import make_film
+from rocketlab.viz.cluster_view.widget import ClusterView
 from rocketlab.viz.graphs import vote_terms
 from tests.i18n_support import IDEOGRAPH, no_language_set  # noqa: F401  (the fixture)
 from tests.test_lab_twins import WORD, glossary_terms
@@ -216,3 +218,46 @@ def test_the_english_figures_keep_their_words(lab03_group):
     assert progress.layout.annotations[0].text == "no commit, append, ha_report or put events in this run"
     graph = vote_graph_figure(events, vote_terms(events)[-1])
     assert {"granted (arrow labelled)", "no answer (arrow labelled)"} <= {t.name for t in graph.data}
+
+
+def _grader_pages() -> tuple[str, str]:
+    """The grader's check() table and an answer sheet, rendered from their templates with one passed and one
+    failed test, one written answer and one check."""
+    tests = [{"passed": True, "name": "elects", "score": "2", "max_score": "2", "message": "", "replay": None},
+             {"passed": False, "name": "churn", "score": "0", "max_score": "3", "message": "x", "replay": None}]
+    table = render("rocketlab.grading", "check.html.j2", exercise="lab03.election", submission="mine.py",
+                   java="DLedgerLeaderElector", score="2", max_score="5", tests=tests)
+    questions = [{"grade_id": "lab03-why", "kind": "written", "points": "3", "prompt": "p", "answer": None,
+                  "model": "m"},
+                 {"grade_id": "lab03-term", "kind": "check", "points": "1", "prompt": "p", "result": "1/1: ok",
+                  "status": "passed"}]
+    sheet = render("rocketlab.grading", "answers.html.j2", lang=i18n.language(), lab="lab03", who="alice",
+                   questions=questions, written=1, checks=True, check_score="1", check_points="1")
+    return table, sheet
+
+
+def test_the_graders_pages_speak_chinese_and_english_as_before():
+    i18n.set_language("zh-CN")
+    for page in _grader_pages():
+        parser = _Text()
+        parser.feed(page)
+        assert (left := english_left([("grader", text) for text in parser.parts])) == [], left
+        assert IDEOGRAPH.search(page)
+    table, sheet = _grader_pages()
+    assert "2/5 分" in table and "✔ 已通过" in table and "✘ 未通过" in table
+    assert '<html lang="zh-CN">' in sheet and "参考答案" in sheet
+    i18n.set_language("en")
+    table, sheet = _grader_pages()
+    assert "2/5 points <span" in table and "<th>test</th><th>points</th>" in table and "✘ failed" in table
+    assert ("<p>Written answers to grade by hand (1 question); the checks were graded automatically (1/1 points).</p>"
+            in sheet) and '<html lang="en">' in sheet and "<summary>Model answer</summary>" in sheet
+
+
+def test_the_viewers_refusals_speak_chinese():
+    i18n.set_language("zh-CN")
+    view = ClusterView.dledger(nodes=3, seed=1)
+    for action, args, words in (("crash", {"node": "n9"}, "crash：未知节点 'n9'（本集群有 n0, n1, n2）"),
+                                ("crash", {}, "crash 需要 node"), ("explode", {}, "未知操作 'explode'")):
+        view.intent({"type": "act", "action": action, "args": args, "at": 0, "generation": view.session.generation})
+        said = [r["text"] for r in view.replies if r["type"] == "message"]
+        assert any(words in s for s in said), said
