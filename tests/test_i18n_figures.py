@@ -10,15 +10,19 @@ plain words, so they break a run."""
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from rocketlab import i18n
 from rocketlab.labs_support import dledger_election as lab
 from rocketlab.labs_support.controller_mode import failover_with_in_flight, new_cluster, wait_for_full_set
+from rocketlab.labs_support.spark_lab import LOST_TITLE
 from rocketlab.labs_support.tour import role_timelines
 from rocketlab.sim import Cluster
 from rocketlab.templating import render
@@ -35,11 +39,13 @@ from rocketlab.viz import (
 )
 from rocketlab.viz.cluster_view.film import make_film
 from rocketlab.viz.cluster_view.widget import ClusterView
+from rocketlab.viz.figures.figure16 import LAB_TITLES, downtime_cdf
 from rocketlab.viz.graphs import vote_terms
 from tests.i18n_support import IDEOGRAPH, no_language_set  # noqa: F401  (the fixture)
 from tests.test_lab_twins import WORD, glossary_terms
 
 pytestmark = pytest.mark.usefixtures("no_language_set")
+ROOT = Path(__file__).resolve().parents[1]
 
 ENGLISH = re.compile(rf"(?<![\w.%-]){WORD}(?:[ \t]+{WORD})+(?![\w-])")
 """Two or more plain English words in a row."""
@@ -220,6 +226,13 @@ def test_the_english_figures_keep_their_words(lab03_group):
     assert {"granted (arrow labelled)", "no answer (arrow labelled)"} <= {t.name for t in graph.data}
 
 
+def twin_code(name: str) -> list[str]:
+    """The code cells of lab ``name`` (its Chinese twin's are the same: tests/test_lab_twins.py)."""
+    notebook = json.loads((ROOT / "labs" / name).read_text(encoding="utf-8"))
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in notebook["cells"] if c["cell_type"] == "code"]
+
+
 def _grader_pages() -> tuple[str, str]:
     """The grader's check() table and an answer sheet, rendered from their templates with one passed and one
     failed test, one written answer and one check."""
@@ -261,3 +274,17 @@ def test_the_viewers_refusals_speak_chinese():
         view.intent({"type": "act", "action": action, "args": args, "at": 0, "generation": view.session.generation})
         said = [r["text"] for r in view.replies if r["type"] == "message"]
         assert any(words in s for s in said), said
+
+
+def test_the_titles_labs_pass_to_figures_are_in_the_catalogue():
+    """Labs 03 and 07 pass literal English titles from their code cells (the same in both languages): each is a
+    catalogue entry, still what a lab passes, and the figure shows its Chinese."""
+    code = "".join(cell for name in ("03_dledger_election.ipynb", "07_spark.ipynb")
+                   for cell in twin_code(name))
+    for title in (*LAB_TITLES, LOST_TITLE):
+        assert title in code, f"no lab passes {title!r} any more"
+    i18n.set_language("zh-CN")
+    trials = pd.DataFrame({"elected": [True, True, False], "downtime_ms": [150, 300, 1000]})
+    fig = downtime_cdf([("150-300 ms", trials)], log_x=False, title=LAB_TITLES[0])
+    assert fig.layout.title.text.startswith("随机性：无 Leader 的时长")
+    assert (left := figure_english({"cdf": fig})) == [], left
