@@ -324,9 +324,11 @@ class ClusterView(anywidget.AnyWidget):
                 + "</p>")
         return bundle
 
-    def save_html(self, path: str | Path, title: str = "rocketlab cluster") -> Path:
-        """The view as it stands, read-only, in one HTML file (no kernel, no network)."""
+    def save_html(self, path: str | Path, title: str | None = None) -> Path:
+        """The view as it stands, read-only, in one HTML file (no kernel, no network); ``title`` defaults to
+        "rocketlab cluster" in the kernel's language."""
         film = self.offline_film()
+        title = _("rocketlab cluster") if title is None else title
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(viewer_page(film, title), encoding="utf-8")
