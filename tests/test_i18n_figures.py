@@ -26,6 +26,7 @@ from rocketlab.labs_support.spark_lab import LOST_TITLE
 from rocketlab.labs_support.tour import role_timelines
 from rocketlab.sim import Cluster
 from rocketlab.templating import render
+from rocketlab.trace.schema import FAULT_ACTIONS
 from rocketlab.viz import (
     cluster_graph_figure,
     commit_progress,
@@ -41,6 +42,7 @@ from rocketlab.viz.cluster_view.film import make_film
 from rocketlab.viz.cluster_view.widget import ClusterView
 from rocketlab.viz.figures.figure16 import LAB_TITLES, downtime_cdf
 from rocketlab.viz.graphs import vote_terms
+from rocketlab.viz.timeline import FAULT_WORDS
 from tests.i18n_support import IDEOGRAPH, no_language_set  # noqa: F401  (the fixture)
 from tests.test_lab_twins import WORD, glossary_terms
 
@@ -288,3 +290,15 @@ def test_the_titles_labs_pass_to_figures_are_in_the_catalogue():
     fig = downtime_cdf([("150-300 ms", trials)], log_x=False, title=LAB_TITLES[0])
     assert fig.layout.title.text.startswith("随机性：无 Leader 的时长")
     assert (left := figure_english({"cdf": fig})) == [], left
+
+
+def test_every_fault_action_has_words_and_a_chinese_timeline_names_it():
+    assert set(FAULT_WORDS) == set(FAULT_ACTIONS)
+    assert all(word == action for action, word in FAULT_WORDS.items())  # English: the action's own name
+    events = [{"t": 0, "node": "n0", "kind": "role", "term": 1, "role": "LEADER", "leader": "n0"},
+              {"t": 10, "node": None, "kind": "fault", "action": "crash", "targets": ["n0"]},
+              {"t": 20, "node": None, "kind": "fault", "action": "partition", "targets": ["n1", "n2"]}]
+    i18n.set_language("en")
+    assert list(role_timeline(events).data[-1].text) == ["crash n0", "partition n1 | n2"]
+    i18n.set_language("zh-CN")
+    assert list(role_timeline(events).data[-1].text) == ["宕机 n0", "网络分区 n1 | n2"]

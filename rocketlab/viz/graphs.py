@@ -8,7 +8,6 @@ layout (node ids sorted naturally, the first at the top, going clockwise).
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Sequence
 
 import networkx as nx
@@ -25,6 +24,7 @@ from rocketlab.viz.style import (
     empty_figure,
     role_color,
     text_color_on,
+    text_px,
 )
 from rocketlab.viz.timeline import (
     DOWN,
@@ -229,15 +229,10 @@ Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in data units
 def text_box(x: float, y: float, text: str, *, yshift_px: float = 0.0, pad_px: float = 3.0) -> Box:
     """The box a centred text annotation covers, in data units (lines split at ``<br>``)."""
     lines = text.split("<br>")
-    w = (max(_text_px(line) for line in lines) + 2 * pad_px) / VOTE_PX_PER_UNIT
+    w = (max(text_px(line, LABEL_FONT_PX, LABEL_CHAR_PX) for line in lines) + 2 * pad_px) / VOTE_PX_PER_UNIT
     h = (len(lines) * LABEL_LINE_PX + 2 * pad_px) / VOTE_PX_PER_UNIT
     cy = y + yshift_px / VOTE_PX_PER_UNIT
     return x - w / 2, cy - h / 2, x + w / 2, cy + h / 2
-
-
-def _text_px(line: str) -> float:
-    """A label line's width: a Chinese (wide) character takes a full em, the rest LABEL_CHAR_PX."""
-    return sum(LABEL_FONT_PX if unicodedata.east_asian_width(c) in "WF" else LABEL_CHAR_PX for c in line)
 
 
 def boxes_overlap(a: Box, b: Box) -> bool:

@@ -7,6 +7,7 @@ alike (the kernel cannot know which the page shows)."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -217,6 +218,12 @@ def nice_bin_ms(span_ms: int, target_bins: int = 50) -> int:
         scale *= 10
 
 
+def text_px(text: str, font_px: float, char_px: float) -> float:
+    """How wide ``text`` draws: a Chinese (East Asian wide) character takes a full em (``font_px``), any other
+    ``char_px`` (a generous average Latin glyph)."""
+    return sum(font_px if unicodedata.east_asian_width(c) in "WF" else char_px for c in text)
+
+
 LABEL_PLOT_PX = 600  # labels are laid out for a plot area at least this wide (plotly's default figure: 700 px)
 LABEL_CHAR_PX = 6.2  # a generous average glyph width of 10 px text: lanes err on the wide side
 
@@ -244,7 +251,7 @@ def mark_faults(fig: go.Figure, faults: Sequence[Event], limit: int = 40, **wher
         lane = next((k for k, end in enumerate(lane_ends) if x0 >= end), len(lane_ends))
         if lane == len(lane_ends):
             lane_ends.append(0.0)
-        lane_ends[lane] = x0 + len(text) * LABEL_CHAR_PX + 8
+        lane_ends[lane] = x0 + text_px(text, 10, LABEL_CHAR_PX) + 8
         fig.add_vline(x=t, line=dict(color=PAGE_TEXT, width=1, dash="dot"), **where)
         fig.add_annotation(x=t, y=1.0, xref="x", yref="y domain", yanchor="top", xanchor="left", xshift=2,
                            yshift=-14 * (1 + lane), showarrow=False, text=text,

@@ -9,7 +9,6 @@ overlaps another, and the first invariant violation named.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from rocketlab.viz.style import (
     role_color,
     shade_partitions,
     text_color_on,
+    text_px,
 )
 from rocketlab.viz.timeline import (
     DOWN,
@@ -176,8 +176,7 @@ class LabelBox:
 
 
 def label_width_px(text: str) -> float:
-    """A label's width: a Chinese (wide) character takes a full em, the rest FAULT_CHAR_PX."""
-    return sum(FAULT_FONT_PX if unicodedata.east_asian_width(c) in "WF" else FAULT_CHAR_PX for c in text)
+    return text_px(text, FAULT_FONT_PX, FAULT_CHAR_PX)
 
 
 def fault_label_boxes(times: Sequence[int], labels: Sequence[str], x_range: Sequence[int],
