@@ -11,7 +11,8 @@ notebooks can cite "handleVote, check 4" and the trace can show why something ha
 
 Beside each decision function, its table in words (:data:`VOTE_CHECKS`, :data:`HEART_BEAT_ROWS`,
 :data:`VOTE_ROUND_RULES`): the one place the numbers are explained, read by the cluster viewer's "why"
-lines and the lab's tables.
+lines and the lab's tables. Their texts are English, marked ``N_()`` for the message catalogue; whoever shows
+one translates it with ``rocketlab.i18n._`` (the keys and numbers are Java's and stay).
 
 Java file: ``DLedgerLeaderElector.java`` (DLedger 0.3.1.2).
 """
@@ -22,6 +23,7 @@ import enum
 from dataclasses import dataclass
 
 from rocketlab.dledger.protocol import DLedgerResponseCode, ParseResult, VoteRequest, VoteResponse, VoteResult
+from rocketlab.i18n import N_
 
 Code = DLedgerResponseCode
 
@@ -55,18 +57,18 @@ class VoteView:
 
 
 VOTE_CHECKS: dict[str, tuple[int, str]] = {
-    "REJECT_UNKNOWN_LEADER": (1, "the candidate is not a member of this group"),
-    "REJECT_UNEXPECTED_LEADER": (2, "a request naming this voter as candidate came from elsewhere"),
-    "REJECT_EXPIRED_LEDGER_TERM": (3, "the candidate's last entry has an older term than the voter's"),
-    "REJECT_SMALL_LEDGER_END_INDEX": (4, "same last term, but the candidate's log is shorter"),
-    "REJECT_EXPIRED_VOTE_TERM": (5, "the candidate's term is behind the voter's"),
-    "REJECT_ALREADY_HAS_LEADER": (6, "the voter voted for another member this term and knows a leader"),
-    "REJECT_ALREADY_VOTED": (6, "the voter already voted for another member this term"),
-    "REJECT_TERM_NOT_READY": (7, "the candidate's term is ahead: the voter steps down to candidate in it "
-                                 "and answers next round (DLedger never adopts a term from a message)"),
-    "REJECT_TERM_SMALL_THAN_LEDGER": (8, "the candidate's term is below the voter's last entry term"),
-    "REJECT_TAKING_LEADERSHIP": (9, "the voter is taking leadership (a transfer) with a log as fresh"),
-    "ACCEPT": (10, "every check passed: the vote is granted and persisted before the answer leaves"),
+    "REJECT_UNKNOWN_LEADER": (1, N_("the candidate is not a member of this group")),
+    "REJECT_UNEXPECTED_LEADER": (2, N_("a request naming this voter as candidate came from elsewhere")),
+    "REJECT_EXPIRED_LEDGER_TERM": (3, N_("the candidate's last entry has an older term than the voter's")),
+    "REJECT_SMALL_LEDGER_END_INDEX": (4, N_("same last term, but the candidate's log is shorter")),
+    "REJECT_EXPIRED_VOTE_TERM": (5, N_("the candidate's term is behind the voter's")),
+    "REJECT_ALREADY_HAS_LEADER": (6, N_("the voter voted for another member this term and knows a leader")),
+    "REJECT_ALREADY_VOTED": (6, N_("the voter already voted for another member this term")),
+    "REJECT_TERM_NOT_READY": (7, N_("the candidate's term is ahead: the voter steps down to candidate in it "
+                                    "and answers next round (DLedger never adopts a term from a message)")),
+    "REJECT_TERM_SMALL_THAN_LEDGER": (8, N_("the candidate's term is below the voter's last entry term")),
+    "REJECT_TAKING_LEADERSHIP": (9, N_("the voter is taking leadership (a transfer) with a log as fresh")),
+    "ACCEPT": (10, N_("every check passed: the vote is granted and persisted before the answer leaves")),
 }
 """handleVote's checks (0.2.0+ order) by the VoteResult they answer with: ``(check, when)``, the check
 number :func:`decide_vote` returns with that result."""
@@ -131,12 +133,12 @@ class HeartBeatDecision:
 
 
 HEART_BEAT_ROWS: dict[str, tuple[int, str]] = {
-    "UNKNOWN_MEMBER": (1, "the sender is not a member"),
-    "UNEXPECTED_MEMBER": (2, "the heartbeat names the receiver as leader"),
-    "EXPIRED_TERM": (3, "the follower is in a bigger term"),
-    "SUCCESS": (4, "same term, same leader: the follower's election timer is reset"),
-    "INCONSISTENT_LEADER": (8, "same term, but the follower follows another leader"),
-    "TERM_NOT_READY": (9, "the leader's term is ahead: the follower steps down to candidate in it"),
+    "UNKNOWN_MEMBER": (1, N_("the sender is not a member")),
+    "UNEXPECTED_MEMBER": (2, N_("the heartbeat names the receiver as leader")),
+    "EXPIRED_TERM": (3, N_("the follower is in a bigger term")),
+    "SUCCESS": (4, N_("same term, same leader: the follower's election timer is reset")),
+    "INCONSISTENT_LEADER": (8, N_("same term, but the follower follows another leader")),
+    "TERM_NOT_READY": (9, N_("the leader's term is ahead: the follower steps down to candidate in it")),
 }
 """handleHeartBeat's rows by the response code they answer with: ``(row, when)``, as
 :func:`decide_heart_beat` numbers them (SUCCESS cited by its usual row 4; row 6 answers SUCCESS too)."""
@@ -276,13 +278,13 @@ class VoteRoundDecision:
 
 
 VOTE_ROUND_RULES: dict[int, str] = {
-    1: "a voter knows a bigger term: move to it and vote again after the random wait",
-    2: "a voter already has a leader: wait maxHeartBeatLeak heartbeats before voting again",
-    3: "fewer than a quorum answered: wait 300-1000 ms (random) and vote again in the same term",
-    4: "a quorum is not possible without members whose logs are fresher: wait longer (+maxVoteInterval)",
-    5: "a quorum accepted: this member becomes leader",
-    6: "accepted + not-ready voters make a quorum: vote again at once in the same term",
-    7: "no quorum: next round with term + 1 after the random wait",
+    1: N_("a voter knows a bigger term: move to it and vote again after the random wait"),
+    2: N_("a voter already has a leader: wait maxHeartBeatLeak heartbeats before voting again"),
+    3: N_("fewer than a quorum answered: wait 300-1000 ms (random) and vote again in the same term"),
+    4: N_("a quorum is not possible without members whose logs are fresher: wait longer (+maxVoteInterval)"),
+    5: N_("a quorum accepted: this member becomes leader"),
+    6: N_("accepted + not-ready voters make a quorum: vote again at once in the same term"),
+    7: N_("no quorum: next round with term + 1 after the random wait"),
 }
 """The ParseResult table (parseVoteResult, 0.2.0+): each rule :func:`parse_vote_result` returns -> what
 happens next."""

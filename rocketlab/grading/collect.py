@@ -42,7 +42,7 @@ from rocketlab.grading.questions import (
     written_answers,
 )
 from rocketlab.grading.runner import TestResult
-from rocketlab.i18n import _
+from rocketlab.i18n import _, language, ngettext
 from rocketlab.templating import Markup, render
 from rocketlab.workspace import kit_root
 
@@ -115,7 +115,8 @@ def answer_sheet(lab: str, who: str, source_nb: dict[str, Any], learner_nb: dict
     rows = []
     for q in questions(source_nb):
         row: dict[str, Any] = {"grade_id": q.grade_id, "kind": q.kind,
-                               "points": f"{q.points:g} point{'s' if q.points != 1 else ''}",
+                               "points": ngettext("{n} point", "{n} points", 1 if q.points == 1 else 2).format(
+                                   n=f"{q.points:g}"),
                                "prompt": markdown_html(q.prompt, trusted=True)}
         if q.kind == "written":
             answer = given.get(q.grade_id, "").strip()
@@ -123,10 +124,10 @@ def answer_sheet(lab: str, who: str, source_nb: dict[str, Any], learner_nb: dict
             row["model"] = _model(q.answer)
         else:
             check = by_id.get(q.grade_id)
-            row["result"] = f"{check.score:g}/{check.points:g}: {check.message}" if check else "not graded"
+            row["result"] = f"{check.score:g}/{check.points:g}: {check.message}" if check else _("not graded")
             row["status"] = "passed" if check and check.score == check.points else "failed"
         rows.append(row)
-    return render("rocketlab.grading", "answers.html.j2", lab=lab, who=who, questions=rows,
+    return render("rocketlab.grading", "answers.html.j2", lang=language(), lab=lab, who=who, questions=rows,
                   written=sum(q["kind"] == "written" for q in rows), checks=bool(checks),
                   check_score=f"{sum(c.score for c in checks):g}", check_points=f"{sum(c.points for c in checks):g}")
 

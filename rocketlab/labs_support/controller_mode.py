@@ -20,6 +20,7 @@ from rocketlab.controller.elect_policy import compare_live_info, java_int
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.controller.invariants import ControllerModeChecker
 from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
+from rocketlab.i18n import _
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, settle
 from rocketlab.scenarios.registry import ScenarioArgs, get_scenario
 from rocketlab.sim import Cluster
@@ -74,18 +75,22 @@ def controller_calls(c: Cluster, until_ms: int | None = None, node: str | None =
         if until_ms is not None and e["t"] > until_ms:
             break
         if e["kind"] == "controller_call" and e.get("request") not in quiet and (node is None or e["node"] == node):
-            lines.append(f"t={e['t']:>6} {e['node']} -> controller: {e['request']}, answer code {e['code']}")
+            lines.append(f"t={e['t']:>6} " + _("{node} -> controller: {request}, answer code {code}").format(
+                node=e["node"], request=e["request"], code=e["code"]))
         elif e["kind"] == "controller_request" and e.get("src") == e["node"]:
-            lines.append(f"t={e['t']:>6} {e['node']} (the controller leader's own election): {e['request']}, "
-                         f"code {e['code']}")
+            lines.append(f"t={e['t']:>6} " + _("{node} (the controller leader's own election): {request}, code {code}")
+                         .format(node=e["node"], request=e["request"], code=e["code"]))
         elif e["kind"] == "broker_inactive":
-            lines.append(f"t={e['t']:>6} {e['node']}: broker {e.get('broker_id')} inactive ({e.get('reason')})")
+            lines.append(f"t={e['t']:>6} " + _("{node}: broker {broker_id} inactive ({reason})").format(
+                node=e["node"], broker_id=e.get("broker_id"), reason=e.get("reason")))
         elif e["kind"] == "controller_leader":
-            lines.append(f"t={e['t']:>6} {e['node']} leads the controllers (their DLedger group, term {e.get('term')})")
+            lines.append(f"t={e['t']:>6} " + _("{node} leads the controllers (their DLedger group, term {term})").format(
+                node=e["node"], term=e.get("term")))
         elif e["kind"] == "controller_apply" and e.get("index") not in applied:
             applied.add(e.get("index"))
             detail = {k: e[k] for k in ("event", "sync_state_set", "master", "master_epoch") if e.get(k) is not None}
-            lines.append(f"t={e['t']:>6} controllers commit entry {e.get('index')}: {detail}")
+            lines.append(f"t={e['t']:>6} " + _("controllers commit entry {index}: {detail}").format(
+                index=e.get("index"), detail=detail))
     return lines
 
 
@@ -236,9 +241,10 @@ def host_against_crash(times: Sequence[Mapping[str, Any]]) -> list[str]:
     """Per design, from :func:`failover_times`' rows: the median failover after a host failure against the
     one after a process crash, and how much longer the silent host took."""
     median = {(r["design"], r["fault"]): r["median (ms)"] for r in times}
-    return [f"{design}: host failure median {median[(design, 'host failure')]:.0f} ms against "
-            f"{median[(design, 'process crash')]:.0f} ms after a process crash: "
-            f"{median[(design, 'host failure')] - median[(design, 'process crash')]:.0f} ms longer"
+    return [_("{design}: host failure median {host} ms against {crash} ms after a process crash: {longer} ms longer")
+            .format(design=design, host=f"{median[(design, 'host failure')]:.0f}",
+                    crash=f"{median[(design, 'process crash')]:.0f}",
+                    longer=f"{median[(design, 'host failure')] - median[(design, 'process crash')]:.0f}")
             for design in dict.fromkeys(r["design"] for r in times)]
 
 
@@ -266,17 +272,19 @@ def expansions(c: Cluster, since_ms: int) -> list[str]:
         if kind == "ha_handshake":
             handshake[e["slave"]] = t
             acked.discard(e["slave"])
-            lines.append(f"t={t:>6} {e['node']}: handshake from {e['slave']} (broker {e.get('slave_id')})")
+            lines.append(f"t={t:>6} " + _("{node}: handshake from {slave} (broker {slave_id})").format(
+                node=e["node"], slave=e["slave"], slave_id=e.get("slave_id")))
         elif kind == "ha_report" and e["slave"] in handshake and e["slave"] not in acked:
             acked.add(e["slave"])
-            lines.append(f"t={t:>6} {e['node']}: first ack from {e['slave']} at {e['offset']} "
-                         f"({t - handshake[e['slave']]} ms after its handshake)")
+            lines.append(f"t={t:>6} " + _("{node}: first ack from {slave} at {offset} ({ms} ms after its handshake)")
+                         .format(node=e["node"], slave=e["slave"], offset=e["offset"], ms=t - handshake[e["slave"]]))
         elif kind == "sync_state_set_proposed" and "caught up" in str(e.get("reason")):
-            lines.append(f"t={t:>6} {e['node']}: {e['reason']}: proposes {e['members']}")
+            lines.append(f"t={t:>6} " + _("{node}: {reason}: proposes {members}").format(
+                node=e["node"], reason=e["reason"], members=e["members"]))
         elif kind == "controller_apply" and e.get("event") == "ALTER_SYNC_STATE_SET_EVENT" \
                 and e.get("index") not in committed:
             committed.add(e.get("index"))
-            lines.append(f"t={t:>6} controllers commit SyncStateSet {e.get('members')}")
+            lines.append(f"t={t:>6} " + _("controllers commit SyncStateSet {members}").format(members=e.get("members")))
             if set(e.get("members") or ()) >= live:
                 break
     return lines
@@ -292,8 +300,8 @@ def comparator_wrap(gib: tuple[float, ...] = (1, 2, 2.5, 3.9, 4, 4.5, 6.5)) -> l
         o2 = BrokerLiveInfo("broker-a", "a2", 2, 0, 10_000, None, 3, 0, 0)
         order = compare_live_info(o1, o2)
         rows.append({"ahead (GiB)": g, "(int)(o2 - o1)": java_int(0 - ahead),
-                     "sorts first": "the broker ahead" if order < 0 else "the broker behind" if order > 0
-                     else "a tie (the TreeSet keeps the one added first)"})
+                     "sorts first": _("the broker ahead") if order < 0 else _("the broker behind") if order > 0
+                     else _("a tie (the TreeSet keeps the one added first)")})
     return rows
 
 

@@ -57,14 +57,16 @@ def who_leads(c: Cluster) -> str:
     leader = settled_leader(c)
     if leader is None:
         alive = c.live_nodes()
-        return (f"t={c.now_ms} ms: no leader; alive {', '.join(alive)} ({len(alive)} of {len(c.node_ids)}), "
-                f"roles {', '.join(f'{n} {c.node(n).role}' for n in alive)}")
+        return _("t={t} ms: no leader; alive {alive} ({n} of {of}), roles {roles}").format(
+            t=c.now_ms, alive=", ".join(alive), n=len(alive), of=len(c.node_ids),
+            roles=", ".join(f"{n} {c.node(n).role}" for n in alive))
     term = c.node(leader).term
     since = max(e["t"] for e in c.events if e["kind"] == "role" and e["node"] == leader and e["role"] == "LEADER")
     votes = votes_for(c.events, leader, term)
     need = len(c.node_ids) // 2 + 1
-    return (f"t={c.now_ms} ms: {leader} leads term {term} since t={since} ms, elected by "
-            f"{', '.join(votes)} ({len(votes)} votes; a majority of {len(c.node_ids)} is {need})")
+    return _("t={t} ms: {leader} leads term {term} since t={since} ms, elected by {voters} ({n} votes; a majority "
+             "of {members} is {need})").format(t=c.now_ms, leader=leader, term=term, since=since,
+                                               voters=", ".join(votes), n=len(votes), members=len(c.node_ids), need=need)
 
 
 def story(events: Iterable[Event], since_ms: int = 0, until_ms: int | None = None,
@@ -77,7 +79,7 @@ def story(events: Iterable[Event], since_ms: int = 0, until_ms: int | None = Non
 # ---------------------------------------------------------------------- the decision tables
 def vote_checks_table() -> pd.DataFrame:
     """handleVote's checks in their 0.2.0+ order: number, answer, meaning."""
-    rows = [{"check": n, "answer": result, "when": text} for result, (n, text) in VOTE_CHECKS.items()]
+    rows = [{"check": n, "answer": result, "when": _(text)} for result, (n, text) in VOTE_CHECKS.items()]
     return pd.DataFrame(rows).sort_values("check", kind="stable").set_index("check")
 
 
@@ -86,8 +88,8 @@ def vote_round_rules_table() -> pd.DataFrame:
     results = {1: "WAIT_TO_VOTE_NEXT", 2: "WAIT_TO_REVOTE", 3: "WAIT_TO_REVOTE", 4: "WAIT_TO_REVOTE",
                5: "PASSED", 6: "REVOTE_IMMEDIATELY", 7: "WAIT_TO_VOTE_NEXT"}
     next_vote = {1: "300-1000 ms", 2: "300-1000 ms + 6 s", 3: "300-1000 ms", 4: "300-1000 ms + 1 s",
-                 5: "-", 6: "now, same term", 7: "300-1000 ms"}
-    return pd.DataFrame([{"rule": n, "result": results[n], "next vote": next_vote[n], "when": text}
+                 5: "-", 6: _("now, same term"), 7: "300-1000 ms"}
+    return pd.DataFrame([{"rule": n, "result": results[n], "next vote": next_vote[n], "when": _(text)}
                          for n, text in VOTE_ROUND_RULES.items()]).set_index("rule")
 
 
@@ -120,7 +122,7 @@ def decide_vote_release_0_1(view: VoteView, request: VoteRequest, is_self: bool)
 def rules_seen(events: Iterable[Event]) -> pd.DataFrame:
     """How often each ParseResult rule decided a vote round in a trace."""
     counts = Counter((e["rule"], e["result"]) for e in events if e["kind"] == "vote_round")
-    rows = [{"rule": rule, "result": result, "rounds": n, "when": VOTE_ROUND_RULES[rule]}
+    rows = [{"rule": rule, "result": result, "rounds": n, "when": _(VOTE_ROUND_RULES[rule])}
             for (rule, result), n in sorted(counts.items())]
     return pd.DataFrame(rows, columns=["rule", "result", "rounds", "when"])
 
@@ -272,9 +274,10 @@ def waits_by_rule(waits: pd.DataFrame, *, bin_ms: int = 50) -> list[str]:
     lines = []
     for rule, part in waits.groupby("rule"):
         busiest = int((part["wait_ms"] // bin_ms * bin_ms).value_counts().idxmax())
-        lines.append(f"rule {rule} ({part['result'].iloc[0]}): {len(part)} waits, busiest {bin_ms} ms bin "
-                     f"{busiest}-{busiest + bin_ms} ms, shortest {part['wait_ms'].min()} ms, "
-                     f"longest {part['wait_ms'].max()} ms")
+        lines.append(_("rule {rule} ({result}): {n} waits, busiest {bin} ms bin {lo}-{hi} ms, shortest {shortest} ms, "
+                       "longest {longest} ms").format(
+            rule=rule, result=part["result"].iloc[0], n=len(part), bin=bin_ms, lo=busiest, hi=busiest + bin_ms,
+            shortest=part["wait_ms"].min(), longest=part["wait_ms"].max()))
     return lines
 
 

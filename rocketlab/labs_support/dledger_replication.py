@@ -18,6 +18,7 @@ from rocketlab import plugs
 from rocketlab.dledger.config import PROFILES
 from rocketlab.dledger.entry import BODY_OFFSET
 from rocketlab.dledger.entry_dispatcher import decide_compare
+from rocketlab.i18n import _
 from rocketlab.scenarios.dledger_group import (
     DEFAULT_LATENCY,
     SHORT_TIMERS,
@@ -77,7 +78,8 @@ def journey(c: Cluster, body: bytes, settle_ms: int = 300) -> list[str]:
         elif kind == "msg_send" and e["msg"].startswith("PushEntry"):
             lines.append(f"t={e['t']:>5} {e['src']:>3} {'send':<10} {e['msg']} -> {e['dst']}")
     if future.response is not None:
-        lines.append(f"answer to the client: {future.response.code.name} at index {future.response.index}")
+        lines.append(_("answer to the client: {code} at index {index}").format(
+            code=future.response.code.name, index=future.response.index))
     return lines
 
 
@@ -114,11 +116,13 @@ def cut_off_progress(events: Sequence[Mapping[str, Any]], leader: str, cut: str)
     delays = [leader_commits[i] - appended[i] for i in sorted(appended) if i in leader_commits]
     with_next_push = all(committed[i] == appended.get(i + 1) for i in committed)
     cut_moved = bool(indexes(cut, "append", True) or indexes(cut, "commit", True))
-    return [f"cut off {cut}: append index {max(indexes(cut, 'append', False))}, commit index "
-            f"{max(indexes(cut, 'commit', False))}; appends or commits after the cut: {cut_moved}",
-            f"leader {leader} commits entries {min(appended)}-{max(appended)} each this many ms after {other} "
-            f"appended it: {delays}",
-            f"{other} commits each entry when the push of the next one arrives: {with_next_push}"]
+    return [_("cut off {node}: append index {append}, commit index {commit}; appends or commits after the cut: "
+              "{moved}").format(node=cut, append=max(indexes(cut, "append", False)),
+                                commit=max(indexes(cut, "commit", False)), moved=cut_moved),
+            _("leader {leader} commits entries {first}-{last} each this many ms after {other} appended it: {delays}")
+            .format(leader=leader, first=min(appended), last=max(appended), other=other, delays=delays),
+            _("{other} commits each entry when the push of the next one arrives: {with_next}").format(
+                other=other, with_next=with_next_push)]
 
 
 def film_outcome(c: Cluster) -> str:
@@ -129,8 +133,9 @@ def film_outcome(c: Cluster) -> str:
     stepped_down = bool(expired) and any(e["kind"] == "role" and e["node"] == expired[0]["leader"]
                                          and e["t"] >= expired[0]["t"] and e["role"] != "LEADER" for e in c.events)
     ends = {n: c.node(n).ledger_end_index for n in c.node_ids}
-    return (f"t = {c.now_ms} ms: leader {leader}, ledger ends {ends}; heartbeats answered EXPIRED_TERM: "
-            f"{len(expired)}, the leader stepped down after the first: {stepped_down}")
+    return _("t = {t} ms: leader {leader}, ledger ends {ends}; heartbeats answered EXPIRED_TERM: {expired}, the leader "
+             "stepped down after the first: {stepped_down}").format(t=c.now_ms, leader=leader, ends=ends,
+                                                                    expired=len(expired), stepped_down=stepped_down)
 
 
 def water_marks(c: Cluster) -> dict[str, int]:

@@ -9,24 +9,25 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from rocketlab.i18n import N_, _
 from rocketlab.oracle import find_oracle
 from rocketlab.oracle.ha import CrossPair
 from rocketlab.oracle.store import JavaStore, open_ours, put_result, store_files
 from rocketlab.store.message import Message
 
-HOW_TO_GET = """\
+HOW_TO_GET = N_("""\
 This cell runs the real RocketMQ, and this machine does not have it ({why}).
 To see it: install a JDK 17 (for example Debian's openjdk-17-jdk-headless) and put RocketMQ 4.9.5's store
 and its dependencies on a class path. With Maven, a small pom.xml that depends on
 org.apache.rocketmq:rocketmq-store:4.9.5 and io.openmessaging.storage:dledger:0.3.1.2, then
     mvn dependency:build-classpath -Dmdep.outputFile=cp4.txt
     export ROCKETLAB_JAVA_4=@$PWD/cp4.txt
-and restart JupyterLab from that shell. Nothing else in this lab needs it."""
+and restart JupyterLab from that shell. Nothing else in this lab needs it.""")
 
 
 def _oracle_or_explain(release: str = "4.9.5"):
     oracle, why = find_oracle(release)
-    return oracle, ([] if oracle is not None else HOW_TO_GET.format(why=why).splitlines())
+    return oracle, ([] if oracle is not None else _(HOW_TO_GET).format(why=why).splitlines())
 
 
 def lab_messages(n: int) -> list[Message]:

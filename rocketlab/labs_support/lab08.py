@@ -18,6 +18,7 @@ from rocketlab.broker.topic_config_rules import DEFAULT_MESSAGE_DELAY_LEVEL
 from rocketlab.client.client_core import MQ_CLIENT_API_TIMEOUT, ClientNodeConfig
 from rocketlab.client.consumers import PULL_TIME_DELAY_MILLS_WHEN_EXCEPTION
 from rocketlab.client.producer import ProducerConfig
+from rocketlab.i18n import _
 from rocketlab.namesrv.namesrv_controller import NamesrvConfig
 from rocketlab.scenarios import client_failover as cf
 from rocketlab.sim import Cluster
@@ -128,21 +129,21 @@ def failover_timeline(c: Cluster, fault_ms: int, group: str = "a") -> list[dict[
             rows.append({"after the crash": _after(hit, fault_ms), "t": hit["t"], "who": hit["node"] or "-",
                          "what": what, "event": hit["kind"]})
 
-    first("a send to the dead master fails (connection refused)",
+    first(_("a send to the dead master fails (connection refused)"),
           lambda e: e["kind"] == "client_send" and e["broker_name"] == name and e["status"] != "SEND_OK")
-    first("... and its retry is stored by another broker",
+    first(_("... and its retry is stored by another broker"),
           lambda e: e["kind"] == "client_send" and e["attempt"] > 0 and e["status"] == "SEND_OK")
-    first("the name server drops the master (its connection closed)",
+    first(_("the name server drops the master (its connection closed)"),
           lambda e: e["kind"] == "broker_unregistered" and e["broker_name"] == name)
-    first("a survivor stands for election", lambda e: e["kind"] == "role" and e["node"][0] == group
+    first(_("a survivor stands for election"), lambda e: e["kind"] == "role" and e["node"][0] == group
           and e["role"] == "CANDIDATE")
-    first("the new master is MASTER", lambda e: e["kind"] == "role" and e["node"][0] == group
+    first(_("the new master is MASTER"), lambda e: e["kind"] == "role" and e["node"][0] == group
           and e["role"] == "MASTER")
-    first("it registers with the name server as brokerId 0", lambda e: e["kind"] == "broker_registered"
+    first(_("it registers with the name server as brokerId 0"), lambda e: e["kind"] == "broker_registered"
           and e["broker_name"] == name and e["broker_id"] == 0)
-    first("the producer reads the new route (its periodic refresh)",
+    first(_("the producer reads the new route (its periodic refresh)"),
           lambda e: e["kind"] == "client_route" and e["node"] == "p0" and e["topic"] == TOPIC)
-    first(f"the producer's first send stored by {name} again",
+    first(_("the producer's first send stored by {broker} again").format(broker=name),
           lambda e: e["kind"] == "client_send" and e["broker_name"] == name and e["status"] == "SEND_OK")
     return sorted(rows, key=lambda r: r["t"])
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.core import derive_rng
+from rocketlab.i18n import _
 from rocketlab.scenarios.tour import LATENCY
 from rocketlab.sim import Cluster
 from rocketlab.trace.recorder import describe
@@ -61,11 +62,13 @@ def slave_lag(cluster: Cluster, master: str = "n0") -> str:
     (what ``HAConnection`` still has to ship), at the cluster's present instant."""
     head = cluster.node(master)
     if head is None or not cluster.alive(master):
-        return f"t={cluster.now_ms} ms: the master {master} is down"
+        return _("t={t} ms: the master {master} is down").format(t=cluster.now_ms, master=master)
     end = head.max_offset
-    parts = [f"{n} at {cluster.node(n).max_offset} ({end - cluster.node(n).max_offset} bytes behind)"
-             for n in cluster.node_ids if n != master and cluster.alive(n)]
-    return f"t={cluster.now_ms} ms: master {master} ends at {end}; slave " + ", ".join(parts)
+    parts = [_("{node} at {offset} ({behind} bytes behind)").format(
+        node=n, offset=cluster.node(n).max_offset, behind=end - cluster.node(n).max_offset)
+        for n in cluster.node_ids if n != master and cluster.alive(n)]
+    return _("t={t} ms: master {master} ends at {end}; slave {slaves}").format(
+        t=cluster.now_ms, master=master, end=end, slaves=_(", ").join(parts))
 
 
 def offsets(cluster: Cluster):
@@ -237,7 +240,8 @@ def loss_summary(table) -> str:
     lines = []
     for role, runs in table.groupby("role", sort=False):
         hit = int((runs["lost"] > 0).sum())
-        lines.append(f"{role}: lost {int(runs['lost'].sum())} of {int(runs['acked'].sum())} acknowledged "
-                     f"messages ({hit} of {len(runs)} crashes lost some; {int(runs['warned'].sum())} puts "
-                     f"answered with a warning status)")
+        lines.append(_("{role}: lost {lost} of {acked} acknowledged messages ({hit} of {runs} crashes lost some; "
+                       "{warned} puts answered with a warning status)").format(
+            role=role, lost=int(runs["lost"].sum()), acked=int(runs["acked"].sum()), hit=hit, runs=len(runs),
+            warned=int(runs["warned"].sum())))
     return "\n".join(lines)

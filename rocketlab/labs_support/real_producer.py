@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocketlab.i18n import N_, _
 from rocketlab.net.node import NODE_KINDS
 from rocketlab.oracle.broker_group import Backend
 from rocketlab.oracle.client_app import ClientApp
@@ -26,11 +27,11 @@ from rocketlab.trace.rundir import fresh_dir
 
 TOPIC = "LabRealProducer"
 UNIT = struct.Struct(">qiq")  # a ConsumeQueue unit: physical offset, size, tags code (20 bytes)
-HOW_TO_GET = """\
+HOW_TO_GET = N_("""\
 This section runs the real RocketMQ 4.9.5 Java client, and this machine cannot ({why}).
 To see it: a JDK 17 and the RocketMQ 4.9.5 client, name server and broker jars with their dependencies on one
 class path in ROCKETLAB_JAVA_BROKER (see docs/applications.md), then restart JupyterLab from that shell.
-Nothing else in this lab needs it."""
+Nothing else in this lab needs it.""")
 
 
 def _file_at(directory: Path, position: int) -> tuple[Path, int]:
@@ -90,7 +91,7 @@ def follow_real_producer(count: int = 6, workdir: str | Path | None = None,
     CommitLog; the lines a cell prints."""
     java, why = find_broker_java()
     if java is None:
-        return HOW_TO_GET.format(why=why).splitlines()
+        return _(HOW_TO_GET).format(why=why).splitlines()
     name = backend or ("kit" if "namesrv" in NODE_KINDS else "java")
     layout = "dledger" if name == "kit" else "single"
     work = fresh_dir(workdir) if workdir else Path(tempfile.mkdtemp(prefix="rocketlab-real-producer-"))

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.dledger.entry import BODY_OFFSET, DLedgerEntry
+from rocketlab.i18n import _
 from rocketlab.labs_support import kit_warnings_hidden
 from rocketlab.labs_support.dledger_replication import ENTRY_HEADER
 from rocketlab.scenarios.broker_on_dledger import TOPIC, new_broker_group, put_nowait, wait_for_master
@@ -192,7 +193,7 @@ def _units(store: Any, cl: Any) -> list[tuple[int, int, str]]:
     out = []
     for qo in range(cq.get_min_offset_in_queue(), cq.get_max_offset_in_queue()):
         unit = cq.get_unit(qo)
-        out.append((qo, unit[0], "in the log" if unit[0] < end else "points past the log's end"))
+        out.append((qo, unit[0], _("in the log") if unit[0] < end else _("points past the log's end")))
     return out
 
 

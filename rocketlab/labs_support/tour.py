@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rocketlab.i18n import _
 from rocketlab.scenarios.tour import (
     LATENCY,
     TOPIC,
@@ -70,7 +71,7 @@ def role_timelines(events: list[dict[str, Any]], until_ms: int | None = None) ->
     """Two role timelines (:func:`rocketlab.viz.role_timeline`), the DLedger layer's then the broker's, drawn
     to ``until_ms`` (the cluster's clock; the last event's time when ``None``), so that a role taken just
     before a quiet stretch shows as a bar and not as a sliver at the figure's edge."""
-    return [titled(role_timeline(layer_events(events, layer), until_ms=until_ms), f"{layer} layer")
+    return [titled(role_timeline(layer_events(events, layer), until_ms=until_ms), _("{layer} layer").format(layer=layer))
             for layer in LAYERS]
 
 
@@ -149,8 +150,8 @@ def write_tour_report(tour: Tour) -> Path:
     """``report.html`` beside the tour's three run directories: one self-contained HTML file with each
     run's summary, the cluster viewer and every figure (:func:`rocketlab.viz.write_report`)."""
     runs = {story.run_dir.name: story.run_dir for story in tour.stories}
-    return write_report(tour.out / "report.html", runs, f"rocketlab demo (seed {tour.dledger.seed}): "
-                        "failover on DLedger vs classic master-slave")
+    return write_report(tour.out / "report.html", runs, _(
+        "rocketlab demo (seed {seed}): failover on DLedger vs classic master-slave").format(seed=tour.dledger.seed))
 
 
 @dataclass
@@ -173,7 +174,8 @@ def spark_runs_summary(votes: Any, puts: Any) -> list[str]:
     """What section 6's two Spark tables say (as pandas, ``by_run=True``): which runs hold vote responses,
     and the put statuses each run shows."""
     statuses = {run: sorted(set(part["status"])) for run, part in puts.groupby("run")}
-    return [f"runs with votes: {sorted(set(votes['run']))}", f"put statuses per run: {dict(sorted(statuses.items()))}"]
+    return [_("runs with votes: {runs}").format(runs=sorted(set(votes["run"]))),
+            _("put statuses per run: {statuses}").format(statuses=dict(sorted(statuses.items())))]
 
 
 def commit_lines(events: list[dict[str, Any]], leader: str, since_ms: int) -> list[str]:
@@ -184,10 +186,12 @@ def commit_lines(events: list[dict[str, Any]], leader: str, since_ms: int) -> li
         return {e["index"]: e["t"] for e in events if e["kind"] == kind and e["node"] == node and e["t"] >= since_ms}
     appended, committed = at(leader, "append"), at(leader, "commit")
     lags = [committed[i] - t for i, t in appended.items() if i in committed]
-    lines = [f"leader {leader} commits each of its {len(lags)} entries {min(lags)}-{max(lags)} ms after appending it"]
+    lines = [_("leader {leader} commits each of its {n} entries {lo}-{hi} ms after appending it").format(
+        leader=leader, n=len(lags), lo=min(lags), hi=max(lags))]
     for node in sorted({e["node"] for e in events if e["kind"] == "append"} - {leader}):
         mine, pushes = at(node, "commit"), at(node, "append")
         with_next = all(t == pushes.get(i + 1) for i, t in mine.items())
-        lines.append(f"{node} commits entries {min(mine)}-{max(mine)}, each when the next entry's push arrives: "
-                     f"{with_next}; the last entry, {max(pushes)}, not yet")
+        lines.append(_("{node} commits entries {first}-{last}, each when the next entry's push arrives: {with_next}; "
+                       "the last entry, {final}, not yet").format(node=node, first=min(mine), last=max(mine),
+                                                                  with_next=with_next, final=max(pushes)))
     return lines

@@ -11,6 +11,7 @@ from typing import Any
 
 from rocketlab.dledger.config import DEFAULT_PROFILE
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.dledger_group import (
     DEFAULT_LATENCY,
     SHORT_TIMERS,
@@ -99,11 +100,11 @@ def run_figure8(c: Cluster, schedule: str = FIGURE_8) -> Figure8Report:
 
 
 FIGURE_8_STOPS = {
-    "(a)": "{S1} leads; W is committed, X reached {S2} only, and {S1} crashes",
-    "(b)": "{S5} is elected by {S3}, {S4} and itself (term {term}); it will take Y at X's index",
-    "(c)": "{S1} leads again (term {term}) and commits X, an entry of an older term, by counting replicas",
-    "(d)": "{S5} is elected again (term {term}), without the committed X: leader_completeness",
-    "(e)": "Y overwrites the committed X: committed_entries_stable",
+    "(a)": N_("{S1} leads; W is committed, X reached {S2} only, and {S1} crashes"),
+    "(b)": N_("{S5} is elected by {S3}, {S4} and itself (term {term}); it will take Y at X's index"),
+    "(c)": N_("{S1} leads again (term {term}) and commits X, an entry of an older term, by counting replicas"),
+    "(d)": N_("{S5} is elected again (term {term}), without the committed X: leader_completeness"),
+    "(e)": N_("Y overwrites the committed X: committed_entries_stable"),
 }
 """Figure 8's moments as the viewer's bookmarks (:func:`figure8_stops`): the schedule's (a)-(d) and the loss."""
 
@@ -137,7 +138,7 @@ def figure8_stops(c: Cluster, names: dict[str, str], x_index: int | None) -> lis
     for name, event in events:
         if event:
             found.append({"t": event["t"], "name": name,
-                          "text": FIGURE_8_STOPS[name].format(term=event.get("term"), **words)})
+                          "text": _(FIGURE_8_STOPS[name]).format(term=event.get("term"), **words)})
     return found
 
 

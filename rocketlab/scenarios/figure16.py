@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rocketlab.errors import ConfigError, RocketlabError
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.dledger_group import settled_leader, wait_settled
 from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.network import Latency, NetworkModel
@@ -80,11 +81,11 @@ class StatedNumber:
 
 
 PAPER_STATED: tuple[StatedNumber, ...] = (
-    StatedNumber(150, 150, "min", 10_000, "election time consistently over 10 s (many split votes)"),
-    StatedNumber(150, 155, "median", 287, "median downtime 287 ms"),
-    StatedNumber(150, 200, "max", 513, "worst case over 1000 trials 513 ms"),
-    StatedNumber(12, 24, "mean", 35, "mean 35 ms"),
-    StatedNumber(12, 24, "max", 152, "longest trial 152 ms"),
+    StatedNumber(150, 150, "min", 10_000, N_("election time consistently over 10 s (many split votes)")),
+    StatedNumber(150, 155, "median", 287, N_("median downtime 287 ms")),
+    StatedNumber(150, 200, "max", 513, N_("worst case over 1000 trials 513 ms")),
+    StatedNumber(12, 24, "mean", 35, N_("mean 35 ms")),
+    StatedNumber(12, 24, "max", 152, N_("longest trial 152 ms")),
 )
 
 
@@ -242,7 +243,7 @@ def stated_beside_ours(summary: Mapping[str, Mapping[str, float]]) -> list[dict[
     for s in PAPER_STATED:
         ours = summary.get(f"{s.lo}-{s.hi}")
         rows.append({"range": f"{s.lo}-{s.hi}", "statistic": s.statistic, "paper_ms": s.value_ms,
-                     "paper_says": s.says, "ours_ms": None if ours is None else ours[s.statistic],
+                     "paper_says": _(s.says), "ours_ms": None if ours is None else ours[s.statistic],
                      "trials": None if ours is None else ours["trials"]})
     return rows
 

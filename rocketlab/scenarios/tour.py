@@ -31,6 +31,7 @@ from typing import Any
 
 from rocketlab.core import derive_rng
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 from rocketlab.sim import Cluster
 from rocketlab.trace.rundir import fresh_dir
 
@@ -117,16 +118,17 @@ class DLedgerStory:
     def lines(self) -> list[str]:
         fo = self.failover_ms
         return [
-            f"{self.first_master} became LEADER of term {self.first_term} and SYNC_MASTER at "
-            f"{self.first_master_ms / 1000:.1f} s",
-            f"{len(self.handles)} puts {dict(Counter(h.status for h in self.handles))}, median latency "
-            f"{median_latency_ms(self.handles):.0f} ms (a majority must have each one); master "
-            f"{self.first_master} crashed at {self.crash_ms / 1000:.1f} s, right after the last acknowledgement",
-            f"{self.new_master} became SYNC_MASTER (term {self.new_term}) {fo / 1000:.1f} s later, by itself; "
-            f"{len(self.after)} more puts {dict(Counter(h.status for h in self.after))}"
-            if fo is not None else "no new master",
-            f"lost {self.lost} of {self.acked} acknowledged messages; {self.first_master} came back as "
-            f"{self.rejoined_as}",
+            _("{master} became LEADER of term {term} and SYNC_MASTER at {s} s").format(
+                master=self.first_master, term=self.first_term, s=f"{self.first_master_ms / 1000:.1f}"),
+            _("{n} puts {statuses}, median latency {median} ms (a majority must have each one); master {master} "
+              "crashed at {s} s, right after the last acknowledgement").format(
+                n=len(self.handles), statuses=dict(Counter(h.status for h in self.handles)),
+                median=f"{median_latency_ms(self.handles):.0f}", master=self.first_master, s=f"{self.crash_ms / 1000:.1f}"),
+            _("{master} became SYNC_MASTER (term {term}) {s} s later, by itself; {n} more puts {statuses}").format(
+                master=self.new_master, term=self.new_term, s=f"{fo / 1000:.1f}", n=len(self.after),
+                statuses=dict(Counter(h.status for h in self.after))) if fo is not None else _("no new master"),
+            _("lost {lost} of {acked} acknowledged messages; {master} came back as {role}").format(
+                lost=self.lost, acked=self.acked, master=self.first_master, role=self.rejoined_as),
         ]
 
 
@@ -196,10 +198,12 @@ class MasterSlaveStory:
         return Counter(h.status for h in self.handles)
 
     def lines(self) -> list[str]:
-        return [f"{self.role}: {len(self.handles)} puts {dict(self.statuses)}, median latency "
-                f"{median_latency_ms(self.handles):.0f} ms; master crashed; the slave has "
-                f"{self.slave_end} of the master's {self.master_end} bytes: lost {self.lost} of {self.acked} "
-                f"acknowledged messages; no new master (the slave stays SLAVE)"]
+        return [_("{role}: {n} puts {statuses}, median latency {median} ms; master crashed; the slave has "
+                  "{slave_end} of the master's {master_end} bytes: lost {lost} of {acked} acknowledged messages; "
+                  "no new master (the slave stays SLAVE)").format(
+            role=self.role, n=len(self.handles), statuses=dict(self.statuses),
+            median=f"{median_latency_ms(self.handles):.0f}", slave_end=self.slave_end, master_end=self.master_end,
+            lost=self.lost, acked=self.acked)]
 
 
 def master_slave_crash(run_dir: str | Path, role: str, *, seed: int = 1, puts: int = 60,

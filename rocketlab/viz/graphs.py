@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import networkx as nx
 import plotly.graph_objects as go
 
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _, ngettext
 from rocketlab.viz.style import (
     GRANTED_COLOR,
     LABEL_BOX,
@@ -24,6 +24,7 @@ from rocketlab.viz.style import (
     empty_figure,
     role_color,
     text_color_on,
+    text_px,
 )
 from rocketlab.viz.timeline import (
     DOWN,
@@ -41,6 +42,9 @@ from rocketlab.viz.timeline import (
 
 NO_ANSWER = "NO_ANSWER"  # a vote_request with no vote_response (yet)
 VOTER = "VOTER"  # a live member that did not ask for votes in the term
+NO_ANSWER_WORDS = N_("no answer")
+LINK, CUT_BY_PARTITION, TO_A_DOWN_NODE = N_("link"), N_("cut by partition"), N_("to a down node")
+"""The cluster graph's kinds of link: its legend's names (translated where shown)."""
 Position = tuple[float, float]
 
 
@@ -158,7 +162,7 @@ def vote_graph_figure(events: Events, term: int | None = None) -> go.Figure:
     ringed. Labels are placed so that none overlaps another, a node or a node's note."""
     graph = vote_graph(events, term)
     if graph.graph["term"] is None:
-        return empty_figure("Votes", ["vote_request", "vote_response"])
+        return empty_figure(_("Votes"), ["vote_request", "vote_response"])
     pos = circular_layout(list(graph.nodes))
     fig = go.Figure()
     arrows = []
@@ -170,14 +174,14 @@ def vote_graph_figure(events: Events, term: int | None = None) -> go.Figure:
     for u, v, data, start, tip, text in sorted(arrows, key=lambda a: -_area(text_box(0, 0, a[5]))):
         _add_vote_label(fig, u, v, _edge_color(data), text, _label_spots(start, tip), placed)
     _add_vote_nodes(fig, graph, pos)
-    for name, color in (("granted", GRANTED_COLOR), ("rejected", REJECTED_COLOR), ("no answer", NO_ANSWER_COLOR)):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=_("{name} (arrow labelled)").format(name=name),
+    for name, color in ((N_("granted"), GRANTED_COLOR), (N_("rejected"), REJECTED_COLOR), (NO_ANSWER_WORDS, NO_ANSWER_COLOR)):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=_("{name} (arrow labelled)").format(name=_(name)),
                                  line=dict(color=color, width=3)))
     several = {n: r for n, r in graph.graph["rounds"].items() if r > 1}
     if several:
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(opacity=0), name=(
-            "rN: the candidate's N-th vote round in this term ("
-            + ", ".join(f"{n} ran {r}" for n, r in several.items()) + ")")))
+        runs = _(", ").join(_("{node} ran {n}").format(node=n, n=r) for n, r in several.items())
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", marker=dict(opacity=0), name=_(
+            "rN: the candidate's N-th vote round in this term ({runs})").format(runs=runs)))
     _square_axes(fig)
     return base_layout(fig, _vote_title(graph), VOTE_FIGURE_HEIGHT, legend="bottom")
 
@@ -185,7 +189,7 @@ def vote_graph_figure(events: Events, term: int | None = None) -> go.Figure:
 def _short_result(result: str) -> str:
     """``ACCEPT``, ``ALREADY_VOTED``, ``NOT_READY`` (REJECT_TERM_NOT_READY), ``no answer``."""
     if result in (NO_ANSWER, "UNKNOWN"):
-        return "no answer"
+        return _(NO_ANSWER_WORDS)
     return result.removeprefix("REJECT_").removeprefix("TERM_")
 
 
@@ -225,7 +229,7 @@ Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in data units
 def text_box(x: float, y: float, text: str, *, yshift_px: float = 0.0, pad_px: float = 3.0) -> Box:
     """The box a centred text annotation covers, in data units (lines split at ``<br>``)."""
     lines = text.split("<br>")
-    w = (max(len(line) for line in lines) * LABEL_CHAR_PX + 2 * pad_px) / VOTE_PX_PER_UNIT
+    w = (max(text_px(line, LABEL_FONT_PX, LABEL_CHAR_PX) for line in lines) + 2 * pad_px) / VOTE_PX_PER_UNIT
     h = (len(lines) * LABEL_LINE_PX + 2 * pad_px) / VOTE_PX_PER_UNIT
     cy = y + yshift_px / VOTE_PX_PER_UNIT
     return x - w / 2, cy - h / 2, x + w / 2, cy + h / 2
@@ -250,7 +254,7 @@ def vote_label(data: dict, several_rounds: bool) -> str:
     numbers (``r1 ...``) when the candidate ran more than one round in the term."""
     answers = data.get("answers") or [(0, data["result"])]
     parts = [(f"r{r} " if several_rounds and r else "") + _short_result(result) for r, result in answers]
-    return ",<br>then ".join(parts)
+    return _(",<br>then ").join(parts)
 
 
 def _label_spots(start: Position, tip: Position) -> list[Position]:
@@ -298,9 +302,9 @@ def _add_vote_nodes(fig: go.Figure, graph: nx.DiGraph, pos: dict[str, Position])
         marker=dict(size=46, color=[_vote_role_color(a["role"]) for a in attrs],
                     line=dict(width=[5 if a["elected"] else 1 for a in attrs],
                               color=["#222" if a["elected"] else "white" for a in attrs])),
-        customdata=[[a["role"] or "-", a["grants"], "yes" if a["candidate"] else "no"] for a in attrs],
-        hovertemplate="role %{customdata[0]}<br>candidate: %{customdata[2]}<br>votes received %{customdata[1]}"
-                      "<extra></extra>",
+        customdata=[[a["role"] or "-", a["grants"], _("yes") if a["candidate"] else _("no")] for a in attrs],
+        hovertemplate=_("role {role}<br>candidate: {candidate}<br>votes received {votes}").format(
+            role="%{customdata[0]}", candidate="%{customdata[2]}", votes="%{customdata[1]}") + "<extra></extra>",
     ))
     for n in nodes:
         note = _node_note(n, graph)
@@ -318,8 +322,9 @@ def _node_note(node: str, graph: nx.DiGraph) -> str:
     if not attrs["candidate"]:
         return role
     own = graph.edges[node, node] if graph.has_edge(node, node) else None
-    self_vote = f"<br>self-vote {_short_result(own['result'])}" if own else ""
-    return f"{role}: {attrs['grants']} vote{'s' if attrs['grants'] != 1 else ''}{self_vote}"
+    self_vote = "<br>" + _("self-vote {result}").format(result=_short_result(own["result"])) if own else ""
+    grants = attrs["grants"]
+    return ngettext("{role}: {n} vote", "{role}: {n} votes", grants).format(role=role, n=grants) + self_vote
 
 
 def _vote_title(graph: nx.DiGraph) -> str:
@@ -374,28 +379,29 @@ def cluster_graph_figure(events: Events, at_ms: int | None = None) -> go.Figure:
     links cut by the partition red and dashed, links to a dead node faint and dotted."""
     graph = cluster_graph(events, at_ms)
     if graph.number_of_nodes() == 0:
-        return empty_figure("Cluster", ["role", "fault", "msg_send"])
+        return empty_figure(_("Cluster"), ["role", "fault", "msg_send"])
     pos = circular_layout(list(graph.nodes))
-    classes = {"link": ("#9e9e9e", "solid", 2), "cut by partition": (REJECTED_COLOR, "dash", 3),
-               "to a down node": ("#d0d0d0", "dot", 2)}
+    classes = {LINK: ("#9e9e9e", "solid", 2), CUT_BY_PARTITION: (REJECTED_COLOR, "dash", 3),
+               TO_A_DOWN_NODE: ("#d0d0d0", "dot", 2)}
     fig = go.Figure()
     for name, (color, dash, width) in classes.items():
         xs, ys = _edge_lines(graph, pos, name)
         if xs:
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name, hoverinfo="skip",
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_(name), hoverinfo="skip",
                                      line=dict(color=color, dash=dash, width=width)))
     _add_cluster_nodes(fig, graph, pos)
     _square_axes(fig)
     groups = graph.graph["groups"]
-    where = f"partition {' | '.join(','.join(g) for g in groups)}" if groups else "network whole"
+    where = _("partition {groups}").format(groups=" | ".join(",".join(g) for g in groups)) if groups \
+        else _("network whole")
     return base_layout(fig, _("Cluster at t={t} ms: {where}").format(t=graph.graph["at_ms"], where=where), 440,
                        legend="bottom")
 
 
 def _edge_class(data: dict) -> str:
     if data["dead"]:
-        return "to a down node"
-    return "cut by partition" if data["cut"] else "link"
+        return TO_A_DOWN_NODE
+    return CUT_BY_PARTITION if data["cut"] else LINK
 
 
 def _edge_lines(graph: nx.Graph, pos: dict[str, Position], name: str) -> tuple[list, list]:
@@ -410,7 +416,7 @@ def _edge_lines(graph: nx.Graph, pos: dict[str, Position], name: str) -> tuple[l
 
 def _node_label(node: str, attrs: dict) -> str:
     if not attrs["alive"]:
-        return f"<b>{node}</b><br>down"
+        return f"<b>{node}</b><br>" + _("down")
     role = "" if attrs["state"] == UP else attrs["state"].lower()
     term = f" T{attrs['term']}" if attrs["term"] is not None else ""
     return f"<b>{node}</b><br>{role}{term}" + (" ⏸" if attrs["paused"] else "")
@@ -427,5 +433,6 @@ def _add_cluster_nodes(fig: go.Figure, graph: nx.Graph, pos: dict[str, Position]
         marker=dict(size=62, color=fills,
                     line=dict(width=[4 if a["paused"] else 1 for a in attrs], color="#222")),
         customdata=[[a["state"], a["term"] if a["term"] is not None else "-", a["leader"] or "-"] for a in attrs],
-        hovertemplate="%{customdata[0]}, term %{customdata[1]}, leader %{customdata[2]}<extra></extra>",
+        hovertemplate=_("{state}, term {term}, leader {leader}").format(
+            state="%{customdata[0]}", term="%{customdata[1]}", leader="%{customdata[2]}") + "<extra></extra>",
     ))

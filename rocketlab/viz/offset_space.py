@@ -12,11 +12,13 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.viz.style import BAR_EDGE, FAULT_MARK, OKABE_ITO, base_layout, overlay_pattern
 
 LOG_COLORS = {"old commit log": OKABE_ITO["vermillion"], "DLedger log": OKABE_ITO["blue"]}
 LOG_PATTERNS = {"old commit log": "/", "DLedger log": ""}  # the second cue beside the colour
+LOG_NAMES = {"old commit log": N_("old commit log"), "DLedger log": N_("DLedger log")}
+"""The logs' names as shown (the rows name them in English, as the lab's helpers return them)."""
 
 
 def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divided: int | None = None) -> go.Figure:
@@ -29,14 +31,16 @@ def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divide
     for lane in lanes:
         for row in snapshots[lane]:
             color = LOG_COLORS.get(row["log"], "#7f7f7f")
-            hover = f"{row['log']} file {row['name']}<br>offsets {row['start']:,}-{row['end']:,}<br>" \
-                    f"written up to {row['start'] + row['written']:,}"
+            log = _(LOG_NAMES[row["log"]]) if row["log"] in LOG_NAMES else row["log"]
+            hover = _("{log} file {name}<br>offsets {start}-{end}<br>written up to {written}").format(
+                log=log, name=row["name"], start=f"{row['start']:,}", end=f"{row['end']:,}",
+                written=f"{row['start'] + row['written']:,}")
             fig.add_trace(go.Bar(y=[lane], x=[row["end"] - row["start"]], base=[row["start"]], orientation="h",
                                  marker={"color": color, "opacity": 0.25, "line": BAR_EDGE},
                                  showlegend=False, hovertext=hover, hoverinfo="text", width=0.6))
             fig.add_trace(go.Bar(y=[lane], x=[row["written"]], base=[row["start"]], orientation="h",
                                  marker={"color": color, "line": BAR_EDGE,
-                                         "pattern": overlay_pattern(LOG_PATTERNS.get(row["log"], ""), color)}, name=_("{log} (written bytes)").format(log=row["log"]),
+                                         "pattern": overlay_pattern(LOG_PATTERNS.get(row["log"], ""), color)}, name=_("{log} (written bytes)").format(log=log),
                                  legendgroup=row["log"], showlegend=row["log"] not in shown, hovertext=hover,
                                  hoverinfo="text", width=0.3))
             shown.add(row["log"])

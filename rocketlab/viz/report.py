@@ -16,6 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from rocketlab.i18n import N_, _
 from rocketlab.templating import Markup, render
 from rocketlab.trace.recorder import describe
 from rocketlab.trace.rundir import iter_events, read_meta
@@ -37,12 +38,12 @@ VOTE_GRAPHS = 3  # vote graphs per run: the last terms with votes
 
 FigureFn = Callable[[list[Event]], go.Figure]
 FIGURE_PLAN: tuple[tuple[str, str, FigureFn, tuple[str, ...]], ...] = (
-    ("roles", "Roles and terms", role_timeline, ("role", "term", "fault", "violation")),
-    ("votes", "Votes per term", votes_per_term, ("vote_request", "vote_response", "vote_round")),
-    ("progress", "Log and offsets", commit_progress,
+    ("roles", N_("Roles and terms"), role_timeline, ("role", "term", "fault", "violation")),
+    ("votes", N_("Votes per term"), votes_per_term, ("vote_request", "vote_response", "vote_round")),
+    ("progress", N_("Log and offsets"), commit_progress,
      ("append", "commit", "truncate", "put", "ha_report", "ha_transfer")),
-    ("messages", "Messages", message_flow, ("msg_send", "msg_recv", "msg_drop")),
-    ("latency", "Put latency", put_latency, ("put",)),
+    ("messages", N_("Messages"), message_flow, ("msg_send", "msg_recv", "msg_drop")),
+    ("latency", N_("Put latency"), put_latency, ("put",)),
 )
 
 
@@ -90,9 +91,10 @@ def load_runs(runs: Mapping[str, Any] | Iterable[str | Path] | str | Path) -> li
 
 
 def write_report(path: str | Path, runs: Mapping[str, Any] | Iterable[str | Path] | str | Path,
-                 title: str = "rocketlab report") -> Path:
+                 title: str | None = None) -> Path:
     """Write one HTML file (``templates/report.html.j2``): an overview of every run, then per run its
-    summary and figures."""
+    summary and figures, in the kernel's language (``title`` defaults to "rocketlab report" in it)."""
+    title = _("rocketlab report") if title is None else title
     views = load_runs(runs)
     figure_html = _FigureWriter()
     sections = [_run_section(i, view, figure_html) for i, view in enumerate(views)]
@@ -148,7 +150,7 @@ def _run_section(index: int, view: RunView, figure_html: _FigureWriter) -> dict[
         if kinds & set(needs):
             figures.append(Markup(figure_html(make(records), f"{anchor}-{key}")))
         else:
-            skipped.append(f"{heading.lower()} ({', '.join(needs)})")
+            skipped.append(f"{_(heading).lower()} ({', '.join(needs)})")
     votes = [Markup(figure_html(vote_graph_figure(records, term), f"{anchor}-votes-t{term}"))
              for term in vote_terms(records)[-VOTE_GRAPHS:]]
     return {

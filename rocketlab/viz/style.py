@@ -7,13 +7,14 @@ alike (the kernel cannot know which the page shows)."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from rocketlab.i18n import N_
+from rocketlab.i18n import N_, _
 from rocketlab.viz.timeline import DOWN, UP, Event, Span, fault_line
 
 OKABE_ITO: dict[str, str] = {
@@ -188,8 +189,8 @@ def note_figure(title: str, text: str) -> go.Figure:
 
 def empty_figure(title: str, kinds: Sequence[str]) -> go.Figure:
     """A figure that says which event kinds the run lacks, instead of raising or drawing blank axes."""
-    names = ", ".join(kinds[:-1]) + (" or " if len(kinds) > 1 else "") + kinds[-1]
-    return note_figure(title, f"no {names} events in this run")
+    names = _(", ").join(kinds[:-1]) + (_(" or ") if len(kinds) > 1 else "") + kinds[-1]
+    return note_figure(title, _("no {kinds} events in this run").format(kinds=names))
 
 
 def is_empty_figure(fig: go.Figure) -> bool:
@@ -200,7 +201,7 @@ def is_empty_figure(fig: go.Figure) -> bool:
 def shade_partitions(fig: go.Figure, spans: Sequence[Span], label: bool = True, **where: Any) -> None:
     """A light red band over every partition, labelled with its groups (``where``: row/col of subplots)."""
     for span in spans:
-        text = dict(annotation_text=f"partition {span.label}", annotation_position="top left",
+        text = dict(annotation_text=_("partition {groups}").format(groups=span.label), annotation_position="top left",
                     annotation_font=dict(size=10, color=REJECTED_COLOR)) if label else {}
         fig.add_vrect(x0=span.start_ms, x1=span.end_ms, fillcolor=PARTITION_FILL, line_width=0, layer="below",
                       **text, **where)
@@ -215,6 +216,12 @@ def nice_bin_ms(span_ms: int, target_bins: int = 50) -> int:
             if step * scale >= raw:
                 return step * scale
         scale *= 10
+
+
+def text_px(text: str, font_px: float, char_px: float) -> float:
+    """How wide ``text`` draws: a Chinese (East Asian wide) character takes a full em (``font_px``), any other
+    ``char_px`` (a generous average Latin glyph)."""
+    return sum(font_px if unicodedata.east_asian_width(c) in "WF" else char_px for c in text)
 
 
 LABEL_PLOT_PX = 600  # labels are laid out for a plot area at least this wide (plotly's default figure: 700 px)
@@ -244,7 +251,7 @@ def mark_faults(fig: go.Figure, faults: Sequence[Event], limit: int = 40, **wher
         lane = next((k for k, end in enumerate(lane_ends) if x0 >= end), len(lane_ends))
         if lane == len(lane_ends):
             lane_ends.append(0.0)
-        lane_ends[lane] = x0 + len(text) * LABEL_CHAR_PX + 8
+        lane_ends[lane] = x0 + text_px(text, 10, LABEL_CHAR_PX) + 8
         fig.add_vline(x=t, line=dict(color=PAGE_TEXT, width=1, dash="dot"), **where)
         fig.add_annotation(x=t, y=1.0, xref="x", yref="y domain", yanchor="top", xanchor="left", xshift=2,
                            yshift=-14 * (1 + lane), showarrow=False, text=text,

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rocketlab.i18n import N_, _
 from rocketlab.trace.schema import FIELD_TYPES
 
 Event = dict[str, Any]
@@ -264,11 +265,21 @@ def groups_at(records: Sequence[Event], at_ms: int) -> tuple[tuple[str, ...], ..
     return None
 
 
+FAULT_WORDS = {action: action for action in (
+    N_("crash"), N_("host_down"), N_("restart"), N_("pause"), N_("resume"), N_("timeout"), N_("isolate"),
+    N_("transfer"), N_("heal"), N_("partition"), N_("cut_link"), N_("heal_link"), N_("drop"), N_("network"),
+    N_("disk"), N_("lost"))}
+"""The trace's fault actions (rocketlab.trace.schema.FAULT_ACTIONS) as figures and why lines name them: English
+keeps the action's own name, the catalogue gives each its words (the viewer's menus have theirs in js/)."""
+
+
 def fault_line(event: Mapping[str, Any]) -> str:
-    """A fault in a few words: ``crash n1``, ``partition n0 | n1,n2``, ``heal``."""
+    """A fault in a few words: ``crash n1``, ``partition n0 | n1,n2``, ``heal`` (the action in the kit's language)."""
     targets = event.get("targets") or ()
     action = event.get("action")
     if action == "lost" and len(targets) == 3:
-        return f"{targets[0]} lost entries {targets[1]}..{targets[2]} (unflushed at the crash)"
+        return _("{node} lost entries {first}..{last} (unflushed at the crash)").format(
+            node=targets[0], first=targets[1], last=targets[2])
     joiner = " | " if action == "partition" else " -> " if action in ("cut_link", "heal_link", "transfer") else ","
-    return f"{event.get('action')} {joiner.join(str(t) for t in targets)}".strip()
+    word = _(FAULT_WORDS[action]) if action in FAULT_WORDS else action
+    return f"{word} {joiner.join(str(t) for t in targets)}".strip()

@@ -128,6 +128,9 @@ def test_a_chinese_film_reads_and_keeps_its_keys_in_light_and_dark(tmp_path, chi
         viewer.focus()
         page.keyboard.press("End")
         assert_chinese_controls(page, viewer, live=False)
+        viewer.locator("[data-kind='role'][data-index]").last.click()  # the why panel: Java's name, Chinese words
+        why = viewer.locator(".rl-why-reason").inner_text()
+        assert why.startswith("changeRoleTo") and HAN.search(why), why
         assert_readable(viewer)
         assert_tab_reaches_the_chinese_controls(page, viewer, live=False)
         assert_the_viewer_keeps_its_keys_offline(page, viewer)

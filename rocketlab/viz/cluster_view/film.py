@@ -21,9 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from rocketlab.dledger.elector_decisions import HEART_BEAT_ROWS, VOTE_CHECKS, VOTE_ROUND_RULES, is_quorum
+from rocketlab.i18n import N_, _
 from rocketlab.trace.faults import viewer_faults
 from rocketlab.trace.recorder import describe
 from rocketlab.trace.schema import view_vocabulary
+from rocketlab.viz.figures.messages import drop_reason
 from rocketlab.viz.language import kernel_language
 from rocketlab.viz.style import GRANTED_COLOR, NO_ANSWER_COLOR, REJECTED_COLOR, ROLE_COLORS
 from rocketlab.viz.timeline import fault_line, natural_key, node_ids
@@ -61,16 +63,16 @@ def message_class(name: str, channel: str = "") -> str:
 
 # Kinds whose why line is their fields in words (KeyError when a field is missing: no line then).
 WHY_TEMPLATES: dict[str, str] = {
-    "term": "nextTerm: the candidate moves from term {prev} to {term} and votes for itself",
-    "append": "entry {index} (term {term}) written at pos {pos}",
-    "commit": "committed index {index}: a majority holds it (QuorumAckChecker / the leader's push)",
-    "truncate": "handleDoTruncate: entries from {index} on removed, they disagreed with the leader's log",
-    "push_state": "EntryDispatcher for {peer}: {state} at index {index}",
-    "msg_drop": "{msg} {src} -> {dst} lost: {reason}",
-    "violation": "INVARIANT VIOLATED {invariant}: {detail}",
-    "put": "put {status} at phy offset {phy_offset} ({latency_ms:g} ms)",
-    "ha_report": "slave {slave} reports it holds the CommitLog up to offset {offset}",
-    "ha_transfer": "master sends {size} bytes from offset {offset} to {slave}",
+    "term": N_("nextTerm: the candidate moves from term {prev} to {term} and votes for itself"),
+    "append": N_("entry {index} (term {term}) written at pos {pos}"),
+    "commit": N_("committed index {index}: a majority holds it (QuorumAckChecker / the leader's push)"),
+    "truncate": N_("handleDoTruncate: entries from {index} on removed, they disagreed with the leader's log"),
+    "push_state": N_("EntryDispatcher for {peer}: {state} at index {index}"),
+    "msg_drop": N_("{msg} {src} -> {dst} lost: {reason}"),
+    "violation": N_("INVARIANT VIOLATED {invariant}: {detail}"),
+    "put": N_("put {status} at phy offset {phy_offset} ({latency_ms:g} ms)"),
+    "ha_report": N_("slave {slave} reports it holds the CommitLog up to offset {offset}"),
+    "ha_transfer": N_("master sends {size} bytes from offset {offset} to {slave}"),
 }
 
 
@@ -97,36 +99,57 @@ def vote_round_rule(event: Mapping[str, Any], peer_size: int) -> int:
 
 
 def why(event: Mapping[str, Any], peer_size: int, profile: str | None = None) -> str:
-    """One line saying which rule of the Java code produced ``event`` ('' when there is nothing to add)."""
+    """One line saying which rule of the Java code produced ``event`` ('' when there is nothing to add), in
+    the kit's language: the Java names (methods, results, codes) stay, the words around them are translated."""
     kind = event["kind"]
     if kind == "vote_response":
-        result = event["result"]
-        if profile == "raft":
-            return f"Raft RequestVote: {result}"
-        check, meaning = VOTE_CHECKS.get(result, (0, "no answer (lost or timed out)"))
-        return f"handleVote check {check}: {result} - {meaning}" if check else f"{result}: {meaning}"
+        return _vote_answer_why(event["result"], profile)
     if kind == "vote_round":
         if profile == "raft":
-            return f"Raft vote count: {event['result']} ({event['accepted']} of {event['all']} granted)"
+            return _("Raft vote count: {result} ({accepted} of {all} granted)").format(
+                result=event["result"], accepted=event["accepted"], all=event["all"])
         rule = event.get("rule") or vote_round_rule(event, peer_size)
-        return (f"parseVoteResult rule {rule}: {event['result']} ({event['accepted']} accepted, "
-                f"{event['not_ready']} not ready, {event['bigger_ledger']} bigger ledger, {event['valid']} valid "
-                f"of {event['all']}) - {VOTE_ROUND_RULES[rule]}")
+        return _("parseVoteResult rule {rule}: {result} ({accepted} accepted, {not_ready} not ready, "
+                 "{bigger_ledger} bigger ledger, {valid} valid of {all}) - {meaning}").format(
+            rule=rule, result=event["result"], accepted=event["accepted"], not_ready=event["not_ready"],
+            bigger_ledger=event["bigger_ledger"], valid=event["valid"], all=event["all"],
+            meaning=_(VOTE_ROUND_RULES[rule]))
     if kind == "heartbeat":
         code = event.get("code")
         if code is None:
-            return f"heartbeat to {event['to']} got no answer (lost, or the follower is down)"
+            return _("heartbeat to {to} got no answer (lost, or the follower is down)").format(to=event["to"])
         row, meaning = HEART_BEAT_ROWS.get(code, (0, ""))
-        return f"handleHeartBeat row {row}: {code} - {meaning}" if row else f"handleHeartBeat: {code}"
+        if not row:
+            return f"handleHeartBeat: {code}"
+        return _("handleHeartBeat row {row}: {code} - {meaning}").format(row=row, code=code, meaning=_(meaning))
     if kind == "role":
-        return {"LEADER": f"changeRoleToLeader: won term {event['term']}",
-                "CANDIDATE": f"changeRoleToCandidate: election timer expired or stepped down (term {event['term']})",
-                "FOLLOWER": f"changeRoleToFollower: follows {event.get('leader')} in term {event['term']}",
-                }.get(event["role"], f"role {event['role']} (term {event['term']})")
+        return _role_why(event)
     if kind == "fault":
-        return f"operator: {fault_line(event)}"
+        return _("operator: {fault}").format(fault=fault_line(event))
+    if kind == "msg_drop":
+        event = {**event, "reason": drop_reason(str(event["reason"]))}
     template = WHY_TEMPLATES.get(kind)
-    return template.format_map(event) if template else ""
+    return _(template).format_map(event) if template else ""
+
+
+def _vote_answer_why(result: str, profile: str | None) -> str:
+    if profile == "raft":
+        return f"Raft RequestVote: {result}"
+    check, meaning = VOTE_CHECKS.get(result, (0, N_("no answer (lost or timed out)")))
+    if not check:
+        return _("{result}: {meaning}").format(result=result, meaning=_(meaning))
+    return _("handleVote check {check}: {result} - {meaning}").format(check=check, result=result, meaning=_(meaning))
+
+
+def _role_why(event: Mapping[str, Any]) -> str:
+    term, role = event["term"], event["role"]
+    if role == "LEADER":
+        return _("changeRoleToLeader: won term {term}").format(term=term)
+    if role == "CANDIDATE":
+        return _("changeRoleToCandidate: election timer expired or stepped down (term {term})").format(term=term)
+    if role == "FOLLOWER":
+        return _("changeRoleToFollower: follows {leader} in term {term}").format(leader=event.get("leader"), term=term)
+    return _("role {role} (term {term})").format(role=role, term=term)
 
 
 _DROPPED_FIELDS = ("seq",)
@@ -147,6 +170,10 @@ def film_event(event: Mapping[str, Any], peer_size: int, profile: str | None = N
     return out
 
 
+NEXT_HEARTBEAT = N_("next heartbeat")
+ELECTION_TIMEOUT = N_("election timeout")
+
+
 def election_timer(core: Any) -> tuple[str, int, int | None] | None:
     """A live DLedger member's timer, from ``DLedgerLeaderElector``'s fields: ``(what, end_ms, start_ms)``
     with ``start_ms`` None when the timer's start is not kept by the member (a candidate's random wait:
@@ -158,22 +185,22 @@ def election_timer(core: Any) -> tuple[str, int, int | None] | None:
     cfg, ms = elector.config, elector.member_state
     if hasattr(elector, "election_deadline_ms"):  # the raft profile's RaftLeaderElector
         if ms.is_leader():
-            return ("next heartbeat", elector.next_heart_beat_ms, None)
+            return (_(NEXT_HEARTBEAT), elector.next_heart_beat_ms, None)
         deadline = elector.election_deadline_ms
-        return None if deadline is None else ("election timeout", deadline, None)
+        return None if deadline is None else (_(ELECTION_TIMEOUT), deadline, None)
     if ms.is_leader():
         last = elector.last_send_heart_beat_time
         if last < 0:
             return None
-        return ("next heartbeat", last + cfg.heart_beat_time_interval_ms, last)
+        return (_(NEXT_HEARTBEAT), last + cfg.heart_beat_time_interval_ms, last)
     if ms.is_follower():
         last = elector.last_leader_heart_beat_time
         if last < 0:
             return None
-        return ("election timeout", last + cfg.max_heart_beat_leak * cfg.heart_beat_time_interval_ms + 1, last)
+        return (_(ELECTION_TIMEOUT), last + cfg.max_heart_beat_leak * cfg.heart_beat_time_interval_ms + 1, last)
     if elector.vote_round is not None:
-        return ("waiting for votes", elector.vote_round.deadline_ms, elector.vote_round.started_ms)
-    return ("next vote round", max(elector.next_time_to_request_vote, 0), None)
+        return (_("waiting for votes"), elector.vote_round.deadline_ms, elector.vote_round.started_ms)
+    return (_("next vote round"), max(elector.next_time_to_request_vote, 0), None)
 
 
 def make_film(events: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], timers: Iterable[Mapping[str, Any]] = (),

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rocketlab.i18n import _
 from rocketlab.templating import Markup, render
 from rocketlab.trace.rundir import RunDirError, iter_events, read_meta
 from rocketlab.viz.cluster_view.bundle import viewer_source
@@ -76,6 +77,6 @@ def write_viewer(run_dir: str | Path, out: str | Path) -> Path:
     film = run_film(run_dir)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    title = f"rocketlab run {Path(run_dir).resolve().name}"
+    title = _("rocketlab run {name}").format(name=Path(run_dir).resolve().name)
     path.write_text(viewer_page(film, title), encoding="utf-8")
     return path

@@ -226,31 +226,34 @@ class ViewSession:
 
     def _validate_shape(self, at_ms: Any, action: str, args: dict[str, Any]) -> Intent:
         if action not in ACTIONS:
-            raise RocketlabError(f"unknown action {action!r}: one of {', '.join(ACTIONS)}")
+            raise RocketlabError(_("unknown action {action}: one of {actions}").format(
+                action=repr(action), actions=", ".join(ACTIONS)))
         spec = ACTIONS[action]
         if action == "put":
             args = {"body": args.get("body") or f"message-{self.puts}", "via": args.get("via") or None}
             if args["via"] is not None and args["via"] not in self.cluster.node_ids:
-                raise RocketlabError(f"put: unknown node {args['via']!r} (this cluster has "
-                                     f"{', '.join(self.cluster.node_ids)})")
+                raise RocketlabError(_("{action}: unknown node {node} (this cluster has {nodes})").format(
+                    action="put", node=repr(args["via"]), nodes=", ".join(self.cluster.node_ids)))
         if spec.args == "groups":
             args = {"groups": parse_groups(args.get("groups"), self.cluster.node_ids)}
         if spec.args == "network":
             args = {"mode": args.get("mode"), "latency": args.get("latency") or "constant:0"}
             if args["mode"] not in NETWORK_MODES:
-                raise RocketlabError(f"network {args['mode']!r} is not one of {', '.join(NETWORK_MODES)}")
+                raise RocketlabError(_("network {mode} is not one of {modes}").format(
+                    mode=repr(args["mode"]), modes=", ".join(NETWORK_MODES)))
             Latency.parse(str(args["latency"]))
         missing = [n for n in spec.needs if args.get(n) in (None, "")]
         if missing:
-            raise RocketlabError(f"{action} needs {', '.join(missing)}")
+            raise RocketlabError(_("{action} needs {missing}").format(action=action, missing=", ".join(missing)))
         for name in ("node", "src", "dst"):
             if name in spec.needs and args[name] not in self.cluster.node_ids:
-                raise RocketlabError(f"{action}: unknown node {args[name]!r} (this cluster has "
-                                     f"{', '.join(self.cluster.node_ids)})")
+                raise RocketlabError(_("{action}: unknown node {node} (this cluster has {nodes})").format(
+                    action=action, node=repr(args[name]), nodes=", ".join(self.cluster.node_ids)))
         if "src" in spec.needs and args["src"] == args["dst"]:
-            raise RocketlabError(f"{action}: a link joins two different nodes")
+            raise RocketlabError(_("{action}: a link joins two different nodes").format(action=action))
         if isinstance(at_ms, bool) or not isinstance(at_ms, int) or at_ms < 0:
-            raise RocketlabError(f"{action}: the instant must be a whole number of ms >= 0, got {at_ms!r}")
+            raise RocketlabError(_("{action}: the instant must be a whole number of ms >= 0, got {at}").format(
+                action=action, at=repr(at_ms)))
         kept = {k: args[k] for k in spec.needs}
         kept.update({k: args[k] for k in spec.optional if args.get(k) is not None})
         return Intent(at_ms, action, kept)

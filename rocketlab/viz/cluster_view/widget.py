@@ -319,13 +319,16 @@ class ClusterView(anywidget.AnyWidget):
         if data is not None:
             film = viewer_div(self.offline_film(), f"rocketlab-film-{self.model_id}")
             data["text/html"] = film + "\n" + viewer_assets() if len(film) <= MAX_EMBEDDED_FILM else (
-                f"<p>The cluster viewer: this run is too long to carry in the notebook ({len(film) / 1e6:.0f} MB); "
-                "<code>view.save_html(PATH)</code> writes it as a page of its own.</p>")
+                "<p>" + _("The cluster viewer: this run is too long to carry in the notebook ({mb} MB); {code} writes it "
+                          "as a page of its own.").format(mb=f"{len(film) / 1e6:.0f}", code="<code>view.save_html(PATH)</code>")
+                + "</p>")
         return bundle
 
-    def save_html(self, path: str | Path, title: str = "rocketlab cluster") -> Path:
-        """The view as it stands, read-only, in one HTML file (no kernel, no network)."""
+    def save_html(self, path: str | Path, title: str | None = None) -> Path:
+        """The view as it stands, read-only, in one HTML file (no kernel, no network); ``title`` defaults to
+        "rocketlab cluster" in the kernel's language."""
         film = self.offline_film()
+        title = _("rocketlab cluster") if title is None else title
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(viewer_page(film, title), encoding="utf-8")

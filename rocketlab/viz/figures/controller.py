@@ -99,7 +99,8 @@ def _add_epoch_lines(fig: go.Figure, records: Sequence[Event], roles: Sequence[E
                 fig.add_trace(go.Scatter(
                     x=xs, y=ys, mode="lines", name=f"{node} {role.lower()}", legendgroup=node,
                     line=dict(color=colors[node], dash=dash, width=3),
-                    hovertemplate=f"{node} {role} at epoch %{{y:.0f}}<extra></extra>"), row=1, col=1)
+                    hovertemplate=_("{node} {role} at epoch {epoch}").format(node=node, role=role, epoch="%{y:.0f}")
+                    + "<extra></extra>"), row=1, col=1)
 
 
 def _sync_state_set_changes(applied: Iterable[Event]) -> list[SyncStateSetChange]:
@@ -130,11 +131,11 @@ def _add_member_bars(fig: go.Figure, changes: Sequence[SyncStateSetChange], memb
                 stop = changes[i + 1][0] if i + 1 < len(changes) else end
                 xs += [t, stop, None]
                 ys += [member, member, None]
-        label = f"broker id {member}" + (f" ({owner})" if owner else "")
+        label = _("broker id {member}").format(member=member) + (f" ({owner})" if owner else "")
         short = f"id {member}" + (f" ({owner})" if owner else "")  # the legend's width: it fits a notebook's
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("{member} in sync").format(member=short), legendgroup=owner or label,
                                  line=dict(color=colors.get(owner, "#888888"), width=10),
-                                 hovertemplate=f"{label} in the SyncStateSet<extra></extra>"), row=2, col=1)
+                                 hovertemplate=_("{member} in the SyncStateSet").format(member=label) + "<extra></extra>"), row=2, col=1)
 
 
 __all__ = ["epochs_and_sync_state_set"]

@@ -73,8 +73,9 @@ def _add_status_traces(fig: go.Figure, status: str, puts: Sequence[Event], color
         marker=dict(color=color, size=6 if status == "PUT_OK" else 8, opacity=0.75,
                     symbol=STATUS_SYMBOLS.get(status, "square")),
         customdata=[[e.get("node") or "-", e.get("phy_offset", "-")] for e in puts],
-        hovertemplate=(f"{status} on %{{customdata[0]}}<br>t=%{{x}} ms, %{{y}} ms"
-                       "<br>phy_offset %{customdata[1]}<extra></extra>"),
+        hovertemplate=_("{status} on {node}<br>t={t} ms, {latency} ms").format(
+            status=status, node="%{customdata[0]}", t="%{x}", latency="%{y}")
+        + "<br>phy_offset %{customdata[1]}<extra></extra>",
     ), row=1, col=1)
     fig.add_trace(go.Box(y=latencies, name=status, legendgroup=status, showlegend=False, marker_color=color,
                          boxpoints="outliers"), row=1, col=2)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.viz.style import (
     NOTE_TEXT,
     TIME_AXIS_TITLE,
@@ -35,6 +35,15 @@ from rocketlab.viz.timeline import (
     run_range,
     start_ms,
 )
+
+DROP_REASONS = {"partition": N_("partition"), "link cut": N_("link cut"), "peer down": N_("peer down"),
+                "host down": N_("host down"), "fault: drop": N_("fault: drop")}
+"""The simulator's reasons for a lost message (``msg_drop.reason``, rocketlab.sim.messages) in words to show."""
+
+
+def drop_reason(reason: str) -> str:
+    """A ``msg_drop`` reason as the reader sees it (an unknown one as it is)."""
+    return _(DROP_REASONS[reason]) if reason in DROP_REASONS else reason
 
 
 def message_flow(events: Events, *, bin_ms: int | None = None) -> go.Figure:
@@ -77,18 +86,20 @@ def _add_send_lines(fig: go.Figure, sends: Sequence[Event], recvs: Sequence[Even
     for msg in types:
         xs, ys = _binned([e for e in sends if str(e.get("msg")) == msg], t0, width)
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("{msg} sent").format(msg=msg), line=dict(color=colors[msg]),
-                                 hovertemplate=f"{msg}: %{{y}} sent around t=%{{x}} ms<extra></extra>"),
+                                 hovertemplate=_("{msg}: {n} sent around t={t} ms").format(msg=msg, n="%{y}", t="%{x}")
+                                 + "<extra></extra>"),
                       row=1, col=1)
     xs, ys = _binned(recvs, t0, width)
     if xs:
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=_("all delivered"),
                                  line=dict(color="#222", dash="dot", width=1.5),
-                                 hovertemplate="%{y} delivered around t=%{x} ms<extra></extra>"), row=1, col=1)
+                                 hovertemplate=_("{n} delivered around t={t} ms").format(n="%{y}", t="%{x}")
+                                 + "<extra></extra>"), row=1, col=1)
 
 
 def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) -> None:
     if not drops:
-        fig.add_annotation(text="no msg_drop events: nothing was lost", x=0.5, y=0.5, showarrow=False,
+        fig.add_annotation(text=_("no msg_drop events: nothing was lost"), x=0.5, y=0.5, showarrow=False,
                            xref="x2 domain", yref="y2 domain", font=dict(color=NOTE_TEXT))
         return
     reasons = Counter(str(e.get("reason")) for e in drops)
@@ -96,9 +107,10 @@ def _add_drop_bars(fig: go.Figure, drops: Sequence[Event], t0: int, width: int) 
     whole_number_ticks(fig, max(Counter((e["t"] - t0) // width for e in drops).values()), row=2, col=1)
     for reason in sorted(reasons):
         xs, ys = _binned([e for e in drops if str(e.get("reason")) == reason], t0, width)
-        fig.add_trace(go.Bar(x=xs, y=ys, width=width * 0.9, name=_("lost: {reason} ({n})").format(reason=reason, n=reasons[reason]),
+        fig.add_trace(go.Bar(x=xs, y=ys, width=width * 0.9, name=_("lost: {reason} ({n})").format(reason=drop_reason(reason), n=reasons[reason]),
                              marker_color=colors[reason],
-                             hovertemplate=f"{reason}: %{{y}} lost around t=%{{x}} ms<extra></extra>"),
+                             hovertemplate=_("{reason}: {n} lost around t={t} ms").format(reason=drop_reason(reason), n="%{y}", t="%{x}")
+                             + "<extra></extra>"),
                       row=2, col=1)
 
 

@@ -49,10 +49,10 @@ def commit_progress(events: Events, *, highlight: str | None = None) -> go.Figur
     log = of_kind(records, "append", "commit", "truncate")
     ha = of_kind(records, "put", "ha_report", "ha_transfer")
     if not (log or ha):
-        return empty_figure("Log and offsets", ["commit", "append", "ha_report", "put"])
+        return empty_figure(_("Log and offsets"), ["commit", "append", "ha_report", "put"])
     panels = [p for p, present in (("log", log), ("ha", ha)) if present]
-    titles = {"log": "DLedger log: append index (dashed), commit index (solid), truncations (×)",
-              "ha": "CommitLog offsets: master max offset after puts, slave acks (ha_report)"}
+    titles = {"log": _("DLedger log: append index (dashed), commit index (solid), truncations (×)"),
+              "ha": _("CommitLog offsets: master max offset after puts, slave acks (ha_report)")}
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.14,
                         subplot_titles=[titles[p] for p in panels])
     colors = series_colors(node_ids(records))
@@ -104,7 +104,8 @@ def _step_line(fig: go.Figure, points: list[tuple[int, int]], name: str, color: 
     fig.add_trace(go.Scatter(
         x=[t for t, _ in points], y=[v for _, v in points], mode="lines", name=name,
         line=dict(shape="hv", color=color, dash=dash, width=width),
-        legendgroup=group or name, hovertemplate=f"{name}<br>t=%{{x}} ms: %{{y}}<extra></extra>",
+        legendgroup=group or name,
+        hovertemplate=_("{name}<br>t={t} ms: {value}").format(name=name, t="%{x}", value="%{y}") + "<extra></extra>",
     ), row=row, col=1)
 
 
@@ -118,17 +119,18 @@ def _add_log_lines(fig: go.Figure, log: Sequence[Event], colors: dict[str, str],
         appended.sort(key=lambda p: p[0])
         committed = [(e["t"], e["index"]) for e in mine if e["kind"] == "commit" and e.get("index") is not None]
         if appended:
-            _step_line(fig, appended, f"{node} append", colors[node], row, dash="dash", width=1.5, group=node,
+            _step_line(fig, appended, _("{node} append").format(node=node), colors[node], row, dash="dash", width=1.5, group=node,
                        until=until)
         if committed:
             width = 2 + 2.5 * (len(nodes) - 1 - i)
-            _step_line(fig, committed, f"{node} commit", colors[node], row, width=width, group=node, until=until)
+            _step_line(fig, committed, _("{node} commit").format(node=node), colors[node], row, width=width, group=node, until=until)
         cuts = [e for e in mine if e["kind"] == "truncate" and e.get("index") is not None]
         if cuts:
             fig.add_trace(go.Scatter(
                 x=[e["t"] for e in cuts], y=[e["index"] for e in cuts], mode="markers", name=_("{node} truncate").format(node=node),
                 marker=dict(symbol="x", size=11, color=colors[node]), legendgroup=node,
-                hovertemplate=f"{node} truncated from index %{{y}} at t=%{{x}} ms<extra></extra>",
+                hovertemplate=_("{node} truncated from index {index} at t={t} ms").format(node=node, index="%{y}", t="%{x}")
+                + "<extra></extra>",
             ), row=row, col=1)
 
 
@@ -147,7 +149,7 @@ def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str
         mine = [e for e in ha if e.get("node") == node]
         ends = [(e["t"], _put_end(e)) for e in mine if e["kind"] == "put" and _put_end(e) is not None]
         if ends:
-            _step_line(fig, ends, f"{prefix(node)}master max offset ({node})", colors[node], row, width=2.5,
+            _step_line(fig, ends, prefix(node) + _("master max offset ({node})").format(node=node), colors[node], row, width=2.5,
                        group=node, until=until)
         slaves = sorted({str(e.get("slave")) for e in mine if e["kind"] in ("ha_report", "ha_transfer")})
         for i, slave in enumerate(slaves):
@@ -157,10 +159,10 @@ def _add_offset_lines(fig: go.Figure, ha: Sequence[Event], colors: dict[str, str
             pushed = [(e["t"], e["offset"] + (e.get("size") or 0)) for e in mine if e["kind"] == "ha_transfer"
                       and str(e.get("slave")) == slave and e.get("offset") is not None]
             if pushed:
-                _step_line(fig, pushed, f"{prefix(node)}pushed to {slave}", color, row, dash="dot", width=1.5,
+                _step_line(fig, pushed, prefix(node) + _("pushed to {slave}").format(slave=slave), color, row, dash="dot", width=1.5,
                            group=slave, until=until)
             if acked:
-                _step_line(fig, acked, f"{prefix(node)}acked by {slave}", color, row, width=2, group=slave,
+                _step_line(fig, acked, prefix(node) + _("acked by {slave}").format(slave=slave), color, row, width=2, group=slave,
                            until=until)
 
 

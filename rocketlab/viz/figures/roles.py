@@ -16,7 +16,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from rocketlab.i18n import _, ngettext
+from rocketlab.i18n import N_, _, ngettext
 from rocketlab.trace.recorder import describe
 from rocketlab.viz.style import (
     BAR_EDGE,
@@ -31,6 +31,7 @@ from rocketlab.viz.style import (
     role_color,
     shade_partitions,
     text_color_on,
+    text_px,
 )
 from rocketlab.viz.timeline import (
     DOWN,
@@ -49,9 +50,9 @@ from rocketlab.viz.timeline import (
     run_range,
 )
 
-FAULT_ROW = "faults"
+FAULT_ROW = N_("faults")  # the top row's category; its tick label is translated
 ROLE_ORDER = ("LEADER", "CANDIDATE", "FOLLOWER", "MASTER", "SLAVE")
-STATE_NAMES = {UP: "up (role unknown)", DOWN: "down (crashed)"}
+STATE_NAMES = {UP: N_("up (role unknown)"), DOWN: N_("down (crashed)")}
 # the second cue beside the colour (Okabe-Ito alone is not enough for every eye): a hatch per role
 ROLE_PATTERNS = {"LEADER": "/", "CANDIDATE": ".", "MASTER": "x", "SLAVE": "\\", "FOLLOWER": ""}
 
@@ -66,7 +67,7 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
     records = as_records(events)
     nodes = node_ids(records)
     if not nodes:
-        return empty_figure("Roles and terms", ["role", "term", "fault"])
+        return empty_figure(_("Roles and terms"), ["role", "term", "fault"])
     fig = go.Figure()
     _add_segment_bars(fig, role_segments(records, until_ms))
     _add_paused_bars(fig, paused_spans(records, until_ms))
@@ -83,10 +84,10 @@ def role_timeline(events: Events, *, until_ms: int | None = None) -> go.Figure:
         split = nodes_px / (nodes_px + lanes_px)
         fig.update_layout(yaxis=dict(domain=[0, split]), yaxis2=dict(
             domain=[split, 1], anchor="x", type="category", categoryorder="array", categoryarray=rows,
-            autorange="reversed", tickmode="array", tickvals=rows, ticktext=[FAULT_ROW] + [""] * (lanes - 1),
+            autorange="reversed", tickmode="array", tickvals=rows, ticktext=[_(FAULT_ROW)] + [""] * (lanes - 1),
             showgrid=False))
     if not of_kind(records, "role"):
-        fig.add_annotation(text="no role events in this run: bars show only up / down / paused", x=0.5,
+        fig.add_annotation(text=_("no role events in this run: bars show only up / down / paused"), x=0.5,
                            y=-0.02, xref="paper", yref="paper", yanchor="top", yshift=-40, showarrow=False,
                            font=dict(color=NOTE_TEXT))
     return base_layout(fig, _timeline_title(records), 170 + nodes_px + lanes_px, legend="top")
@@ -113,7 +114,7 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
     for state in sorted(by_state, key=_state_order):
         segs = by_state[state]
         fig.add_trace(go.Bar(
-            orientation="h", name=STATE_NAMES.get(state, state), y=[s.node for s in segs],
+            orientation="h", name=_(STATE_NAMES[state]) if state in STATE_NAMES else state, y=[s.node for s in segs],
             base=[s.start_ms for s in segs], x=[s.end_ms - s.start_ms for s in segs],
             marker=dict(color=role_color(state), line=BAR_EDGE,
                         pattern=role_pattern(state)),
@@ -121,8 +122,9 @@ def _add_segment_bars(fig: go.Figure, segments: Sequence[Segment]) -> None:
             textposition="inside", insidetextanchor="middle",
             textfont=dict(color=text_color_on(role_color(state)), shadow=label_halo(role_color(state))),
             customdata=[[s.end_ms, "-" if s.term is None else s.term, s.leader or "-"] for s in segs],
-            hovertemplate=(f"%{{y}} {state}<br>term %{{customdata[1]}}, leader %{{customdata[2]}}"
-                           "<br>%{base} → %{customdata[0]} ms<extra></extra>"),
+            hovertemplate=_("{node} {state}<br>term {term}, leader {leader}<br>{start} → {end} ms").format(
+                node="%{y}", state=state, term="%{customdata[1]}", leader="%{customdata[2]}", start="%{base}",
+                end="%{customdata[0]}") + "<extra></extra>",
         ))
 
 
@@ -148,7 +150,8 @@ def _add_paused_bars(fig: go.Figure, spans: dict[str, list[Span]]) -> None:
         x=[s.end_ms - s.start_ms for _, s in pairs],
         marker=dict(color="rgba(255,255,255,0.35)", line=dict(width=1, color="#333"),
                     pattern=dict(shape="/", fgcolor="#333", size=6)),
-        hovertemplate="%{y} paused<br>%{base} ms for %{x} ms<extra></extra>",
+        hovertemplate=_("{node} paused<br>{start} ms for {length} ms").format(node="%{y}", start="%{base}", length="%{x}")
+        + "<extra></extra>",
     ))
 
 
@@ -173,7 +176,7 @@ class LabelBox:
 
 
 def label_width_px(text: str) -> float:
-    return len(text) * FAULT_CHAR_PX
+    return text_px(text, FAULT_FONT_PX, FAULT_CHAR_PX)
 
 
 def fault_label_boxes(times: Sequence[int], labels: Sequence[str], x_range: Sequence[int],
@@ -221,7 +224,7 @@ def _add_fault_marks(fig: go.Figure, records: Sequence[Event], x_range: Sequence
     labels = ["; ".join(by_time[t]) for t in times]
     if violations:  # laid out with the faults, so it never covers one
         times.append(violations[0]["t"])
-        labels.append(f"first violation: {', '.join(violated_invariants(violations[0]))}")
+        labels.append(_("first violation: {invariants}").format(invariants=", ".join(violated_invariants(violations[0]))))
     order = sorted(range(len(times)), key=lambda i: times[i])
     boxes = dict(zip(order, fault_label_boxes([times[i] for i in order], [labels[i] for i in order], x_range),
                      strict=True))

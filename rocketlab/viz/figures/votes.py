@@ -92,7 +92,8 @@ def _add_answer_bars(fig: go.Figure, responses: Sequence[Event], row: int) -> No
             x=[t for t, _ in cells], y=[len(who) for _, who in cells], name=_result_label(result),
             marker=dict(color=color, line=BAR_EDGE, pattern=overlay_pattern("" if result == "ACCEPT" else "/", color)),
             customdata=[", ".join(who) for _, who in cells],
-            hovertemplate=f"term %{{x}}: %{{y}} × {result}<br>%{{customdata}}<extra></extra>",
+            hovertemplate=_("term {term}: {n} × {result}").format(term="%{x}", n="%{y}", result=result)
+            + "<br>%{customdata}<extra></extra>",
         ), row=row, col=1)
 
 
@@ -106,7 +107,8 @@ def _add_request_marks(fig: go.Figure, requests: Sequence[Event], row: int) -> N
         x=terms, y=[len(per_term[t]) for t in terms], mode="markers", name=_("requests sent"),
         marker=dict(symbol="diamond", size=10, color=PAGE_TEXT),
         customdata=[", ".join(sorted(set(per_term[t]))) for t in terms],
-        hovertemplate="term %{x}: %{y} requests<br>candidates %{customdata}<extra></extra>",
+        hovertemplate=_("term {term}: {n} requests<br>candidates {candidates}").format(
+            term="%{x}", n="%{y}", candidates="%{customdata}") + "<extra></extra>",
     ), row=row, col=1)
 
 
@@ -114,7 +116,8 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
     cells: dict[tuple[int, str], list[str]] = defaultdict(list)
     for e in rounds:
         cells[(e.get("term"), str(e.get("result")))].append(
-            f"{e.get('node')}: {e.get('accepted')}/{e.get('all')} accepted, {e.get('valid')} valid")
+            _("{node}: {accepted}/{all} accepted, {valid} valid").format(
+                node=e.get("node"), accepted=e.get("accepted"), all=e.get("all"), valid=e.get("valid")))
     verdicts = sorted({r for _, r in cells}, key=lambda r: (r != "PASSED", r))
     for verdict in verdicts:
         items = sorted((t, who) for (t, r), who in cells.items() if r == verdict and t is not None)
@@ -124,7 +127,8 @@ def _add_round_bars(fig: go.Figure, rounds: Sequence[Event], row: int) -> None:
                         pattern=overlay_pattern("" if verdict == "PASSED" else "x",
                                                 ROUND_COLORS.get(verdict, NO_ANSWER_COLOR))),
             customdata=["<br>".join(who) for _, who in items],
-            hovertemplate=f"term %{{x}}: %{{y}} × {verdict}<br>%{{customdata}}<extra></extra>",
+            hovertemplate=_("term {term}: {n} × {result}").format(term="%{x}", n="%{y}", result=verdict)
+            + "<br>%{customdata}<extra></extra>",
         ), row=row, col=1)
 
 
