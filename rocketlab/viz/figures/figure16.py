@@ -59,7 +59,7 @@ def downtime_cdf(curves: Sequence[tuple[str, pd.DataFrame]], *, log_x: bool, tit
         values = sorted(trials.loc[trials["elected"], "downtime_ms"])
         xs = [values[0], *values] if values else []
         ys = [0.0, *((i + 1) / total for i in range(len(values)))] if values else []
-        name = f"{label} ({total})"
+        name = f"{_(label)} ({total})"  # a curve name of spark_lines.CURVE_NAMES in the kit's language
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line_shape="hv", name=name,
                                  line={"color": color}, marker={"size": 6, "symbol": symbol}, legendgroup=name))
         censored = trials.loc[~trials["elected"], "downtime_ms"]
@@ -67,7 +67,7 @@ def downtime_cdf(curves: Sequence[tuple[str, pd.DataFrame]], *, log_x: bool, tit
             start = xs[-1] if xs else floor_ms if floor_ms is not None else int(censored.min()) / 2
             fig.add_trace(go.Scatter(x=[start, int(censored.max())], y=[ys[-1] if ys else 0.0] * 2,
                                      mode="lines+markers", line={"dash": "dot", "color": color}, legendgroup=name,
-                                     name=_("{label}: {n} without a leader").format(label=label, n=len(censored)),
+                                     name=_("{label}: {n} without a leader").format(label=_(label), n=len(censored)),
                                      marker={"size": 6, "symbol": symbol}))
     base_layout(fig, _(title), 420)  # a title of LAB_TITLES in the kit's language, any other as given
     fig.update_layout(xaxis_title=_("time without leader (ms)"), yaxis_title=_("cumulative share of trials"),
