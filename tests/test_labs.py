@@ -485,7 +485,12 @@ def _text_outputs(nb) -> str:
 
 
 _PIN_CELL = """import json as _pin_json
+import re as _pin_re
 from importlib import import_module as _module
+from rocketlab.i18n import _ as _said
+def _said_re(template, **fields):
+    parts = _pin_re.split(r"\\{(\\w+)[^{}]*\\}", _said(template))
+    return "".join(_pin_re.escape(p) if i % 2 == 0 else fields[p] for i, p in enumerate(parts))
 def _pin(expression):
     try:
         value = eval(expression)
@@ -493,7 +498,10 @@ def _pin(expression):
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
 print(_pin_json.dumps({e: _pin(e) for e in %r}))"""
-"""The cell appended to a lab that has ``VALUES``: each expression's ``repr`` (or the exception it raised) as JSON."""
+"""The cell appended to a lab that has ``VALUES``: each expression's ``repr`` (or the exception it raised) as JSON.
+An expression that reads a line the kit prints compares it with the catalogue's line in the kernel's language, so a
+Chinese twin holds the same claim: ``_said(msgid)`` is that line, ``_said_re(msgid, field=regex, ...)`` a regular
+expression of it whose fields match the given regexes."""
 
 
 def _execute(path: Path, timeout: int) -> tuple[nbformat.NotebookNode, dict[str, str]]:
