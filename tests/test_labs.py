@@ -586,6 +586,30 @@ def test_lab04_explains_the_profiles_table_next_to_it():
     assert between in ([], ["code"]), between  # at most the cell printing the same rows as lines
 
 
+def test_lab04s_schedules_print_their_comments_in_the_kernels_language():
+    """Lab 04 prints Figure 8's and #251's schedules: every comment paragraph is in the catalogue (the schedules
+    stay English for ``rocketlab sim``); in English they print as written, in Chinese each comment is one Chinese
+    line and every step is kept."""
+    from rocketlab import i18n
+    from rocketlab.labs_support.dledger_replication import SCHEDULE_COMMENTS, schedule_comments, schedule_text
+    from rocketlab.scenarios.dledger_schedules import FIGURE_8, ISSUE_251
+    from tests.i18n_support import IDEOGRAPH
+
+    try:
+        for script in (FIGURE_8, ISSUE_251):
+            assert set(schedule_comments(script)) <= set(SCHEDULE_COMMENTS), schedule_comments(script)
+            i18n.set_language("en")
+            assert schedule_text(script) == script
+            i18n.set_language("zh-CN")
+            chinese = schedule_text(script).splitlines()
+            comments = [line for line in chinese if line.startswith("#")]
+            assert len(comments) == len(schedule_comments(script)) and all(IDEOGRAPH.search(c) for c in comments)
+            assert [line for line in chinese if not line.startswith("#")] == [
+                line for line in script.splitlines() if not line.startswith("#")]
+    finally:
+        i18n.set_language(None)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_is_stored_without_outputs(path):
     nb = nbformat.read(path, as_version=4)

@@ -18,7 +18,7 @@ from rocketlab import plugs
 from rocketlab.dledger.config import PROFILES, DLedgerConfig
 from rocketlab.dledger.entry import BODY_OFFSET
 from rocketlab.dledger.entry_dispatcher import decide_compare
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.dledger_group import (
     DEFAULT_LATENCY,
     SHORT_TIMERS,
@@ -40,7 +40,7 @@ from rocketlab.trace.rundir import fresh_dir
 from rocketlab.workspace import resource
 
 __all__ = [
-    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "cut_off_progress_lines", "film_outcome", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "SCHEDULE_COMMENTS", "schedule_comments", "schedule_text", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "cut_off_progress_lines", "film_outcome", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -389,3 +389,67 @@ def sweep_lines(sweep: Mapping[str, Any] | None) -> str:
             profile=r["profile"], violation=r["violation_per_1000"], lost=r["acked_write_lost_per_1000"],
             stuck_runs=r["not_converged_per_1000"], seeds=stuck))
     return "\n".join(lines)
+
+
+SCHEDULE_COMMENTS = (
+    N_("Raft's Figure 8 (Ongaro & Ousterhout, section 5.4.2) on five DLedger members, SHORT_TIMERS."),
+    N_('S1 is the first leader; S2..S5 are the other members in id order; entry "first" is committed on all.'),
+    N_("The story as dledger-0.3.1.2 (and 0.3.2) plays it:"),
+    N_("(a) S1 leads. Entry W reaches S2 and S5 and commits; then entry X reaches S2 only; S1 crashes."),
+    N_("(b) S3, S4, S5 elect S5 (only S5 holds W, so S3 and S4 cannot win) in a new term. S5 copies W to S3 and S4, "
+       "takes entry Y at X's index, and is cut off before sending it; then S5 crashes."),
+    N_("(c) S1 restarts and, with S3 and S4, is elected in a newer term (its log is the longest); it copies X to S3 "
+       "and S4. X, of an older term, is now on a majority: 0.3.1.2 commits it by counting replicas (DLedger issue "
+       "#4), and S1 crashes."),
+    N_("(d) S5 restarts; S2 and S3 vote for it, because its last entry Y has a newer term than X, and it overwrites X "
+       "with Y: a committed entry is lost."),
+    N_("Under the kit's \"raft\" profile the same schedule loses nothing: the elections of (c) or (d) end "
+       "differently, or X is never counted committed. Play both profiles in the viewer and compare where they part; "
+       "which rule makes the difference is lab 04's design exercise."),
+    N_("DLedger issue #251 (fixed in 0.3.2 by 888883a), SHORT_TIMERS, three members, file stores."),
+    N_("L leads, F is a follower (the first in id order), the third member keeps L's quorum."),
+    N_("(1) L takes three entries; F appends them and acknowledges, and loses them in a power failure 9 ms later "
+       "(its files were not flushed yet): L's water mark for F is past F's log end."),
+    N_("(2) F comes back with a shorter log. L, still in APPEND state for F, pushes the entries after its water mark; "
+       "F buffers them (they do not follow its log end) and after checkAbnormalFuture's second answers the smallest "
+       "one INCONSISTENT_STATE, which is lost on the way."),
+    N_("(3) L's push times out and it pushes that index again. dledger-0.3.1.2 kept the stuck push in "
+       "writeRequestMap, so F answers REPEATED_PUSH, every time, forever: F never catches up. dledger-0.3.2 removed "
+       "it when it answered, so F buffers the push again, answers it INCONSISTENT_STATE a second later, L goes back "
+       "to COMPARE, truncates and re-sends: F catches up."),
+)
+"""The comments of the schedules lab 04 prints (:data:`~rocketlab.scenarios.dledger_schedules.FIGURE_8` and
+``ISSUE_251``), one paragraph each as :func:`schedule_comments` reads it, marked for the catalogue: the schedules
+stay English (``rocketlab sim`` reads them), :func:`schedule_text` shows them in the kernel's language."""
+
+
+def _paragraphs(script: str) -> list[list[str]]:
+    """``script``'s lines in blocks: one block per comment paragraph (a ``#`` line, then the lines that go on
+    with it: indented after ``#`` or starting in lower case), one block per step line."""
+    blocks: list[list[str]] = []
+    for line in script.splitlines():
+        goes_on = line.startswith("#  ") or (line.startswith("# ") and line[2:3].islower())
+        if goes_on and blocks and blocks[-1][0].startswith("#"):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return blocks
+
+
+def _joined(block: Sequence[str]) -> str:
+    return " ".join(line.lstrip("#").strip() for line in block)
+
+
+def schedule_comments(script: str) -> list[str]:
+    """The comment paragraphs of a schedule, each on one line without its ``#``."""
+    return [_joined(block) for block in _paragraphs(script) if block[0].startswith("#")]
+
+
+def schedule_text(script: str) -> str:
+    """A schedule as the lab prints it: its steps as written, each comment paragraph in the kernel's language
+    (one ``#`` line; as written where the catalogue gives no other words for it, as in English)."""
+    out = []
+    for block in _paragraphs(script):
+        said = _(_joined(block)) if block[0].startswith("#") else None
+        out += block if said is None or said == _joined(block) else [f"# {said}"]
+    return "\n".join(out) + "\n"
