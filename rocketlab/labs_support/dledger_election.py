@@ -207,7 +207,7 @@ def isolated_member(seed: int, *, profile: str = "dledger-0.3.1.2", isolate_ms: 
         after = settled_leader(c)
         changes = [e for e in c.events if e["kind"] == "role" and e["t"] >= heal_ms and e["role"] == "LEADER"]
         return {"profile": profile, "leader": leader, "isolated": lonely, "term_before": term_before,
-                "term_while_isolated": term_isolated, "leader_after_heal": after,
+                "term_while_isolated": term_isolated, "isolated_ms": isolate_ms, "leader_after_heal": after,
                 "term_after_heal": c.node(after).term if after else None, "elections_after_heal": len(changes)}
     finally:
         c.close()
@@ -440,3 +440,108 @@ def figure16_cdf(rows: pd.DataFrame, ranges: Sequence[tuple[int, int]], *, log_x
     curves = [(f"{lo}-{hi} ms", rows[(rows["lo"] == lo) & (rows["hi"] == hi)]) for lo, hi in ranges]
     return downtime_cdf(curves, log_x=log_x, title=title, floor_ms=min(lo for lo, _ in ranges) / 2,
                         styles=range_styles())
+
+
+# ---------------------------------------------------------------------- the lines the lab prints
+def no_majority_lines(nm: Mapping[str, Any]) -> str:
+    """What :func:`no_majority` found: who crashed, the survivors' terms, their vote rounds by rule."""
+    return "\n".join([
+        _("crashed {crashed}; leader after {s} s: {leader}").format(crashed=nm["crashed"], s=nm["for_ms"] // 1000,
+                                                                    leader=nm["leader"]),
+        _("survivors' terms before {before}, after {after}").format(before=nm["terms_before"], after=nm["terms_after"]),
+        _("their vote rounds, by ParseResult rule: {rounds}").format(rounds=nm["rounds_by_rule"])])
+
+
+def releases_lines(now: VoteDecision, then: VoteDecision) -> str:
+    """One vote request decided by DLedger 0.2.0 and later (``now``) and by 0.1 (``then``)."""
+    return "\n".join([_("0.2.0 and later: {decision}").format(decision=now),
+                      _("0.1:             {decision}").format(decision=then)])
+
+
+def isolated_lines(isolated: Mapping[str, Mapping[str, Any]]) -> str:
+    """Per profile, what :func:`isolated_member` saw: the cut-off member's term, the elections after the heal."""
+    return "\n".join(_("{profile:>15}: {member} cut off for {s} s: term {before} -> {during}; after the heal {n} new "
+                       "election(s), {leader} leads term {term}").format(
+        profile=profile, member=r["isolated"], s=r["isolated_ms"] // 1000, before=r["term_before"],
+        during=r["term_while_isolated"], n=r["elections_after_heal"], leader=r["leader_after_heal"],
+        term=r["term_after_heal"]) for profile, r in isolated.items())
+
+
+def first_elections_lines(starts: pd.DataFrame, winner_waits: pd.Series) -> str:
+    """How soon :func:`first_elections`'s groups elected, and the wait before each winning round beside the
+    expected smallest of five uniform [300, 1000) draws."""
+    return "\n".join([
+        _("{n} group starts: first leader after {median:.0f} ms (median), {split:.1f} split rounds per start").format(
+            n=len(starts), median=starts.elected_ms.median(), split=starts.split_rounds.mean()),
+        _("wait before the winning round: mean {mean:.0f} ms, smallest of five uniform [300, 1000) draws: "
+          "300 + 700/6 = {expected:.0f} ms expected").format(mean=winner_waits.mean(), expected=300 + 700 / 6)])
+
+
+def heart_beat_leak_lines(leak: Mapping[str, Any]) -> str:
+    """What :func:`heart_beat_leak` found: the crash, each follower's silence (a table), the failover."""
+    return "\n".join([
+        _("leader {leader} crashed at t={t} ms; maxHeartBeatLeak x interval = {leak} ms").format(
+            leader=leak["leader"], t=leak["crash_ms"], leak=leak["leak_ms"]),
+        leak["followers"].to_string(index=False),
+        _("{leader} leads at t={t} ms: {without} ms without a leader").format(
+            leader=leak["new_leader"], t=leak["elected_ms"], without=leak["failover_ms"])])
+
+
+def cut_off_lines(cut: Mapping[str, Any], fresh: Mapping[str, Any]) -> str:
+    """Two :func:`leader_cut_off` runs: a leader that had led a while (``cut``), one just elected (``fresh``)."""
+    return "\n".join([
+        _("{leader} isolated at t={t} ms: {role} after {after} ms, term {before} -> {now}").format(
+            leader=cut["leader"], t=cut["isolated_at_ms"], role=cut["role_now"], after=cut["stepped_down_after_ms"],
+            before=cut["term_before"], now=cut["term_now"]),
+        _("a leader isolated right after its election: {role} after {after} ms").format(
+            role=fresh["role_now"], after=fresh["stepped_down_after_ms"])])
+
+
+def transfer_lines(tr: Mapping[str, Any]) -> str:
+    """What :func:`transfer` timed, then its trace lines."""
+    return "\n".join([
+        _("{source} -> {target}: {leader} leads term {term} (was {before}) after {took} ms").format(
+            source=tr["from"], target=tr["to"], leader=tr["leader_now"], term=tr["term_now"], before=tr["term_before"],
+            took=tr["took_ms"]),
+        _("{target} moved to term {term} {moved} ms after the request; its first vote round came {first} ms "
+          "later").format(target=tr["to"], term=tr["term_now"], moved=tr["moved_after_ms"],
+                          first=tr["first_round_after_ms"]),
+        *tr["lines"]])
+
+
+def preferred_lines(pref: Mapping[str, Any]) -> str:
+    """What :func:`preferred_leader` saw: who was elected first, who leads now, every leader change."""
+    return "\n".join([
+        _("preferredLeaderIds={preferred}: first elected {first}, leading now {now}").format(
+            preferred=pref["preferred"], first=pref["first_leader"], now=pref["leader_now"]),
+        _("leaders (t ms, member, term): {leaders}").format(leaders=pref["leaders"])])
+
+
+def vote_terms_line(terms: Sequence[int]) -> str:
+    """The terms a trace has votes in (one vote graph each follows)."""
+    return _("terms with votes: {terms}").format(terms=terms)
+
+
+def beside_lines(beside: pd.DataFrame, rows: pd.DataFrame) -> str:
+    """:func:`paper_beside_ours` as lines, and how many 150-150 trials (no randomness) elected a leader in time."""
+    lines = [_("{range:>8} {statistic:>6}: paper {paper:>6} ms ({says}); ours {ours:>7.0f} ms over {trials} "
+               "trials").format(range=r.range, statistic=r.statistic, paper=r.paper_ms, says=r.paper_says,
+                                ours=r.ours_ms, trials=r.trials) for r in beside.itertuples()]
+    flat = rows[rows.range == "150-150"]
+    lines.append(_("150-150: {elected} of {n} trials elected a leader within 20 s").format(
+        elected=int(flat.elected.sum()), n=len(flat)))
+    return "\n".join(lines)
+
+
+def what_if_lines(kit: pd.Series, no_write: pd.Series, slow: pd.Series) -> str:
+    """:func:`figure16_what_if`'s rows read: 150-155's median without the candidate's disk write, and 12-24's
+    mean with slower replies, beside the kit's set-up."""
+    narrow, short = "150-155 median ms", "12-24 mean ms"
+    lower = (_("without the candidate's disk write, 150-155's median is lower: {ours:.0f} ms instead of {kit:.0f} ms")
+             if no_write[narrow] < kit[narrow] else
+             _("without the candidate's disk write, 150-155's median is not lower: {ours:.0f} ms instead of "
+               "{kit:.0f} ms"))
+    return "\n".join([
+        lower.format(ours=no_write[narrow], kit=kit[narrow]),
+        _("with replies of 13-15 ms, 12-24's mean is {times:.1f} times the kit's: {mean:.0f} ms").format(
+            times=slow[short] / kit[short], mean=slow[short])])

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import plugs
-from rocketlab.dledger.config import PROFILES
+from rocketlab.dledger.config import PROFILES, DLedgerConfig
 from rocketlab.dledger.entry import BODY_OFFSET
 from rocketlab.dledger.entry_dispatcher import decide_compare
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.dledger_group import (
     DEFAULT_LATENCY,
     SHORT_TIMERS,
@@ -40,7 +40,7 @@ from rocketlab.trace.rundir import fresh_dir
 from rocketlab.workspace import resource
 
 __all__ = [
-    "ENTRY_HEADER", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "film_outcome", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
+    "ENTRY_HEADER", "SCHEDULE_COMMENTS", "schedule_comments", "schedule_text", "compare_profiles", "recorded_sweep", "cut_off_and_append", "cut_off_progress", "cut_off_progress_lines", "film_outcome", "diverged_follower", "entry_bytes", "fresh_dir", "journey",
     "median_commit_index", "new_group", "push_states", "water_marks",
 ]
 
@@ -101,10 +101,12 @@ def push_states(events: Iterable[Mapping[str, Any]], leader: str | None = None) 
             if e["kind"] == "push_state" and (leader is None or e["node"] == leader)]
 
 
-def cut_off_progress(events: Sequence[Mapping[str, Any]], leader: str, cut: str) -> list[str]:
+def cut_off_progress(events: Sequence[Mapping[str, Any]], leader: str, cut: str) -> dict[str, Any]:
     """What the commit-progress figure shows of the last partition in ``events``: where the cut-off
-    follower's append and commit lines stay, how soon the leader commits an entry once the connected
-    follower has appended it, and whether that follower commits each entry with the next push."""
+    follower's append and commit lines stay (``append``, ``commit``; ``moved``: whether either moved after the
+    cut), how soon the leader commits each entry once the connected follower (``other``) has appended it
+    (``delays``, ms, for entries ``first``-``last``), and whether that follower commits each entry with the next
+    push (``with_next``). :func:`cut_off_progress_lines` says it."""
     since_ms = max(e["t"] for e in events if e["kind"] == "fault" and e.get("action") == "partition")
 
     def indexes(node: str, kind: str, after: bool) -> dict[int, int]:
@@ -113,16 +115,22 @@ def cut_off_progress(events: Sequence[Mapping[str, Any]], leader: str, cut: str)
     other = next(e["node"] for e in events if e["kind"] == "append" and e["node"] not in (leader, cut))
     appended, committed = indexes(other, "append", True), indexes(other, "commit", True)
     leader_commits = indexes(leader, "commit", True)
-    delays = [leader_commits[i] - appended[i] for i in sorted(appended) if i in leader_commits]
-    with_next_push = all(committed[i] == appended.get(i + 1) for i in committed)
-    cut_moved = bool(indexes(cut, "append", True) or indexes(cut, "commit", True))
-    return [_("cut off {node}: append index {append}, commit index {commit}; appends or commits after the cut: "
-              "{moved}").format(node=cut, append=max(indexes(cut, "append", False)),
-                                commit=max(indexes(cut, "commit", False)), moved=cut_moved),
-            _("leader {leader} commits entries {first}-{last} each this many ms after {other} appended it: {delays}")
-            .format(leader=leader, first=min(appended), last=max(appended), other=other, delays=delays),
-            _("{other} commits each entry when the push of the next one arrives: {with_next}").format(
-                other=other, with_next=with_next_push)]
+    return {"cut": cut, "append": max(indexes(cut, "append", False)), "commit": max(indexes(cut, "commit", False)),
+            "moved": bool(indexes(cut, "append", True) or indexes(cut, "commit", True)), "leader": leader,
+            "other": other, "first": min(appended), "last": max(appended),
+            "delays": [leader_commits[i] - appended[i] for i in sorted(appended) if i in leader_commits],
+            "with_next": all(committed[i] == appended.get(i + 1) for i in committed)}
+
+
+def cut_off_progress_lines(p: Mapping[str, Any]) -> str:
+    """:func:`cut_off_progress` as three lines."""
+    return "\n".join([
+        _("cut off {node}: append index {append}, commit index {commit}; appends or commits after the cut: "
+          "{moved}").format(node=p["cut"], append=p["append"], commit=p["commit"], moved=p["moved"]),
+        _("leader {leader} commits entries {first}-{last} each this many ms after {other} appended it: {delays}")
+        .format(leader=p["leader"], first=p["first"], last=p["last"], other=p["other"], delays=p["delays"]),
+        _("{other} commits each entry when the push of the next one arrives: {with_next}").format(
+            other=p["other"], with_next=p["with_next"])])
 
 
 def film_outcome(c: Cluster) -> str:
@@ -275,3 +283,173 @@ def recorded_sweep(path: str | Path | None = None) -> dict[str, Any] | None:
                      "seeds_not_converged": figure.get("seeds_not_converged", [])})
     return {"seeds": results["seeds"], "churn_ms": results["duration_ms"], "recorded": data["timestamp"],
             "command": data.get("command", ""), "rows": rows}
+
+
+# ---------------------------------------------------------------------- the lines the lab prints
+def journey_lines(c: Cluster, leader: str, steps: Sequence[str]) -> str:
+    """The leader and its term, then :func:`journey`'s lines."""
+    return "\n".join([_("leader {leader} in term {term}").format(leader=leader, term=c.node(leader).term), *steps])
+
+
+def push_commit_interval_line() -> str:
+    """How often the leader pushes its commit index here (the lab's short timers) and in Java."""
+    return _("push_commit_interval_ms here: {here} (Java: {java})").format(
+        here=SHORT_TIMERS["push_commit_interval_ms"], java=DLedgerConfig().push_commit_interval_ms)
+
+
+def backoff_line() -> str:
+    """How long an EntryDispatcher sleeps after an error."""
+    return _("back-off after an error: {ms} ms (Java's sleep(500))").format(ms=DLedgerConfig().dispatcher_error_backoff_ms)
+
+
+def water_mark_lines(marks: Mapping[str, int], leader_committed: int) -> str:
+    """The members' water marks, their median (:func:`median_commit_index`) and the leader's commit index."""
+    return "\n".join([_("water marks: {marks}").format(marks=dict(marks)),
+                      _("median: {median}  leader's commit index: {committed}").format(
+                          median=median_commit_index(marks), committed=leader_committed)])
+
+
+def cut_off_line(leader: str, follower: str) -> str:
+    """Who leads and who is cut off (the graph below highlights it)."""
+    return _("leader {leader} - cut off: {follower}").format(leader=leader, follower=follower)
+
+
+def uncommitted_line(end: int, committed: int) -> str:
+    """:func:`cut_off_and_append`'s ledger end and commit index, and the entries between them."""
+    return _("ledger end {end}, committed {committed}: {n} entries a consumer must not see yet").format(
+        end=end, committed=committed, n=end - committed)
+
+
+def entry_lines(raw: Mapping[str, Any]) -> str:
+    """:func:`entry_bytes` shown: the file and position, the header's fields, the header's and body's hex."""
+    return "\n".join([_("{file} at {pos}").format(file=raw["file"], pos=raw["pos"]), str(raw["fields"]),
+                      raw["header_hex"], _("body: {hex} {body}").format(hex=raw["body_hex"], body=raw["body"])])
+
+
+def diverged_lines(d: Mapping[str, Any]) -> str:
+    """:func:`diverged_follower`'s logs before the heal, then each COMPARE answer the new leader decided on."""
+    lines = [_("old leader {old} new leader {new}").format(old=d["old_leader"], new=d["new_leader"]),
+             _("old leader's log before the heal (body, term): {log}").format(log=d["old_log_before"]),
+             _("new leader's log (body, term): {log}").format(log=d["new_log_terms"])]
+    lines += [_("t={t} COMPARE at {sent}: {answer} (follower holds {held}) -> {rule}: {next}").format(
+        t=w["t"], sent=w["sent"], answer=w["answer"], held=w["follower log"], rule=w["rule"], next=w["next"])
+        for w in d["walk"]]
+    return "\n".join(lines)
+
+
+def truncation_lines(d: Mapping[str, Any]) -> str:
+    """:func:`diverged_follower`'s events after the heal (the TRUNCATE, then the appends), the entries cut and
+    the old leader's log now."""
+    lines = [f"{e['t']} {e['node']} {e['kind']} {({k: e[k] for k in ('peer', 'state', 'index', 'term') if k in e})}"
+             for e in d["events"]]
+    lines += [_("entries cut (body, term): {cut}").format(cut=d["cut"]),
+              _("old leader's log now: {log}").format(log=d["old_log"])]
+    return "\n".join(lines)
+
+
+def figure8_lines(report: Any) -> str:
+    """A :class:`~rocketlab.scenarios.dledger_schedules` Figure 8 report: the schedule's names on the timeline's
+    rows, and the violations by invariant."""
+    names = ", ".join(f"{s} = {n}" for s, n in report.names.items())
+    return "\n".join([_("the schedule's names on the timeline's rows: {names}").format(names=names),
+                      _("violations, by invariant: {violations}").format(violations=report.violations)])
+
+
+def film_stops_lines(loss: Mapping[str, Any], stops: Sequence[Mapping[str, Any]]) -> str:
+    """The first violation of a schedule's film, then each of its stops (bookmarks)."""
+    return "\n".join([_("first violation at t = {t} ms: {detail}").format(t=loss["t"], detail=loss["detail"]),
+                      *(_("{name} t = {t} ms: {text}").format(name=s["name"], t=s["t"], text=s["text"]) for s in stops)])
+
+
+def profile_lines(rows: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`compare_profiles`'s rows as sentences: one per profile and seed."""
+    return "\n".join(_("{profile} seed {seed}: figure 8 loses a committed entry: {lost}; #247 member rejoins: "
+                       "{rejoined}; #251 follower catches up: {caught_up}").format(
+        profile=r["profile"], seed=r["seed"], lost=r["figure8_committed_entry_lost"],
+        rejoined=r["247_follower_rejoined"], caught_up=r["251_follower_caught_up"]) for r in rows)
+
+
+def lost_line(lost: Mapping[str, Any]) -> str:
+    """A ``fault`` event whose action is ``lost``: the member restarted without a range of its entries."""
+    member, first, last = lost["targets"][:3]
+    return _("t = {t} ms: {member} restarted without entries {first}..{last}").format(
+        t=lost["t"], member=member, first=first, last=last)
+
+
+def sweep_lines(sweep: Mapping[str, Any] | None) -> str:
+    """:func:`recorded_sweep` as lines (per profile, per 1000 runs), or how to record one."""
+    if sweep is None:
+        return _("no sweep recorded in this checkout: run python benchmarks/bench_profiles.py")
+    lines = [_("dledger-churn, {seeds} seeds per profile, {churn} ms of churn each (recorded {recorded})").format(
+        seeds=sweep["seeds"], churn=sweep["churn_ms"], recorded=sweep["recorded"][:10])]
+    for r in sweep["rows"]:
+        stuck = _(" (seeds {seeds})").format(seeds=r["seeds_not_converged"]) if r["seeds_not_converged"] else ""
+        lines.append(_("  {profile:16} runs with a violation {violation:6.1f} per 1000, acknowledged write lost "
+                       "{lost:6.1f} per 1000, did not converge {stuck_runs:6.1f} per 1000{seeds}").format(
+            profile=r["profile"], violation=r["violation_per_1000"], lost=r["acked_write_lost_per_1000"],
+            stuck_runs=r["not_converged_per_1000"], seeds=stuck))
+    return "\n".join(lines)
+
+
+SCHEDULE_COMMENTS = (
+    N_("Raft's Figure 8 (Ongaro & Ousterhout, section 5.4.2) on five DLedger members, SHORT_TIMERS."),
+    N_('S1 is the first leader; S2..S5 are the other members in id order; entry "first" is committed on all.'),
+    N_("The story as dledger-0.3.1.2 (and 0.3.2) plays it:"),
+    N_("(a) S1 leads. Entry W reaches S2 and S5 and commits; then entry X reaches S2 only; S1 crashes."),
+    N_("(b) S3, S4, S5 elect S5 (only S5 holds W, so S3 and S4 cannot win) in a new term. S5 copies W to S3 and S4, "
+       "takes entry Y at X's index, and is cut off before sending it; then S5 crashes."),
+    N_("(c) S1 restarts and, with S3 and S4, is elected in a newer term (its log is the longest); it copies X to S3 "
+       "and S4. X, of an older term, is now on a majority: 0.3.1.2 commits it by counting replicas (DLedger issue "
+       "#4), and S1 crashes."),
+    N_("(d) S5 restarts; S2 and S3 vote for it, because its last entry Y has a newer term than X, and it overwrites X "
+       "with Y: a committed entry is lost."),
+    N_("Under the kit's \"raft\" profile the same schedule loses nothing: the elections of (c) or (d) end "
+       "differently, or X is never counted committed. Play both profiles in the viewer and compare where they part; "
+       "which rule makes the difference is lab 04's design exercise."),
+    N_("DLedger issue #251 (fixed in 0.3.2 by 888883a), SHORT_TIMERS, three members, file stores."),
+    N_("L leads, F is a follower (the first in id order), the third member keeps L's quorum."),
+    N_("(1) L takes three entries; F appends them and acknowledges, and loses them in a power failure 9 ms later "
+       "(its files were not flushed yet): L's water mark for F is past F's log end."),
+    N_("(2) F comes back with a shorter log. L, still in APPEND state for F, pushes the entries after its water mark; "
+       "F buffers them (they do not follow its log end) and after checkAbnormalFuture's second answers the smallest "
+       "one INCONSISTENT_STATE, which is lost on the way."),
+    N_("(3) L's push times out and it pushes that index again. dledger-0.3.1.2 kept the stuck push in "
+       "writeRequestMap, so F answers REPEATED_PUSH, every time, forever: F never catches up. dledger-0.3.2 removed "
+       "it when it answered, so F buffers the push again, answers it INCONSISTENT_STATE a second later, L goes back "
+       "to COMPARE, truncates and re-sends: F catches up."),
+)
+"""The comments of the schedules lab 04 prints (:data:`~rocketlab.scenarios.dledger_schedules.FIGURE_8` and
+``ISSUE_251``), one paragraph each as :func:`schedule_comments` reads it, marked for the catalogue: the schedules
+stay English (``rocketlab sim`` reads them), :func:`schedule_text` shows them in the kernel's language."""
+
+
+def _paragraphs(script: str) -> list[list[str]]:
+    """``script``'s lines in blocks: one block per comment paragraph (a ``#`` line, then the lines that go on
+    with it: indented after ``#`` or starting in lower case), one block per step line."""
+    blocks: list[list[str]] = []
+    for line in script.splitlines():
+        goes_on = line.startswith("#  ") or (line.startswith("# ") and line[2:3].islower())
+        if goes_on and blocks and blocks[-1][0].startswith("#"):
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    return blocks
+
+
+def _joined(block: Sequence[str]) -> str:
+    return " ".join(line.lstrip("#").strip() for line in block)
+
+
+def schedule_comments(script: str) -> list[str]:
+    """The comment paragraphs of a schedule, each on one line without its ``#``."""
+    return [_joined(block) for block in _paragraphs(script) if block[0].startswith("#")]
+
+
+def schedule_text(script: str) -> str:
+    """A schedule as the lab prints it: its steps as written, each comment paragraph in the kernel's language
+    (one ``#`` line; as written where the catalogue gives no other words for it, as in English)."""
+    out = []
+    for block in _paragraphs(script):
+        said = _(_joined(block)) if block[0].startswith("#") else None
+        out += block if said is None or said == _joined(block) else [f"# {said}"]
+    return "\n".join(out) + "\n"

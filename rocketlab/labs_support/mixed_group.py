@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from rocketlab.i18n import _
 from rocketlab.labs_support.java_oracle import _oracle_or_explain
 from rocketlab.oracle.mixed import MixedGroup
 
@@ -25,24 +26,28 @@ def mixed_dledger_group(appends: int = 10, workdir: str | Path | None = None) ->
         first = g.leader()
         java = g.append_java([b"java %d" % i for i in range(appends)])
         ours = g.append_ours([b"ours %d" % i for i in range(appends)])
-        out.append(f"members: n0 and n1 are ours, n2 is DLedger 0.3.1.2 in Java; leader {first} ({kinds[first]})")
-        out.append(f"{appends} appends from Java's DLedgerClient, codes {sorted({a['code'] for a in java})}; "
-                   f"{appends} from ours, indexes {ours[0]}..{ours[-1]}")
+        out.append(_("members: n0 and n1 are ours, n2 is DLedger 0.3.1.2 in Java; leader {leader} ({kind})").format(
+            leader=first, kind=kinds[first]))
+        out.append(_("{appends} appends from Java's DLedgerClient, codes {codes}; {appends} from ours, indexes "
+                     "{first}..{last}").format(appends=appends, codes=sorted({a["code"] for a in java}), first=ours[0],
+                                               last=ours[-1]))
         g.kill(first)
         second = g.leader()
         g.close_driver()
         g.append_java([b"java after"])
         last = g.append_ours([b"ours after"])[-1]
-        out.append(f"leader {first} SIGKILLed: the group elected {second} ({kinds[second]})")
+        out.append(_("leader {leader} SIGKILLed: the group elected {elected} ({kind})").format(
+            leader=first, elected=second, kind=kinds[second]))
         g.start(first)
         caught_up = g.wait_caught_up(first, last)
-        out.append(f"{first} restarted and caught up to index {last} through {second}'s pushes: {caught_up}")
+        out.append(_("{member} restarted and caught up to index {index} through {leader}'s pushes: {caught_up}").format(
+            member=first, index=last, leader=second, caught_up=caught_up))
     finally:
         g.stop_all()
     logs = {n: [(e["index"], e["term"], bytes(e["body"])) for e in g.read_back(n)["entries"]] for n in kinds}
     same = all(log == logs[second] for log in logs.values())
-    out.append(f"every member's log read back (Java's store by Java, ours by ours): {len(logs[second])} entries, "
-               f"identical: {same}")
+    out.append(_("every member's log read back (Java's store by Java, ours by ours): {n} entries, identical: "
+                 "{same}").format(n=len(logs[second]), same=same))
     return out
 
 
