@@ -46,6 +46,10 @@ CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 """What replaces a ``### BEGIN SOLUTION`` region of code (nbgrader's ``code_stub``)."""
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+NOT_ANSWERED_IMPORT = "from rocketlab.labs_support.answers import not_answered"
+"""The first visible line of a check's test cell: the line it prints while unanswered comes from the catalogue
+(:func:`rocketlab.labs_support.answers.not_answered`), so a lab's Chinese twin, with the same cell, says it in
+Chinese."""
 SOLUTION_LINE = re.compile(r"^(?P<indent>\s*)(?P<target>[A-Za-z_]\w*)\s*=.*#\s*SOLUTION\s*$")
 """otter-grader's one-line solution: ``x = 3  # SOLUTION`` becomes ``x = ...``."""
 ANSWERS_DETAILS = re.compile(r"\n*<details>\s*<summary>\s*(?:Answers?\b|答案).*?</details>\s*", re.S | re.I)
@@ -356,12 +360,12 @@ def check_question(grade_id: str, prompt: str, name: str, answer: Any, test: str
                    points: float = 1) -> list[dict[str, Any]]:
     """The three cells of an auto-graded check: the locked prompt, the answer cell
     (``name = answer  # SOLUTION``) and the test cell, whose ``test`` is hidden from learners
-    (``### BEGIN/END HIDDEN TESTS``) after two visible lines that say when no answer was given yet (they
-    print, never raise: the student version runs top to bottom)."""
+    (``### BEGIN/END HIDDEN TESTS``) after three visible lines that say, in the reader's language, when no
+    answer was given yet (they print, never raise: the student version runs top to bottom)."""
     if not name.isidentifier():
         raise ValueError(f"check {grade_id}: {name!r} is not a Python name")
-    test_source = f"if {name} is ...:\n    print(\"{grade_id}: not answered yet: write your answer in place of ... " \
-                  f"above\")\n{BEGIN_HIDDEN}\n{test.strip()}\n{END_HIDDEN}"
+    test_source = f"{NOT_ANSWERED_IMPORT}\nif {name} is ...:\n    print(not_answered({grade_id!r}))\n" \
+                  f"{BEGIN_HIDDEN}\n{test.strip()}\n{END_HIDDEN}"
     return [_markdown(prompt, _nbgrader(f"{grade_id}-prompt", grade=False, solution=False, locked=True)),
             _code(f"{name} = {answer!r}  # SOLUTION", _nbgrader(grade_id, grade=False, solution=True, locked=False)),
             _code(test_source, _nbgrader(f"{grade_id}-test", grade=True, solution=False, locked=True, points=points))]
