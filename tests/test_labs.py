@@ -113,8 +113,9 @@ VALUES: dict[str, list[str]] = {
         "(RUNS / 'first-pair/nodes/n1/store/config/topics.json').is_file()",  # copied by SlaveSynchronize
         "per_run.pivot(index='run', columns='status', values='puts').fillna(0).astype(int).loc['sync-partition']"
         ".to_dict() == {'FLUSH_SLAVE_TIMEOUT': 7, 'PUT_OK': 20, 'SLAVE_NOT_AVAILABLE': 18}",  # Spark: puts per status
-        "None is not _module('re').fullmatch(r't=\\d+ ms: master n0 ends at (\\d+); slave n1 at 0 \\(\\1 bytes behind\\)\\n"
-        "t=\\d+ ms: master n0 ends at (\\d+); slave n1 at \\2 \\(0 bytes behind\\)', '\\n'.join(lags))",  # then caught up
+        "(lambda n: len(n) == 2 and n[0] == [n[0][0], 1, 0, n[0][0]] and n[0][0] > 0 and n[1] == [n[1][0], 1, n[1][0], 0])("
+        "[[int(x) for x in _module('re').findall(r'\\d+', line)][2:] for line in lags])",  # [end, n1, slave at, behind]:
+        # 0 then caught up (the lines' numbers, in either language)
         "[(p.status, p.wrote_offset, p.wrote_bytes, p.latency_ms) for p in puts] == [('PUT_OK', 0, 99, 0.0), ('PUT_OK', "
         "99, 99, 0.0), ('PUT_OK', 198, 99, 0.0)]",                            # 99 bytes each; 0 ms
         "before_ack.loc['n0', ['broker_id', 'role', 'up', 'min_offset', 'max_offset', 'slaves', 'push2_slave_max_offset']]"

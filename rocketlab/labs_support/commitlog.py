@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rocketlab.i18n import _
 from rocketlab.labs_support import kit_warnings_hidden
 from rocketlab.scenarios.commitlog_store import TOPIC, TickClock, queue_messages
 from rocketlab.store import Message, MessageStore, PutMessageStatus
@@ -21,6 +22,10 @@ from rocketlab.store.consume_queue import unit_position
 from rocketlab.store.crash import simulate_crash
 from rocketlab.store.index_file import index_key_hash_method, index_positions
 from rocketlab.store.message_codec import BLANK_MAGIC_CODE
+from rocketlab.store.recovery import RecoveryReport
+from rocketlab.viz.language import kernel_language
+
+kernel_language()  # lab 02 draws no figure: settle the twin's language here, so that its lines speak it
 
 TINY = {"mapped_file_size_commit_log": 4096, "mapped_file_size_consume_queue": 20 * 16,
         "max_hash_slot_num": 16, "max_index_num": 64}
@@ -129,7 +134,7 @@ def flip_one_byte(root: str | Path, *, count: int = 60, victim: int = 30, body_s
         report = store.recovery_report
         kept = [m.body[:6].decode() for m in queue_messages(store)]
         return {"before": before, "victim_offset": target.wrote_offset, "flipped_at": target.wrote_offset - target.wrote_offset % size + body_at,
-                "summary": report.summary(), "cut_bytes": report.truncated_bytes, "removed_files": report.removed_files,
+                "summary": report.summary(), "report": report, "cut_bytes": report.truncated_bytes, "removed_files": report.removed_files,
                 "units_trimmed": sum(report.consume_queue_units_removed.values()), "messages_left": len(kept),
                 "last_message_left": kept[-1] if kept else None}
     finally:
@@ -151,3 +156,69 @@ def flush_cost(root: str | Path, count: int = 200, body_size: int = 1024) -> dic
             store.shutdown()
     return out
 
+
+
+# ---------------------------------------------------------------------- the lab's printed lines
+def record_size_line(record: bytes) -> str:
+    """A record's length, as its TOTALSIZE field says it."""
+    return _("{n} bytes").format(n=len(record))
+
+
+def full_files_line(files: Any, full: Any, results: list[Any]) -> str:
+    """What section 2's table of CommitLog files shows (pandas, :func:`commitlog_files`; ``full``: its files that
+    end with a blank): how many records a full file holds and why the blank is there."""
+    return _("{files} files; each full file holds {records} records and ends with a blank of {blank}: the next "
+             "{size}-byte record did not fit in what was left with 8 bytes to spare.").format(
+        files=len(files), records=full.records.iloc[0], blank=full.end_of_file_blank.iloc[0],
+        size=results[0].append_message_result.wrote_bytes)
+
+
+def recovery_line(report: RecoveryReport) -> str:
+    """``report.summary()`` in the reader's language (the store logs it in English): how recovery went, where the
+    CommitLog ends, what it cut, removed and trimmed. Why a record was invalid stays as the store says it."""
+    head = (_("normal recovery from {start}: {records} valid records, commit log ends at {end}") if report.normal
+            else _("abnormal (abort file found) recovery from {start}: {records} valid records, commit log ends at {end}"))
+    parts = [head.format(start=report.start_file or "-", records=report.records, end=report.process_offset)]
+    if report.truncated:
+        parts.append(_("cut {n} bytes at {offset} ({why})").format(
+            n=report.truncated_bytes, offset=report.process_offset, why=report.stop_reason))
+    if report.removed_files:
+        parts.append(_("removed files {files}").format(files=", ".join(report.removed_files)))
+    if report.consume_queue_units_removed:
+        parts.append(_("trimmed {n} consume queue units").format(n=sum(report.consume_queue_units_removed.values())))
+    if report.index_files_dropped:
+        parts.append(_("dropped index files {files}").format(files=", ".join(report.index_files_dropped)))
+    return _("; ").join(parts)
+
+
+def pulled_line(pulled: list[Any]) -> str:
+    """How many messages a consumer can pull after the restart."""
+    return _("{n} messages can be pulled after the restart").format(n=len(pulled))
+
+
+def flip_line(flip: dict[str, Any]) -> str:
+    """What one flipped byte (:func:`flip_one_byte`) left: the messages before and after, the last one left."""
+    before = flip["before"]
+    return _("messages before: {before}, after: {after} (last one left: {last}); commit log bytes before: "
+             "{bytes}").format(before=before["units"], after=flip["messages_left"], last=flip["last_message_left"],
+                               bytes=f"{before['commit_log_bytes']:,}")
+
+
+def flip_cost_line(flip: dict[str, Any]) -> str:
+    """What one flipped byte (:func:`flip_one_byte`) cost: the CommitLog bytes from the victim on, the files
+    deleted, the consume-queue units trimmed, the messages lost with them."""
+    before = flip["before"]
+    lost = before["commit_log_bytes"] - flip["victim_offset"]
+    return _("one bad byte cost {lost} bytes of CommitLog: {cut} cut in the victim's file, {files} later files "
+             "deleted, {units} consume-queue units trimmed, i.e. {messages} messages, all but one of them intact.").format(
+        lost=f"{lost:,}", cut=f"{flip['cut_bytes']:,}", files=len(flip["removed_files"]), units=flip["units_trimmed"],
+        messages=before["units"] - flip["messages_left"])
+
+
+def flush_cost_lines(cost: dict[str, float]) -> str:
+    """The mean cost of a put per flush mode (:func:`flush_cost`) and how many times slower SYNC_FLUSH is."""
+    lines = [_("{mode} {micros} µs per put").format(mode=f"{mode:12}", micros=f"{micros:10,.0f}")
+             for mode, micros in cost.items()]
+    lines.append(_("SYNC_FLUSH is {times}x slower per put here; group commit (many producers sharing one fsync) is "
+                   "how a broker gets its throughput back.").format(times=f"{cost['SYNC_FLUSH'] / cost['ASYNC_FLUSH']:.0f}"))
+    return "\n".join(lines)

@@ -60,12 +60,15 @@ def same_bytes_as_java(n: int = 40, workdir: str | Path | None = None) -> list[s
         ours.append(put_result(ours_store.put_message(message)))
     ours_store.reput()
     ours_store.shutdown()
-    lines = [f"RocketMQ {oracle.release} (Java {oracle.jdk.version}) and rocketlab each stored the same {n} messages.",
-             f"put results (status, offsets, msgId, queue offset) identical: {ours == theirs} ({n} of {n})"]
+    lines = [_("RocketMQ {release} (Java {jdk}) and rocketlab each stored the same {n} messages.").format(
+                 release=oracle.release, jdk=oracle.jdk.version, n=n),
+             _("put results (status, offsets, msgId, queue offset) identical: {same} ({n} of {n})").format(
+                 same=ours == theirs, n=n)]
     java_files, our_files = store_files(work / "java"), store_files(work / "ours")
     for kind in sorted(java_files):
         same = sum(a == b for a, b in zip(java_files[kind], our_files.get(kind, []), strict=False))
-        lines.append(f"{kind:<28} {len(java_files[kind])} file(s), byte-identical: {same} of {len(java_files[kind])}")
+        lines.append(_("{kind} {files} file(s), byte-identical: {same} of {files}").format(
+            kind=f"{kind:<28}", files=len(java_files[kind]), same=same))
     return lines
 
 
@@ -88,11 +91,14 @@ def java_slave_of_our_master(puts: int = 60, workdir: str | Path | None = None) 
         pair.stop("master")
     ours = {p.name: p.read_bytes() for p in sorted((pair.master_dir / "commitlog").iterdir())}
     theirs = {p.name: p.read_bytes() for p in sorted((pair.slave_dir / "commitlog").iterdir())}
-    return [f"the Java slave reported its offset after {waited:.1f} s (its haSendHeartbeatInterval here: 1 s)",
-            f"{puts} puts on our SYNC_MASTER: {', '.join(f'{s} x{statuses.count(s)}' for s in sorted(set(statuses)))}",
-            f"a put while the Java slave is paused (SIGSTOP): {paused['status']} after slaveTimeout (3 s)",
-            f"both commit logs end at {end}: {len(ours)} files, byte-identical: "
-            f"{ours.keys() == theirs.keys() and all(ours[k] == theirs[k] for k in ours)}"]
+    return [_("the Java slave reported its offset after {s} s (its haSendHeartbeatInterval here: 1 s)").format(
+                s=f"{waited:.1f}"),
+            _("{n} puts on our SYNC_MASTER: {statuses}").format(
+                n=puts, statuses=", ".join(f"{s} x{statuses.count(s)}" for s in sorted(set(statuses)))),
+            _("a put while the Java slave is paused (SIGSTOP): {status} after slaveTimeout (3 s)").format(
+                status=paused["status"]),
+            _("both commit logs end at {end}: {files} files, byte-identical: {same}").format(
+                end=end, files=len(ours), same=ours.keys() == theirs.keys() and all(ours[k] == theirs[k] for k in ours))]
 
 
 __all__ = ["HOW_TO_GET", "java_slave_of_our_master", "lab_messages", "same_bytes_as_java"]

@@ -25,8 +25,8 @@ from rocketlab.sim import Cluster
 
 __all__ = [
     "TOPIC", "at_least_once", "client_timers", "delay_levels", "layout", "retry_journey", "retry_run", "commits_at_crash", "consumer_after_failover", "crash",
-    "duplicates_table", "failover_timeline", "first_sends", "leave", "long_polling", "owners", "route_table",
-    "send_outcomes", "start",
+    "crash_line", "duplicates_line", "duplicates_table", "failover_timeline", "first_duplicate_owners", "first_sends",
+    "leave", "long_polling", "owners", "route_table", "send_outcomes", "sends_line", "start",
 ]
 
 TOPIC = "TopicTest"
@@ -254,3 +254,28 @@ def at_least_once(seed: int = 1) -> list[dict[str, Any]]:
         finally:
             c.close()
     return rows
+
+
+# ---------------------------------------------------------------------- the lab's printed lines
+def sends_line(c: Cluster) -> str:
+    """The producer's sends before the crash (:func:`send_outcomes`), on one line."""
+    return _("sends before the crash: {outcomes}").format(outcomes=send_outcomes(c))
+
+
+def crash_line(master: str, crash_ms: int, now_ms: int) -> str:
+    """Which master crashed when, and how far the run went on."""
+    return _("crashed {master} at t={crash_ms} ms; the run goes on to t={now_ms} ms").format(
+        master=master, crash_ms=crash_ms, now_ms=now_ms)
+
+
+def duplicates_line(dups: list[dict[str, Any]]) -> str:
+    """How many messages the group consumed twice (:func:`duplicates_table`), counted by why."""
+    return _("messages consumed twice: {n}; why: {why}").format(n=len(dups), why=dict(Counter(d["why"] for d in dups)))
+
+
+def first_duplicate_owners(c: Cluster, dups: list[dict[str, Any]]) -> Any:
+    """Who owned the queue of the first duplicate when (:func:`owners`, a pandas DataFrame), or a line saying
+    that this seed consumed nothing twice."""
+    import pandas as pd  # lazy: 0.3 s to import, and only this table needs it
+
+    return pd.DataFrame(owners(c, dups[0]["queue"])) if dups else _("no duplicates with this seed")

@@ -30,10 +30,11 @@ from rocketlab.trace.rundir import fresh_dir
 from rocketlab.viz import role_timeline, write_report
 
 __all__ = [
-    "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "first_push_refused", "first_roles",
-    "failover_rounds", "fresh_dir", "has_master", "layer_events", "master_slave_crash", "median_latency_ms", "node_table", "put_round_trips",
-    "commit_lines", "readable_bodies", "role_timelines", "run_demo", "run_tour", "spark_runs_summary", "steady_puts",
-    "titled", "write_tour_report",
+    "LATENCY", "TOPIC", "Demo", "dledger_failover", "failover_breakdown", "failover_lines", "first_push_refused",
+    "first_roles", "failover_rounds", "fresh_dir", "has_master", "layer_events", "master_slave_crash", "median_latency_ms",
+    "new_leader_lines", "node_table", "put_round_trips", "commit_lines", "readable_bodies", "role_lines", "role_timelines",
+    "round_trip_lines", "run_demo", "run_tour", "spark_runs_summary", "steady_puts", "titled", "vote_rounds_line",
+    "write_tour_report",
 ]
 
 LAYERS = {"DLedger": frozenset({"LEADER", "FOLLOWER", "CANDIDATE"}), "broker": frozenset({"MASTER", "SLAVE"})}
@@ -195,3 +196,63 @@ def commit_lines(events: list[dict[str, Any]], leader: str, since_ms: int) -> li
                        "the last entry, {final}, not yet").format(node=node, first=min(mine), last=max(mine),
                                                                   with_next=with_next, final=max(pushes)))
     return lines
+
+
+# ---------------------------------------------------------------------- the lab's printed lines
+def role_lines(events: list[dict[str, Any]]) -> str:
+    """Section 1's two lines: the DLedger role the trace first gives each member and when, and since when each
+    FOLLOWER follows."""
+    first = {n: _("{role} at {t} ms").format(role=role, t=t) for n, (t, role) in sorted(first_roles(events).items())}
+    since = {e["node"]: e["t"] for e in events if e["kind"] == "role" and e["role"] == "FOLLOWER"}
+    return "\n".join([_("first DLedger role in the trace: {roles}").format(roles=first),
+                      _("FOLLOWER since: {since}").format(since=since)])
+
+
+def vote_rounds_line(events: list[dict[str, Any]]) -> str:
+    """Every vote round of the trace as ``(t ms, candidate, term, result)``."""
+    rounds = [(e["t"], e["node"], e["term"], e["result"]) for e in events if e["kind"] == "vote_round"]
+    return _("vote rounds (t ms, candidate, term, result): {rounds}").format(rounds=rounds)
+
+
+def round_trip_lines(rt: dict[str, Any], known_ms: int, refused: dict[str, Any] | None) -> str:
+    """Section 2's lines: when the first put started and since when the followers knew their leader, the puts'
+    latencies (:func:`put_round_trips`), and the push refused before the leader's heartbeat (None: none was)."""
+    return "\n".join([
+        _("first put at {start} ms; both followers knew their leader since {known} ms").format(
+            start=rt["first_start"], known=known_ms),
+        _("put latency: first {first} ms, mean {mean} ms, longest {longest} ms ({n} puts)").format(
+            first=f"{rt['first']:.0f}", mean=rt["mean"], longest=f"{rt['max']:.0f}", n=rt["puts"]),
+        _("a push refused because it came before the leader's heartbeat: {refused}").format(refused=refused)])
+
+
+def failover_lines(old: str, b: dict[str, int], fr: dict[str, Any]) -> str:
+    """Section 3's lines: where the failover's time went (:func:`failover_breakdown`) and the vote rounds that
+    decided it (:func:`failover_rounds`)."""
+    return "\n".join([
+        _("last heartbeat from {old} at {beat} ms, {before} ms before the crash at {crash}").format(
+            old=old, beat=b["last_heartbeat"], before=b["crash"] - b["last_heartbeat"], crash=b["crash"]),
+        _("first CANDIDATE at {t}: {after_beat} ms after that heartbeat, {after_crash} ms after the crash").format(
+            t=b["candidate"], after_beat=b["candidate"] - b["last_heartbeat"], after_crash=b["candidate"] - b["crash"]),
+        _("LEADER at {leader}: +{voting} ms of voting; MASTER at {master}: +{handler} ms for the role change "
+          "handler").format(leader=b["leader"], voting=b["leader"] - b["candidate"], master=b["master"],
+                            handler=b["master"] - b["leader"]),
+        _("without a master: {candidate} + {voting} + {handler} = {total} ms").format(
+            candidate=b["candidate"] - b["crash"], voting=b["leader"] - b["candidate"],
+            handler=b["master"] - b["leader"], total=b["master"] - b["crash"]),
+        _("vote rounds after the crash (t ms, candidate, term, result): {rounds}").format(rounds=fr["rounds"]),
+        _("{node} moved to term {term} {waited} ms after its failed round").format(
+            node=fr["mover"], term=fr["new_term"], waited=fr["waited_ms"])])
+
+
+def new_leader_lines(new_roles: dict[str, int], p: dict[str, Any] | None) -> str:
+    """Section 3's last lines: when the new leader became LEADER and MASTER, and its first push that a follower
+    refused (:func:`first_push_refused`; None: every push came after the follower's heartbeat)."""
+    lines = [_("LEADER at {leader} ms, MASTER at {master} ms: {later} ms later").format(
+        leader=new_roles["LEADER"], master=new_roles["MASTER"], later=new_roles["MASTER"] - new_roles["LEADER"])]
+    if p is None:
+        lines.append(_("no push of the new leader came before its heartbeat"))
+    else:
+        lines.append(_("its first push reached {follower} at {push} ms, before its heartbeat did ({follower} FOLLOWER "
+                       "at {since} ms): refused; the next push at {next} ms, {pause} ms later").format(
+            follower=p["follower"], push=p["push"], since=p["follower_since"], next=p["next_push"], pause=p["pause"]))
+    return "\n".join(lines)
