@@ -12,6 +12,12 @@ from rocketlab import i18n
 from rocketlab.controller.elect_policy import elect_master
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.labs_support.controller_mode_lines import election_lines, loss_lines, median_lines
+from rocketlab.labs_support.rocketmq_on_dledger import (
+    recovery_text,
+    restart_all,
+    stale_units_after_truncation,
+)
+from rocketlab.scenarios.broker_on_dledger import new_broker_group
 from tests.i18n_support import IDEOGRAPH, no_language_set  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.usefixtures("no_language_set")
@@ -82,3 +88,32 @@ def test_the_loss_lines_keep_labs_english():
         "the cut-off master (defaults) answered PUT_OK 5 times with its SyncStateSet still [1, 2, 3]"]
     i18n.set_language("zh-CN")
     assert loss_lines(losses).splitlines()[1] == "controller-5663 --profile before-5798  已确认  5，丢失 5，违反不变式 1"
+
+
+def _recoveries(c) -> dict[str, tuple[str, str]]:
+    return {n: (c.node(n).store.recovery_report.summary(), recovery_text(
+        c.node(n).store.recovery_report, c.node(n).commit_log.dledger_store.recovery_report)) for n in c.live_nodes()}
+
+
+def test_lab05s_recovery_lines_say_the_stores_summary_in_either_language(tmp_path):
+    """Lab 05 prints each member's recovery (sections 4 and 5) through ``recovery_text``: in English word for
+    word the store's own ``summary()`` (a cut tail, an upgrade from the old commit log, a plain restart), in
+    Chinese the same facts, the check's reason as the store gives it."""
+    i18n.set_language("en")
+    stale = stale_units_after_truncation(tmp_path / "stale")
+    assert stale["recovery_shown"] == stale["recovery"] and "cut the tail at 190" in stale["recovery"]
+    c = new_broker_group(tmp_path / "upgrade", old_messages=150)
+    try:
+        upgraded = _recoveries(c)
+        assert all(shown == summary and "upgraded from the old commit log" in summary
+                   for summary, shown in upgraded.values()), upgraded
+        i18n.set_language("zh-CN")
+        assert all(IDEOGRAPH.search(shown) and "upgraded" not in shown for _summary, shown in _recoveries(c).values())
+        restart_all(c)
+        i18n.set_language("en")
+        assert all(shown == summary for summary, shown in _recoveries(c).values())
+    finally:
+        c.close()
+    i18n.set_language("zh-CN")
+    shown = stale_units_after_truncation(tmp_path / "stale-zh")["recovery_shown"]
+    assert "在 190 处截掉尾部：entry at 190: pos 4294967296 != 190" in shown, shown

@@ -6,7 +6,7 @@ upgrade from a classic commit log and the retention of old and DLedger files.
 Everything here drives the real store, DLedger and broker cores in the simulator and reads them back;
 the lab's cells only call these and print what they return. The lines they print come from the functions at
 the end (``put_line``, ``failover_lines`` ...) through the one catalogue, so both twins run the same cells and
-each speaks its reader's language (the stores' recovery summaries are quoted as the store writes them). The
+each speaks its reader's language (the stores' recovery summaries too: :func:`recovery_text`). The
 group itself (``new_broker_group``, ``bodies``, ...) is built by :mod:`rocketlab.scenarios.broker_on_dledger`,
 which the grader and the sample data share.
 """
@@ -37,7 +37,7 @@ from rocketlab.store.message_codec import decode_message
 __all__ = [
     "cut_off_master_and_put", "cut_off_lines", "decoded_lines", "digest_lines", "entry_dump", "expire_dledger_files",
     "expire_old_files", "failover", "failover_lines", "file_layout", "healed_lines", "inflight_line", "new_log_lines",
-    "put_line", "record_in_entry", "replica_digests", "restart_all", "restart_lines", "retention_lines",
+    "put_line", "record_in_entry", "recovery_text", "replica_digests", "restart_all", "restart_lines", "retention_lines",
     "stale_lines", "stale_units_after_truncation", "upgrade_lines", "upgrade_report", "visibility", "which_log",
 ]
 
@@ -192,6 +192,7 @@ def stale_units_after_truncation(run_dir: str | Path, *, trim: bool = False, see
     result = {"follower": follower, "before_restart": before, "after_restart": after,
               "ledger_end_index": core.server.ledger_end_index,
               "recovery": core.store.recovery_report.summary(),
+              "recovery_shown": recovery_text(core.store.recovery_report, core.commit_log.dledger_store.recovery_report),
               "recovery_trimmed": core.store.recovery_report.consume_queue_units_removed}
     c.close()
     return result
@@ -377,12 +378,54 @@ def stale_lines(stale: Mapping[str, Any]) -> str:
                                                                           index=stale["ledger_end_index"]),
         _("units before the restart: {units}").format(units=stale["before_restart"]),
         _("units after the restart:  {units}").format(units=stale["after_restart"]),
-        _("recovery at the restart: {summary}").format(summary=stale["recovery"]),
+        _("recovery at the restart: {summary}").format(summary=stale["recovery_shown"]),
         _("trimmed by recovery: {trimmed}").format(trimmed=stale["recovery_trimmed"])])
 
 
+def _classic_text(r: Any) -> str:
+    """A classic commit log's ``RecoveryReport.summary()`` in the kernel's language (the reasons as the store
+    gives them)."""
+    text = (_("normal recovery from {file}: {records} valid records, commit log ends at {end}") if r.normal else
+            _("abnormal recovery (abort file found) from {file}: {records} valid records, commit log ends at {end}")
+            ).format(file=r.start_file or "-", records=r.records, end=r.process_offset)
+    if r.truncated:
+        text += _("; cut {size} bytes at {at} ({reason})").format(size=r.truncated_bytes, at=r.process_offset,
+                                                                  reason=r.stop_reason)
+    if r.removed_files:
+        text += _("; removed files {files}").format(files=", ".join(r.removed_files))
+    if r.consume_queue_units_removed:
+        text += _("; trimmed {units} consume queue units").format(units=sum(r.consume_queue_units_removed.values()))
+    if r.index_files_dropped:
+        text += _("; dropped index files {files}").format(files=", ".join(r.index_files_dropped))
+    return text
+
+
+def recovery_text(report: Any, dledger: Any) -> str:
+    """What a member's recovery did, in the kernel's language: the store's ``DLedgerRecoveryReport.summary()``
+    (English: word for word the same), from ``report`` and the DLedger store's own recovery report ``dledger``
+    (None: the store was empty). The reasons a check gives (``pos 4294967296 != 190``) stay as the store gives them."""
+    if dledger is None:
+        part = _("empty")
+    else:
+        part = _("recovered entries up to index {index} (term {term}), data end {end}").format(
+            index=dledger.end_index, term=dledger.end_term, end=dledger.process_offset)
+        if dledger.reason is not None:
+            part += _("; cut the tail at {at}: {reason}").format(at=dledger.process_offset, reason=dledger.reason)
+            if dledger.dropped_files:
+                part += _("; dropped files {files}").format(files=dledger.dropped_files)
+    text = _("DLedger: {dledger}; divided commit log offset {divided}").format(
+        dledger=part, divided=report.divided_commitlog_offset)
+    if report.upgraded and report.old_recovery is not None:
+        text += _("; upgraded from the old commit log ({old})").format(old=_classic_text(report.old_recovery))
+        if report.blank_written_at is not None:
+            text += _("; old blank written at {at}").format(at=report.blank_written_at)
+    return text
+
+
 def _report_rows(c: Cluster) -> list[str]:
-    return [f"{node} {summary}" for node, summary in upgrade_report(c).items()]
+    """Per live member, what its store's recovery did (:func:`recovery_text`)."""
+    return [f"{n} " + recovery_text(c.node(n).store.recovery_report, c.node(n).commit_log.dledger_store.recovery_report)
+            for n in c.live_nodes()]
 
 
 def upgrade_lines(c: Cluster, divided: int) -> str:
