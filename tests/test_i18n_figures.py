@@ -42,6 +42,7 @@ from rocketlab.viz.cluster_view.film import make_film
 from rocketlab.viz.cluster_view.widget import ClusterView
 from rocketlab.viz.figures.figure16 import LAB_TITLES, downtime_cdf
 from rocketlab.viz.graphs import vote_terms
+from rocketlab.viz.offset_space import LAB_LANES, offset_space
 from rocketlab.viz.timeline import FAULT_WORDS
 from tests.i18n_support import IDEOGRAPH, no_language_set  # noqa: F401  (the fixture)
 from tests.test_lab_twins import WORD, glossary_terms
@@ -302,3 +303,20 @@ def test_every_fault_action_has_words_and_a_chinese_timeline_names_it():
     assert list(role_timeline(events).data[-1].text) == ["crash n0", "partition n1 | n2"]
     i18n.set_language("zh-CN")
     assert list(role_timeline(events).data[-1].text) == ["宕机 n0", "网络分区 n1 | n2"]
+
+
+def test_the_lanes_lab05_passes_to_the_offset_space_are_in_the_catalogue():
+    """Lab 05 names the offset-space figure's two lanes in its code cell (the same in both languages): each is a
+    catalogue entry, still what the lab passes, and the Chinese figure names the lanes, and everything else,
+    in Chinese."""
+    code = "".join(twin_code("05_rocketmq_on_dledger.ipynb"))
+    for lane in LAB_LANES:
+        assert f'"{lane}"' in code, f"lab 05 does not pass {lane!r} any more"
+    rows = [{"log": "old commit log", "name": "00000000000000000000", "start": 0, "end": 65536, "written": 65536},
+            {"log": "DLedger log", "name": "00000000000000065536", "start": 65536, "end": 131072, "written": 512}]
+    i18n.set_language("zh-CN")
+    fig = offset_space({lane: rows for lane in LAB_LANES}, divided=65536)
+    assert {y for trace in fig.data for y in trace.y} == {"升级并写入 120 条消息之后", "文件保留清理之后"}
+    assert (left := figure_english({"offset space": fig})) == [], left
+    i18n.set_language("en")
+    assert {y for trace in offset_space({lane: rows for lane in LAB_LANES}).data for y in trace.y} == set(LAB_LANES)

@@ -1,4 +1,4 @@
-"""The lines the labs print through their helpers (``rocketlab.labs_support``) instead of English written in their
+"""The lines labs 00, 02 and 08 print through their helpers (``rocketlab.labs_support``) instead of English written in their
 code cells: in English word for word what the cells printed before (the twins share the cells, so the English lab
 must not change), in Chinese through the catalogue. Lab 02's recovery line is the store's own summary (which the
 store logs in English) said again in the reader's language."""

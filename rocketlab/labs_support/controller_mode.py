@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from rocketlab.controller.elect_policy import compare_live_info, java_int
 from rocketlab.controller.heartbeat_manager import BrokerLiveInfo
 from rocketlab.controller.invariants import ControllerModeChecker
 from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.scenarios.controller_mode import controller_leader, master_set, put_nowait, settle
 from rocketlab.scenarios.registry import ScenarioArgs, get_scenario
 from rocketlab.sim import Cluster
@@ -28,11 +29,23 @@ from rocketlab.store.cli import iter_commit_log
 
 __all__ = [
     "acked_missing", "brokers_table", "comparator_wrap", "controller_calls", "epoch_files", "expansions",
-    "failover_times", "failover_with_in_flight", "host_against_crash", "loss_table", "new_cluster", "start_up", "three_ways",
-    "wait_for_full_set",
+    "failover_times", "failover_with_in_flight", "host_against_crash", "loss_table", "named", "new_cluster", "start_up",
+    "three_ways", "wait_for_full_set",
 ]
 
 TOPIC = "TopicTest"
+
+NAMES = frozenset((
+    N_("controller mode"), N_("DLedger commit log"), N_("controller mode, allAck"), N_("classic SYNC_MASTER (4.x)"),
+    N_("process crash"), N_("host failure")))
+"""The designs' and faults' names as the tables hold them (:func:`failover_times`, :func:`three_ways`), each a
+catalogue entry: the tables keep them in English (the lab's cells index the tables by them), the lines name them
+in the kernel's language (:func:`named`)."""
+
+
+def named(name: str) -> str:
+    """A design's or fault's name in the kernel's language (any other name as given)."""
+    return _(name) if name in NAMES else name
 
 
 def new_cluster(data_dir: str | Path | None = None, seed: int = 1, brokers: int = 3, **broker: Any) -> Cluster:
@@ -82,7 +95,8 @@ def controller_calls(c: Cluster, until_ms: int | None = None, node: str | None =
                          .format(node=e["node"], request=e["request"], code=e["code"]))
         elif e["kind"] == "broker_inactive":
             lines.append(f"t={e['t']:>6} " + _("{node}: broker {broker_id} inactive ({reason})").format(
-                node=e["node"], broker_id=e.get("broker_id"), reason=e.get("reason")))
+                node=e["node"], broker_id=e.get("broker_id"), reason=_(INACTIVE[e["reason"]]) if e.get("reason") in
+                INACTIVE else e.get("reason")))
         elif e["kind"] == "controller_leader":
             lines.append(f"t={e['t']:>6} " + _("{node} leads the controllers (their DLedger group, term {term})").format(
                 node=e["node"], term=e.get("term")))
@@ -242,7 +256,7 @@ def host_against_crash(times: Sequence[Mapping[str, Any]]) -> list[str]:
     one after a process crash, and how much longer the silent host took."""
     median = {(r["design"], r["fault"]): r["median (ms)"] for r in times}
     return [_("{design}: host failure median {host} ms against {crash} ms after a process crash: {longer} ms longer")
-            .format(design=design, host=f"{median[(design, 'host failure')]:.0f}",
+            .format(design=named(design), host=f"{median[(design, 'host failure')]:.0f}",
                     crash=f"{median[(design, 'process crash')]:.0f}",
                     longer=f"{median[(design, 'host failure')] - median[(design, 'process crash')]:.0f}")
             for design in dict.fromkeys(r["design"] for r in times)]
@@ -253,6 +267,18 @@ def _dledger_brokers(seed: int) -> Cluster:
     if not c.run_until(lambda c: c.leader() is not None, timeout_ms=60_000):
         raise RuntimeError(f"DLedger brokers, seed {seed}: no master within 60 s")
     return c
+
+
+INACTIVE = {"channel closed": N_("channel closed"), "heartbeat timeout": N_("heartbeat timeout")}
+"""The reasons of a ``broker_inactive`` event (:mod:`rocketlab.controller.controller_core`) as the lines say them."""
+_CAUGHT_UP = re.compile(r"slave (\d+) caught up at (\d+)")
+
+
+def _caught_up(reason: str) -> str:
+    """The AutoSwitch HA service's reason for a proposed expansion (``slave 3 caught up at 1615``, as it traces
+    it) in the kernel's language; any other reason as traced."""
+    m = _CAUGHT_UP.fullmatch(reason)
+    return _("slave {slave_id} caught up at {offset}").format(slave_id=m[1], offset=m[2]) if m else reason
 
 
 def expansions(c: Cluster, since_ms: int) -> list[str]:
@@ -280,7 +306,7 @@ def expansions(c: Cluster, since_ms: int) -> list[str]:
                          .format(node=e["node"], slave=e["slave"], offset=e["offset"], ms=t - handshake[e["slave"]]))
         elif kind == "sync_state_set_proposed" and "caught up" in str(e.get("reason")):
             lines.append(f"t={t:>6} " + _("{node}: {reason}: proposes {members}").format(
-                node=e["node"], reason=e["reason"], members=e["members"]))
+                node=e["node"], reason=_caught_up(str(e["reason"])), members=e["members"]))
         elif kind == "controller_apply" and e.get("event") == "ALTER_SYNC_STATE_SET_EVENT" \
                 and e.get("index") not in committed:
             committed.add(e.get("index"))

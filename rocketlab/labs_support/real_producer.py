@@ -96,7 +96,8 @@ def follow_real_producer(count: int = 6, workdir: str | Path | None = None,
     layout = "dledger" if name == "kit" else "single"
     work = fresh_dir(workdir) if workdir else Path(tempfile.mkdtemp(prefix="rocketlab-real-producer-"))
     group = Backend(name, work, java, layout).start()
-    lines = [f"broker: {name} ({layout}), name server {group.namesrv_addr}"]
+    lines = [_("broker: {name} ({layout}), name server {addr}").format(name=name, layout=layout,
+                                                                       addr=group.namesrv_addr)]
     try:
         with ClientApp(java, work, name="lab-client") as app:
             app.create_topic(group.namesrv_addr, TOPIC)
@@ -105,22 +106,31 @@ def follow_real_producer(count: int = 6, workdir: str | Path | None = None,
             host, phy = decode_message_id(s["offset_msg_id"])
             store = group.workdir / _broker_of(group, host[1]) / "store"
             unit = _unit_when_dispatched(store, s)
-            rec = commit_log_record(store, phy, unit["size"])
-            lines += [
-                f"send {s['i']}: {s['status']}, queue {s['queue']}, queue offset {s['queue_offset']}, "
-                f"{s['size']} B body, tags {s['tags']}; offsetMsgId {s['offset_msg_id']} = {host[0]}:{host[1]} "
-                f"+ physical offset {phy}",
-                f"  ConsumeQueue {TOPIC}/{s['queue']} unit {s['queue_offset']}: physical offset "
-                f"{unit['physical_offset']}, size {unit['size']}, tags code {unit['tags_code']} "
-                f"(hashCode of {s['tags']!r}: {tags_string_to_tags_code(s['tags'])})",
-                f"  CommitLog {rec['file']} at {rec['position']}: TOTALSIZE {rec['store_size']}, topic {rec['topic']}, "
-                f"queue {rec['queue_id']}, queue offset {rec['queue_offset']}, PHYSICALOFFSET "
-                f"{rec['commit_log_offset']}, sysFlag {rec['sys_flag']}"
-                + (f" (compressed: {rec['body_length']} B stored)" if rec["compressed"] else "")
-                + f", born host {rec['born_host']}"]
+            lines += _send_lines(s, f"{host[0]}:{host[1]}", phy, unit, commit_log_record(store, phy, unit["size"]))
     finally:
         group.kill()
     return lines
+
+
+def _send_lines(s: dict[str, Any], host: str, phy: int, unit: dict[str, int], rec: dict[str, Any]) -> list[str]:
+    """One send followed: its SendResult, its ConsumeQueue unit and its CommitLog record, in the kernel's language."""
+    record = (_("CommitLog {file} at {position}: TOTALSIZE {size}, topic {topic}, queue {queue}, queue offset "
+                "{queue_offset}, PHYSICALOFFSET {phy}, sysFlag {flag} (compressed: {stored} B stored), born host {host}")
+              if rec["compressed"] else
+              _("CommitLog {file} at {position}: TOTALSIZE {size}, topic {topic}, queue {queue}, queue offset "
+                "{queue_offset}, PHYSICALOFFSET {phy}, sysFlag {flag}, born host {host}"))
+    return [
+        _("send {i}: {status}, queue {queue}, queue offset {queue_offset}, {size} B body, tags {tags}; offsetMsgId "
+          "{msg_id} = {host} + physical offset {phy}").format(
+            i=s["i"], status=s["status"], queue=s["queue"], queue_offset=s["queue_offset"], size=s["size"],
+            tags=s["tags"], msg_id=s["offset_msg_id"], host=host, phy=phy),
+        "  " + _("ConsumeQueue {topic}/{queue} unit {queue_offset}: physical offset {phy}, size {size}, tags code "
+                 "{code} (hashCode of {tags}: {hash})").format(
+            topic=TOPIC, queue=s["queue"], queue_offset=s["queue_offset"], phy=unit["physical_offset"],
+            size=unit["size"], code=unit["tags_code"], tags=repr(s["tags"]), hash=tags_string_to_tags_code(s["tags"])),
+        "  " + record.format(file=rec["file"], position=rec["position"], size=rec["store_size"], topic=rec["topic"],
+                             queue=rec["queue_id"], queue_offset=rec["queue_offset"], phy=rec["commit_log_offset"],
+                             flag=rec["sys_flag"], stored=rec["body_length"], host=rec["born_host"])]
 
 
 def _broker_of(group: Backend, port: int) -> str:

@@ -4,30 +4,41 @@ role change handler's wait, the stale consume-queue units a truncation leaves un
 upgrade from a classic commit log and the retention of old and DLedger files.
 
 Everything here drives the real store, DLedger and broker cores in the simulator and reads them back;
-the lab's cells only call these and print what they return. The group itself (``new_broker_group``,
-``bodies``, ...) is built by :mod:`rocketlab.scenarios.broker_on_dledger`, which the grader and the sample
-data share.
+the lab's cells only call these and print what they return. The lines they print come from the functions at
+the end (``put_line``, ``failover_lines`` ...) through the one catalogue, so both twins run the same cells and
+each speaks its reader's language (the stores' recovery summaries too: :func:`recovery_text`). The
+group itself (``new_broker_group``, ``bodies``, ...) is built by :mod:`rocketlab.scenarios.broker_on_dledger`,
+which the grader and the sample data share.
 """
 
 from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rocketlab.dledger.entry import BODY_OFFSET, DLedgerEntry
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.labs_support import kit_warnings_hidden
 from rocketlab.labs_support.dledger_replication import ENTRY_HEADER
-from rocketlab.scenarios.broker_on_dledger import TOPIC, new_broker_group, put_nowait, wait_for_master
+from rocketlab.scenarios.broker_on_dledger import (
+    FILE,
+    TOPIC,
+    bodies,
+    new_broker_group,
+    put_nowait,
+    wait_for_master,
+)
 from rocketlab.sim import Cluster
 from rocketlab.store.message_codec import decode_message
 
 __all__ = [
-    "cut_off_master_and_put", "expire_dledger_files", "expire_old_files", "failover", "file_layout", "record_in_entry",
-    "replica_digests", "restart_all", "stale_units_after_truncation", "upgrade_report", "visibility", "which_log",
+    "cut_off_master_and_put", "cut_off_lines", "decoded_lines", "digest_lines", "entry_dump", "expire_dledger_files",
+    "expire_old_files", "failover", "failover_lines", "file_layout", "healed_lines", "inflight_line", "new_log_lines",
+    "put_line", "record_in_entry", "recovery_text", "replica_digests", "restart_all", "restart_lines", "retention_lines",
+    "stale_lines", "stale_units_after_truncation", "upgrade_lines", "upgrade_report", "visibility", "which_log",
 ]
 
 HOUR_MS = 3600 * 1000
@@ -100,7 +111,7 @@ def replica_digests(c: Cluster) -> dict[str, str]:
                 break
             digest.update(chunk)
             pos += len(chunk)
-        out[n] = f"{end - start} bytes, sha256 {digest.hexdigest()[:16]}"
+        out[n] = _("{size} bytes, sha256 {digest}").format(size=end - start, digest=digest.hexdigest()[:16])
     return out
 
 
@@ -181,6 +192,7 @@ def stale_units_after_truncation(run_dir: str | Path, *, trim: bool = False, see
     result = {"follower": follower, "before_restart": before, "after_restart": after,
               "ledger_end_index": core.server.ledger_end_index,
               "recovery": core.store.recovery_report.summary(),
+              "recovery_shown": recovery_text(core.store.recovery_report, core.commit_log.dledger_store.recovery_report),
               "recovery_trimmed": core.store.recovery_report.consume_queue_units_removed}
     c.close()
     return result
@@ -214,6 +226,11 @@ def file_layout(c: Cluster, node: str) -> list[dict[str, Any]]:
               "end": f.file_from_offset + f.file_size, "written": f.wrote_position}
              for f in cl.data_file_list.mapped_files]
     return rows
+
+
+LOG_NAMES = {"old commit log": N_("old commit log"), "DLedger log": N_("DLedger log")}
+"""The logs' names as printed (:func:`which_log` and :func:`file_layout` name them in English, as the exercise's
+``which_log`` answers)."""
 
 
 def which_log(c: Cluster, node: str, phy_offset: int) -> str:
@@ -278,3 +295,167 @@ def expire_dledger_files(c: Cluster, node: str, days_later: int = 5) -> dict[str
             "ledger begin index": cl.dledger_store.ledger_begin_index,
             "min phy offset": store.get_min_phy_offset(), "first DLedger file": cl.data_file_list.min_offset,
             "queue min offset": store.get_min_offset_in_queue(TOPIC, 0)}
+
+
+# ---------------------------------------------------------------------- the lines the cells print
+def put_line(master: str, put: Any) -> str:
+    """Section 1: the put's answer, with its physical and queue offsets."""
+    return _("master {master}: {status}, physical offset {offset}, queue offset {queue_offset}").format(
+        master=master, status=put.status, offset=put.wrote_offset, queue_offset=put.queue_offset)
+
+
+def entry_dump(r: Mapping[str, Any]) -> str:
+    """Section 1: the file and position of the entry, then the hex dumps of its header and of the record's
+    first 64 bytes (:func:`~rocketlab.labs_support.rocketmq_on_dledger.record_in_entry`)."""
+    return "\n".join([_("file {file} entry at position {pos}").format(file=r["file"], pos=r["entry_pos"]),
+                      _("entry header:"), r["header_dump"], _("record (its first 64 bytes):"), r["record_dump"]])
+
+
+def decoded_lines(r: Mapping[str, Any]) -> str:
+    """Section 1: the decoded header and record, and the two sums a learner checks ``phy_offset`` against."""
+    header, record = r["header"], r["record"]
+    return "\n".join([
+        _("entry header: {header}").format(header=header),
+        _("record: {record}").format(record=record),
+        _("entry pos + 48 = {sum}; PHYSICALOFFSET in the record = {phy}").format(
+            sum=header["pos"] + 48, phy=record["commit_log_offset"]),
+        _("entry size = 48 + bodySize: {size} = 48 + {body_size}; record TOTALSIZE = {total}").format(
+            size=header["size"], body_size=header["body_size"], total=record["store_size"])])
+
+
+def digest_lines(c: Cluster, digests: Mapping[str, str]) -> str:
+    """Section 1: per member, its role and the digest of its committed DLedger bytes; whether they agree."""
+    rows = [f"{node} {c.node(node).role} {digest}" for node, digest in digests.items()]
+    same = len(set(digests.values())) == 1
+    return "\n".join([*rows, _("identical on every replica: {same}").format(same=same)])
+
+
+def _visibility_rows(c: Cluster, seen: Mapping[str, Mapping[str, int]]) -> list[str]:
+    return [f"{node} {c.node(node).role} {dict(seen[node])}" for node in c.node_ids]
+
+
+def cut_off_lines(c: Cluster, cut: str, answered: bool, seen: Mapping[str, Mapping[str, int]],
+                  pulled: list[bytes]) -> str:
+    """Section 2: the cut-off master's put unanswered, what each member has written, committed and
+    dispatched (:func:`~rocketlab.labs_support.rocketmq_on_dledger.visibility`), what a consumer pulls."""
+    return "\n".join([_("{cut} cut off; the put is answered: {answered}").format(cut=cut, answered=answered),
+                      *_visibility_rows(c, seen),
+                      _("a consumer pulls {n} messages; the last is {last}").format(n=len(pulled), last=pulled[-1])])
+
+
+def healed_lines(c: Cluster, pending: Any, pulled: list[bytes]) -> str:
+    """Section 2, after the heal: the put's answer, each member's visibility now, the last message pulled."""
+    seen = {node: visibility(c, node) for node in c.node_ids}
+    return "\n".join([_("the put is answered: {status}").format(status=pending.status), *_visibility_rows(c, seen),
+                      _("the last message a consumer pulls: {last}").format(last=pulled[-1])])
+
+
+def failover_lines(f: Mapping[str, Any]) -> str:
+    """Section 3: the crash, the new DLedger leader's snapshot, the MASTER's, the wait between them and the
+    role change handler's tasks (:func:`~rocketlab.labs_support.rocketmq_on_dledger.failover`)."""
+    return "\n".join([
+        _("crash of {old} at t={t} ms; puts acknowledged before the crash: {acked}").format(
+            old=f["old_master"], t=f["crashed_at"], acked=f["acked_before_crash"]),
+        _("{node} leads DLedger at t={t} ms: {state}").format(node=f["new_leader"], t=f["leader_at"],
+                                                             state=f["at_leadership"]),
+        _("{node} is MASTER at t={t} ms: {state}").format(node=f["new_leader"], t=f["master_at"],
+                                                          state=f["at_master"]),
+        _("the LEADER task waited {ms} ms").format(ms=f["master_at"] - f["leader_at"]),
+        _("role change tasks (term, DLedger role, outcome): {tasks}").format(tasks=f["handled"])])
+
+
+def inflight_line(inflight: list[bytes], sent: int) -> str:
+    """Section 3: how many of the puts in flight at the crash a consumer reads after the failover."""
+    return _("in-flight messages a consumer can read after the failover: {n} of {sent}").format(
+        n=len(inflight), sent=sent)
+
+
+def stale_lines(stale: Mapping[str, Any]) -> str:
+    """Section 4: the follower's units before and after its restart, and what the recovery did
+    (:func:`~rocketlab.labs_support.rocketmq_on_dledger.stale_units_after_truncation`)."""
+    return "\n".join([
+        _("follower {node} ledger end after the TRUNCATE: {index}").format(node=stale["follower"],
+                                                                          index=stale["ledger_end_index"]),
+        _("units before the restart: {units}").format(units=stale["before_restart"]),
+        _("units after the restart:  {units}").format(units=stale["after_restart"]),
+        _("recovery at the restart: {summary}").format(summary=stale["recovery_shown"]),
+        _("trimmed by recovery: {trimmed}").format(trimmed=stale["recovery_trimmed"])])
+
+
+def _classic_text(r: Any) -> str:
+    """A classic commit log's ``RecoveryReport.summary()`` in the kernel's language (the reasons as the store
+    gives them)."""
+    text = (_("normal recovery from {file}: {records} valid records, commit log ends at {end}") if r.normal else
+            _("abnormal recovery (abort file found) from {file}: {records} valid records, commit log ends at {end}")
+            ).format(file=r.start_file or "-", records=r.records, end=r.process_offset)
+    if r.truncated:
+        text += _("; cut {size} bytes at {at} ({reason})").format(size=r.truncated_bytes, at=r.process_offset,
+                                                                  reason=r.stop_reason)
+    if r.removed_files:
+        text += _("; removed files {files}").format(files=", ".join(r.removed_files))
+    if r.consume_queue_units_removed:
+        text += _("; trimmed {units} consume queue units").format(units=sum(r.consume_queue_units_removed.values()))
+    if r.index_files_dropped:
+        text += _("; dropped index files {files}").format(files=", ".join(r.index_files_dropped))
+    return text
+
+
+def recovery_text(report: Any, dledger: Any) -> str:
+    """What a member's recovery did, in the kernel's language: the store's ``DLedgerRecoveryReport.summary()``
+    (English: word for word the same), from ``report`` and the DLedger store's own recovery report ``dledger``
+    (None: the store was empty). The reasons a check gives (``pos 4294967296 != 190``) stay as the store gives them."""
+    if dledger is None:
+        part = _("empty")
+    else:
+        part = _("recovered entries up to index {index} (term {term}), data end {end}").format(
+            index=dledger.end_index, term=dledger.end_term, end=dledger.process_offset)
+        if dledger.reason is not None:
+            part += _("; cut the tail at {at}: {reason}").format(at=dledger.process_offset, reason=dledger.reason)
+            if dledger.dropped_files:
+                part += _("; dropped files {files}").format(files=dledger.dropped_files)
+    text = _("DLedger: {dledger}; divided commit log offset {divided}").format(
+        dledger=part, divided=report.divided_commitlog_offset)
+    if report.upgraded and report.old_recovery is not None:
+        text += _("; upgraded from the old commit log ({old})").format(old=_classic_text(report.old_recovery))
+        if report.blank_written_at is not None:
+            text += _("; old blank written at {at}").format(at=report.blank_written_at)
+    return text
+
+
+def _report_rows(c: Cluster) -> list[str]:
+    """Per live member, what its store's recovery did (:func:`recovery_text`)."""
+    return [f"{n} " + recovery_text(c.node(n).store.recovery_report, c.node(n).commit_log.dledger_store.recovery_report)
+            for n in c.live_nodes()]
+
+
+def upgrade_lines(c: Cluster, divided: int) -> str:
+    """Section 5: what each member's first DLedger start did, and where the divide lies."""
+    return "\n".join([*_report_rows(c), _("dividedCommitlogOffset = {divided} = file size {file} x {n}").format(
+        divided=divided, file=FILE, n=divided // FILE)])
+
+
+def new_log_lines(c: Cluster, master: str, first: Any, divided: int, got: list[bytes]) -> str:
+    """Section 5: the first put after the upgrade, and which log serves the reads on either side of the divide."""
+    return "\n".join([
+        _("first new message: {status}, physical offset {offset} = {divided} + 48, queue offset {queue_offset}").format(
+            status=first.status, offset=first.wrote_offset, divided=divided, queue_offset=first.queue_offset),
+        _("a consumer reads {n} messages: queue offset 149 -> {old}... from the {old_log}, queue offset 150 -> "
+          "{new}... from the {new_log}").format(
+            n=len(got), old=got[149][:14], old_log=_(LOG_NAMES[which_log(c, master, 0)]), new=got[150][:14],
+            new_log=_(LOG_NAMES[which_log(c, master, first.wrote_offset)]))])
+
+
+def restart_lines(c: Cluster, same: bool) -> str:
+    """Section 5, after restarting every member: each recovery, and whether a consumer reads the same messages."""
+    return "\n".join([*_report_rows(c), _("same messages after the restart: {same}").format(same=same)])
+
+
+def retention_lines(c: Cluster, after: Mapping[str, Any], pull_0: Any) -> str:
+    """Section 6, after DLedger's own clean round: the first queue offset still readable, the answer to a
+    pull from 0 and how many messages remain (:func:`~rocketlab.labs_support.rocketmq_on_dledger.expire_dledger_files`)."""
+    first = after["queue min offset"]
+    return "\n".join([
+        _("first queue offset still readable: {first} = 150 old messages + ledger begin index {begin}").format(
+            first=first, begin=after["ledger begin index"]),
+        _("a pull from queue offset 0 answers {status}").format(status=pull_0.status),
+        _("messages still readable: {n}").format(n=len(bodies(c, first)))])

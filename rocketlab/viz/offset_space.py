@@ -19,6 +19,9 @@ LOG_COLORS = {"old commit log": OKABE_ITO["vermillion"], "DLedger log": OKABE_IT
 LOG_PATTERNS = {"old commit log": "/", "DLedger log": ""}  # the second cue beside the colour
 LOG_NAMES = {"old commit log": N_("old commit log"), "DLedger log": N_("DLedger log")}
 """The logs' names as shown (the rows name them in English, as the lab's helpers return them)."""
+LAB_LANES = (N_("after the upgrade and 120 puts"), N_("after retention"))
+"""The lanes lab 05's code cell names, the same in both languages: in the catalogue, so that the Chinese twin
+shows them in Chinese (:func:`offset_space` translates a lane it finds there)."""
 
 
 def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divided: int | None = None) -> go.Figure:
@@ -28,8 +31,9 @@ def offset_space(snapshots: Mapping[str, Sequence[Mapping[str, Any]]], *, divide
     fig = go.Figure()
     shown: set[str] = set()
     lanes = list(snapshots)
-    for lane in lanes:
-        for row in snapshots[lane]:
+    for key in lanes:
+        lane = _(key) if key else key  # one of LAB_LANES in the kit's language, any other as given
+        for row in snapshots[key]:
             color = LOG_COLORS.get(row["log"], "#7f7f7f")
             log = _(LOG_NAMES[row["log"]]) if row["log"] in LOG_NAMES else row["log"]
             hover = _("{log} file {name}<br>offsets {start}-{end}<br>written up to {written}").format(
