@@ -259,9 +259,9 @@ VALUES: dict[str, list[str]] = {
         "(lambda s: (s['ledger_end_index'], s['committed_index'], s['broker_role']) == (26, 26, 'SYNC_MASTER'))(f['at_master'])",
         "100 <= f['master_at'] - f['leader_at'] < 200",                            # "at the next 100 ms poll"
         "len(inflight) == 20",                                                     # 20 of 20 in-flight messages
-        "stale['before_restart'][0] == (0, 48, 'in the log') and [(u[0], u[2]) for u in stale['before_restart'][1:]] "
-        "== [(1, \"points past the log's end\"), (2, \"points past the log's end\")]",
-        "stale['after_restart'] == [(0, 48, 'in the log')] and stale['recovery_trimmed'] == {'T/0': 2}",
+        "stale['before_restart'][0] == (0, 48, _said('in the log')) and [(u[0], u[2]) for u in "
+        "stale['before_restart'][1:]] == [(1, _said(\"points past the log's end\")), (2, _said(\"points past the log's end\"))]",
+        "stale['after_restart'] == [(0, 48, _said('in the log'))] and stale['recovery_trimmed'] == {'T/0': 2}",
         "None is not _module('re').match(r'DLedger: recovered entries up to index 1 \\(term \\d+\\), data end 190; cut the tail at 190: "
         "entry at 190: pos \\d+ != 190', stale['recovery'])",                     # the prose reads this line
         "len(upgraded) == 3 and all(u.upgraded and u.old_recovery.normal and u.old_recovery.records == 150 "
@@ -493,7 +493,7 @@ from importlib import import_module as _module
 from rocketlab.i18n import _ as _said
 def _said_re(template, **fields):
     parts = _pin_re.split(r"\\{(\\w+)[^{}]*\\}", _said(template))
-    return "".join(_pin_re.escape(p) if i % 2 == 0 else fields[p] for i, p in enumerate(parts))
+    return "".join(_pin_re.escape(p) if i %% 2 == 0 else fields[p] for i, p in enumerate(parts))
 def _pin(expression):
     try:
         value = eval(expression)

@@ -204,8 +204,8 @@ def test_the_student_version_of_a_check_hides_its_answer_and_test(tmp_path):
     cells = {c["metadata"]["nbgrader"]["grade_id"]: source(c) for c in out["cells"] if "nbgrader" in c["metadata"]}
     assert cells["lab05-which-log"] == "lab05_which_log = ...\n"
     assert "below the divide" not in cells["lab05-which-log-test"] and "HIDDEN" not in cells["lab05-which-log-test"]
-    assert cells["lab05-which-log-test"] == ('if lab05_which_log is ...:\n    print("lab05-which-log: not answered '
-                                             'yet: write your answer in place of ... above")\n')
+    assert cells["lab05-which-log-test"] == ("from rocketlab.labs_support.answers import not_answered\n"
+                                             "if lab05_which_log is ...:\n    print(not_answered('lab05-which-log'))\n")
     namespace: dict = {}
     for cell in out["cells"]:  # the student version runs top to bottom: no answer raises nothing
         if cell["cell_type"] == "code" and "nbgrader" in cell["metadata"]:
