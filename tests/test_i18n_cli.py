@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -208,3 +209,32 @@ def test_a_corrupt_offset_file_and_store_file_checks_speak_chinese(tmp_path, mon
     monkeypatch.setenv(i18n.ENV, "en")
     with pytest.raises(RocketlabError, match=r"commitlog: commit log files differ in size \(512, 1024 bytes\)$"):
         find_commit_logs(tmp_path / "run")
+
+
+def test_a_node_that_cannot_open_its_store_or_port_says_so_in_one_chinese_line(tmp_path, capsys, monkeypatch):
+    """Errors a node meets as it starts (its store directory is a file; its port is taken): one line, exit 2."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    with taken:
+        port = taken.getsockname()[1]
+        not_a_dir = tmp_path / "afile"
+        not_a_dir.write_text("x", encoding="utf-8")
+        store = tmp_path / "store.conf"
+        with socket.socket() as free:  # a port no one listens on, for the broker that fails before it listens
+            free.bind(("127.0.0.1", 0))
+            free_port = free.getsockname()[1]
+        store.write_text(f"nodeKind=broker\nstorePathRootDir={not_a_dir}\nlistenPort={free_port}\n"
+                         f"runDir={tmp_path / 'run'}\n", encoding="utf-8")
+        busy = tmp_path / "busy.conf"
+        busy.write_text(f"nodeKind=pingpong\nlistenPort={port}\nrunDir={tmp_path / 'run2'}\n", encoding="utf-8")
+        said = {}
+        for lang in ("en", "zh-CN"):
+            monkeypatch.setenv(i18n.ENV, lang)
+            said[lang, "store"] = _run(capsys, "node", "--config", str(store))
+            said[lang, "busy"] = _run(capsys, "node", "--config", str(busy))
+    print(said)
+    assert said["en", "store"].startswith(f"{not_a_dir}: cannot create the store directory: ")
+    assert said["zh-CN", "store"].startswith(f"{not_a_dir}：无法创建存储目录：")
+    assert said["en", "busy"] == f"port 127.0.0.1:{port} is already in use"
+    assert said["zh-CN", "busy"] == f"端口 127.0.0.1:{port} 已被占用"
