@@ -212,7 +212,8 @@ def test_a_corrupt_offset_file_and_store_file_checks_speak_chinese(tmp_path, mon
 
 
 def test_a_node_that_cannot_open_its_store_or_port_says_so_in_one_chinese_line(tmp_path, capsys, monkeypatch):
-    """Errors a node meets as it starts (its store directory is a file; its port is taken): one line, exit 2."""
+    """Errors a node meets as it starts (its store directory is a file; its port is taken; a DLedger member's
+    ``currterm`` file is corrupt): one line, exit 2, in the kit's language."""
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
@@ -226,6 +227,12 @@ def test_a_node_that_cannot_open_its_store_or_port_says_so_in_one_chinese_line(t
             free_port = free.getsockname()[1]
         store.write_text(f"nodeKind=broker\nstorePathRootDir={not_a_dir}\nlistenPort={free_port}\n"
                          f"runDir={tmp_path / 'run'}\n", encoding="utf-8")
+        member = tmp_path / "dl" / "dledger-n0"
+        member.mkdir(parents=True)
+        (member / "currterm").write_text("currTerm=abc\n", encoding="utf-8")
+        term = tmp_path / "term.conf"
+        term.write_text(f"nodeKind=dledger\nselfId=n0\npeers=n0-127.0.0.1:{free_port}\nstoreBaseDir={tmp_path / 'dl'}\n"
+                        f"runDir={tmp_path / 'run3'}\n", encoding="utf-8")
         busy = tmp_path / "busy.conf"
         busy.write_text(f"nodeKind=pingpong\nlistenPort={port}\nrunDir={tmp_path / 'run2'}\n", encoding="utf-8")
         said = {}
@@ -233,8 +240,11 @@ def test_a_node_that_cannot_open_its_store_or_port_says_so_in_one_chinese_line(t
             monkeypatch.setenv(i18n.ENV, lang)
             said[lang, "store"] = _run(capsys, "node", "--config", str(store))
             said[lang, "busy"] = _run(capsys, "node", "--config", str(busy))
+            said[lang, "term"] = _run(capsys, "node", "--config", str(term))
     print(said)
     assert said["en", "store"].startswith(f"{not_a_dir}: cannot create the store directory: ")
     assert said["zh-CN", "store"].startswith(f"{not_a_dir}：无法创建存储目录：")
     assert said["en", "busy"] == f"port 127.0.0.1:{port} is already in use"
     assert said["zh-CN", "busy"] == f"端口 127.0.0.1:{port} 已被占用"
+    assert said["en", "term"] == f"{member / 'currterm'}: currTerm is not an integer: 'abc'"
+    assert said["zh-CN", "term"] == f"{member / 'currterm'}：currTerm 不是整数：'abc'"

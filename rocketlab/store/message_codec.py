@@ -301,7 +301,7 @@ def check_message_and_return_size(
             total, magic = TOTAL_SIZE_AND_MAGIC.unpack_from(buf, offset)
             if magic == BLANK_MAGIC_CODE:
                 return DispatchRequest(msg_size=0, success=True)
-        fields, topic, props_text, _ = _parse(buf, offset, limit, read_body, check_crc, expected_offset)
+        fields, topic, props_text, _body = _parse(buf, offset, limit, read_body, check_crc, expected_offset)
     except _Mismatch as exc:
         return DispatchRequest.failure(exc.total, str(exc))
     except CodecError as exc:
