@@ -23,6 +23,7 @@ from rocketlab.analysis.store_files import find_commit_logs
 from rocketlab.broker.config_manager import BrokerMetadata
 from rocketlab.errors import ConfigError, RocketlabError
 from rocketlab.grading.runner import grade
+from rocketlab.sim.faults import FaultSchedule
 from tests.i18n_support import IDEOGRAPH, no_language_set  # noqa: F401  (the fixture)
 from tests.test_lab_twins import english_runs, glossary_terms
 
@@ -248,3 +249,20 @@ def test_a_node_that_cannot_open_its_store_or_port_says_so_in_one_chinese_line(t
     assert said["zh-CN", "busy"] == f"端口 127.0.0.1:{port} 已被占用"
     assert said["en", "term"] == f"{member / 'currterm'}: currTerm is not an integer: 'abc'"
     assert said["zh-CN", "term"] == f"{member / 'currterm'}：currTerm 不是整数：'abc'"
+
+
+def test_scenario_and_fault_schedule_errors_speak_chinese(tmp_path, capsys, monkeypatch):
+    """``rocketlab sim`` refusing a scenario's arguments, and a fault schedule's bad line as a notebook's
+    ``Cluster.apply_schedule`` meets it: the kit's language, English as before."""
+    said = {}
+    for lang in ("en", "zh-CN"):
+        monkeypatch.setenv(i18n.ENV, lang)
+        said[lang, "sim"] = _run(capsys, "sim", "smoke", "--nodes", "2", "--out", str(tmp_path / "sim"))
+        with pytest.raises(ConfigError) as refused:
+            FaultSchedule.parse("100 crash\n200 heal n0\n")
+        said[lang, "faults"] = str(refused.value)
+    print(said)
+    assert said["en", "sim"] == "the smoke scenario needs at least 3 nodes, got 2"
+    assert said["zh-CN", "sim"] == "smoke 场景至少需要 3 个节点，实际是 2 个"
+    assert said["en", "faults"] == "fault schedule line 1 ('100 crash'): crash needs at least one node"
+    assert said["zh-CN", "faults"] == "故障计划第 1 行（'100 crash'）：crash 至少需要一个节点"
