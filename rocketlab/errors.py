@@ -15,10 +15,12 @@ class ConfigError(RocketlabError, ValueError):
 
 
 class CodecError(RocketlabError, ValueError):
-    """Bytes could not be decoded; the message says what was wrong and at which offset."""
+    """Bytes could not be decoded; the message says what was wrong and at which offset (``detail``: what was
+    wrong alone, for a caller that names the place itself)."""
 
     def __init__(self, message: str, offset: int | None = None) -> None:
         self.offset = offset
+        self.detail = message
         super().__init__(message if offset is None else f"{message} (at offset {offset})")
 
 

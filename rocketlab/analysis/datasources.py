@@ -50,6 +50,7 @@ from rocketlab.analysis import store_arrow, store_files
 from rocketlab.analysis.store_arrow_batch import NUMERIC_OPS, Predicate
 from rocketlab.analysis.store_files import StoreFile
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 
 MODES = ("PERMISSIVE", "FAILFAST")
 PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
@@ -61,7 +62,8 @@ def mapped_file_size(value: Any) -> int | None:
     try:
         return int(value) if value is not None else None
     except ValueError:
-        raise RocketlabError(f"rocketmq-commitlog: mappedFileSize {value!r} is not a number of bytes") from None
+        raise RocketlabError(_("rocketmq-commitlog: mappedFileSize {value!r} is not a number of bytes").format(
+            value=value)) from None
 
 
 def hash_slot_num(value: Any) -> int | None:
@@ -69,9 +71,9 @@ def hash_slot_num(value: Any) -> int | None:
     try:
         slots = int(value) if value is not None else None
     except ValueError:
-        raise RocketlabError(f"rocketmq-index: hashSlotNum {value!r} is not a number") from None
+        raise RocketlabError(_("rocketmq-index: hashSlotNum {value!r} is not a number").format(value=value)) from None
     if slots is not None and slots <= 0:
-        raise RocketlabError(f"rocketmq-index: hashSlotNum must be positive, got {slots}")
+        raise RocketlabError(_("rocketmq-index: hashSlotNum must be positive, got {value}").format(value=slots))
     return slots
 
 
@@ -86,9 +88,9 @@ def partitions_option(value: Any) -> int:
     try:
         parts = int(value)
     except ValueError:
-        raise RocketlabError(f"partitions {value!r} is not a number") from None
+        raise RocketlabError(_("partitions {value!r} is not a number").format(value=value)) from None
     if parts <= 0:
-        raise RocketlabError(f"partitions must be positive, got {parts}")
+        raise RocketlabError(_("partitions must be positive, got {value}").format(value=parts))
     return parts
 
 
@@ -100,7 +102,8 @@ def projection(full: list[tuple[str, str]], schema: Any, option: Any, source: st
         names = [n.strip() for n in str(option).split(",") if n.strip()]
         unknown = [n for n in names if n not in types]
         if unknown:
-            raise RocketlabError(f"{source}: no column {unknown[0]!r}; columns: {', '.join(types)}")
+            raise RocketlabError(_("{source}: no column {name!r}; columns: {columns}").format(
+                source=source, name=unknown[0], columns=", ".join(types)))
         return [(n, types[n]) for n in names]
     if schema is None:
         return list(full)
@@ -108,9 +111,11 @@ def projection(full: list[tuple[str, str]], schema: Any, option: Any, source: st
     types = dict(full)
     for name, type_ in fields:
         if name not in types:
-            raise RocketlabError(f"{source}: no column {name!r}; columns: {', '.join(types)}")
+            raise RocketlabError(_("{source}: no column {name!r}; columns: {columns}").format(
+                source=source, name=name, columns=", ".join(types)))
         if types[name] != type_:
-            raise RocketlabError(f"{source}: column {name} is {types[name]}, not {type_}")
+            raise RocketlabError(_("{source}: column {name} is {type}, not {asked}").format(
+                source=source, name=name, type=types[name], asked=type_))
     return fields
 
 
@@ -190,7 +195,7 @@ class _StoreReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         def fail(text: str) -> None:
             if self.mode == "FAILFAST":
-                raise RocketlabError(f"corrupt record: {text}")
+                raise RocketlabError(_("corrupt record: {why}").format(why=text))
 
         for seg in partition.value:
             if self.source == "rocketmq-commitlog":
@@ -213,20 +218,23 @@ class _StoreDataSource(DataSource):
     def _path(self) -> str:
         path = self.options.get("path")
         if not path:
-            raise RocketlabError(f"{self.name()}: give a directory: spark.read.format({self.name()!r}).load(DIR)")
+            raise RocketlabError(_("{source}: give a directory: spark.read.format({source!r}).load(DIR)").format(
+                source=self.name()))
         return str(path)
 
     def _mode(self) -> str:
         mode = str(self.options.get("mode", "PERMISSIVE")).upper()
         if mode not in MODES:
-            raise RocketlabError(f"{self.name()}: mode {mode!r} is not one of {', '.join(MODES)}")
+            raise RocketlabError(_("{source}: mode {mode!r} is not one of {choices}").format(
+                source=self.name(), mode=mode, choices=", ".join(MODES)))
         return mode
 
     def _reader(self, files: list[StoreFile], schema: Any, **extra: Any) -> _StoreReader:
         columns = projection(self.columns, schema, self.options.get("columns"), self.name())
         pushdown = str(self.options.get("pushdown", "true")).lower()
         if pushdown not in ("true", "false"):
-            raise RocketlabError(f"{self.name()}: pushdown {pushdown!r} is not true or false")
+            raise RocketlabError(_("{source}: pushdown {value!r} is not true or false").format(
+                source=self.name(), value=pushdown))
         return _StoreReader(self.name(), files, columns, self._mode(), partitions_option(self.options.get("partitions")),
                             pushdown=pushdown == "true", **extra)
 
@@ -291,7 +299,7 @@ def read_store(spark: Any, fmt: str, path: Any, **options: Any) -> Any:
                "rocketmq-consumequeue": lambda: store_files.find_consume_queues(path),
                "rocketmq-index": lambda: store_files.find_index_files(path)}
     if fmt not in finders:
-        raise RocketlabError(f"unknown store format {fmt!r}; known: {', '.join(finders)}")
+        raise RocketlabError(_("unknown store format {name!r}; known: {known}").format(name=fmt, known=", ".join(finders)))
     finders[fmt]()
     columns = options.pop("columns", None)
     if columns is not None and not isinstance(columns, str):

@@ -15,6 +15,7 @@ from typing import Any
 from rocketlab import plugs
 from rocketlab.analysis.readers import read_events
 from rocketlab.errors import RocketlabError
+from rocketlab.i18n import _
 
 ACKED_BUT_LOST_PLUG = plugs.point("lab07.acked_but_lost")
 """The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
@@ -51,7 +52,7 @@ def read_commit_logs(spark: Any, dirs: Iterable[str | Path]) -> Any:
         frame = spark.read.format("rocketmq-commitlog").load(str(d))
         records = frame if records is None else records.unionByName(frame)
     if records is None:
-        raise RocketlabError("no run directories given")
+        raise RocketlabError(_("no run directories given"))
     return records
 
 
@@ -60,7 +61,7 @@ def lost_messages(spark: Any, run_dirs: str | Path | Iterable[str | Path], *, ev
     ``events``: their trace events when the caller has read them already."""
     dirs = [Path(run_dirs)] if isinstance(run_dirs, str | Path) else [Path(d) for d in run_dirs]
     if not dirs:
-        raise RocketlabError("lost_messages: no run directories given")
+        raise RocketlabError(_("lost_messages: no run directories given"))
     if events is None:
         events = read_events(spark, dirs)
     query = plugs.resolve(ACKED_BUT_LOST_PLUG, acked_but_lost)

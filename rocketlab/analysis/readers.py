@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from rocketlab.i18n import _
 from rocketlab.trace.rundir import RunDirError, event_files
 from rocketlab.trace.schema import ENVELOPE, FIELD_TYPES
 
@@ -69,7 +70,7 @@ def read_events(spark, run_dirs: str | Path | Iterable[str | Path], *, check: bo
 
     dirs = [run_dirs] if isinstance(run_dirs, (str, Path)) else list(run_dirs)
     if not dirs:
-        raise RunDirError("no run directories given")
+        raise RunDirError(_("no run directories given"))
     jsonl: list[str] = []
     parquet: list[str] = []
     for run_dir in dirs:
@@ -129,7 +130,7 @@ def _check_parquet_footer(path: str) -> None:
     try:
         pq.read_schema(path)
     except Exception as e:  # pyarrow raises several types for a damaged file
-        raise RunDirError(f"{path}: corrupt Parquet file: {e}") from None
+        raise RunDirError(_("{path}: corrupt Parquet file: {why}").format(path=path, why=e)) from None
 
 
 def _raise_first_bad_event(events) -> None:

@@ -95,7 +95,7 @@ def parse_java_version(version: str) -> int:
     """The major version of a Java version string: ``"17.0.15"`` → 17, ``"1.8.0_292"`` → 8."""
     parts = re.findall(r"\d+", version)
     if not parts:
-        raise RocketlabError(f"cannot read a Java version from {version!r}")
+        raise RocketlabError(_("cannot read a Java version from {version!r}").format(version=version))
     major = int(parts[0])
     if major == 1 and len(parts) > 1:
         major = int(parts[1])
@@ -123,7 +123,7 @@ def spark_conf(master: str, app_name: str = "rocketlab", jit: str = "quick", **c
     """The configuration :func:`get_spark` applies (``conf`` entries win over the defaults); ``jit``
     ``quick`` (:data:`JVM_OPTIONS`) or ``full`` (:data:`THROUGHPUT_JVM_OPTIONS`)."""
     if jit not in ("quick", "full"):
-        raise RocketlabError(f"jit must be 'quick' or 'full', not {jit!r}")
+        raise RocketlabError(_("jit must be 'quick' or 'full', not {jit!r}").format(jit=jit))
     jvm = JVM_OPTIONS if jit == "quick" else THROUGHPUT_JVM_OPTIONS
     settings: dict[str, str] = {
         "spark.master": master,

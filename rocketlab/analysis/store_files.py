@@ -35,7 +35,7 @@ from typing import Any
 from rocketlab.dledger.entry import BLANK_MAGIC_CODE as DLEDGER_BLANK
 from rocketlab.dledger.entry import BODY_OFFSET, VALID_MAGICS
 from rocketlab.errors import CodecError, RocketlabError
-from rocketlab.i18n import _
+from rocketlab.i18n import N_, _
 from rocketlab.store.consume_queue import INT_MAX, UNIT
 from rocketlab.store.index_file import HASH_SLOT_SIZE, INDEX_HEADER_SIZE, INDEX_SIZE
 from rocketlab.store.message import MESSAGE_MAGIC_CODE, MESSAGE_MAGIC_CODE_V2, host_string
@@ -106,6 +106,11 @@ def _node_of(path: Path) -> str | None:
     return None
 
 
+_KIND_NAMES = {"commit log": N_("commit log"), "consume queue": N_("consume queue")}
+"""The file kinds :func:`_numbered` and :func:`_same_size` check (the code branches on the key), each with the
+name a message shows (the Chinese one says "file" too, so the sentences around it do not)."""
+
+
 def _numbered(directory: Path, what: str) -> list[Path]:
     try:
         names = sorted(n for n in os.listdir(directory) if not n.startswith("."))
@@ -113,7 +118,8 @@ def _numbered(directory: Path, what: str) -> list[Path]:
         raise RocketlabError(_("{path}: cannot read directory: {why}").format(path=directory, why=e.strerror)) from None
     bad = [n for n in names if not FILE_NAME.match(n) or not (directory / n).is_file()]
     if bad:
-        raise RocketlabError(f"{directory / bad[0]}: not a {what} file (a store file is named by its 20-digit offset)")
+        raise RocketlabError(_("{path}: not a {what} file (a store file is named by its 20-digit offset)").format(
+            path=directory / bad[0], what=_(_KIND_NAMES[what])))
     return [directory / n for n in names]
 
 
@@ -121,15 +127,16 @@ def _same_size(files: list[Path], directory: Path, what: str, mapped_file_size: 
     sizes = {f: f.stat().st_size for f in files}
     distinct = set(sizes.values())
     if len(distinct) > 1:
-        raise RocketlabError(f"{directory}: {what} files differ in size ({', '.join(map(str, sorted(distinct)))} bytes)")
+        raise RocketlabError(_("{path}: {what} files differ in size ({sizes} bytes)").format(
+            path=directory, what=_(_KIND_NAMES[what]), sizes=", ".join(map(str, sorted(distinct)))))
     if mapped_file_size is not None and distinct and distinct != {mapped_file_size}:
-        raise RocketlabError(f"{directory}: {what} files are {distinct.pop()} bytes, not the mapped file size "
-                             f"{mapped_file_size} given")
+        raise RocketlabError(_("{path}: {what} files are {size} bytes, not the mapped file size {mapped} given").format(
+            path=directory, what=_(_KIND_NAMES[what]), size=distinct.pop(), mapped=mapped_file_size))
     if what == "commit log":
         for f, size in sizes.items():
             if int(f.name) % max(1, size):
-                raise RocketlabError(f"{f}: its name (start offset {int(f.name)}) is not a multiple of the file "
-                                     f"size {size}")
+                raise RocketlabError(_("{path}: its name (start offset {offset}) is not a multiple of the file size "
+                                       "{size}").format(path=f, offset=int(f.name), size=size))
 
 
 def _kind_of_log(first: Path) -> str:
@@ -367,12 +374,12 @@ def index_slot_count(file_size: int, hash_slot_num: int | None = None) -> int:
     cannot place the entries. Raises :class:`RocketlabError` when the size fits no such layout."""
     if hash_slot_num is not None:
         if hash_slot_num <= 0:
-            raise RocketlabError(f"hashSlotNum must be positive, got {hash_slot_num}")
+            raise RocketlabError(_("hashSlotNum must be positive, got {value}").format(value=hash_slot_num))
         return hash_slot_num
     per_slot = HASH_SLOT_SIZE + 4 * INDEX_SIZE
     if file_size <= INDEX_HEADER_SIZE or (file_size - INDEX_HEADER_SIZE) % per_slot:
-        raise RocketlabError(f"an index file of {file_size} bytes does not have 4 entries per hash slot: "
-                             "give its maxHashSlotNum (option hashSlotNum)")
+        raise RocketlabError(_("an index file of {size} bytes does not have 4 entries per hash slot: give its "
+                               "maxHashSlotNum (option hashSlotNum)").format(size=file_size))
     return (file_size - INDEX_HEADER_SIZE) // per_slot
 
 

@@ -73,6 +73,7 @@ from rocketlab.ha.autoswitch_client import AutoSwitchHAClient
 from rocketlab.ha.autoswitch_service import ALL_ACK_IN_SYNC_STATE_SET, AutoSwitchHAService
 from rocketlab.ha.config import HAConfig
 from rocketlab.ha.epoch_file_cache import EpochEntry, EpochFileCache
+from rocketlab.i18n import _
 from rocketlab.store import Message, MessageStore, PutMessageStatus
 from rocketlab.store.config import BrokerRole, FlushDiskType
 from rocketlab.store.crash import simulate_crash
@@ -124,11 +125,11 @@ class AutoSwitchBrokerConfig:
     def __post_init__(self) -> None:
         for name in ("in_sync_replicas", "min_in_sync_replicas", "ha_max_time_slave_not_catchup"):
             if getattr(self, name) < 1:
-                raise ConfigError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise ConfigError(_("{name} must be >= 1, got {value}").format(name=name, value=getattr(self, name)))
         if self.rocketmq_version not in ROCKETMQ_VERSIONS:
-            raise ConfigError(f"rocketmq_version={self.rocketmq_version!r}: controller mode is modelled on "
-                              f"{', '.join(ROCKETMQ_VERSIONS)} (before_5798=true gives the SyncStateSet before "
-                              f"#5663's fix)")
+            raise ConfigError(_("rocketmq_version={value!r}: controller mode is modelled on {versions} (before_5798=true "
+                                "gives the SyncStateSet before #5663's fix)").format(
+                value=self.rocketmq_version, versions=", ".join(ROCKETMQ_VERSIONS)))
 
     @classmethod
     def load(cls, values: Mapping[str, Any]) -> AutoSwitchBrokerConfig:
@@ -139,7 +140,7 @@ class AutoSwitchBrokerConfig:
         for key, value in values.items():
             name = key if key in known else re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
             if name not in known:
-                raise ConfigError(f"{key}: unknown controller-mode broker key")
+                raise ConfigError(_("{key}: unknown controller-mode broker key").format(key=key))
             kwargs[name] = HAConfig(**value) if name == "ha" and isinstance(value, Mapping) else value
         return cls(**kwargs)
 
@@ -152,7 +153,7 @@ class AutoSwitchBrokerCore(ClientServing, BaseCore):
     def __init__(self, ctx: NodeContext, config: AutoSwitchBrokerConfig, broker_id: int | None = None,
                  controllers: tuple[str, ...] = ()) -> None:
         if ctx.data_dir is None:
-            raise ConfigError(f"broker {ctx.node_id} needs a data directory")
+            raise ConfigError(_("broker {node} needs a data directory").format(node=ctx.node_id))
         self.node_id = ctx.node_id
         self.config = config
         self.broker_id = broker_id  # the controller's id for this broker (brokerControllerId)

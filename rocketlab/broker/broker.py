@@ -102,11 +102,11 @@ class BrokerConfig:
             raise ConfigError(_("{key}={value!r} is not one of {choices}").format(
                 key="brokerRole", value=self.broker_role, choices=", ".join(ROLES)))
         if self.broker_role == "SLAVE" and self.broker_id <= 0:
-            raise ConfigError(f"a SLAVE needs brokerId > 0, got {self.broker_id}")
+            raise ConfigError(_("a SLAVE needs brokerId > 0, got {value}").format(value=self.broker_id))
         if self.broker_role != "SLAVE" and self.broker_id != 0:
             object.__setattr__(self, "broker_id", 0)  # masters are forced to MixAll.MASTER_ID
         if self.flush_disk_type not in ("ASYNC_FLUSH", "SYNC_FLUSH"):
-            raise ConfigError(f"flushDiskType={self.flush_disk_type!r} is not ASYNC_FLUSH or SYNC_FLUSH")
+            raise ConfigError(_("flushDiskType={value!r} is not ASYNC_FLUSH or SYNC_FLUSH").format(value=self.flush_disk_type))
 
     @property
     def is_master(self) -> bool:
@@ -151,7 +151,7 @@ class BrokerCore(ClientServing, BaseCore):
 
     def __init__(self, ctx: NodeContext, config: BrokerConfig, wall_clock: bool = False) -> None:
         if ctx.data_dir is None and not config.store_path_root_dir:
-            raise ConfigError(f"broker {ctx.node_id} needs a data directory (storePathRootDir)")
+            raise ConfigError(_("broker {node} needs a data directory (storePathRootDir)").format(node=ctx.node_id))
         self.node_id = ctx.node_id
         self.config = config
         self.role = "MASTER" if config.is_master else "SLAVE"

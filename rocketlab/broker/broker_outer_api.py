@@ -43,6 +43,7 @@ from typing import Any
 
 from rocketlab.core import NodeContext, OutputBuilder
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.namesrv.protocol import RegisterBrokerRequest, RegisterBrokerResponse, ResponseCode
 from rocketlab.namesrv.route import RegisterBrokerBody
 from rocketlab.peers import parse_address, parse_peers
@@ -84,7 +85,7 @@ def registration_config(props: dict[str, Any], node_id: str, broker_name: str,
     ha_port = int_property(props, "haListenPort", port + 1)
     period = int_property(props, "registerNameServerPeriod", 30_000)
     if period <= 0:
-        raise ConfigError(f"registerNameServerPeriod={period} must be positive")
+        raise ConfigError(_("{key}={value} must be positive").format(key="registerNameServerPeriod", value=period))
     return RegistrationConfig(addrs, cluster_name or props.get("brokerClusterName", "DefaultCluster"), broker_name,
                               f"{host}:{port}", f"{props.get('brokerIP2', host)}:{ha_port}",
                               max(10_000, min(period, 60_000)), bool_property(props, "compressedRegister", False))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.remoting import fastjson
 
 
@@ -79,9 +80,9 @@ class ConfigManager:
         try:
             data = fastjson.loads(path.read_bytes())
         except ValueError as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            raise ConfigError(f"{path}: corrupt JSON ({e}); fix or remove it") from None
+            raise ConfigError(_("{path}: corrupt JSON ({why}); fix or remove it").format(path=path, why=e)) from None
         if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a JSON object")
+            raise ConfigError(_("{path}: expected a JSON object").format(path=path))
         self.decode(data)
 
     def persist(self) -> None:
@@ -204,15 +205,17 @@ class ConsumerOffsetManager(ConfigManager):
 def read_offset_table(table: Any, where: Any) -> dict[str, dict[int, int]]:
     """``offsetTable`` (``topic@group`` -> queue id -> offset) from JSON, its queue ids quoted or not."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: offsetTable must be an object")
+        raise ConfigError(_("{where}: offsetTable must be an object").format(where=where))
     out: dict[str, dict[int, int]] = {}
     for key, queues in table.items():
         if not isinstance(queues, dict) or "@" not in key:
-            raise ConfigError(f"{where}: offsetTable[{key!r}] must be topic@group -> {{queueId: offset}}")
+            raise ConfigError(_("{where}: offsetTable[{key!r}] must be topic@group -> {{queueId: offset}}").format(
+                where=where, key=key))
         try:
             out[key] = {int(q): int(o) for q, o in queues.items()}
         except (TypeError, ValueError):
-            raise ConfigError(f"{where}: offsetTable[{key!r}] has a queue id or offset that is no integer") from None
+            raise ConfigError(_("{where}: offsetTable[{key!r}] has a queue id or offset that is no integer").format(
+                where=where, key=key)) from None
     return out
 
 
@@ -234,11 +237,12 @@ class DelayOffsetManager(ConfigManager):
     def decode(self, data: dict[str, Any]) -> None:
         table = data.get("offsetTable", {})
         if not isinstance(table, dict):
-            raise ConfigError(f"{self.file_name}: offsetTable must be an object")
+            raise ConfigError(_("{where}: offsetTable must be an object").format(where=self.file_name))
         try:
             self.offset_table = {int(k): int(v) for k, v in table.items()}
         except (TypeError, ValueError) as e:
-            raise ConfigError(f"{self.file_name}: offsetTable needs integer levels and offsets ({e})") from None
+            raise ConfigError(_("{where}: offsetTable needs integer levels and offsets ({why})").format(
+                where=self.file_name, why=e)) from None
 
 
 class BrokerMetadata:

@@ -88,6 +88,7 @@ from rocketlab.dledger.codec import DLEDGER_FAMILY
 from rocketlab.dledger.config import DLedgerConfig, members_peers
 from rocketlab.dledger.protocol import MESSAGE_TYPES as DLEDGER_MESSAGES
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.namesrv.protocol import NAMESRV_FAMILY
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.store import Message, PutMessageResult
@@ -150,16 +151,16 @@ class DLedgerBrokerConfig:
 
     def __post_init__(self) -> None:
         if self.rocketmq_version not in ROCKETMQ_VERSIONS:
-            raise ConfigError(f"rocketmq_version={self.rocketmq_version!r} is not one of "
-                              f"{', '.join(ROCKETMQ_VERSIONS)}")
+            raise ConfigError(_("{key}={value!r} is not one of {choices}").format(
+                key="rocketmq_version", value=self.rocketmq_version, choices=", ".join(ROCKETMQ_VERSIONS)))
 
     def dledger_config(self, node_id: str, node_peers: tuple[str, ...]) -> DLedgerConfig:
         """The member's DLedgerConfig; ConfigError for a bad selfId or members that differ from the node's."""
         self_id = self.dleger_self_id or node_id
         broker_id_of(self_id)
         if self_id != node_id:
-            raise ConfigError(f"dLegerSelfId={self_id!r} must equal the node's selfId={node_id!r}: DLedger RPCs "
-                              f"travel on the node's message port")
+            raise ConfigError(_("dLegerSelfId={self_id!r} must equal the node's selfId={node_id!r}: DLedger RPCs "
+                                "travel on the node's message port").format(self_id=self_id, node_id=node_id))
         members = sorted(set(node_peers) | {node_id})
         values = {"group": self.dleger_group or self.broker_name, "self_id": self_id,
                   "peers": self.dleger_peers or members_peers(members), "profile": self.profile,
@@ -168,8 +169,8 @@ class DLedgerBrokerConfig:
         for member in config.peer_ids:
             broker_id_of(member)
         if sorted(config.peer_ids) != members:
-            raise ConfigError(f"dLegerPeers members {sorted(config.peer_ids)} differ from the node's peers "
-                              f"{members}: list the same ids in both")
+            raise ConfigError(_("dLegerPeers members {members} differ from the node's peers {peers}: list the same ids "
+                                "in both").format(members=sorted(config.peer_ids), peers=members))
         return config
 
 
@@ -241,7 +242,7 @@ class DLedgerBrokerCore(ClientServing, BaseCore):
 
     def __init__(self, ctx: NodeContext, config: DLedgerBrokerConfig, wall_clock: bool = False) -> None:
         if ctx.data_dir is None and not config.store_path_root_dir:
-            raise ConfigError(f"broker {ctx.node_id} needs a data directory (storePathRootDir)")
+            raise ConfigError(_("broker {node} needs a data directory (storePathRootDir)").format(node=ctx.node_id))
         self.node_id = ctx.node_id
         self.config = config
         dledger_config = config.dledger_config(ctx.node_id, ctx.peers)

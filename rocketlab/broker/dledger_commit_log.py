@@ -65,6 +65,7 @@ from rocketlab.dledger.server import DLedgerServer
 from rocketlab.dledger.store.mmap_file_list import MmapFileList
 from rocketlab.dledger.store.mmap_file_store import DLedgerMmapFileStore
 from rocketlab.errors import CodecError, ConfigError, StoreError
+from rocketlab.i18n import _
 from rocketlab.store.commit_log import CommitLog
 from rocketlab.store.config import MessageStoreConfig
 from rocketlab.store.message import PROPERTY_DELAY_TIME_LEVEL, Message, MessageSysFlag
@@ -118,8 +119,8 @@ def broker_id_of(self_id: str) -> int:
     a member uses while it is a slave. The id must be one letter followed by digits, as RocketMQ
     requires (``Integer.valueOf(selfId.substring(1)) + 1``)."""
     if len(self_id) < 2 or self_id[0].isdigit() or not self_id[1:].isdigit() or not self_id[1:].isascii():
-        raise ConfigError(f"dLegerSelfId={self_id!r} must be one letter followed by digits (n0, n1, ...): "
-                          f"RocketMQ derives the slave brokerId from the digits (n0 -> 1)")
+        raise ConfigError(_("dLegerSelfId={self_id!r} must be one letter followed by digits (n0, n1, ...): RocketMQ "
+                            "derives the slave brokerId from the digits (n0 -> 1)").format(self_id=self_id))
     return int(self_id[1:]) + 1
 
 
@@ -138,7 +139,8 @@ class DLedgerCommitLog(DLedgerCommitLogRecovery, CommitLog):
         super().__init__(config, clock=clock, checkpoint=checkpoint, threads=False)
         rocketmq_version = config.rocketmq_version  # the put-status mapping; the encoder takes the record bytes
         if rocketmq_version not in CODE_TO_STATUS:
-            raise ConfigError(f"rocketmq_version={rocketmq_version!r} is not one of {', '.join(ROCKETMQ_VERSIONS)}")
+            raise ConfigError(_("{key}={value!r} is not one of {choices}").format(
+                key="rocketmq_version", value=rocketmq_version, choices=", ".join(ROCKETMQ_VERSIONS)))
         self.rocketmq_version = rocketmq_version
         self.dledger_config = dledger_config.replace(
             mapped_file_size_for_entry_data=config.mapped_file_size_commit_log,

@@ -20,6 +20,7 @@ from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.dledger.store.mmap_file_list import MmapFileList
 from rocketlab.dledger.store.mmap_file_store import DLedgerMmapFileStore
 from rocketlab.errors import ConfigError, StoreError
+from rocketlab.i18n import _
 from rocketlab.store.mapped_file_queue import MappedFileQueue
 from rocketlab.store.record_layout import BLANK_MAGIC_CODE, END_FILE_MIN_BLANK_LENGTH, TOTAL_SIZE_AND_MAGIC
 from rocketlab.store.recovery import RecoveryReport, recover_normally
@@ -40,7 +41,7 @@ def check_group_marker(store_dir: Path, config: DLedgerConfig) -> None:
         try:
             props = dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines() if "=" in line)
         except (OSError, UnicodeDecodeError) as e:
-            raise StoreError(f"{path}: unreadable: {e}") from e
+            raise StoreError(_("{path}: unreadable: {why}").format(path=path, why=e)) from e
         if props.get("group") != config.group or props.get("members") != members:
             raise ConfigError(
                 f"{store_dir}: this DLedger data directory belongs to group {props.get('group')!r} with members "

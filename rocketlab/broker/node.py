@@ -47,6 +47,7 @@ from rocketlab.core import NodeSpec
 from rocketlab.dledger.config import DEFAULT_PROFILE, DLedgerConfig
 from rocketlab.errors import ConfigError
 from rocketlab.ha.config import HAConfig
+from rocketlab.i18n import _
 from rocketlab.peers import parse_peers
 from rocketlab.properties import bool_property as _bool
 from rocketlab.properties import int_property as _int
@@ -87,7 +88,7 @@ def store_host_options(props: dict[str, str]) -> dict[str, object]:
 def broker_config_from_properties(props: dict[str, str]):
     role = props.get("brokerRole", "ASYNC_MASTER")
     if role == "SLAVE" and len(props.get("haMasterAddress", "")) < 6 and not props.get("namesrvAddr"):
-        raise ConfigError("a SLAVE needs haMasterAddress=host:port (the master's haListenPort) or namesrvAddr")
+        raise ConfigError(_("a SLAVE needs haMasterAddress=host:port (the master's haListenPort) or namesrvAddr"))
     ha = HAConfig(
         ha_send_heartbeat_interval=_int(props, "haSendHeartbeatInterval", 5000),
         ha_housekeeping_interval=_int(props, "haHousekeepingInterval", 20000),
@@ -131,7 +132,7 @@ def dledger_broker_config_from_properties(props: dict[str, str]):
     profile = dledger.pop("profile", DEFAULT_PROFILE)
     for key in ("dLegerGroup", "dLegerPeers", "dLegerSelfId"):
         if key in props and not props[key].strip():
-            raise ConfigError(f"{key} is empty")
+            raise ConfigError(_("{key} is empty").format(key=key))
     return DLedgerBrokerConfig(
         broker_name=props.get("brokerName", "broker-a"),
         dleger_group=props.get("dLegerGroup"),
@@ -192,7 +193,7 @@ def _controller_mode_broker(props: dict[str, str]) -> NodeSpec:
         processors=ProcessorConfig.from_properties(props))
     port = _int(props, "haListenPort", 0)
     if port <= 0:
-        raise ConfigError("a controller-mode broker needs haListenPort (any broker may become master)")
+        raise ConfigError(_("a controller-mode broker needs haListenPort (any broker may become master)"))
     return NodeSpec(lambda ctx: AutoSwitchBrokerCore(ctx, config, controllers=ids),
                     auto_switch_broker_codec(),
                     stream_listen_port=port)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.properties import bool_property, int_property
 
 
@@ -29,11 +30,14 @@ class ProcessorConfig:
 
     def __post_init__(self) -> None:
         if self.short_polling_time_mills <= 0:
-            raise ConfigError(f"shortPollingTimeMills must be > 0, got {self.short_polling_time_mills}")
+            raise ConfigError(_("{name} must be > 0, got {value}").format(name="shortPollingTimeMills",
+                                                                         value=self.short_polling_time_mills))
         if self.flush_consumer_offset_interval <= 0:
-            raise ConfigError(f"flushConsumerOffsetInterval must be > 0, got {self.flush_consumer_offset_interval}")
+            raise ConfigError(_("{name} must be > 0, got {value}").format(name="flushConsumerOffsetInterval",
+                                                                         value=self.flush_consumer_offset_interval))
         if self.total_physical_memory is not None and self.total_physical_memory < 0:
-            raise ConfigError(f"totalPhysicalMemory must be >= 0, got {self.total_physical_memory}")
+            raise ConfigError(_("{name} must be >= 0, got {value}").format(name="totalPhysicalMemory",
+                                                                          value=self.total_physical_memory))
 
     @classmethod
     def from_properties(cls, props: dict[str, str]) -> ProcessorConfig:

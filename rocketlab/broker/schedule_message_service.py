@@ -30,6 +30,7 @@ from rocketlab.broker.message_accessor import PropertyMap
 from rocketlab.broker.topic_validator import RMQ_SYS_SCHEDULE_TOPIC
 from rocketlab.core import OutputBuilder
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.store.message import Message
 from rocketlab.store.message_codec import CodecError, decode_message
 
@@ -44,7 +45,8 @@ def parse_delay_level(text: str) -> dict[int, int]:
     for i, value in enumerate(text.split(" ")):
         unit, num = _UNITS.get(value[-1:]), value[:-1]
         if unit is None or not num.isdigit():
-            raise ConfigError(f"messageDelayLevel={text!r}: {value!r} is not a number followed by s, m, h or d")
+            raise ConfigError(_("messageDelayLevel={text!r}: {value!r} is not a number followed by s, m, h or d").format(
+                text=text, value=value))
         table[i + 1] = int(num) * unit
     return table
 

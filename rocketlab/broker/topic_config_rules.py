@@ -36,6 +36,7 @@ from rocketlab.broker.topic_validator import (
     validate_topic,
 )
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 DEFAULT_MESSAGE_DELAY_LEVEL = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 SCHEDULE_TOPIC_QUEUE_NUM = 18
@@ -61,7 +62,8 @@ class SendConfig:
 
     def __post_init__(self) -> None:
         if self.default_topic_queue_nums <= 0:
-            raise ConfigError(f"defaultTopicQueueNums={self.default_topic_queue_nums} must be positive")
+            raise ConfigError(_("{key}={value} must be positive").format(key="defaultTopicQueueNums",
+                                                                         value=self.default_topic_queue_nums))
         parse_delay_level(self.message_delay_level)  # a bad messageDelayLevel fails at start
 
 

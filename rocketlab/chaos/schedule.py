@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.trace.faults import CAMPAIGN_FAULTS
 
 FAULTS = tuple(fault.name for fault in CAMPAIGN_FAULTS)
@@ -69,10 +70,10 @@ def make_schedule(seed: int, label: str, nodes: tuple[str, ...], kinds: tuple[st
     """``rounds`` passes over ``kinds`` in a seeded order (see the module docstring)."""
     unknown = [k for k in kinds if k not in FAULTS]
     if unknown:
-        raise ConfigError(f"unknown fault kind(s) {unknown} (known: {', '.join(FAULTS)})")
+        raise ConfigError(_("unknown fault kind(s) {unknown} (known: {known})").format(unknown=unknown, known=", ".join(FAULTS)))
     rng = random.Random(f"{seed}/{label}/schedule")
     order: list[str] = []
-    for _ in range(rounds):
+    for _round in range(rounds):
         batch = [k for k in kinds if not (k == "bridge" and len(nodes) < 3)]
         rng.shuffle(batch)
         order += batch

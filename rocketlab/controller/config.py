@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 DEFAULT_BROKER_CHANNEL_EXPIRED_TIME = 10_000
 """``BrokerHeartbeatManager.DEFAULT_BROKER_CHANNEL_EXPIRED_TIME``: a heartbeat without a timeout lasts 10 s."""
@@ -34,9 +35,10 @@ class ControllerConfig:
             value = getattr(self, f.name)
             expected = bool if f.type == "bool" else int
             if type(value) is not expected:
-                raise ConfigError(f"ControllerConfig.{f.name} must be {expected.__name__}, got {value!r}")
+                raise ConfigError(_("ControllerConfig.{name} must be {type}, got {value!r}").format(
+                    name=f.name, type=expected.__name__, value=value))
             if expected is int and value <= 0:
-                raise ConfigError(f"ControllerConfig.{f.name} must be positive, got {value}")
+                raise ConfigError(_("ControllerConfig.{name} must be positive, got {value}").format(name=f.name, value=value))
 
     @classmethod
     def load(cls, values: Mapping[str, Any]) -> ControllerConfig:
@@ -46,16 +48,16 @@ class ControllerConfig:
         for key, value in values.items():
             name = key if key in known else re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
             if name not in known:
-                raise ConfigError(f"{key}: unknown controller config key")
+                raise ConfigError(_("{key}: unknown controller config key").format(key=key))
             if isinstance(value, str):
                 if known[name].type == "bool":
                     if value.lower() not in ("true", "false"):
-                        raise ConfigError(f"{key}={value!r}: expected true or false")
+                        raise ConfigError(_("{key}={value!r}: expected true or false").format(key=key, value=value))
                     value = value.lower() == "true"
                 else:
                     try:
                         value = int(value)
                     except ValueError:
-                        raise ConfigError(f"{key}={value!r}: expected an integer") from None
+                        raise ConfigError(_("{key}={value!r}: expected an integer").format(key=key, value=value)) from None
             kwargs[name] = value
         return cls(**kwargs)

@@ -21,6 +21,7 @@ from rocketlab.controller.wire import ControllerNodeCodec
 from rocketlab.core import NodeSpec
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 RUNTIME_KEYS = frozenset({"nodeKind", "selfId", "peers", "runDir", "seed", "traceNetwork", "streamListenPort",
                           "streamPeers", "controllerIds"})
@@ -29,7 +30,7 @@ RUNTIME_KEYS = frozenset({"nodeKind", "selfId", "peers", "runDir", "seed", "trac
 def controller_ids(props: dict[str, str]) -> tuple[str, ...]:
     ids = tuple(i.strip() for i in props.get("controllerIds", "").split(",") if i.strip())
     if not ids:
-        raise ConfigError("controllerIds is required: the controllers' node ids, comma-separated")
+        raise ConfigError(_("controllerIds is required: the controllers' node ids, comma-separated"))
     return ids
 
 
@@ -37,7 +38,8 @@ def build_controller(props: dict[str, str]) -> NodeSpec:
     """The NodeSpec of a controller (see the module docstring)."""
     ids = controller_ids(props)
     if props.get("selfId") not in ids:
-        raise ConfigError(f"selfId={props.get('selfId')!r} is not one of controllerIds ({', '.join(ids)})")
+        raise ConfigError(_("selfId={self_id!r} is not one of controllerIds ({ids})").format(
+            self_id=props.get("selfId"), ids=", ".join(ids)))
     controller_keys = {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f.name)
                        for f in dataclasses.fields(ControllerConfig)}
     dledger_keys = {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), f.name)
@@ -51,6 +53,6 @@ def build_controller(props: dict[str, str]) -> NodeSpec:
         elif key in dledger_keys and key not in ("group", "selfId", "peers"):
             dledger[re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()] = value
         else:
-            raise ConfigError(f"{key}: not a controller or DLedger key")
+            raise ConfigError(_("{key}: not a controller or DLedger key").format(key=key))
     config = ControllerNodeConfig(ControllerConfig.load(controller), dledger, ids)
     return NodeSpec(lambda ctx: make_controller(ctx, config), ControllerNodeCodec(serves=("controller", "dledger")))

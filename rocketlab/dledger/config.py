@@ -94,6 +94,7 @@ from typing import Any
 
 from rocketlab.dledger.entry import INDEX_UNIT_SIZE
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import N_, _
 from rocketlab.peers import parse_peers as shared_parse_peers
 from rocketlab.properties import parse_properties as shared_parse_properties
 
@@ -122,7 +123,8 @@ def delete_hours(delete_when: str) -> tuple[int, ...]:
     """The hours of a ``deleteWhen`` value (``"04"``, ``"04;16"``); ConfigError for anything else."""
     parts = delete_when.split(";")
     if not all(p.strip().isdigit() and int(p) < 24 for p in parts):
-        raise ConfigError(f"delete_when: hours of the day separated by ';' (e.g. '04' or '04;16'), got {delete_when!r}")
+        raise ConfigError(_("{name}: hours of the day separated by ';' (e.g. '04' or '04;16'), got {value!r}").format(
+            name="delete_when", value=delete_when))
     return tuple(int(p) for p in parts)
 
 
@@ -140,7 +142,7 @@ def resolve_profile(name: str) -> str:
     if name in PROFILE_ALIASES:
         return PROFILE_ALIASES[name]
     known = ", ".join([*PROFILES, *(f"{a} (= {c})" for a, c in PROFILE_ALIASES.items())])
-    raise ConfigError(f"profile: unknown profile {name!r}, expected one of {known}")
+    raise ConfigError(_("profile: unknown profile {name!r}, expected one of {known}").format(name=name, known=known))
 
 
 STORE_TYPES = ("FILE", "MEMORY")
@@ -318,7 +320,7 @@ class DLedgerConfig:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as e:
-            raise ConfigError(f"cannot read config file {path}: {e.strerror}") from e
+            raise ConfigError(_("cannot read config file {path}: {why}").format(path=path, why=e.strerror)) from e
         return cls.load(parse_properties(text, source=str(path)))
 
     def to_properties(self) -> str:
@@ -341,7 +343,7 @@ def members_peers(ids: list[str] | tuple[str, ...], host: str = "127.0.0.1", bas
 def parse_peers(peers: str) -> dict[str, str]:
     """Parse ``n0-host:port;n1-host:port`` into ``{id: "host:port"}`` (see :mod:`rocketlab.peers`)."""
     if not isinstance(peers, str):
-        raise ConfigError("peers: must be a string like 'n0-127.0.0.1:40911;n1-127.0.0.1:40912'")
+        raise ConfigError(_("peers: must be a string like 'n0-127.0.0.1:40911;n1-127.0.0.1:40912'"))
     return {peer_id: (f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
             for peer_id, (host, port) in shared_parse_peers(peers).items()}
 
@@ -367,7 +369,7 @@ def _field_name(key: str) -> str:
     name = _camel_to_snake(key) if key not in _field_names() else key
     name = _ALIASES.get(name, name)
     if name not in _field_names():
-        raise ConfigError(f"{key}: unknown DLedger config field")
+        raise ConfigError(_("{key}: unknown DLedger config field").format(key=key))
     return name
 
 
@@ -386,7 +388,7 @@ def _convert(name: str, raw: Any) -> Any:
             return text.lower() == "true"
         if text == "" and name in PROFILE_SWITCHES:
             return None
-        raise ConfigError(f"{name}: expected true or false, got {raw!r}")
+        raise ConfigError(_("{name}: expected true or false, got {value!r}").format(name=name, value=raw))
     if name in _STR_FIELDS:
         return text
     if name in _OPT_STR_FIELDS:
@@ -395,11 +397,11 @@ def _convert(name: str, raw: Any) -> Any:
         try:
             return float(text)
         except ValueError:
-            raise ConfigError(f"{name}: expected a number, got {raw!r}") from None
+            raise ConfigError(_("{name}: expected a number, got {value!r}").format(name=name, value=raw)) from None
     try:
         return int(text)
     except ValueError:
-        raise ConfigError(f"{name}: expected an integer, got {raw!r}") from None
+        raise ConfigError(_("{name}: expected an integer, got {value!r}").format(name=name, value=raw)) from None
 
 
 def _is_int(value: Any) -> bool:
@@ -415,15 +417,15 @@ def _type_rules() -> tuple[tuple[str, tuple[type, ...], Callable[[Any], bool], s
         if name in _BOOL_FIELDS:
             optional = name in PROFILE_SWITCHES
             rule = ((bool, type(None)) if optional else (bool,),
-                    lambda v, optional=optional: isinstance(v, bool) or (optional and v is None), "a boolean")
+                    lambda v, optional=optional: isinstance(v, bool) or (optional and v is None), N_("a boolean"))
         elif name in _STR_FIELDS:
-            rule = ((str,), lambda v: isinstance(v, str), "a string")
+            rule = ((str,), lambda v: isinstance(v, str), N_("a string"))
         elif name in _OPT_STR_FIELDS:
-            rule = ((str, type(None)), lambda v: v is None or isinstance(v, str), "a string or None")
+            rule = ((str, type(None)), lambda v: v is None or isinstance(v, str), N_("a string or None"))
         elif name in _FLOAT_FIELDS:
-            rule = ((int, float), lambda v: _is_int(v) or isinstance(v, float), "a number")
+            rule = ((int, float), lambda v: _is_int(v) or isinstance(v, float), N_("a number"))
         else:
-            rule = ((int,), _is_int, "an integer")
+            rule = ((int,), _is_int, N_("an integer"))
         rules.append((name, *rule))
     return tuple(rules)
 
@@ -432,7 +434,7 @@ def _check_types(cfg: DLedgerConfig) -> None:
     for name, plain, ok, kind in _type_rules():
         value = getattr(cfg, name)
         if type(value) not in plain and not ok(value):
-            raise ConfigError(f"{name}: expected {kind}, got {value!r}")
+            raise ConfigError(_("{name}: expected {kind}, got {value!r}").format(name=name, kind=_(kind), value=value))
 
 
 _POSITIVE = (
@@ -452,35 +454,39 @@ _NON_NEGATIVE = (
 def _validate(cfg: DLedgerConfig) -> None:
     for name in _POSITIVE:
         if getattr(cfg, name) <= 0:
-            raise ConfigError(f"{name}: must be > 0, got {getattr(cfg, name)}")
+            raise ConfigError(_("{name}: must be > 0, got {value}").format(name=name, value=getattr(cfg, name)))
     for name in _NON_NEGATIVE:
         if getattr(cfg, name) < 0:
-            raise ConfigError(f"{name}: must be >= 0, got {getattr(cfg, name)}")
+            raise ConfigError(_("{name}: must be >= 0, got {value}").format(name=name, value=getattr(cfg, name)))
     for name in _FLOAT_FIELDS:
         if not 0 <= getattr(cfg, name) <= 1:
-            raise ConfigError(f"{name}: a fraction of the disk in 0..1, got {getattr(cfg, name)}")
+            raise ConfigError(_("{name}: a fraction of the disk in 0..1, got {value}").format(name=name, value=getattr(cfg, name)))
     delete_hours(cfg.delete_when)
     if cfg.election_timeout_min_ms < 2 or cfg.election_timeout_max_ms < cfg.election_timeout_min_ms:
-        raise ConfigError(f"election_timeout_min_ms/max_ms: need 2 <= min <= max, got "
-                          f"{cfg.election_timeout_min_ms}-{cfg.election_timeout_max_ms}")
+        raise ConfigError(_("election_timeout_min_ms/max_ms: need 2 <= min <= max, got {low}-{high}").format(
+            low=cfg.election_timeout_min_ms, high=cfg.election_timeout_max_ms))
     if cfg.min_vote_interval_ms > cfg.max_vote_interval_ms:
-        raise ConfigError(f"min_vote_interval_ms: {cfg.min_vote_interval_ms} > max_vote_interval_ms "
-                          f"{cfg.max_vote_interval_ms}")
+        raise ConfigError(_("min_vote_interval_ms: {low} > max_vote_interval_ms {high}").format(
+            low=cfg.min_vote_interval_ms, high=cfg.max_vote_interval_ms))
     if cfg.min_take_leadership_vote_interval_ms > cfg.max_take_leadership_vote_interval_ms:
-        raise ConfigError("min_take_leadership_vote_interval_ms: greater than max_take_leadership_vote_interval_ms")
+        raise ConfigError(_("min_take_leadership_vote_interval_ms: greater than max_take_leadership_vote_interval_ms"))
     if not cfg.group:
-        raise ConfigError("group: must not be empty")
+        raise ConfigError(_("{name}: must not be empty").format(name="group"))
     if cfg.self_id not in cfg.peer_map:
-        raise ConfigError(f"self_id: {cfg.self_id!r} is not one of peers {sorted(cfg.peer_map)}")
+        raise ConfigError(_("{name}: {value!r} is not one of peers {peers}").format(
+            name="self_id", value=cfg.self_id, peers=sorted(cfg.peer_map)))
     if cfg.store_type not in STORE_TYPES:
-        raise ConfigError(f"store_type: expected one of {STORE_TYPES}, got {cfg.store_type!r}")
+        raise ConfigError(_("{name}: expected one of {choices}, got {value!r}").format(
+            name="store_type", choices=STORE_TYPES, value=cfg.store_type))
     if cfg.fsync_policy not in FSYNC_POLICIES:
-        raise ConfigError(f"fsync_policy: expected one of {FSYNC_POLICIES}, got {cfg.fsync_policy!r}")
+        raise ConfigError(_("{name}: expected one of {choices}, got {value!r}").format(
+            name="fsync_policy", choices=FSYNC_POLICIES, value=cfg.fsync_policy))
     if cfg.mapped_file_size_for_entry_data < 64:
-        raise ConfigError("mapped_file_size_for_entry_data: must be >= 64 bytes (one header + blank)")
+        raise ConfigError(_("mapped_file_size_for_entry_data: must be >= 64 bytes (one header + blank)"))
     idx = cfg.mapped_file_size_for_entry_index
     if idx < INDEX_UNIT_SIZE or idx % INDEX_UNIT_SIZE:
-        raise ConfigError(f"mapped_file_size_for_entry_index: must be a positive multiple of {INDEX_UNIT_SIZE}")
+        raise ConfigError(_("mapped_file_size_for_entry_index: must be a positive multiple of {unit}").format(unit=INDEX_UNIT_SIZE))
     for pid in cfg.preferred_leader_id_list:
         if pid not in cfg.peer_map:
-            raise ConfigError(f"preferred_leader_ids: {pid!r} is not one of peers {sorted(cfg.peer_map)}")
+            raise ConfigError(_("{name}: {value!r} is not one of peers {peers}").format(
+                name="preferred_leader_ids", value=pid, peers=sorted(cfg.peer_map)))

@@ -30,6 +30,7 @@ from pathlib import Path
 from rocketlab.dledger.config import DLedgerConfig, parse_properties
 from rocketlab.dledger.protocol import DLedgerResponseCode, check
 from rocketlab.errors import ConfigError, StoreError
+from rocketlab.i18n import _
 
 DIRTY_EXPIRE_MS = 30_000
 """Linux's default ``vm.dirty_expire_centisecs``: dirty page-cache data older than this has been written
@@ -95,14 +96,15 @@ class MemberState:
             self.on_disk = path.read_bytes()
             props = parse_properties(self.on_disk.decode("utf-8"), source=str(path))
         except (OSError, UnicodeDecodeError, ConfigError) as e:
-            raise StoreError(f"{path}: unreadable term file: {e}") from e
+            raise StoreError(_("{path}: unreadable term file: {why}").format(path=path, why=e)) from e
         try:
             self.curr_term = int(props.get(TERM_PERSIST_KEY_TERM, "0"))
         except ValueError:
-            raise StoreError(f"{path}: {TERM_PERSIST_KEY_TERM} is not an integer: "
-                             f"{props.get(TERM_PERSIST_KEY_TERM)!r}") from None
+            raise StoreError(_("{path}: {key} is not an integer: {value!r}").format(
+                path=path, key=TERM_PERSIST_KEY_TERM, value=props.get(TERM_PERSIST_KEY_TERM))) from None
         if self.curr_term < 0:
-            raise StoreError(f"{path}: negative {TERM_PERSIST_KEY_TERM} {self.curr_term}")
+            raise StoreError(_("{path}: negative {key} {value}").format(path=path, key=TERM_PERSIST_KEY_TERM,
+                                                                       value=self.curr_term))
         self.curr_vote_for = props.get(TERM_PERSIST_KEY_VOTE_FOR) or None
 
     def persist_term(self) -> None:

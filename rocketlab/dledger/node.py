@@ -27,6 +27,7 @@ from rocketlab.dledger.codec import DLedgerCodec
 from rocketlab.dledger.config import DLedgerConfig
 from rocketlab.dledger.server import DLedgerServer, resolve_config
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 
 NODE_KEYS = frozenset({"nodeKind", "runDir", "seed", "traceNetwork", "streamListenPort", "streamPeers"})
 """Keys the runtime reads; every other key is a DLedgerConfig field."""
@@ -44,7 +45,7 @@ def dledger_config_from_properties(props: dict[str, str]) -> DLedgerConfig:
     values = {k: v for k, v in props.items() if k not in NODE_KEYS}
     for key in ("selfId", "peers"):
         if key not in values:
-            raise ConfigError(f"{key} is required for a DLedger member")
+            raise ConfigError(_("{key} is required for a DLedger member").format(key=key))
     return DLedgerConfig.load(values)
 
 

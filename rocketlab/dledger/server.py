@@ -60,6 +60,7 @@ from rocketlab.dledger.raft_elector import RaftLeaderElector
 from rocketlab.dledger.rpc import DLedgerRpcService, Responder, reply_to
 from rocketlab.dledger.store import DLedgerMemoryStore, DLedgerMmapFileStore, DLedgerStore
 from rocketlab.errors import ConfigError, LocalProtocolError, RemoteProtocolError
+from rocketlab.i18n import _
 
 Code = DLedgerResponseCode
 
@@ -84,7 +85,7 @@ class DLedgerServer(BaseCore):
 
     def __init__(self, config: DLedgerConfig, store_dir: Path | None, rng: random.Random) -> None:
         if config.store_type == "FILE" and store_dir is None:
-            raise ConfigError("store_type: FILE needs a store directory (or use store_type=MEMORY)")
+            raise ConfigError(_("store_type: FILE needs a store directory (or use store_type=MEMORY)"))
         self.config = config
         self.node_id = config.self_id
         file_dir = store_dir if config.store_type == "FILE" else None

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from rocketlab.errors import ConfigError
 from rocketlab.ha.wire import HA_TRANSFER_BATCH_SIZE
+from rocketlab.i18n import _
 
 HA_CLIENT_BEHAVIOURS = ("4.9.5", "5.3.3")  # the releases whose HA client loop HAClient can follow
 
@@ -46,9 +47,9 @@ class HAConfig:
                      "ha_slave_fallbehind_max", "slave_timeout", "ha_write_poll_interval",
                      "ha_reconnect_interval"):
             if getattr(self, name) <= 0:
-                raise ConfigError(f"{name} must be > 0, got {getattr(self, name)}")
+                raise ConfigError(_("{name} must be > 0, got {value}").format(name=name, value=getattr(self, name)))
         if self.in_sync_replicas is not None and self.in_sync_replicas < 1:
-            raise ConfigError(f"in_sync_replicas must be >= 1, got {self.in_sync_replicas}")
+            raise ConfigError(_("{name} must be >= 1, got {value}").format(name="in_sync_replicas", value=self.in_sync_replicas))
         if self.ha_client_behaviour not in HA_CLIENT_BEHAVIOURS:
-            raise ConfigError(f"ha_client_behaviour={self.ha_client_behaviour!r} is not one of "
-                              f"{', '.join(HA_CLIENT_BEHAVIOURS)}")
+            raise ConfigError(_("{key}={value!r} is not one of {choices}").format(
+                key="ha_client_behaviour", value=self.ha_client_behaviour, choices=", ".join(HA_CLIENT_BEHAVIOURS)))

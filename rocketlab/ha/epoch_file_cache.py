@@ -38,6 +38,7 @@ from pathlib import Path
 from rocketlab import plugs
 from rocketlab.dledger.member_state import write_file_durably
 from rocketlab.errors import StoreError
+from rocketlab.i18n import _
 
 FIND_CONSISTENT_POINT_PLUG = plugs.point("lab06.find_consistent_point")
 """The override point of this module (a graded exercise plugs in here: :mod:`rocketlab.plugs`)."""
@@ -198,14 +199,15 @@ def _read_checkpoint(path: Path) -> list[EpochEntry]:
     try:
         text = path.read_bytes().decode()
     except (OSError, UnicodeDecodeError) as e:
-        raise StoreError(f"{path}: unreadable epoch file: {e}") from None
+        raise StoreError(_("{path}: unreadable epoch file: {why}").format(path=path, why=e)) from None
     lines = text.split("\n")
     if len(lines) < 2:
-        raise StoreError(f"{path}: epoch file lacks its count and CRC lines")
+        raise StoreError(_("{path}: epoch file lacks its count and CRC lines").format(path=path))
     try:
         expected_lines, expected_crc = int(lines[0]), int(lines[1])
     except ValueError:
-        raise StoreError(f"{path}: epoch file count/CRC lines are not numbers: {lines[:2]!r}") from None
+        raise StoreError(_("{path}: epoch file count/CRC lines are not numbers: {lines!r}").format(
+            path=path, lines=lines[:2])) from None
     body = [line for line in lines[2:]]
     if body and body[-1] == "":
         body.pop()  # the newline after the last entry
@@ -216,11 +218,11 @@ def _read_checkpoint(path: Path) -> list[EpochEntry]:
             try:
                 entries.append(EpochEntry(int(parts[0]), int(parts[1])))
             except ValueError:
-                raise StoreError(f"{path}: bad epoch entry line {line!r}") from None
+                raise StoreError(_("{path}: bad epoch entry line {line!r}").format(path=path, line=line)) from None
     for before, after in zip(entries, entries[1:], strict=False):
         if after.epoch <= before.epoch or after.start_offset <= before.start_offset:
-            raise StoreError(f"{path}: epoch entries do not strictly increase: {before.epoch}-{before.start_offset} "
-                             f"then {after.epoch}-{after.start_offset}")
+            raise StoreError(_("{path}: epoch entries do not strictly increase: {before} then {after}").format(
+                path=path, before=f"{before.epoch}-{before.start_offset}", after=f"{after.epoch}-{after.start_offset}"))
     if len(entries) != expected_lines:
         raise StoreError(f"{path}: Expect {expected_lines} entries, only found {len(entries)} entries")
     truth = crc32_masked("".join(line + "\n" for line in body).encode())

@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
+from rocketlab.i18n import _
 from rocketlab.net.families import ALL_FAMILIES
 from rocketlab.remoting.codec import RemotingCodec
 from rocketlab.remoting.command import RemotingCommand
@@ -36,7 +37,8 @@ class NetClient:
         try:
             self.reader, self.writer = await asyncio.wait_for(asyncio.open_connection(*self.address), timeout_s)
         except (OSError, asyncio.TimeoutError) as e:
-            raise RocketlabError(f"cannot connect to {self.address[0]}:{self.address[1]}: {e}") from None
+            raise RocketlabError(_("cannot connect to {host}:{port}: {why}").format(
+                host=self.address[0], port=self.address[1], why=e)) from None
         self.pump = asyncio.get_running_loop().create_task(self._read())
         return self
 
@@ -44,7 +46,7 @@ class NetClient:
         """Send ``msg`` as a request and wait for its response (RocketlabError on timeout, disconnect, or
         an answer that is not ``msg``'s response: a remark from the node's remoting layer)."""
         if self.writer is None:
-            raise RocketlabError("client is not connected")
+            raise RocketlabError(_("client is not connected"))
         cmd = self.codec.command(msg, self.proto.next_opaque())
         loop = asyncio.get_running_loop()
         future = loop.create_future()
@@ -63,12 +65,13 @@ class NetClient:
     def send_oneway(self, msg: Any) -> None:
         """Send ``msg`` (a class its family sends oneway) without waiting for anything."""
         if self.writer is None:
-            raise RocketlabError("client is not connected")
+            raise RocketlabError(_("client is not connected"))
         self.writer.write(self.proto.send(self.codec.command(msg, self.proto.next_opaque())))
 
     def _time_out(self, future: asyncio.Future, timeout_s: float) -> None:
         if not future.done():
-            future.set_exception(RocketlabError(f"no reply from {self.address[0]}:{self.address[1]} in {timeout_s} s"))
+            future.set_exception(RocketlabError(_("no reply from {host}:{port} in {seconds} s").format(
+                host=self.address[0], port=self.address[1], seconds=timeout_s)))
 
     def _answer(self, cmd: RemotingCommand) -> None:
         entry = self.waiting.get(cmd.opaque)
@@ -78,11 +81,11 @@ class NetClient:
         try:
             future.set_result(self.codec.message(cmd, answers=msg))
         except CodecError as e:
-            future.set_exception(RocketlabError(f"{type(msg).__name__} answered with code {cmd.code}: "
-                                                f"{cmd.remark or e}"))
+            future.set_exception(RocketlabError(_("{request} answered with code {code}: {remark}").format(
+                request=type(msg).__name__, code=cmd.code, remark=cmd.remark or e)))
 
     async def _read(self) -> None:
-        error: Exception = RocketlabError("connection closed by the node")
+        error: Exception = RocketlabError(_("connection closed by the node"))
         assert self.reader is not None
         try:
             while True:
@@ -95,8 +98,8 @@ class NetClient:
                 if not data:
                     break
         except (OSError, RemoteProtocolError) as e:
-            error = RocketlabError(f"connection to the node failed: {e}")
-        for future, _ in self.waiting.values():
+            error = RocketlabError(_("connection to the node failed: {why}").format(why=e))
+        for future, _msg in self.waiting.values():
             if not future.done():
                 future.set_exception(error)
 

@@ -63,6 +63,7 @@ from rocketlab.core import (
     StreamWrite,
 )
 from rocketlab.errors import CodecError, RemoteProtocolError, RocketlabError
+from rocketlab.i18n import _
 from rocketlab.peers import parse_address
 from rocketlab.remoting.command import RESPONSE_FLAG, RemotingCommand, RemotingSysResponseCode
 from rocketlab.remoting.connection import CLOSED, NEED_DATA, RemotingConnection
@@ -550,8 +551,9 @@ async def _serve(handler: Any, address: tuple[str, int]) -> asyncio.base_events.
         return await asyncio.start_server(handler, *address)
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
-            raise RocketlabError(f"port {address[0]}:{address[1]} is already in use") from None
-        raise RocketlabError(f"cannot listen on {address[0]}:{address[1]}: {e.strerror}") from None
+            raise RocketlabError(_("port {host}:{port} is already in use").format(host=address[0], port=address[1])) from None
+        raise RocketlabError(_("cannot listen on {host}:{port}: {why}").format(
+            host=address[0], port=address[1], why=e.strerror)) from None
 
 
 def _nodelay(writer: asyncio.StreamWriter) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.net.node import register_exec_kind
 from rocketlab.oracle.jvm import Oracle, OracleUnavailable
 
@@ -32,7 +33,7 @@ def exec_java_member(props: dict[str, str], config: str) -> NoReturn:
     release = props.get("javaRelease", "4.9.5")
     for key in ("selfId", "peers"):
         if key not in props:
-            raise ConfigError(f"{config}: {key} is required")
+            raise ConfigError(_("{config}: {key} is required").format(config=config, key=key))
     try:
         oracle = Oracle.find(release)
     except OracleUnavailable as e:

@@ -71,7 +71,7 @@ def run_fault(cluster: Cluster, fault: str, seed: int, duration_ms: int = SETTLE
     cluster.run_for(FAULT_AT_MS + random.Random(f"{seed}/fault").randint(0, 999) - cluster.now_ms)
     target = {"master-crash": master_of(cluster, "a"), "classic-crash": "c0", "consumer-leaves": "k1"}[fault]
     if target is None:
-        raise ConfigError("broker-a has no master to crash")
+        raise ConfigError(_("broker-a has no master to crash"))
     fault_ms = cluster.now_ms
     cluster.crash(target)
     if fault == "classic-crash" and duration_ms > RESTART_AFTER_MS:
@@ -203,7 +203,7 @@ def client_summary(events: list[dict[str, Any]], fault_ms: int) -> dict[str, Any
 def _scenario(fault: str, name: str):
     def run(args: ScenarioArgs) -> ScenarioResult:
         if args.nodes is not None:
-            raise ConfigError(f"{name} has a fixed layout (ns, a0-a2, b0-b2, c0-c1, p0, k0-k2): no --nodes")
+            raise ConfigError(_("{name} has a fixed layout (ns, a0-a2, b0-b2, c0-c1, p0, k0-k2): no --nodes").format(name=name))
         cluster = build(args.seed, args.duration_ms or SETTLE_MS, args.network or "reliable",
                         args.latency or "uniform:1:3", scenario=name, data_dir=args.data_dir)
         fault_info = run_fault(cluster, fault, args.seed, args.duration_ms or SETTLE_MS)

@@ -26,6 +26,7 @@ from typing import Any
 from rocketlab.dledger.config import DEFAULT_PROFILE, resolve_profile
 from rocketlab.dledger.entry_pusher import AppendFuture
 from rocketlab.errors import ConfigError, RocketlabError
+from rocketlab.i18n import _
 from rocketlab.scenarios.dledger_group import (
     DEFAULT_LATENCY,
     SHORT_TIMERS,
@@ -176,7 +177,7 @@ def run_churn(c: Cluster, rounds: int = 20, interval_ms: int = 700, clients: int
         w.start()
     cut: list[str] = []
     faults = 0
-    for _ in range(rounds):
+    for _round in range(rounds):
         faults += churn_step(c, rng, cut)
         c.run_for(interval_ms)
     for w in workers:
@@ -205,9 +206,9 @@ def _profile(args: ScenarioArgs) -> str:
 def _nodes(args: ScenarioArgs, default: int, minimum: int = 1, exactly: int | None = None) -> int:
     nodes = args.nodes or default
     if exactly is not None and nodes != exactly:
-        raise ConfigError(f"this scenario is written for {exactly} members, not {nodes}")
+        raise ConfigError(_("this scenario is written for {exactly} members, not {nodes}").format(exactly=exactly, nodes=nodes))
     if nodes < minimum:
-        raise ConfigError(f"this scenario needs at least {minimum} members, got {nodes}")
+        raise ConfigError(_("this scenario needs at least {minimum} members, got {nodes}").format(minimum=minimum, nodes=nodes))
     return nodes
 
 
@@ -216,8 +217,8 @@ def _short_timer_network(args: ScenarioArgs) -> str:
     longer than every one of those timers (a 300 ms RPC timeout), so the group could not even elect."""
     network = args.network or "reliable"
     if network == "reordering":
-        raise ConfigError("this scenario runs on short timers (300 ms RPC timeout); the reordering network "
-                          "holds replies up to 2.2 s: use reliable, unreliable or long-delays")
+        raise ConfigError(_("this scenario runs on short timers (300 ms RPC timeout); the reordering network "
+                            "holds replies up to 2.2 s: use reliable, unreliable or long-delays"))
     return network
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.scenarios.registry import (
     Scenario,
     ScenarioArgs,
@@ -20,7 +21,7 @@ def _master_crash(role: str, name: str):
     def run(args: ScenarioArgs) -> ScenarioResult:
         """Steady puts on a master and its slave, then the master crashes: count what was lost."""
         if args.profile not in (None, "4.x", "5.x"):
-            raise ConfigError(f"master-slave profiles are 4.x (default) or 5.x, not {args.profile!r}")
+            raise ConfigError(_("master-slave profiles are 4.x (default) or 5.x, not {profile!r}").format(profile=args.profile))
         ha = {"in_sync_replicas": 1} if args.profile == "5.x" else {}
         cluster = Cluster.master_slave(role=role, slaves=(args.nodes or 2) - 1, seed=args.seed,
                                        network=args.network or "reliable", latency=args.latency or "uniform:1:3",

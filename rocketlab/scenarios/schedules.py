@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from rocketlab.dledger.entry_pusher import AppendFuture
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.scenarios.dledger_group import append_nowait
 from rocketlab.sim.cluster import Cluster
 from rocketlab.sim.faults import ACTIONS as FAULT_ACTIONS
@@ -40,14 +41,15 @@ def parse_script(text: str) -> list[Step]:
         words = raw.split("#", 1)[0].split()
         if not words:
             continue
-        where = f"schedule line {lineno} ({raw.strip()!r})"
+        where = _("schedule line {lineno} ({line!r})").format(lineno=lineno, line=raw.strip())
         if len(words) < 2 or not words[0].isdigit():
-            raise ConfigError(f"{where}: expected 'AT_MS ACTION ARGS'")
+            raise ConfigError(_("{where}: expected 'AT_MS ACTION ARGS'").format(where=where))
         action = words[1]
         if action not in FAULT_ACTIONS + SCRIPT_ACTIONS:
-            raise ConfigError(f"{where}: unknown action {action!r} (one of {', '.join(FAULT_ACTIONS + SCRIPT_ACTIONS)})")
+            raise ConfigError(_("{where}: unknown action {action!r} (one of {choices})").format(
+                where=where, action=action, choices=", ".join(FAULT_ACTIONS + SCRIPT_ACTIONS)))
         if action == "append" and len(words) < 4:
-            raise ConfigError(f"{where}: append takes NODE BODY")
+            raise ConfigError(_("{where}: append takes NODE BODY").format(where=where))
         steps.append(Step(int(words[0]), action, tuple(words[2:]), raw.split("#", 1)[0].strip()))
     return sorted(steps, key=lambda s: s.at_ms)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.pingpong import PingPongConfig
 from rocketlab.scenarios.registry import (
     Scenario,
@@ -41,9 +42,9 @@ def run_smoke(args: ScenarioArgs) -> ScenarioResult:
     """Pingpong nodes under crash, restart, partition, pause and a dropped message."""
     nodes = args.nodes or 3
     if nodes < 3:
-        raise ConfigError(f"the smoke scenario needs at least 3 nodes, got {nodes}")
+        raise ConfigError(_("the smoke scenario needs at least 3 nodes, got {nodes}").format(nodes=nodes))
     if args.profile is not None:
-        raise ConfigError(f"the smoke scenario has no profile {args.profile!r}")
+        raise ConfigError(_("the smoke scenario has no profile {profile!r}").format(profile=args.profile))
     duration = args.duration_ms or 8000
     cluster = Cluster.pingpong(
         nodes=nodes, seed=args.seed, network=args.network or "unreliable", latency=args.latency,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rocketlab.errors import ConfigError
+from rocketlab.i18n import _
 from rocketlab.trace.faults import FAULT_KINDS, fault_kind
 
 ACTIONS = tuple(kind.name for kind in FAULT_KINDS if kind.scheduled)
@@ -50,7 +51,8 @@ class Fault:
         """The Cluster method that carries this fault out, its arguments and keyword arguments;
         ConfigError for an action that no schedule may name."""
         if self.action not in ACTIONS:
-            raise ConfigError(f"unknown fault action {self.action!r} (one of {', '.join(ACTIONS)})")
+            raise ConfigError(_("unknown fault action {action!r} (one of {choices})").format(
+                action=self.action, choices=", ".join(ACTIONS)))
         kind = fault_kind(self.action)
         args, kwargs = _CALLS[kind.args](self)
         return kind.method or "", args, {**dict(kind.method_kwargs), **kwargs}
@@ -72,56 +74,58 @@ class FaultSchedule(tuple):
 def parse_fault(line: str, lineno: int = 1) -> Fault:
     """Parse one schedule line; ConfigError names the line and what is wrong."""
     words = line.split("#", 1)[0].split()
-    where = f"fault schedule line {lineno} ({line.strip()!r})"
+    where = _("fault schedule line {lineno} ({line!r})").format(lineno=lineno, line=line.strip())
     if len(words) < 2:
-        raise ConfigError(f"{where}: expected 'AT_MS ACTION [TARGETS]'")
+        raise ConfigError(_("{where}: expected 'AT_MS ACTION [TARGETS]'").format(where=where))
     try:
         at_ms = int(words[0])
     except ValueError:
-        raise ConfigError(f"{where}: time {words[0]!r} is not a whole number of ms") from None
+        raise ConfigError(_("{where}: time {time!r} is not a whole number of ms").format(where=where, time=words[0])) from None
     if at_ms < 0:
-        raise ConfigError(f"{where}: time must be >= 0")
+        raise ConfigError(_("{where}: time must be >= 0").format(where=where))
     action, rest = words[1], words[2:]
     if action not in ACTIONS:
-        raise ConfigError(f"{where}: unknown action {action!r} (one of {', '.join(ACTIONS)})")
+        raise ConfigError(_("{where}: unknown action {action!r} (one of {choices})").format(
+            where=where, action=action, choices=", ".join(ACTIONS)))
     return _PARSERS[fault_kind(action).args](at_ms, action, rest, where)
 
 
 # --- one parser, text form and call per argument shape (rocketlab.trace.faults.ARG_SHAPES) ----------------
 def _parse_none(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
     if rest:
-        raise ConfigError(f"{where}: {action} takes no targets")
+        raise ConfigError(_("{where}: {action} takes no targets").format(where=where, action=action))
     return Fault(at_ms, action)
 
 
 def _parse_groups(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
     groups = tuple(tuple(g.split()) for g in " ".join(rest).split("|"))
     if len(groups) < 2 or any(not g for g in groups):
-        raise ConfigError(f"{where}: {action} needs groups separated by '|'")
+        raise ConfigError(_("{where}: {action} needs groups separated by '|'").format(where=where, action=action))
     return Fault(at_ms, action, groups=groups)
 
 
 def _parse_message(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
     if not 3 <= len(rest) <= 5 or rest[1] != "->":
-        raise ConfigError(f"{where}: {action} takes 'SRC -> DST [MESSAGE [CODE]]' (SRC, DST may be *)")
+        raise ConfigError(_("{where}: {action} takes 'SRC -> DST [MESSAGE [CODE]]' (SRC, DST may be *)").format(
+            where=where, action=action))
     return Fault(at_ms, action, targets=(rest[0], rest[2], *rest[3:]))
 
 
 def _parse_link(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
     if len(rest) != 3 or rest[1] != "->":
-        raise ConfigError(f"{where}: {action} takes 'SRC -> DST'")
+        raise ConfigError(_("{where}: {action} takes 'SRC -> DST'").format(where=where, action=action))
     return Fault(at_ms, action, targets=(rest[0], rest[2]))
 
 
 def _parse_nodes(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
     if not rest:
-        raise ConfigError(f"{where}: {action} needs at least one node")
+        raise ConfigError(_("{where}: {action} needs at least one node").format(where=where, action=action))
     return Fault(at_ms, action, targets=tuple(rest))
 
 
 def _parse_node(at_ms: int, action: str, rest: list[str], where: str) -> Fault:
     if len(rest) != 1:
-        raise ConfigError(f"{where}: {action} takes one node")
+        raise ConfigError(_("{where}: {action} takes one node").format(where=where, action=action))
     return Fault(at_ms, action, targets=tuple(rest))
 
 

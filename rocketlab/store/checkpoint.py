@@ -9,6 +9,7 @@ import os
 import struct
 
 from rocketlab.errors import StoreError
+from rocketlab.i18n import _
 
 CHECKPOINT_FILE_SIZE = 4096
 _LAYOUT = struct.Struct(">qqqqq")
@@ -35,13 +36,14 @@ class StoreCheckpoint:
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(f"{path}: cannot open checkpoint: {exc.strerror}") from exc
+            raise StoreError(_("{path}: cannot open checkpoint: {why}").format(path=path, why=exc.strerror)) from exc
         size = os.fstat(self._fd).st_size
         if size == 0:
             os.ftruncate(self._fd, CHECKPOINT_FILE_SIZE)
         elif size != CHECKPOINT_FILE_SIZE:
             os.close(self._fd)
-            raise StoreError(f"{path}: checkpoint is {size} bytes, expected {CHECKPOINT_FILE_SIZE}")
+            raise StoreError(_("{path}: checkpoint is {size} bytes, expected {expected}").format(
+                path=path, size=size, expected=CHECKPOINT_FILE_SIZE))
         else:
             (
                 self.physic_msg_timestamp,

@@ -147,8 +147,10 @@ def _iter_file(mm: mmap.mmap, base: int, name: str) -> Iterator[dict[str, Any]]:
         try:
             m = decode_message(mm, pos, limit=size)
         except CodecError as exc:
+            why = exc.detail if exc.offset is None else _("{why} (at offset {offset})").format(
+                why=exc.detail, offset=exc.offset)
             raise RocketlabError(_("{file}: invalid record at phy offset {offset}: {why}").format(
-                file=name, offset=base + pos, why=exc)) from exc
+                file=name, offset=base + pos, why=why)) from exc
         crc = zlib.crc32(m.body) & 0x7FFFFFFF
         try:
             body_text: str | None = m.body.decode("utf-8")

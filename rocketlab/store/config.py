@@ -163,7 +163,8 @@ class MessageStoreConfig:
                     raise ConfigError(_("{name}: {value!r} is not one of {choices}").format(
                         name=name, value=value, choices=choices)) from None
             elif not isinstance(value, enum_type):
-                raise ConfigError(f"{name}: expected a {enum_type.__name__}, got {value!r}")
+                raise ConfigError(_("{name}: expected a {type}, got {value!r}").format(
+                    name=name, type=enum_type.__name__, value=value))
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if f.type in ("int", int) and (isinstance(value, bool) or not isinstance(value, int)):
@@ -172,15 +173,12 @@ class MessageStoreConfig:
                 raise ConfigError(_("{name}: expected true or false, got {value!r}").format(name=f.name, value=value))
         # The smallest record (empty body, 1-byte topic, no properties) plus the 8-byte blank.
         if self.mapped_file_size_commit_log < 100:
-            raise ConfigError(
-                f"mapped_file_size_commit_log: {self.mapped_file_size_commit_log} bytes cannot hold even one "
-                "message (the smallest record is 92 bytes, plus 8 for the end-of-file blank)"
-            )
+            raise ConfigError(_(
+                "mapped_file_size_commit_log: {size} bytes cannot hold even one message (the smallest record is "
+                "92 bytes, plus 8 for the end-of-file blank)").format(size=self.mapped_file_size_commit_log))
         if self.consume_queue_file_size() < CQ_STORE_UNIT_SIZE:
-            raise ConfigError(
-                f"mapped_file_size_consume_queue: {self.mapped_file_size_consume_queue} bytes is less than one "
-                f"{CQ_STORE_UNIT_SIZE}-byte unit"
-            )
+            raise ConfigError(_("mapped_file_size_consume_queue: {size} bytes is less than one {unit}-byte unit").format(
+                size=self.mapped_file_size_consume_queue, unit=CQ_STORE_UNIT_SIZE))
         positive = (
             "max_message_size", "max_hash_slot_num", "sync_flush_timeout", "flush_interval_commit_log",
             "flush_interval_consume_queue", "max_msgs_num_batch", "max_transfer_count_on_message_in_memory",
@@ -200,13 +198,14 @@ class MessageStoreConfig:
                 raise ConfigError(_("{name}: must not be negative, got {value}").format(
                     name=name, value=getattr(self, name)))
         if self.max_index_num < 2:
-            raise ConfigError(f"max_index_num: must be at least 2 (entry 0 is never used), got {self.max_index_num}")
+            raise ConfigError(_("max_index_num: must be at least 2 (entry 0 is never used), got {value}").format(
+                value=self.max_index_num))
         if not 0 < self.disk_max_used_space_ratio <= 100:
-            raise ConfigError(f"disk_max_used_space_ratio: must be in 1..100, got {self.disk_max_used_space_ratio}")
+            raise ConfigError(_("{name}: must be in {low}..{high}, got {value}").format(
+                name="disk_max_used_space_ratio", low=1, high=100, value=self.disk_max_used_space_ratio))
         if not 0 <= self.access_message_in_memory_max_ratio <= 100:
-            raise ConfigError(
-                f"access_message_in_memory_max_ratio: must be in 0..100, got {self.access_message_in_memory_max_ratio}"
-            )
+            raise ConfigError(_("{name}: must be in {low}..{high}, got {value}").format(
+                name="access_message_in_memory_max_ratio", low=0, high=100, value=self.access_message_in_memory_max_ratio))
         if not 0 <= self.listen_port <= 65535:
             raise ConfigError(_("{name}: must be in {low}..{high}, got {value}").format(
                 name="listen_port", low=0, high=65535, value=self.listen_port))
@@ -221,7 +220,7 @@ class MessageStoreConfig:
             raise ConfigError(_("{name}: {value!r} is not an IPv4 or IPv6 address").format(
                 name="broker_ip1", value=self.broker_ip1)) from exc
         if not self.store_path_root_dir:
-            raise ConfigError("store_path_root_dir: must not be empty")
+            raise ConfigError(_("{name}: must not be empty").format(name="store_path_root_dir"))
 
         if self.rocketmq_version not in ROCKETMQ_RELEASES:
             raise ConfigError(_("{name}: {value!r} is not one of {choices}").format(

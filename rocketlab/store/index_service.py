@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rocketlab.errors import StoreError
+from rocketlab.i18n import _
 from rocketlab.store.checkpoint import StoreCheckpoint
 from rocketlab.store.dispatch_request import DispatchRequest
 from rocketlab.store.index_file import IndexFile
@@ -85,7 +86,8 @@ class IndexService:
             os.makedirs(self.store_path, exist_ok=True)
             names = sorted(os.listdir(self.store_path))
         except OSError as exc:
-            raise StoreError(f"{self.store_path}: cannot read index directory: {exc.strerror}") from exc
+            raise StoreError(_("{path}: cannot read index directory: {why}").format(
+                path=self.store_path, why=exc.strerror)) from exc
         dropped = []
         for i, name in enumerate(names):
             path = os.path.join(self.store_path, name)
@@ -96,7 +98,8 @@ class IndexService:
                 dropped.append(name)
                 continue
             if not _INDEX_NAME_RE.match(name) or not os.path.isfile(path):
-                raise StoreError(f"{path}: unexpected entry in the index directory (files are named yyyyMMddHHmmssSSS)")
+                raise StoreError(_("{path}: unexpected entry in the index directory (files are named "
+                                   "yyyyMMddHHmmssSSS)").format(path=path))
             f = IndexFile(path, self.hash_slot_num, self.index_num)
             if not last_exit_ok and f.get_end_timestamp() > self.checkpoint.index_msg_timestamp:
                 f.destroy()

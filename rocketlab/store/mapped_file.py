@@ -13,6 +13,7 @@ import re
 import weakref
 
 from rocketlab.errors import StoreError
+from rocketlab.i18n import _
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +40,11 @@ def open_sized_file(file_name: str, file_size: int, create: bool) -> int:
         try:
             return _create_sized(file_name, file_size)
         except OSError as exc:
-            raise StoreError(f"{file_name}: cannot create store file: {exc.strerror}") from exc
+            raise StoreError(_("{path}: cannot create store file: {why}").format(path=file_name, why=exc.strerror)) from exc
     try:
         fd = os.open(file_name, os.O_RDWR)
     except OSError as exc:
-        raise StoreError(f"{file_name}: cannot open store file: {exc.strerror}") from exc
+        raise StoreError(_("{path}: cannot open store file: {why}").format(path=file_name, why=exc.strerror)) from exc
     actual = os.fstat(fd).st_size
     if actual != file_size:
         os.close(fd)
@@ -120,7 +121,7 @@ class MappedFile:
     def __init__(self, file_name: str, file_size: int, *, create: bool = True) -> None:
         base = os.path.basename(file_name)
         if not FILE_NAME_RE.match(base):
-            raise StoreError(f"{file_name}: a store file name must be 20 digits (its start offset)")
+            raise StoreError(_("{path}: a store file name must be 20 digits (its start offset)").format(path=file_name))
         self.file_name = file_name
         self.file_size = file_size
         self.file_from_offset = int(base)

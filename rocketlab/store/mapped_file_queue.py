@@ -10,6 +10,7 @@ import os
 import struct
 
 from rocketlab.errors import StoreError
+from rocketlab.i18n import _
 from rocketlab.store.mapped_file import FILE_NAME_RE, MappedFile, offset_to_file_name
 
 log = logging.getLogger(__name__)
@@ -51,9 +52,10 @@ class MappedFileQueue:
             os.makedirs(self.store_path, exist_ok=True)
             names = sorted(os.listdir(self.store_path))
         except (NotADirectoryError, FileExistsError) as exc:
-            raise StoreError(f"{self.store_path}: not a directory") from exc
+            raise StoreError(_("{path}: not a directory").format(path=self.store_path)) from exc
         except OSError as exc:
-            raise StoreError(f"{self.store_path}: cannot read store directory: {exc.strerror}") from exc
+            raise StoreError(_("{path}: cannot read store directory: {why}").format(
+                path=self.store_path, why=exc.strerror)) from exc
         files = []
         self.removed_at_load = []
         try:
@@ -68,7 +70,8 @@ class MappedFileQueue:
                     self.removed_at_load.append(name)
                     continue
                 if not os.path.isfile(path) or not FILE_NAME_RE.match(name):
-                    raise StoreError(f"{path}: unexpected entry in a store directory (files are named by 20 digits)")
+                    raise StoreError(_("{path}: unexpected entry in a store directory (files are named by 20 digits)").format(
+                        path=path))
                 mf = MappedFile(path, self.mapped_file_size, create=False)
                 mf.set_positions(self.mapped_file_size)
                 files.append(mf)
@@ -92,7 +95,8 @@ class MappedFileQueue:
                 )
         for mf in mfs:
             if mf.file_from_offset % self.mapped_file_size:
-                raise StoreError(f"{mf.file_name}: start offset is not a multiple of the file size {self.mapped_file_size}")
+                raise StoreError(_("{path}: start offset is not a multiple of the file size {size}").format(
+                    path=mf.file_name, size=self.mapped_file_size))
 
     # ---- lookup ----
     def get_first_mapped_file(self) -> MappedFile | None:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rocketlab.errors import CodecError
+from rocketlab.i18n import _
 from rocketlab.store.dispatch_request import DispatchRequest
 from rocketlab.store.message import (
     MESSAGE_MAGIC_CODE,
@@ -160,20 +161,21 @@ def _parse(buf: Any, offset: int, limit: int, read_body: bool, check_crc: bool, 
     """
     avail = limit - offset
     if avail < 8:
-        raise _Torn(f"truncated record header: {max(avail, 0)} of 8 bytes", offset)
+        raise _Torn(_("truncated record header: {n} of 8 bytes").format(n=max(avail, 0)), offset)
     total, magic = TOTAL_SIZE_AND_MAGIC.unpack_from(buf, offset)
     if magic == MESSAGE_MAGIC_CODE:
         topic_len_size = 1
     elif magic == MESSAGE_MAGIC_CODE_V2:
         topic_len_size = 2
     elif magic == BLANK_MAGIC_CODE:
-        raise CodecError(f"blank (END_OF_FILE) record of {total} bytes, not a message", offset)
+        raise CodecError(_("blank (END_OF_FILE) record of {total} bytes, not a message").format(total=total), offset)
     else:
-        raise _Torn(f"bad magic code 0x{magic & 0xFFFFFFFF:08X}", offset)
+        raise _Torn(_("bad magic code {magic}").format(magic=f"0x{magic & 0xFFFFFFFF:08X}"), offset)
     if total < _MIN_RECORD:
-        raise _Torn(f"TOTALSIZE {total} is below the minimum record size {_MIN_RECORD}", offset)
+        raise _Torn(_("TOTALSIZE {total} is below the minimum record size {minimum}").format(
+            total=total, minimum=_MIN_RECORD), offset)
     if total > avail:
-        raise _Torn(f"record of {total} bytes but only {avail} bytes are there", offset)
+        raise _Torn(_("record of {total} bytes but only {avail} bytes are there").format(total=total, avail=avail), offset)
     end = offset + total
     sys_flag = INT32.unpack_from(buf, offset + SYSFLAG_POSITION)[0]
     prefix = record_prefix(
@@ -181,14 +183,17 @@ def _parse(buf: Any, offset: int, limit: int, read_body: bool, check_crc: bool, 
         host_length(sys_flag, MessageSysFlag.STOREHOSTADDRESS_V6_FLAG),
     )
     if prefix.size + topic_len_size + 2 > total:
-        raise _Mismatch(f"TOTALSIZE {total} is too small for sysFlag 0x{sys_flag:X}", offset, total)
+        raise _Mismatch(_("TOTALSIZE {total} is too small for sysFlag {flag}").format(
+            total=total, flag=f"0x{sys_flag:X}"), offset, total)
     fields = prefix.unpack_from(buf, offset)
     if expected_offset is not None and fields[6] != expected_offset:
-        raise _Torn(f"PHYSICALOFFSET field {fields[6]} does not match the record's position {expected_offset}", offset)
+        raise _Torn(_("PHYSICALOFFSET field {value} does not match the record's position {expected}").format(
+            value=fields[6], expected=expected_offset), offset)
     body_len = fields[14]
     pos = offset + prefix.size
     if body_len < 0 or pos + body_len + topic_len_size + 2 > end:
-        raise _Mismatch(f"body length {body_len} does not fit in TOTALSIZE {total}", offset, total)
+        raise _Mismatch(_("body length {length} does not fit in TOTALSIZE {total}").format(length=body_len, total=total),
+                        offset, total)
     body_start = pos
     pos += body_len
     if topic_len_size == 1:
@@ -199,22 +204,23 @@ def _parse(buf: Any, offset: int, limit: int, read_body: bool, check_crc: bool, 
         topic_len = INT16.unpack_from(buf, pos)[0]
     pos += topic_len_size
     if topic_len < 0 or pos + topic_len + 2 > end:
-        raise _Mismatch(f"topic length {topic_len} does not fit in TOTALSIZE {total}", offset, total)
+        raise _Mismatch(_("topic length {length} does not fit in TOTALSIZE {total}").format(length=topic_len, total=total),
+                        offset, total)
     topic = bytes(buf[pos : pos + topic_len]).decode("utf-8", "replace")
     pos += topic_len
     props_len = INT16.unpack_from(buf, pos)[0]
     pos += 2
     if props_len < 0 or pos + props_len != end:
         expected = cal_msg_length(sys_flag, body_len, topic_len, props_len, topic_len_size)
-        raise _Mismatch(f"TOTALSIZE {total} differs from the length {expected} of the fields", offset, total)
+        raise _Mismatch(_("TOTALSIZE {total} differs from the length {expected} of the fields").format(
+            total=total, expected=expected), offset, total)
     props = bytes(buf[pos:end]).decode("utf-8", "replace") if props_len else ""
     body = None
     if read_body or check_crc:
         body = bytes(buf[body_start : body_start + body_len])
         if check_crc and zlib.crc32(body) & 0x7FFFFFFF != fields[2]:
-            raise _Mismatch(
-                f"body CRC {zlib.crc32(body) & 0x7FFFFFFF} differs from stored BODYCRC {fields[2]}", offset, total
-            )
+            raise _Mismatch(_("body CRC {crc} differs from stored BODYCRC {stored}").format(
+                crc=zlib.crc32(body) & 0x7FFFFFFF, stored=fields[2]), offset, total)
     return fields, topic, props, body
 
 
@@ -239,7 +245,7 @@ def decode_message(
     except CodecError:
         raise
     except (struct.error, IndexError, ValueError, TypeError) as exc:  # defensive: report, never leak
-        raise CodecError(f"undecodable record: {exc}", offset) from exc
+        raise CodecError(_("undecodable record: {why}").format(why=exc), offset) from exc
     m = MessageExt()
     (
         m.store_size,
@@ -295,7 +301,7 @@ def check_message_and_return_size(
             total, magic = TOTAL_SIZE_AND_MAGIC.unpack_from(buf, offset)
             if magic == BLANK_MAGIC_CODE:
                 return DispatchRequest(msg_size=0, success=True)
-        fields, topic, props_text, _ = _parse(buf, offset, limit, read_body, check_crc, expected_offset)
+        fields, topic, props_text, _body = _parse(buf, offset, limit, read_body, check_crc, expected_offset)
     except _Mismatch as exc:
         return DispatchRequest.failure(exc.total, str(exc))
     except CodecError as exc:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rocketlab.errors import StoreError
+from rocketlab.i18n import _
 from rocketlab.store.checkpoint import StoreCheckpoint
 from rocketlab.store.clean_service import CleanCommitLogService, CleanConsumeQueueService
 from rocketlab.store.commit_log import CommitLog, wall_clock_ms
@@ -153,20 +154,22 @@ class DefaultMessageStore(
         try:
             os.makedirs(root, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"{root}: cannot create the store directory: {exc.strerror}") from exc
+            raise StoreError(_("{path}: cannot create the store directory: {why}").format(path=root, why=exc.strerror)) from exc
         if not os.path.isdir(root):
-            raise StoreError(f"{root}: not a directory")
+            raise StoreError(_("{path}: not a directory").format(path=root))
         if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
-            raise StoreError(f"{root}: the store directory is not readable and writable")
+            raise StoreError(_("{path}: the store directory is not readable and writable").format(path=root))
         try:
             fd = os.open(self.config.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise StoreError(f"{self.config.lock_file}: cannot open lock file: {exc.strerror}") from exc
+            raise StoreError(_("{path}: cannot open lock file: {why}").format(path=self.config.lock_file,
+                                                                         why=exc.strerror)) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             os.close(fd)
-            raise StoreError(f"{root}: the store is already open (lock file held by another store)") from exc
+            raise StoreError(_("{path}: the store is already open (lock file held by another store)").format(
+                path=root)) from exc
         os.pwrite(fd, b"lock", 0)
         self._lock_fd = fd
 
@@ -207,7 +210,8 @@ class DefaultMessageStore(
             os.makedirs(root, exist_ok=True)
             topics = sorted(os.listdir(root))
         except OSError as exc:
-            raise StoreError(f"{root}: cannot read consume queue directory: {exc.strerror}") from exc
+            raise StoreError(_("{path}: cannot read consume queue directory: {why}").format(
+                path=root, why=exc.strerror)) from exc
         size = self.config.consume_queue_file_size()
         for topic in topics:
             topic_dir = os.path.join(root, topic)

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from rocketlab.analysis.datasources import read_store
+from rocketlab import i18n
+from rocketlab.analysis.datasources import partitions_option, projection, read_store
 from rocketlab.dledger.cli import iter_entries
 from rocketlab.errors import RocketlabError
 from rocketlab.sim import Cluster
 from rocketlab.store import Message, MessageStore
 from rocketlab.store.cli import iter_commit_log, iter_consume_queue
 from rocketlab.store.index_file import index_key_hash_method
+from tests.i18n_support import no_language_set  # noqa: F401  (the fixture)
 
 FILE = 4096
 
@@ -264,3 +266,18 @@ def test_one_dataframe_reused_after_a_pushed_filter(spark, classic):
     reused = fresh()
     assert reused.where(F.col("queue_id") == 1).count() == 60
     print("a reused DataFrame after a pushed filter counts", reused.count(), "of 120 (Spark's cached read plan)")
+
+
+@pytest.mark.usefixtures("no_language_set")
+def test_the_options_errors_speak_the_kits_language(monkeypatch):
+    """A bad option of the data sources: one line in Chinese under zh-CN (its option and column names kept)."""
+    monkeypatch.setenv(i18n.ENV, "zh-CN")
+    with pytest.raises(RocketlabError) as refused:
+        partitions_option("many")
+    assert str(refused.value) == "partitions 'many' 不是数字"
+    with pytest.raises(RocketlabError) as refused:
+        projection([("topic", "string")], None, "nope", "rocketmq-commitlog")
+    assert str(refused.value) == "rocketmq-commitlog：没有列 'nope'；现有的列：topic"
+    monkeypatch.setenv(i18n.ENV, "en")
+    with pytest.raises(RocketlabError, match="^partitions 'many' is not a number$"):
+        partitions_option("many")

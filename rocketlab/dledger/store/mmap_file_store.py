@@ -43,6 +43,7 @@ from rocketlab.dledger.store.flush_data_service import FlushDataService
 from rocketlab.dledger.store.mmap_file_list import MmapFileList
 from rocketlab.dledger.store.mmap_recovery import RecoveryReport, recover
 from rocketlab.errors import CodecError, ConfigError, StoreError
+from rocketlab.i18n import _
 
 #: How many bytes of entries a leader keeps decoded after appending them (see :attr:`DLedgerMmapFileStore.recent`).
 RECENT_ENTRY_BYTES = 16 * 2**20
@@ -332,4 +333,4 @@ class DLedgerMmapFileStore(DLedgerStore):
             value = props.get(COMMITTED_INDEX_KEY, "").strip()
             return int(value) if value else None
         except (OSError, UnicodeDecodeError, ConfigError, ValueError) as e:
-            raise StoreError(f"{path}: unreadable checkpoint: {e}") from e
+            raise StoreError(_("{path}: unreadable checkpoint: {why}").format(path=path, why=e)) from e
