@@ -133,7 +133,9 @@ VALUES: dict[str, list[str]] = {
         "(lambda r: not r.normal and r.start_file == '0' * 20 and r.records == 60)(store.recovery_report)",  # abort file
         "len(pulled) == 60",                                                  # every message after the restart
         "None is not _module('re').search(r'30 valid records, commit log ends at (\\d+); cut \\d+ bytes at \\1 \\(invalid "
-        "record at \\1: body CRC', flip['summary'])",                     # the record the byte broke
+        "record at \\1: ' + _said_re('body CRC {crc} differs from stored BODYCRC {stored}', crc=r'\\S+', stored=r'\\S+'),"
+        " flip['summary'])",                                                   # the record the byte broke (its reason
+        # in the kernel's language: the store's own summary says it so)
         "(flip['before']['units'], flip['messages_left'], flip['last_message_left']) == (60, 30, 'm-0029')",
         "cost['SYNC_FLUSH'] > cost['ASYNC_FLUSH']",                           # an fsync per put
         "pd.DataFrame(record_fields(record)).loc[:1, ['field', 'offset', 'length', 'hex', 'value']].values.tolist() == "
@@ -384,30 +386,30 @@ that differ between the modes are read through the lab's own constants (``PUTS``
 SAID: dict[str, list[tuple[str, str]]] = {
     "01_master_slave.ipynb": [
         (r"lab01\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
-         r"lab01\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ 还没有实现"),
+         r"lab01\.\w+: 0/\d+ 分\n  未通过 \w+ \(0/\d+\): \w+ 还没有实现"),
     ],
     "02_commitlog.ipynb": [
-        (r"lab02\.encode_record: 0/8 points", r"lab02\.encode_record: 0/8 points"),  # check() on the template
+        (r"lab02\.encode_record: 0/8 points", r"lab02\.encode_record: 0/8 分"),  # check() on the template
     ],
     "03_dledger_election.ipynb": [
         (r"lab03\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
-         r"lab03\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ 还没有实现"),
+         r"lab03\.\w+: 0/\d+ 分\n  未通过 \w+ \(0/\d+\): \w+ 还没有实现"),
     ],
     "04_dledger_replication.ipynb": [
         (r"lab04\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
-         r"lab04\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ 还没有实现"),
+         r"lab04\.\w+: 0/\d+ 分\n  未通过 \w+ \(0/\d+\): \w+ 还没有实现"),
     ],
     "05_rocketmq_on_dledger.ipynb": [
         (r"lab05\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
-         r"lab05\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ 还没有实现"),
+         r"lab05\.\w+: 0/\d+ 分\n  未通过 \w+ \(0/\d+\): \w+ 还没有实现"),
     ],
     "06_controller_mode.ipynb": [
         (r"lab06\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
-         r"lab06\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ 还没有实现"),
+         r"lab06\.\w+: 0/\d+ 分\n  未通过 \w+ \(0/\d+\): \w+ 还没有实现"),
     ],
     "07_spark.ipynb": [
         (r"lab07\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ is not implemented yet",  # check() on the template
-         r"lab07\.\w+: 0/\d+ points\n  FAIL \w+ \(0/\d+\): \w+ 还没有实现"),
+         r"lab07\.\w+: 0/\d+ 分\n  未通过 \w+ \(0/\d+\): \w+ 还没有实现"),
     ],
 }
 """Lines a learner must read as printed (what the grader says of an unwritten exercise), each as a pair: the

@@ -17,6 +17,7 @@ from rocketlab import plugs
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import registry
 from rocketlab.grading.runner import GradeReport, grade
+from rocketlab.i18n import _
 from rocketlab.sim.kernel import HorizonReached
 from rocketlab.sim.replay import stop_at
 from rocketlab.templating import render
@@ -35,12 +36,13 @@ class CheckResult:
 
     def __repr__(self) -> str:
         r = self.report
-        lines = [f"{self.exercise}: {r.score:g}/{r.max_score:g} points"]
+        lines = [f"{self.exercise}: " + _("{score}/{max_score} points").format(score=f"{r.score:g}",
+                                                                               max_score=f"{r.max_score:g}")]
         for t in r.tests:
-            lines.append(f"  {'PASS' if t.passed else 'FAIL'} {t.name.split('/', 1)[1]} "
+            lines.append(f"  {_('PASS') if t.passed else _('FAIL')} {t.name.split('/', 1)[1]} "
                          f"({t.score:g}/{t.max_score:g}): {t.message}")
             if t.replay:
-                lines.append(f"       replay: {t.viewer or t.replay}")
+                lines.append("       " + _("replay: {command}").format(command=t.viewer or t.replay))
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
