@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from rich.cells import cell_len
 
 from rocketlab import i18n
 from rocketlab.labs_support import spark_lines as lines
@@ -37,7 +38,11 @@ def _all_lines() -> list[str]:
             lines.no_leader_lines(rows, no_leader, trials), lines.means_lines(((150, 151), (150, 155)), [420.0, 380.0]),
             lines.worst_case_line(worst, 213), lines.write_lines(by_write), lines.reply_line(by_reply),
             lines.profiles_lines({"dledger-0.3.1.2": [1], "dledger-0.3.2": [1]}, timers, 300.0),
-            lines.curve_lines(curves)]
+            lines.curve_lines(curves),
+            lines.summary_lines(pd.DataFrame({"run": ["async-master-crash"], "events": [1234], "puts": [60],
+                                              "put_ok": [58], "faults": [1], "violations": [0]})),
+            lines.beside_lines(pd.DataFrame({"range": ["150-200"], "statistic": ["max"], "paper_ms": [513],
+                                             "paper_says": ["513"], "ours_ms": [700.0], "trials": [20]}))]
 
 
 def test_lab07s_lines_hold_the_same_numbers_in_both_languages_and_no_english_in_chinese():
@@ -54,3 +59,7 @@ def test_lab07s_lines_hold_the_same_numbers_in_both_languages_and_no_english_in_
            "lost 3" in english[3]
     assert english[7].endswith("shorter ranges, shorter failovers: False")
     assert "DLedger scaled to 150-300 is slower than Raft" in english[11]
+    assert english[13] == "async-master-crash         1234 events,  60 puts (58 PUT_OK),  1 faults, 0 violations"
+    assert english[14] == " 150-200    max: paper    513 ms (513); ours    700 ms over 20 trials"
+    widths = [cell_len(line.split(" 最小")[0]) for line in chinese[12].splitlines()]
+    assert len(set(widths)) == 1, chinese[12]  # the curve names padded to one width in monospace columns

@@ -225,8 +225,8 @@ def _run_twin_in_full(path: Path, monkeypatch) -> None:
     """``path`` in its own kernel, in full as a learner runs it (in Chinese: the kernel knows its notebook, as
     Jupyter Server tells it), from its own directory (its runs land in
     ``labs/zh-CN/runs``), by the executor of tests/test_labs.py with its English lab's ``VALUES`` appended: no cell
-    raises, every value is true, and every line its English lab pins on text shows in its Chinese form
-    (``test_labs.SAID``)."""
+    raises, every value is true (lab 08 has no values: it only runs), and every line its English lab pins on
+    text shows in its Chinese form (``test_labs.SAID``)."""
     monkeypatch.delenv("ROCKETLAB_FAST", raising=False)  # the kernel inherits the environment it starts with
     monkeypatch.setenv(language.SESSION_ENV, str(path))  # as Jupyter Server names it: the twin speaks Chinese
     monkeypatch.setattr(test_labs, "LABS", path.parent)  # the kernel's working directory

@@ -19,7 +19,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from rocketlab import i18n
+from rocketlab.labs_support.dledger_replication import SCHEDULE_COMMENTS, schedule_comments, schedule_text
+from rocketlab.scenarios.dledger_schedules import FIGURE_8, ISSUE_251
 from tests import lab_figures
+from tests.i18n_support import IDEOGRAPH
 
 LABS = Path(__file__).resolve().parents[1] / "labs"
 NOTEBOOKS = sorted(LABS.glob("*.ipynb"))
@@ -586,11 +590,6 @@ def test_lab04s_schedules_print_their_comments_in_the_kernels_language():
     """Lab 04 prints Figure 8's and #251's schedules: every comment paragraph is in the catalogue (the schedules
     stay English for ``rocketlab sim``); in English they print as written, in Chinese each comment is one Chinese
     line and every step is kept."""
-    from rocketlab import i18n
-    from rocketlab.labs_support.dledger_replication import SCHEDULE_COMMENTS, schedule_comments, schedule_text
-    from rocketlab.scenarios.dledger_schedules import FIGURE_8, ISSUE_251
-    from tests.i18n_support import IDEOGRAPH
-
     try:
         for script in (FIGURE_8, ISSUE_251):
             assert set(schedule_comments(script)) <= set(SCHEDULE_COMMENTS), schedule_comments(script)

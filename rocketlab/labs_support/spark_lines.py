@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
+from rich.cells import cell_len
 
 from rocketlab.i18n import N_, _
 
@@ -108,9 +109,29 @@ def profiles_lines(by_version: Mapping[str, list], by_timers: pd.Series, raft_30
 
 
 def curve_lines(curves: Sequence[tuple[str, pd.DataFrame]]) -> str:
-    """Minimum, median and maximum time without a leader of each curve of a CDF figure."""
-    width = max(len(_(name)) for name, _trials in curves) + 2
+    """Minimum, median and maximum time without a leader of each curve of a CDF figure, the names padded to
+    one width in monospace columns (a Chinese character takes two: ``rich.cells.cell_len``)."""
+    width = max(cell_len(_(name)) for name, _trials in curves) + 2
     return "\n".join(
         _("{name} min {low:>5.0f}  median {mid:>5.0f}  max {high:>5.0f} ms").format(
-            name=_(name).ljust(width), low=d.min(), mid=d.median(), high=d.max())
+            name=_(name) + " " * (width - cell_len(_(name))), low=d.min(), mid=d.median(), high=d.max())
         for name, d in ((name, trials["downtime_ms"]) for name, trials in curves))
+
+
+def summary_lines(summary: pd.DataFrame) -> str:
+    """One line per sample run of :func:`rocketlab.labs_support.spark_lab.events_per_run`'s table."""
+    return "\n".join(
+        _("{run:<24} {events:>6} events, {puts:>3} puts ({put_ok} PUT_OK), {faults:>2} faults, "
+          "{violations} violations").format(run=row.run, events=row.events, puts=row.puts, put_ok=row.put_ok,
+                                            faults=row.faults, violations=row.violations)
+        for row in summary.itertuples())
+
+
+def beside_lines(beside: pd.DataFrame) -> str:
+    """The paper's Figure 16 statistics beside ours, one line per range and statistic
+    (:func:`rocketlab.labs_support.dledger_election.paper_beside_ours`)."""
+    return "\n".join(
+        _("{range:>8} {statistic:>6}: paper {paper:>6} ms ({says}); ours {ours:>6.0f} ms over {trials} "
+          "trials").format(range=r.range, statistic=r.statistic, paper=r.paper_ms, says=r.paper_says,
+                           ours=r.ours_ms, trials=r.trials)
+        for r in beside.itertuples())
