@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from rocketlab.controller.events import EventSerializer
+from rocketlab.errors import RocketlabError
 from rocketlab.oracle.autoswitch import (
     JavaAutoSwitchStore,
     JavaControllers,
@@ -83,8 +84,12 @@ def test_a_real_slave_follows_our_master_and_we_follow_a_real_master_across_epoc
         assert [r["status"] for r in java.put_many(messages("orphan", 2, 300))] == ["PUT_OK"] * 2
         java.change_to_slave(ours.ha_address, 3)
         assert ours.put_many(messages("e3", 7, 400)) == ["PUT_OK"] * 7
-        wait_for(lambda: java.info()["maxPhyOffset"] == ours.info()["max_offset"] and java.epochs() == ours.epochs(),
-                 "the real slave truncated its tail and caught up with ours")
+        try:  # 60 s: the real slave reconnects every 5 s after a failed handshake (AutoSwitchHAClient)
+            wait_for(lambda: java.info()["maxPhyOffset"] == ours.info()["max_offset"] and java.epochs() == ours.epochs(),
+                     "the real slave truncated its tail and caught up with ours", timeout_s=60)
+        except RocketlabError as e:  # say where each side stood: this step once timed out at 30 s under a full run
+            raise AssertionError(f"{e}; real slave {java.info()} epochs {java.epochs()}; ours {ours.info()} "
+                                 f"epochs {ours.epochs()}") from None
         top = ours.info()["max_offset"]
         assert java.epochs() == [(1, 0), (2, e1), (3, e2)]
         queue = java.queue("FooBar")
