@@ -33,7 +33,6 @@ from typing import Any
 import orjson
 
 from rocketlab import plugs
-from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import MAX_TEXT, CodecError, data_to_frame, decode, encode, frame_to_data
 from rocketlab.grading.sandbox_confine import SetupError, confine
 from rocketlab.i18n import _, set_language
@@ -95,6 +94,13 @@ def _describe(value: Any) -> dict[str, Any]:
     return {"kind": kind, "params": params}
 
 
+def _labs() -> dict[str, Any]:
+    """The lab table, as the grading package loaded it (``CHILD_BOOT``'s ``full``); empty in a ``lean``
+    sandbox, which never imports the registry (some 8 ms of its start)."""
+    registry = sys.modules.get("rocketlab.grading.registry")
+    return registry.LABS if registry is not None else {}
+
+
 class Batch:
     """A ``map`` request's answers, each already encoded (``{"value": ...}`` or ``{"raise": ...}``), or a
     ``drain``'s reads (``drained``)."""
@@ -107,7 +113,7 @@ class _Child:
     """The sandbox's end of the channel: the submission's namespace, its objects, and the pipe."""
 
     def __init__(self, read_fd: int, write_fd: int) -> None:
-        self.reader = os.fdopen(read_fd, "rb")
+        self.reader = os.fdopen(read_fd, "rb", buffering=65536)  # a table's batch: 16 reads a MiB, not 256
         self.write_fd = write_fd
         # bound before the submission can patch them: the writer, the encoders and the reader's decoder
         self.write, self.dumps, self.fast_dumps, self.loads = os.write, json.dumps, orjson.dumps, orjson.loads
@@ -141,7 +147,8 @@ class _Child:
         table loaded: ``CHILD_BOOT``'s ``full``; in any other the table is empty.)"""
         with self.spark_lock:
             if not self.spark_holder:
-                make = LABS[self.lab].spark if self.lab in LABS else None
+                labs = _labs()
+                make = labs[self.lab].spark if self.lab in labs else None
                 if make is None:
                     raise CodecError(_("{lab} passes no DataFrames").format(lab=self.lab or _("this lab")))
                 self.spark_holder.append(make(app_name="rocketlab-sandbox", **{"spark.ui.enabled": "false"}))
@@ -151,7 +158,8 @@ class _Child:
         """A lab that passes DataFrames: start its Spark session (a JVM, some ten seconds) now, in a thread,
         beside the judge's own start-up and the submission's import, instead of at the first DataFrame.
         A failure here is met again, and reported, at the first DataFrame."""
-        if self.lab in LABS and LABS[self.lab].spark is not None:
+        labs = _labs()
+        if self.lab in labs and labs[self.lab].spark is not None:
             # imported before the thread starts, so no other import meets a half-imported pyspark
             import pyspark.sql.functions  # noqa: F401  # lazy: Spark, only for a lab that passes DataFrames
             threading.Thread(target=self._warm, name="spark-warm-up", daemon=True).start()
@@ -173,7 +181,7 @@ class _Child:
 
     def args_of(self, message: dict[str, Any]) -> list[Any]:
         args = decode(message["args"], callable_of=self.remote_callable,
-                      frame_of=lambda d: data_to_frame(self.spark(), d))
+                      frame_of=lambda d: data_to_frame(self.spark(), d), refs={})
         return list(args)
 
     def load(self, message: dict[str, Any]) -> Any:
@@ -194,7 +202,7 @@ class _Child:
         """One call per argument list of ``message["calls"]``: each answer, or the error it raised."""
         fn = self.module_globals[message["attr"]]
         calls = decode(message["calls"], callable_of=self.remote_callable,
-                       frame_of=lambda d: data_to_frame(self.spark(), d))
+                       frame_of=lambda d: data_to_frame(self.spark(), d), refs={})
         out = []
         for args in calls:
             try:

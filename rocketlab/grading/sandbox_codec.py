@@ -18,10 +18,15 @@ import dataclasses
 import enum
 import functools
 import importlib
+import json
 import math
+import re
 import sys
+import types
 from collections.abc import Callable
 from typing import Any
+
+import orjson
 
 MAX_DEPTH = 40
 MAX_TEXT = 2_000
@@ -130,15 +135,52 @@ def encode(value: Any, *, callables: Callable[[Callable[..., Any]], int] | None 
         return _encode_object(value, t, kw)
     hit = memo.get(id(value))
     if hit is not None and hit[0] is value:
-        return hit[1]
+        return _again(hit[0], hit[1], memo)
     out = _encode_object(value, t, kw)
     memo[id(value)] = (value, out)  # the object kept alive, so its id is not reused within the batch
     return out
 
 
+_NEXT_REF = -1
+"""The key of a memo's next ``$def`` number (no object's ``id`` is negative)."""
+
+
+def _again(value: Any, out: Any, memo: dict[int, Any]) -> Any:
+    """An object met again in one batch: its first encoding, marked ``$def`` (numbered), and a ``$ref`` to
+    it here, when the object is not meant to change (an enum member, a frozen data class, a tuple or a
+    frozenset, hashable; a :class:`Lookup`), so the other side decodes it once and shares it, as the judge's
+    cases share it (lab 03's voter state is one object for 60 cases, lab 04's ``term_of`` one for all);
+    anything else is encoded again in full and decoded as a copy of its own."""
+    t = type(value)
+    if type(out) is not dict or not (t is tuple or t is frozenset or t is Lookup or isinstance(value, enum.Enum) or (
+            dataclasses.is_dataclass(t) and t.__dataclass_params__.frozen)):  # type: ignore[attr-defined]
+        return out
+    number = out.get("$def")
+    if number is None:
+        try:
+            hash(value)
+        except TypeError:  # a list inside: it could change
+            return out
+        number = out["$def"] = memo[_NEXT_REF] = memo.get(_NEXT_REF, -1) + 1
+    return {"$ref": number}
+
+
 def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
     """:func:`encode` past the plain scalars."""
+    if t in _DATA_CLASSES:  # a data class met before (every test before it is decided by its type)
+        const = _module_constant(value)
+        return {"$const": const} if const is not None else _encode_dataclass(value, kw)
+    if t is tuple or t is list:  # a table's case, its list of cases: the branches below, without the search
+        plain = _plain(value)
+        items = plain if plain is not None else [_case(v, kw) for v in value]
+        return {"$t": items} if t is tuple else items
     callables, frames = kw["callables"], kw["frames"]
+    if t is dict:
+        if _plain(list(value)) is not None and _plain(list(value.values())) is not None:
+            return {"$d": [[k, v] for k, v in value.items()]}  # plain keys and values (lab 04's watermarks)
+        return {"$d": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
+    if (t is types.FunctionType or t is types.MethodType) and callables is not None:  # a call-back
+        return {"$fn": callables(value)}
     if isinstance(value, enum.Enum):
         if _kit_class(t):
             return {"$enum": _qualified(t), "name": value.name}
@@ -153,18 +195,12 @@ def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
         return str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"$b": base64.b64encode(bytes(value)).decode()}
-    if t is list:
-        plain = _plain(value)
-        return plain if plain is not None else [encode(v, **kw) for v in value]
-    if isinstance(value, tuple) and not hasattr(value, "_fields"):
-        plain = _plain(value) if t is tuple else None
-        return {"$t": plain if plain is not None else [encode(v, **kw) for v in value]}
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):  # a subclass of tuple's
+        return {"$t": [encode(v, **kw) for v in value]}
     if isinstance(value, (set, frozenset)):
         plain = _plain(list(value)) if t in (set, frozenset) else None
         return {"$s": plain if plain is not None else [encode(v, **kw) for v in value],
                 "frozen": isinstance(value, frozenset)}
-    if t is dict and _plain(list(value)) is not None and _plain(list(value.values())) is not None:
-        return {"$d": [[k, v] for k, v in value.items()]}  # plain keys and values (lab 04's watermarks)
     if isinstance(value, dict):
         return {"$d": [[encode(k, **kw), encode(v, **kw)] for k, v in value.items()]}
     if isinstance(value, list):
@@ -198,6 +234,16 @@ def _encode_object(value: Any, t: type, kw: dict[str, Any]) -> Any:
                      f"lists, tuples, dicts, or the kit's classes)")
 
 
+def _case(value: Any, kw: dict[str, Any]) -> Any:
+    """An item of a list or tuple: a tuple of plain scalars (a table's case) written at once, without the
+    memo (it encodes the same however often it recurs); anything else through :func:`encode`."""
+    if type(value) is tuple:
+        plain = _plain(value)
+        if plain is not None:
+            return {"$t": plain}
+    return encode(value, **kw)
+
+
 def _plain(items: list[Any] | tuple[Any, ...]) -> list[Any] | None:
     """``items`` as a list when each is a scalar that encodes as itself (a table's case of numbers and
     strings: one pass, no call per item), else None."""
@@ -214,13 +260,25 @@ def _plain(items: list[Any] | tuple[Any, ...]) -> list[Any] | None:
     return list(items)
 
 
+_DATA_CLASSES: dict[type, tuple[str, str, tuple[str, ...]]] = {}
+"""Per data class met: its tag (``$dc`` for the kit's, ``$obj``), its name in that tag, its field names."""
+
+
 def _encode_dataclass(value: Any, kw: dict[str, Any]) -> Any:
-    """A data class object's fields."""
+    """A data class object's fields (a field that is a plain scalar written as it is, without a call)."""
     t = type(value)
-    fields = {name: encode(getattr(value, name), **kw) for name in _field_names(t)}
-    if not _kit_class(t):
-        return {"$obj": t.__name__, "f": fields}
-    return {"$dc": _qualified(t), "f": fields}
+    known = _DATA_CLASSES.get(t)
+    if known is None:
+        known = _DATA_CLASSES[t] = ("$dc", _qualified(t), _field_names(t)) if _kit_class(t) else \
+            ("$obj", t.__name__, _field_names(t))
+    tag, name, names = known
+    fields = {}
+    for field in names:
+        v = getattr(value, field)
+        tv = type(v)
+        fields[field] = v if v is None or tv is str or tv is bool or (tv is int and -(2**62) < v < 2**62) \
+            else encode(v, **kw)
+    return {tag: name, "f": fields}
 
 
 def kit_type(name: Any) -> type:
@@ -246,7 +304,7 @@ def _kit_type(name: str) -> type:
 def _decoded_plain(items: list[Any], budget: _Budget, depth: int) -> list[Any] | None:
     """A copy of ``items`` (each at ``depth``) when each is None, a bool, an int, a float or a string,
     counted against the budget as :func:`decode` would count them one by one; else None."""
-    if depth > MAX_DEPTH or not all(v is None or type(v) in _SCALARS for v in items):
+    if depth > MAX_DEPTH or not all(v is None or type(v) in SCALARS for v in items):
         return None
     budget.left -= len(items)
     if budget.left < 0:
@@ -254,7 +312,8 @@ def _decoded_plain(items: list[Any], budget: _Budget, depth: int) -> list[Any] |
     return list(items)
 
 
-_SCALARS = frozenset({bool, int, float, str})
+SCALARS = frozenset({bool, int, float, str})
+"""The types that cross as themselves (with None)."""
 
 _UNKNOWN = object()
 """What the decoders below return for a tag they do not know."""
@@ -271,13 +330,16 @@ class _Budget:
 
 
 def decode(data: Any, *, callable_of: Callable[[int], Any] | None = None,
-           frame_of: Callable[[Any], Any] | None = None, depth: int = 0, budget: _Budget | None = None) -> Any:
-    """What :func:`encode` made, rebuilt from plain data only (see the module docstring)."""
+           frame_of: Callable[[Any], Any] | None = None, depth: int = 0, budget: _Budget | None = None,
+           refs: dict[int, Any] | None = None) -> Any:
+    """What :func:`encode` made, rebuilt from plain data only (see the module docstring). ``refs`` (the
+    sandbox's, for one message of the judge's): ``$def``/``$ref`` are read, an object the judge's batch
+    shares decoded once; without it (the judge reading the sandbox) a ``$ref`` is an unknown value."""
     budget = budget or _Budget()
     budget.take()
     if depth > MAX_DEPTH:
         raise CodecError("a value nested more than 40 levels deep")
-    kw = {"callable_of": callable_of, "frame_of": frame_of, "depth": depth + 1, "budget": budget}
+    kw = {"callable_of": callable_of, "frame_of": frame_of, "depth": depth + 1, "budget": budget, "refs": refs}
     t = type(data)
     if data is None or t in (bool, int, float, str):
         return data
@@ -286,6 +348,11 @@ def decode(data: Any, *, callable_of: Callable[[int], Any] | None = None,
         return plain if plain is not None else [decode(v, **kw) for v in data]
     if t is not dict or len(data) == 0:
         raise CodecError(f"unexpected {t.__name__} on the channel")
+    if refs is not None and "$ref" in data:
+        number = data["$ref"]
+        if type(number) is not int or number not in refs:
+            raise CodecError("a reference to no value")
+        return refs[number]
     try:
         value = _decode_tagged(data, kw)
     except CodecError:
@@ -294,12 +361,17 @@ def decode(data: Any, *, callable_of: Callable[[int], Any] | None = None,
         raise CodecError(f"a malformed value on the channel ({type(e).__name__}: {str(e)[:200]})") from None
     if value is _UNKNOWN:
         raise CodecError(f"an unknown value on the channel: keys {sorted(map(str, data))[:5]}")
+    if refs is not None and "$def" in data:
+        refs[data["$def"]] = value
     return value
 
 
 def _decode_tagged(data: dict[str, Any], kw: dict[str, Any]) -> Any:
     """A tagged value (``$int``, ``$b``, ``$t``, ...): plain Python data, else a kit class's, else the
     submission's own object as a :class:`Returned`, a call-back or a DataFrame; :data:`_UNKNOWN` if none."""
+    first = _FIRST.get(next(iter(data)))  # the tag encode writes first: the usual kinds without a search
+    if first is not None:
+        return first(data, kw)
     if "$int" in data:
         return int(str(data["$int"])[:400])
     if "$float" in data:
@@ -307,9 +379,7 @@ def _decode_tagged(data: dict[str, Any], kw: dict[str, Any]) -> Any:
     if "$b" in data:
         return base64.b64decode(str(data["$b"]), validate=True)
     if "$t" in data:
-        items = _list(data["$t"])
-        plain = _decoded_plain(items, kw["budget"], kw["depth"])
-        return tuple(plain if plain is not None else (decode(v, **kw) for v in items))
+        return _decode_tuple(data, kw)
     if "$s" in data:
         items = [decode(v, **kw) for v in _list(data["$s"])]
         return frozenset(items) if data.get("frozen") is True else set(items)
@@ -333,14 +403,17 @@ def _decode_tagged(data: dict[str, Any], kw: dict[str, Any]) -> Any:
     return _UNKNOWN
 
 
+def _decode_tuple(data: dict[str, Any], kw: dict[str, Any]) -> Any:
+    items = _list(data["$t"])
+    plain = _decoded_plain(items, kw["budget"], kw["depth"])
+    return tuple(plain if plain is not None else (decode(v, **kw) for v in items))
+
+
 def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
     """An enum member, constant, data class, named tuple or slotted object of the kit, rebuilt with the kit's
     own classes (:func:`kit_type`); :data:`_UNKNOWN` if ``data`` is none of them."""
     if "$enum" in data:
-        cls = kit_type(data["$enum"])
-        if not issubclass(cls, enum.Enum):
-            raise CodecError(f"{data['$enum']} is not an enum")
-        return cls[str(data["name"])]
+        return _decode_enum(data, kw)
     if "$const" in data:
         module, name = str(data["$const"]).split(":", 1)
         value = getattr(importlib.import_module(module), name, None) if module.startswith("rocketlab.") \
@@ -349,18 +422,7 @@ def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
             raise CodecError(f"{str(data['$const'])[:80]} is not one of the kit's constants")
         return value
     if "$dc" in data:
-        cls = kit_type(data["$dc"])
-        if not dataclasses.is_dataclass(cls):
-            raise CodecError(f"{data['$dc']} is not a data class")
-        fields = {str(k): decode(v, **kw) for k, v in _dict(data["f"]).items()}
-        known = _fields_of(cls)
-        if set(fields) != set(known):
-            raise CodecError(f"{data['$dc']}: fields {sorted(fields)} are not {sorted(known)}")
-        obj = cls(**{k: v for k, v in fields.items() if known[k].init})
-        for k, v in fields.items():
-            if not known[k].init:
-                object.__setattr__(obj, k, v)
-        return obj
+        return _decode_dataclass(data, kw)
     if "$nt" in data:
         cls = kit_type(data["$nt"])
         if not (issubclass(cls, tuple) and hasattr(cls, "_fields")):
@@ -375,6 +437,58 @@ def _decode_kit(data: dict[str, Any], kw: dict[str, Any]) -> Any:
             object.__setattr__(obj, str(k), decode(v, **kw))
         return obj
     return _UNKNOWN
+
+
+_ENUMS: dict[tuple[Any, Any], enum.Enum] = {}
+"""Each kit enum member met, by its class's name and its own: a table's answers carry a few, thousands of times."""
+
+
+def _decode_enum(data: dict[str, Any], kw: dict[str, Any]) -> Any:
+    key = (data["$enum"], data.get("name"))
+    try:
+        return _ENUMS[key]
+    except (KeyError, TypeError):  # not met yet, or a name that is not a string: the checks below
+        pass
+    cls = kit_type(data["$enum"])
+    if not issubclass(cls, enum.Enum):
+        raise CodecError(f"{data['$enum']} is not an enum")
+    member = cls[str(data["name"])]
+    if type(key[0]) is str and type(key[1]) is str and len(_ENUMS) < 4096:
+        _ENUMS[key] = member
+    return member
+
+
+def _decode_dataclass(data: dict[str, Any], kw: dict[str, Any]) -> Any:
+    cls = kit_type(data["$dc"])
+    if not dataclasses.is_dataclass(cls):
+        raise CodecError(f"{data['$dc']} is not a data class")
+    fields = {}
+    budget = kw["budget"]
+    for k, v in _dict(data["f"]).items():
+        if v is None or type(v) in SCALARS:  # a plain field, counted as decode would count it
+            budget.take()
+            fields[str(k)] = v
+        else:
+            fields[str(k)] = decode(v, **kw)
+    known = _fields_of(cls)
+    if fields.keys() != known.keys():
+        raise CodecError(f"{data['$dc']}: fields {sorted(fields)} are not {sorted(known)}")
+    if _all_init(cls):
+        return cls(**fields)
+    obj = cls(**{k: v for k, v in fields.items() if known[k].init})
+    for k, v in fields.items():
+        if not known[k].init:
+            object.__setattr__(obj, k, v)
+    return obj
+
+
+_FIRST: dict[str, Callable[[dict[str, Any], dict[str, Any]], Any]] = {
+    "$dc": _decode_dataclass, "$enum": _decode_enum, "$t": _decode_tuple}
+
+
+@functools.cache
+def _all_init(cls: type) -> bool:
+    return all(f.init for f in dataclasses.fields(cls))
 
 
 @functools.cache
@@ -398,6 +512,32 @@ def _pair(v: Any) -> tuple[Any, Any]:
     if type(v) is not list or len(v) != 2:
         raise CodecError("expected a key-value pair")
     return v[0], v[1]
+
+
+# ------------------------------------------------------------------ the channel's JSON (the judge's end)
+_LONG_INT = re.compile(rb"\d{19}")
+"""Digits enough for an integer past 64 bits, which ``orjson.loads`` would read as a float."""
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    """A message of the judge's as one JSON text (``orjson``; ``json`` for what it refuses, such as a
+    string with a lone surrogate or a dict with non-string keys)."""
+    try:
+        return orjson.dumps(message)
+    except TypeError:
+        return json.dumps(message).encode()
+
+
+def loads(line: bytes) -> Any:
+    """A line from the sandbox, read as ``json.loads`` reads it: ``orjson`` where that gives the same value
+    (no integer of 19 digits or more, which it reads as a float; nothing it refuses, such as ``NaN`` or a
+    lone surrogate), else ``json`` (ValueError for garbage)."""
+    if not _LONG_INT.search(line):
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line)
 
 
 def frame_to_data(frame: Any, limit: int = 200_000) -> dict[str, Any]:

@@ -127,6 +127,33 @@ def test_the_codec_rebuilds_plain_data_and_kit_classes_only():
             decode(forged)
 
 
+def test_a_batch_sends_an_unchanging_object_once_and_a_changing_one_in_full():
+    """The judge's batch (``memo``) writes a frozen object it meets again as a ``$ref`` to its first
+    encoding; the sandbox (``refs``) decodes it once and shares it, as the judge's cases did. A list or a
+    dict met again is sent again in full and decoded as a copy of its own (a learner's function that
+    changes its argument changes no other case). The judge, decoding the sandbox, reads no references."""
+    from rocketlab.dledger.elector_decisions import VoteView
+    from rocketlab.dledger.protocol import DLedgerResponseCode
+
+    view = VoteView("n0", frozenset({"n0", "n1", "n2"}), 3, None, None, 4, 2, False)
+    marks = {"n0": 4, "n1": 3}
+    calls = [(view, DLedgerResponseCode.SUCCESS, marks, i) for i in range(50)]
+    data = json.loads(json.dumps(encode(calls, memo={})))
+    text = json.dumps(data)
+    assert text.count('"$ref"') == 98 and text.count('"$def"') == 2 and text.count('"n1": 3') == 0
+    assert text.count('"$d"') == 50  # the dict, in full each time
+    got = decode(data, refs={})
+    assert [tuple(c) for c in got] == calls
+    assert all(c[0] is got[0][0] for c in got) and len({id(c[2]) for c in got}) == 50
+    plain = json.loads(json.dumps(encode(calls)))  # without a batch's memo: no references at all
+    assert "$ref" not in json.dumps(plain) and decode(plain) == calls
+    with pytest.raises(CodecError):
+        decode(data)  # the judge's reading: a reference is an unknown value
+    for forged in ({"$ref": 0}, {"$ref": "0"}, [{"$t": [1], "$def": 0}, {"$ref": 1}]):
+        with pytest.raises(CodecError):
+            decode(forged, refs={})
+
+
 # ---------------------------------------------------------------------- the grader keeps going
 def test_garbage_on_the_channel_fails_that_test_and_the_others_are_graded(tmp_path):
     out = tmp_path / "results.json"
