@@ -23,7 +23,12 @@ The machine may be shared: the load average before and after is recorded beside 
 4. ``--same-tests ROUNDS``: each lab on the tests the pre-boundary commit had (the suites grew since),
    every package in turns, best of ROUNDS (``grade_speed_same_tests.json``).
 
+5. ``--pingpong ROUNDS``: what one crossing costs here: a pipe round trip between two processes on one
+   CPU (as :mod:`rocketlab.grading.sandbox_cpu` pins the judge and its sandbox) beside the scheduler's
+   placement, best of ROUNDS (``grade_speed_pingpong.json``).
+
     python benchmarks/bench_grade_speed.py [--labs lab03,lab05] [--skip-bulk] [--tables 3] [--same-tests 2]
+        [--pingpong 3]
 """
 
 from __future__ import annotations
@@ -269,6 +274,55 @@ def bulk(packages: dict[str, Path | None]) -> tuple[dict, list]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+PINGPONG_ROUNDS = 20_000
+
+
+def _pingpong(pin: int | None) -> float:
+    """Microseconds per round trip of one byte between two processes on pipes: both on CPU ``pin``, or
+    where the scheduler puts them (None)."""
+    a_r, a_w = os.pipe()
+    b_r, b_w = os.pipe()
+    allowed = os.sched_getaffinity(0)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if pin is not None:
+                os.sched_setaffinity(0, {pin})
+            while (data := os.read(a_r, 1)) != b"q":
+                os.write(b_w, data)
+        finally:
+            os._exit(0)
+    try:
+        if pin is not None:
+            os.sched_setaffinity(0, {pin})
+        t0 = time.perf_counter()
+        for _ in range(PINGPONG_ROUNDS):
+            os.write(a_w, b"x")
+            os.read(b_r, 1)
+        took = time.perf_counter() - t0
+    finally:
+        os.write(a_w, b"q")
+        os.waitpid(pid, 0)
+        os.sched_setaffinity(0, allowed)
+        for fd in (a_r, a_w, b_r, b_w):
+            os.close(fd)
+    return took / PINGPONG_ROUNDS * 1e6
+
+
+def pingpong(rounds: int) -> tuple[dict, list]:
+    """A crossing's cost on this machine, the judge and the sandbox on one CPU (as ``sandbox_cpu`` pins
+    them) beside two processes the scheduler places, best of ``rounds`` each, in turns."""
+    best = {"one_cpu_us": float("inf"), "scheduler_us": float("inf")}
+    cpu = min(os.sched_getaffinity(0))
+    for _ in range(rounds):
+        best["one_cpu_us"] = min(best["one_cpu_us"], _pingpong(cpu))
+        best["scheduler_us"] = min(best["scheduler_us"], _pingpong(None))
+    line("a round trip on one CPU", best["one_cpu_us"], "us", f"scheduler's placement {best['scheduler_us']:.1f} us")
+    summary = [summary_row("pipe round trip, one CPU (the judge and its sandbox pinned)", round(best["one_cpu_us"], 1),
+                           "us", round(best["scheduler_us"], 1), f"best of {rounds}")]
+    return {k: round(v, 1) for k, v in best.items()} | {"rounds": PINGPONG_ROUNDS, "load_avg_1m": _load()}, summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--labs", default=",".join(LABS), help="labs to time (default: all)")
@@ -279,7 +333,13 @@ def main() -> None:
     parser.add_argument("--same-tests", type=int, metavar="ROUNDS",
                         help="each lab on the tests the pre-boundary commit had, best of ROUNDS "
                              "(grade_speed_same_tests.json)")
+    parser.add_argument("--pingpong", type=int, metavar="ROUNDS",
+                        help="only a pipe round trip on one CPU beside two, best of ROUNDS (grade_speed_pingpong.json)")
     args = parser.parse_args()
+    if args.pingpong:
+        result, summary = pingpong(args.pingpong)
+        record("grade_speed_pingpong", result, summary)
+        return
     labs = [lab for lab in args.labs.split(",") if lab]
     packages = {"pre_boundary": graded_package(PRE_BOUNDARY), "boundary": graded_package(BOUNDARY),
                 "speed_start": graded_package(SPEED_START), "now": graded_package(None)}

@@ -142,7 +142,7 @@ def _stat(pid: int) -> tuple[int, float] | None:
     return int(fields[1]), (utime + stime + cutime + cstime) / CLK_TCK
 
 
-def _schedstat(pid: int) -> tuple[float, float]:
+def schedstat(pid: int) -> tuple[float, float]:
     """Seconds ``pid``'s live threads spent on a CPU and waiting in the run queue."""
     on = wait = 0.0
     try:
@@ -159,8 +159,8 @@ def _schedstat(pid: int) -> tuple[float, float]:
     return on, wait
 
 
-def usage(judge: int) -> Usage:
-    """The usage of ``judge`` and the processes below it (one pass over ``/proc``)."""
+def below(root: int) -> dict[int, float]:
+    """Every process below ``root`` (one pass over ``/proc``): its CPU seconds, incl. reaped children."""
     parent: dict[int, int] = {}
     cpu: dict[int, float] = {}
     for entry in os.listdir("/proc"):
@@ -168,18 +168,24 @@ def usage(judge: int) -> Usage:
             got = _stat(int(entry))
             if got is not None:
                 parent[int(entry)], cpu[int(entry)] = got
-    below: list[int] = []
-    frontier = [judge]
+    found: list[int] = []
+    frontier = [root]
     children: dict[int, list[int]] = {}
     for pid, ppid in parent.items():
         children.setdefault(ppid, []).append(pid)
     while frontier:
         kids = children.get(frontier.pop(), [])
-        below += kids
+        found += kids
         frontier += kids
-    out = Usage(sandbox_cpu=sum(cpu[p] for p in below))
-    for pid in [judge, *below]:
-        on, wait = _schedstat(pid)
+    return {pid: cpu[pid] for pid in found}
+
+
+def usage(judge: int) -> Usage:
+    """The usage of ``judge`` and the processes below it."""
+    cpu = below(judge)
+    out = Usage(sandbox_cpu=sum(cpu.values()))
+    for pid in [judge, *cpu]:
+        on, wait = schedstat(pid)
         out.on_cpu += on
         out.waiting += wait
     return out

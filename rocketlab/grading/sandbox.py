@@ -31,7 +31,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import re
 import select
 import shutil
 import signal
@@ -42,50 +41,29 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 import rocketlab
 from rocketlab.errors import RocketlabError
 from rocketlab.grading import sandbox_messages as M
 from rocketlab.grading.registry import LABS
 from rocketlab.grading.sandbox_codec import (
     MAX_TEXT,
+    SCALARS,
     CodecError,
     CollectedFrame,
     data_to_frame,
     decode,
+    dumps,
     encode,
     frame_to_data,
     kit_type,
+    loads,
 )
 from rocketlab.grading.sandbox_confine import WORK
+from rocketlab.grading.sandbox_cpu import CpuPair
 from rocketlab.grading.sandbox_memo import CallMemo, Step
 
-_LONG_INT = re.compile(rb"\d{19}")
-"""Digits enough for an integer past 64 bits, which ``orjson.loads`` would read as a float."""
-
-
-def dumps(message: dict[str, Any]) -> bytes:
-    """A message of the judge's as one JSON text (``orjson``; ``json`` for what it refuses, such as a
-    string with a lone surrogate or a dict with non-string keys)."""
-    try:
-        return orjson.dumps(message)
-    except TypeError:
-        return json.dumps(message).encode()
-
-
-def loads(line: bytes) -> Any:
-    """A line from the sandbox, read as ``json.loads`` reads it: ``orjson`` where that gives the same value
-    (no integer of 19 digits or more, which it reads as a float; nothing it refuses, such as ``NaN`` or a
-    lone surrogate), else ``json`` (ValueError for garbage)."""
-    if not _LONG_INT.search(line):
-        try:
-            return orjson.loads(line)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(line)
-
 MAX_LINE = 32 * 1024 * 1024  # one message on the channel
+PIPE_READ = 65536  # bytes read at a time
 DRAIN = -2  # Sandbox.expected while a drain is in flight
 OUTPUT_KEEP = 2_000  # printed characters kept per test
 GiB = 1024**3
@@ -184,6 +162,7 @@ class Sandbox:
             if os.environ.get(key):
                 env[key] = os.environ[key]
         boot = "full" if lab in LABS and LABS[lab].spark is not None else "lean"
+        self.cpu = CpuPair.pin(jvm=lab in LABS and LABS[lab].java)  # the sandbox inherits the judge's CPU
         argv = [sys.executable, "-c", CHILD_BOOT, str(Path(__file__).parent), boot, str(to_child_r), str(from_child_w)]
         if self.isolated:
             argv = [*_unshare_prefix(), *argv]
@@ -192,9 +171,11 @@ class Sandbox:
                                      start_new_session=not self.isolated, preexec_fn=_pdeathsig)
         for fd in (to_child_r, from_child_w, out_w):
             os.close(fd)
+        if self.cpu is not None:
+            self.cpu.started(self.proc.pid)
         os.set_blocking(self.output_fd, False)
         self.output_open = True
-        self.buffer = b""
+        self.buffer = bytearray()
         self.kept, self.total = bytearray(), 0
         self.poller = select.poll()
         self.poller.register(self.from_child, select.POLLIN)
@@ -274,7 +255,8 @@ class Sandbox:
         return text, total
 
     def _receive(self) -> dict[str, Any]:
-        while b"\n" not in self.buffer:
+        at = self.buffer.find(b"\n")
+        while at < 0:
             ready = self.poller.poll(1000)
             for fd, _ in ready:
                 if fd == self.output_fd:
@@ -283,14 +265,18 @@ class Sandbox:
                 if self.proc.poll() is not None and not ready:
                     raise self._gone()
                 continue
-            chunk = os.read(self.from_child, 1 << 20)
+            # at most a pipe's capacity: a read of 1 MiB made Python map and unmap a 1 MiB buffer each time
+            chunk = os.read(self.from_child, PIPE_READ)
             if not chunk:
                 raise self._gone()
+            at = chunk.find(b"\n")
+            at = -1 if at < 0 else len(self.buffer) + at
             self.buffer += chunk
-            if len(self.buffer) > MAX_LINE and b"\n" not in self.buffer:
+            if len(self.buffer) > MAX_LINE and at < 0:
                 self.broken = M.say(M.TOO_LONG)
                 raise SandboxError(self.broken, protocol=True)
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        line = bytes(self.buffer[:at])
+        del self.buffer[:at + 1]
         try:
             message = loads(line)
         except ValueError:
@@ -315,6 +301,8 @@ class Sandbox:
             raise
 
     def _request(self, message: dict[str, Any], raw: bool = False, encoded: bytes | None = None) -> Any:
+        if self.cpu is not None:
+            self.cpu.watch()
         self._send(message, encoded)
         while True:
             reply = self._receive()
@@ -392,6 +380,10 @@ class Sandbox:
                 raise SandboxError(M.say(M.MALFORMED_ANSWER), protocol=True)
             if "raise" in item:
                 out.append((False, self._exception(item["raise"])))
+                continue
+            value = item["value"]
+            if value is None or type(value) in SCALARS:  # a table's plain answer (lab 02's True/False)
+                out.append((True, value))
                 continue
             try:
                 out.append((True, decode(item["value"], frame_of=self._frame_of)))
@@ -504,6 +496,8 @@ class Sandbox:
         if sid is not None:
             _kill_session(sid)
         self.proc.wait()
+        if self.cpu is not None:
+            self.cpu.stop()
         for fd in (self.to_child, self.from_child, self.output_fd):
             try:
                 os.close(fd)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rocketlab import i18n, plugs
-from rocketlab.grading import registry
+from rocketlab.grading import registry, sandbox_cpu
 from rocketlab.grading.registry import learner_terms
 from rocketlab.grading.sandbox import RemoteClass, RemoteFunction, Sandbox, SandboxError, SandboxSetupError
 from rocketlab.grading.sandbox_static import delegations
@@ -186,6 +186,7 @@ def serve(request: dict[str, Any], out_fd: int) -> int:
             data = data[os.write(out_fd, data):]
 
     i18n.set_language(request.get("lang"))  # the failure messages in the runner's language, whatever the env
+    sandbox_cpu.enable()  # this process is a judge: it and its sandbox take turns on one CPU
     if request.get("scratch"):  # the runner's directory in memory for the clusters' files (judge_scratch)
         tempfile.tempdir = str(request["scratch"])
     # the kit's own log (a broker's recovery warnings) is not the learner's output: without a handler Python
