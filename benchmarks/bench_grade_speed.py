@@ -97,7 +97,13 @@ def per_lab(labs: list[str], packages: dict[str, Path | None]) -> tuple[dict, li
             if pkg is None:
                 walls[name] = None
                 continue
-            got = run_with_package(pkg, CHILD.format(lab=lab, path=path))
+            try:
+                got = run_with_package(pkg, CHILD.format(lab=lab, path=path))
+            except RuntimeError as e:
+                if name == "now" or "unknown lab" not in str(e):
+                    raise
+                walls[name] = None  # a lab that package did not have yet (lab 08)
+                continue
             assert got["score"] == got["max"], f"{lab} on {name}: the solution lost points"
             walls[name] = round(got["wall_s"], 2)
         results[lab] = {**{f"{k}_s": v for k, v in walls.items()}, "load_avg_1m": _load()}
