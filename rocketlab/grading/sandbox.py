@@ -52,14 +52,13 @@ from rocketlab.grading.sandbox_codec import (
     CollectedFrame,
     data_to_frame,
     decode,
-    dumps,
     encode,
     frame_to_data,
     kit_type,
-    loads,
 )
 from rocketlab.grading.sandbox_confine import WORK
 from rocketlab.grading.sandbox_cpu import CpuPair
+from rocketlab.grading.sandbox_json import dumps, loads
 from rocketlab.grading.sandbox_memo import CallMemo, Step
 
 MAX_LINE = 32 * 1024 * 1024  # one message on the channel

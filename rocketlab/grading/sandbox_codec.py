@@ -18,15 +18,11 @@ import dataclasses
 import enum
 import functools
 import importlib
-import json
 import math
-import re
 import sys
 import types
 from collections.abc import Callable
 from typing import Any
-
-import orjson
 
 MAX_DEPTH = 40
 MAX_TEXT = 2_000
@@ -512,32 +508,6 @@ def _pair(v: Any) -> tuple[Any, Any]:
     if type(v) is not list or len(v) != 2:
         raise CodecError("expected a key-value pair")
     return v[0], v[1]
-
-
-# ------------------------------------------------------------------ the channel's JSON (the judge's end)
-_LONG_INT = re.compile(rb"\d{19}")
-"""Digits enough for an integer past 64 bits, which ``orjson.loads`` would read as a float."""
-
-
-def dumps(message: dict[str, Any]) -> bytes:
-    """A message of the judge's as one JSON text (``orjson``; ``json`` for what it refuses, such as a
-    string with a lone surrogate or a dict with non-string keys)."""
-    try:
-        return orjson.dumps(message)
-    except TypeError:
-        return json.dumps(message).encode()
-
-
-def loads(line: bytes) -> Any:
-    """A line from the sandbox, read as ``json.loads`` reads it: ``orjson`` where that gives the same value
-    (no integer of 19 digits or more, which it reads as a float; nothing it refuses, such as ``NaN`` or a
-    lone surrogate), else ``json`` (ValueError for garbage)."""
-    if not _LONG_INT.search(line):
-        try:
-            return orjson.loads(line)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(line)
 
 
 def frame_to_data(frame: Any, limit: int = 200_000) -> dict[str, Any]:

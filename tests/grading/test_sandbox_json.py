@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rocketlab.grading.sandbox_codec import dumps, loads
+from rocketlab.grading.sandbox_json import dumps, loads
 
 LINES = [b'{"value": 123456789012345678901234567890}', b'{"value": -9223372036854775809}',
          b'{"value": 18446744073709551616}', b'{"value": [NaN, Infinity, -Infinity]}', b'{"value": "\\ud800"}',
